@@ -1,0 +1,142 @@
+# nunatak — one entry point: deps, build, test, demo, install, vmlinux.
+#
+#   make demo    install what is missing, build, profile the bundled demo
+#   make test    install what is missing, build (plain and ASan/UBSan),
+#                run every unit and integration test
+#
+# Objects go to $(BUILD) (build/, or build-asan/ for the sanitizer variant).
+# Every .c under userspace/ (but cli/), analysis/ and report/ lands in
+# libnunatak.a; tests/unit/test_X.c links against it, so adding a module or
+# a test needs no edit here.
+
+BUILD ?= build
+SAN ?=
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PROTOC_C ?= protoc-c
+PREFIX ?= /usr/local
+
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+# Debian 12 packages the build, the tests and the demo need.
+DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+	libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev \
+	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
+	openmpi-bin libopenmpi-dev util-linux procps python3
+
+CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-I. -I$(BUILD) -MMD -MP
+LDLIBS := -lbpf -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson -lpthread
+ifneq ($(SAN),)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+	-I. -Ivmlinux
+
+LIB_SRCS := $(filter-out userspace/cli/%,$(wildcard userspace/*/*.c analysis/*.c report/*.c))
+CLI_SRCS := $(wildcard userspace/cli/*.c)
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
+PROTO := userspace/wire/nunatak.proto
+PROTO_C := $(BUILD)/userspace/wire/nunatak.pb-c.c
+GENERATED := $(SKELS) $(PROTO_C)
+
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/wire/nunatak.pb-c.o
+CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+LIB := $(BUILD)/libnunatak.a
+NUNATAK := $(BUILD)/nunatak
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
+
+.PHONY: all deps build unit-bins test test-unit test-integration demo install \
+	vmlinux bench clean
+
+all: build
+
+build: $(NUNATAK) $(WORKLOADS)
+
+# Installs only what is missing, so a second `make test` costs nothing.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "error: missing packages and not root; run: sudo apt-get install $$missing" >&2; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst .bpf.o,,$(notdir $<))_bpf > $@.tmp && mv $@.tmp $@
+
+$(PROTO_C): $(PROTO)
+	@mkdir -p $(@D)
+	$(PROTOC_C) --c_out=$(BUILD) $<
+
+$(BUILD)/obj/wire/nunatak.pb-c.o: $(PROTO_C)
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(NUNATAK): $(CLI_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+
+# Workloads are what users profile: -O2 -g, frame pointers kept, never sanitized.
+$(BUILD)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+
+unit-bins: $(UNIT_BINS)
+
+test: deps
+	$(MAKE) build
+	$(MAKE) BUILD=build-asan SAN=1 unit-bins
+	tests/run.sh --unit build-asan/tests --integration tests/integration --nunatak $(abspath $(NUNATAK)) --workloads $(abspath $(BUILD)/workloads)
+
+test-unit: deps
+	$(MAKE) BUILD=build-asan SAN=1 unit-bins
+	tests/run.sh --unit build-asan/tests
+
+test-integration: deps
+	$(MAKE) build
+	tests/run.sh --integration tests/integration --nunatak $(abspath $(NUNATAK)) --workloads $(abspath $(BUILD)/workloads)
+
+demo: deps
+	$(MAKE) build
+	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
+
+bench: deps
+	$(MAKE) build
+	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
+
+install: build
+	install -D -m 0755 $(NUNATAK) $(DESTDIR)$(PREFIX)/bin/nunatak
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
+	mv vmlinux/vmlinux.h.tmp vmlinux/vmlinux.h
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

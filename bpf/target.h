@@ -1,0 +1,19 @@
+/* target.h — the Target set shared by every BPF unit and the Agent.
+ *
+ * One hash map, `targets`, owned by task.bpf.c and reused (same fd) by the
+ * other units: key = tgid of an observed process, value = struct
+ * target_info. A process outside it costs one lookup and nothing else.
+ */
+#ifndef NUNATAK_BPF_TARGET_H
+#define NUNATAK_BPF_TARGET_H
+
+#ifndef MAX_TARGET_PROCESSES
+#define MAX_TARGET_PROCESSES 65536
+#endif
+
+struct target_info {
+	__u32 target_id; /* which Target (Run) the process belongs to */
+	__u32 root_tgid; /* the process the Target was started from */
+};
+
+#endif

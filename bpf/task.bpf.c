@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/* task.bpf.c — the Target set follows fork; exec and exit are reported.
+ *
+ * Contract in bpf/task.h. A fork inside a Target adds the child process
+ * before it runs its first instruction, so nothing it does is missed; the
+ * exit of a thread group snapshots its counters and removes it.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "bpf/task.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGET_PROCESSES);
+	__type(key, __u32);
+	__type(value, struct target_info);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TASK_EVENTS_BYTES);
+} task_events SEC(".maps");
+
+__u64 task_counters[TASK_COUNTERS];
+
+static __always_inline struct task_event *task_event_reserve(__u32 kind, struct task_struct *task,
+							     const struct target_info *target)
+{
+	struct task_event *e;
+
+	e = bpf_ringbuf_reserve(&task_events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&task_counters[TASK_DROP_EVENTS], 1);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->tgid = BPF_CORE_READ(task, tgid);
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->target_id = target->target_id;
+	e->time_ns = bpf_ktime_get_ns();
+	e->start_time_ns = BPF_CORE_READ(task, start_time);
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+	return e;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
+	__u32 child_tgid = BPF_CORE_READ(child, tgid);
+	struct target_info *target;
+
+	if (child_tgid == parent_tgid) /* a new thread: its process is already in */
+		return 0;
+	target = bpf_map_lookup_elem(&targets, &parent_tgid);
+	if (!target)
+		return 0;
+	if (bpf_map_update_elem(&targets, &child_tgid, target, BPF_ANY))
+		__sync_fetch_and_add(&task_counters[TASK_DROP_TARGETS], 1);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(task_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct target_info *target;
+	struct task_event *e;
+
+	target = bpf_map_lookup_elem(&targets, &tgid);
+	if (!target)
+		return 0;
+	e = task_event_reserve(TASK_EVENT_EXEC, task, target);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(task_exit, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct signal_struct *signal = BPF_CORE_READ(task, signal);
+	struct target_info *target;
+	struct task_event *e;
+
+	target = bpf_map_lookup_elem(&targets, &tgid);
+	if (!target)
+		return 0;
+	/* only the last thread of the group: the process is gone */
+	if (BPF_CORE_READ(signal, live.counter) > 0)
+		return 0;
+	e = task_event_reserve(TASK_EVENT_EXIT, task, target);
+	if (e) {
+		/* dead threads were folded into signal; this one is not yet */
+		e->exit_code = BPF_CORE_READ(task, exit_code);
+		e->utime_ns = BPF_CORE_READ(signal, utime) + BPF_CORE_READ(task, utime);
+		e->stime_ns = BPF_CORE_READ(signal, stime) + BPF_CORE_READ(task, stime);
+		e->nvcsw = BPF_CORE_READ(signal, nvcsw) + BPF_CORE_READ(task, nvcsw);
+		e->nivcsw = BPF_CORE_READ(signal, nivcsw) + BPF_CORE_READ(task, nivcsw);
+		e->min_flt = BPF_CORE_READ(signal, min_flt) + BPF_CORE_READ(task, min_flt);
+		e->maj_flt = BPF_CORE_READ(signal, maj_flt) + BPF_CORE_READ(task, maj_flt);
+		e->maxrss_pages = BPF_CORE_READ(signal, maxrss);
+		bpf_ringbuf_submit(e, 0);
+	}
+	bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}

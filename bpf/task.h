@@ -1,0 +1,47 @@
+/* task.h — contract between bpf/task.bpf.c and the Agent.
+ *
+ * The task program keeps the Target set in the kernel (fork adds the child
+ * process, exit of the whole thread group removes it) and reports exec and
+ * exit of Target processes through the `task_events` ring buffer.
+ */
+#ifndef NUNATAK_BPF_TASK_H
+#define NUNATAK_BPF_TASK_H
+
+#include "bpf/target.h"
+
+#ifndef TASK_EVENTS_BYTES
+#define TASK_EVENTS_BYTES (256 * 1024)
+#endif
+#define TASK_COMM_BYTES 16
+
+enum task_event_kind {
+	TASK_EVENT_EXEC = 1,
+	TASK_EVENT_EXIT = 2,
+};
+
+struct task_event {
+	__u32 kind;
+	__u32 tgid;
+	__u32 ppid;
+	__u32 target_id;
+	__u64 time_ns;       /* bpf_ktime_get_ns */
+	__s32 exit_code;     /* wait status as the parent sees it */
+	__u32 pad;
+	__u64 start_time_ns; /* process start, boot-based */
+	__u64 utime_ns;      /* whole thread group */
+	__u64 stime_ns;
+	__u64 nvcsw;
+	__u64 nivcsw;
+	__u64 min_flt;
+	__u64 maj_flt;
+	__u64 maxrss_pages;
+	char comm[TASK_COMM_BYTES];
+};
+
+enum task_counter {
+	TASK_DROP_TARGETS = 0, /* target map full: a child is not observed */
+	TASK_DROP_EVENTS,      /* ring buffer full: an exec/exit is not reported */
+	TASK_COUNTERS,
+};
+
+#endif

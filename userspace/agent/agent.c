@@ -1,0 +1,422 @@
+/* agent — see agent.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "userspace/agent/agent.h"
+#include "userspace/agent/batch.h"
+#include "userspace/agent/modules.h"
+#include "userspace/agent/sampler.h"
+#include "userspace/agent/sideband.h"
+#include "userspace/log/log.h"
+#include "userspace/wire/wire.h"
+
+#define AGENT_TARGET_ID 1
+
+struct pending_degradation {
+	char *name, *message, *remedy;
+};
+
+struct drained_sample {
+	struct sample_key key;
+	struct sample_value value;
+	int depth;
+	int stack_lost;
+	uint64_t ips[MAX_STACK_DEPTH];
+};
+
+struct agent {
+	struct agent_opts opts;
+	char *run_id, *node, *endpoint;
+	void *socket;
+	struct sampler *sampler;
+	struct module_table *modules;
+	struct sideband *sideband;
+	int epoll_fd;
+	uint64_t seq;
+	struct pending_degradation *degradations;
+	size_t n_degradations;
+	struct task_event *exits;
+	size_t n_exits, cap_exits;
+	struct drained_sample *drained;
+	size_t n_drained, cap_drained;
+};
+
+static int agent_keep_degradation(struct agent *a, const char *name, const char *message,
+				  const char *remedy)
+{
+	struct pending_degradation *d;
+
+	d = realloc(a->degradations, (a->n_degradations + 1) * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	a->degradations = d;
+	d = &a->degradations[a->n_degradations];
+	d->name = strdup(name);
+	d->message = strdup(message);
+	d->remedy = strdup(remedy);
+	if (!d->name || !d->message || !d->remedy) {
+		free(d->name);
+		free(d->message);
+		free(d->remedy);
+		return -ENOMEM;
+	}
+	a->n_degradations++;
+	return 0;
+}
+
+int agent_add_degradation(struct agent *a, const char *name, const char *message,
+			  const char *remedy)
+{
+	return agent_keep_degradation(a, name, message, remedy);
+}
+
+static void agent_start_sampling(struct agent *a)
+{
+	struct sampler_opts so = { .frequency = a->opts.frequency };
+	struct epoll_event ev = { .events = EPOLLIN };
+	char err[256] = "";
+
+	a->sampler = sampler__new(&so, err, sizeof(err));
+	if (!a->sampler) {
+		if (errno == EPERM || errno == EACCES)
+			agent_keep_degradation(a, "bpf-denied", err,
+					       "run as root, or grant CAP_BPF and CAP_PERFMON");
+		else
+			agent_keep_degradation(a, "bpf-unavailable", err,
+					       "use a kernel with BPF and BTF (/sys/kernel/btf/vmlinux); "
+					       "run `nunatak doctor`");
+		return;
+	}
+	a->modules = module_table__new();
+	if (a->modules)
+		a->sideband = sideband__new(a->modules);
+	if (!a->sideband) {
+		snprintf(err, sizeof(err), "cannot follow code mappings: %s", strerror(errno));
+		agent_keep_degradation(a, "mappings-unavailable", err,
+				       "run as root (perf_event_paranoid allows no system-wide events)");
+		sampler__free(a->sampler);
+		a->sampler = NULL;
+		return;
+	}
+	a->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (a->epoll_fd < 0)
+		return;
+	ev.data.fd = sideband_fd(a->sideband);
+	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	ev.data.fd = sampler_task_events_fd(a->sampler);
+	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+}
+
+struct agent *agent__new(const struct agent_opts *opts)
+{
+	struct agent *a = calloc(1, sizeof(*a));
+	int linger = 0, err;
+
+	if (!a)
+		return NULL;
+	a->opts = *opts;
+	a->epoll_fd = -1;
+	a->run_id = strdup(opts->run_id);
+	a->node = strdup(opts->node);
+	a->endpoint = strdup(opts->endpoint);
+	if (!a->run_id || !a->node || !a->endpoint) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	a->socket = zmq_socket(opts->zmq_ctx, ZMQ_DEALER);
+	if (!a->socket) {
+		err = -zmq_errno();
+		goto fail;
+	}
+	zmq_setsockopt(a->socket, ZMQ_LINGER, &linger, sizeof(linger));
+	if (zmq_connect(a->socket, opts->endpoint)) {
+		err = -zmq_errno();
+		pr_warn("cannot connect to the aggregator at '%s': %s", opts->endpoint,
+			zmq_strerror(-err));
+		goto fail;
+	}
+	agent_start_sampling(a);
+	return a;
+fail:
+	agent__free(a);
+	errno = -err;
+	return NULL;
+}
+
+void agent__free(struct agent *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	if (a->epoll_fd >= 0)
+		close(a->epoll_fd);
+	sideband__free(a->sideband);
+	sampler__free(a->sampler);
+	module_table__free(a->modules);
+	if (a->socket)
+		zmq_close(a->socket);
+	for (i = 0; i < a->n_degradations; i++) {
+		free(a->degradations[i].name);
+		free(a->degradations[i].message);
+		free(a->degradations[i].remedy);
+	}
+	free(a->degradations);
+	free(a->exits);
+	free(a->drained);
+	free(a->run_id);
+	free(a->node);
+	free(a->endpoint);
+	free(a);
+}
+
+int agent_sampling(const struct agent *a)
+{
+	return a->sampler != NULL;
+}
+
+int agent_cpus(const struct agent *a)
+{
+	return a->sampler ? sampler_cpus(a->sampler) : 0;
+}
+
+int agent_follow(struct agent *a, pid_t pid)
+{
+	int err;
+
+	if (!a->sampler)
+		return 0;
+	err = module_table_add_process(a->modules, pid, 0);
+	if (err)
+		return err;
+	return sampler_add_target(a->sampler, pid, AGENT_TARGET_ID);
+}
+
+int agent_fd(const struct agent *a)
+{
+	return a->epoll_fd;
+}
+
+static int agent_on_task_event(const struct task_event *e, void *ctx)
+{
+	struct agent *a = ctx;
+
+	if (e->kind != TASK_EVENT_EXIT)
+		return 0;
+	if (a->n_exits == a->cap_exits) {
+		size_t cap = a->cap_exits ? a->cap_exits * 2 : 64;
+		struct task_event *exits = realloc(a->exits, cap * sizeof(*exits));
+
+		if (!exits)
+			return -ENOMEM;
+		a->exits = exits;
+		a->cap_exits = cap;
+	}
+	a->exits[a->n_exits++] = *e;
+	return 0;
+}
+
+int agent_process_events(struct agent *a)
+{
+	int err;
+
+	if (!a->sampler)
+		return 0;
+	err = sideband_poll(a->sideband);
+	if (err)
+		return err;
+	return sampler_poll_task_events(a->sampler, agent_on_task_event, a);
+}
+
+static int agent_keep_sample(const struct sample_key *key, const struct sample_value *value,
+			     const uint64_t *ips, int depth, int stack_lost, void *ctx)
+{
+	struct agent *a = ctx;
+	struct drained_sample *ds;
+
+	if (a->n_drained == a->cap_drained) {
+		size_t cap = a->cap_drained ? a->cap_drained * 2 : 256;
+		struct drained_sample *d = realloc(a->drained, cap * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		a->drained = d;
+		a->cap_drained = cap;
+	}
+	ds = &a->drained[a->n_drained++];
+	ds->key = *key;
+	ds->value = *value;
+	ds->depth = depth;
+	ds->stack_lost = stack_lost;
+	memcpy(ds->ips, ips, depth * sizeof(*ips));
+	return 0;
+}
+
+static void agent_locus(struct agent *a, pid_t tgid, pid_t tid, struct batch_locus *l)
+{
+	l->tgid = tgid;
+	l->tid = tid;
+	l->comm = module_table_comm(a->modules, tgid);
+	l->exe = module_table_exe(a->modules, tgid);
+}
+
+static int agent_add_drained(struct agent *a, struct batch_builder *b)
+{
+	struct module *mods[MAX_STACK_DEPTH];
+	uint64_t offsets[MAX_STACK_DEPTH];
+	struct batch_locus locus;
+	size_t i;
+	int f, err;
+
+	for (i = 0; i < a->n_drained; i++) {
+		const struct drained_sample *ds = &a->drained[i];
+
+		for (f = 0; f < ds->depth; f++) {
+			/* callers are return addresses: step back into the call */
+			uint64_t ip = f == 0 ? ds->ips[f] : ds->ips[f] - 1;
+
+			module_table_resolve(a->modules, ds->key.tgid, ip, &mods[f], &offsets[f]);
+		}
+		agent_locus(a, ds->key.tgid, ds->key.tid, &locus);
+		err = batch_builder_add_sample(b, &locus, mods, offsets, ds->depth, ds->stack_lost,
+					       !!(ds->key.flags & SAMPLE_FLAG_KERNEL), "cpu-clock",
+					       ds->value.samples, ds->value.period_sum);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int agent_add_exits(struct agent *a, struct batch_builder *b)
+{
+	struct batch_locus locus;
+	size_t i;
+	int err;
+
+	for (i = 0; i < a->n_exits; i++) {
+		const struct task_event *e = &a->exits[i];
+		Nunatak__Wire__ProcessExit pe = NUNATAK__WIRE__PROCESS_EXIT__INIT;
+
+		pe.exit_status = e->exit_code;
+		pe.utime_ns = e->utime_ns;
+		pe.stime_ns = e->stime_ns;
+		pe.nvcsw = e->nvcsw;
+		pe.nivcsw = e->nivcsw;
+		pe.min_flt = e->min_flt;
+		pe.maj_flt = e->maj_flt;
+		pe.maxrss_bytes = e->maxrss_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+		pe.wall_ns = e->time_ns > e->start_time_ns ? e->time_ns - e->start_time_ns : 0;
+		agent_locus(a, e->tgid, e->tgid, &locus);
+		if (!locus.comm)
+			locus.comm = e->comm;
+		err = batch_builder_add_exit(b, &locus, &pe);
+		if (err)
+			return err;
+		module_table_exit(a->modules, e->tgid);
+	}
+	return 0;
+}
+
+static int agent_add_counters(struct agent *a, struct batch_builder *b)
+{
+	struct sampler_counters c;
+	int err = 0;
+
+	if (!a->sampler)
+		return 0;
+	sampler_read_counters(a->sampler, &c);
+	err = err ?: batch_builder_add_counter(b, "samples_seen", c.seen);
+	err = err ?: batch_builder_add_counter(b, "samples_dropped", c.drop_keys);
+	err = err ?: batch_builder_add_counter(b, "stacks_dropped", c.drop_stacks);
+	err = err ?: batch_builder_add_counter(b, "processes_not_followed", c.drop_targets);
+	err = err ?: batch_builder_add_counter(b, "task_reports_dropped", c.drop_events);
+	err = err ?: batch_builder_add_counter(b, "mapping_records_lost", sideband_lost(a->sideband));
+	return err;
+}
+
+/* Send and wait for the Ack of seq; 3 tries. */
+static int agent_send_batch(struct agent *a, wire_envelope *env, uint64_t seq)
+{
+	int tries, err;
+
+	for (tries = 0; tries < 3; tries++) {
+		zmq_pollitem_t item = { .socket = a->socket, .events = ZMQ_POLLIN };
+
+		err = wire_send(a->socket, env);
+		if (err)
+			return err;
+		while (zmq_poll(&item, 1, a->opts.ack_timeout_ms) > 0) {
+			char why[256];
+			zmq_msg_t msg;
+			wire_envelope *reply;
+			int acked = 0;
+
+			zmq_msg_init(&msg);
+			if (zmq_msg_recv(&msg, a->socket, 0) < 0) {
+				zmq_msg_close(&msg);
+				break;
+			}
+			reply = wire_unpack(zmq_msg_data(&msg), zmq_msg_size(&msg), why, sizeof(why));
+			zmq_msg_close(&msg);
+			if (!reply) {
+				pr_warn("aggregator reply refused: %s", why);
+				continue;
+			}
+			if (reply->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK &&
+			    reply->ack->seq == seq)
+				acked = 1;
+			else if (reply->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR)
+				pr_warn("aggregator refused batch %llu: %s", (unsigned long long)seq,
+					reply->error->message);
+			wire_envelope_free(reply);
+			if (acked)
+				return 0;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+int agent_publish(struct agent *a)
+{
+	struct batch_builder *b;
+	size_t i;
+	int err = 0;
+
+	a->n_drained = 0;
+	if (a->sampler) {
+		/* drain first, then apply the mapping records: every mapping a
+		 * drained sample refers to was recorded before the drain */
+		err = sampler_drain(a->sampler, agent_keep_sample, a);
+		if (!err)
+			err = agent_process_events(a);
+		if (err)
+			return err;
+	}
+	b = batch_builder__new(a->run_id, a->node, a->seq);
+	if (!b)
+		return -ENOMEM;
+	if (a->sampler) {
+		err = agent_add_drained(a, b);
+		err = err ?: agent_add_exits(a, b);
+		err = err ?: agent_add_counters(a, b);
+	}
+	for (i = 0; i < a->n_degradations && !err; i++)
+		err = batch_builder_add_degradation(b, a->degradations[i].name,
+						    a->degradations[i].message,
+						    a->degradations[i].remedy);
+	if (!err)
+		err = agent_send_batch(a, batch_builder_envelope(b), a->seq);
+	batch_builder__free(b);
+	if (err)
+		return err;
+	a->seq++;
+	a->n_exits = 0;
+	if (a->modules)
+		module_table_reap(a->modules);
+	return 0;
+}

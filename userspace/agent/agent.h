@@ -1,0 +1,51 @@
+/* agent — the per-node collector: follows Target processes, drains what
+ * the kernel aggregated into Batches and publishes them to the Aggregator
+ * over ZeroMQ (a DEALER socket; `inproc://` in `nunatak run`).
+ *
+ * A capability that is missing here (no BPF, perf_event_open refused, ...)
+ * does not make agent__new() fail: it becomes a Degradation carried by the
+ * next Batch, and the Agent publishes what it can (possibly nothing but the
+ * Degradations). A Batch is kept and sent again until the Aggregator
+ * acknowledges it.
+ */
+#ifndef NUNATAK_AGENT_H
+#define NUNATAK_AGENT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct agent;
+
+struct agent_opts {
+	const char *run_id;
+	const char *node;
+	const char *endpoint; /* ZeroMQ endpoint of the Aggregator */
+	void *zmq_ctx;
+	long frequency;       /* samples per second per CPU */
+	int ack_timeout_ms;   /* per try; 3 tries */
+};
+
+/* NULL + errno only when the Agent cannot exist at all (ENOMEM, socket) */
+struct agent *agent__new(const struct agent_opts *opts);
+void agent__free(struct agent *a);
+
+/* 1 when samples are being taken */
+int agent_sampling(const struct agent *a);
+int agent_cpus(const struct agent *a);
+
+/* Observe pid and its future descendants (call before it execs). */
+int agent_follow(struct agent *a, pid_t pid);
+
+int agent_add_degradation(struct agent *a, const char *name, const char *message,
+			  const char *remedy);
+
+/* fd to poll for pending kernel reports; -1 when nothing is observed */
+int agent_fd(const struct agent *a);
+/* Apply pending kernel reports (mappings, exec, exit). 0 or -errno. */
+int agent_process_events(struct agent *a);
+
+/* Drain, build one Batch, send it and wait for its Ack. 0, -ETIMEDOUT
+ * (no Ack after 3 tries), -errno. */
+int agent_publish(struct agent *a);
+
+#endif

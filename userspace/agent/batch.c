@@ -1,0 +1,364 @@
+/* batch — see batch.h. */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "userspace/agent/batch.h"
+#include "userspace/agent/modules.h"
+
+/* growable array of message pointers */
+struct ptr_vec {
+	void **items;
+	size_t n, cap;
+};
+
+struct locus_entry {
+	pid_t tgid, tid;
+	uint32_t index;
+};
+
+struct stack_entry {
+	int depth;
+	int truncated;
+	const uint32_t *module_index;
+	const uint64_t *offsets;
+	uint32_t index;
+};
+
+struct batch_builder {
+	wire_envelope env;
+	Nunatak__Wire__Batch batch;
+	struct ptr_vec modules, loci, stacks, samples, degradations, counters, exits;
+	struct ptr_vec owned; /* every other allocation, freed at the end */
+	void *locus_tree, *stack_tree;
+	struct module **indexed_modules; /* modules whose scratch index is ours */
+	size_t n_indexed, cap_indexed;
+	uint64_t seq;
+};
+
+static int vec_push(struct ptr_vec *v, void *item)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 32;
+		void **items = realloc(v->items, cap * sizeof(*items));
+
+		if (!items)
+			return -ENOMEM;
+		v->items = items;
+		v->cap = cap;
+	}
+	v->items[v->n++] = item;
+	return 0;
+}
+
+static void *owned_alloc(struct batch_builder *b, size_t size)
+{
+	void *p = calloc(1, size ? size : 1);
+
+	if (p && vec_push(&b->owned, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static char *owned_strdup(struct batch_builder *b, const char *s)
+{
+	char *p = owned_alloc(b, strlen(s) + 1);
+
+	if (p)
+		strcpy(p, s);
+	return p;
+}
+
+struct batch_builder *batch_builder__new(const char *run_id, const char *node, uint64_t seq)
+{
+	struct batch_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	nunatak__wire__envelope__init(&b->env);
+	nunatak__wire__batch__init(&b->batch);
+	b->env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_BATCH;
+	b->env.batch = &b->batch;
+	b->seq = seq;
+	b->batch.seq = seq;
+	b->batch.run_id = owned_strdup(b, run_id);
+	b->batch.node = owned_strdup(b, node);
+	if (!b->batch.run_id || !b->batch.node) {
+		batch_builder__free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b;
+}
+
+static void vec_free(struct ptr_vec *v)
+{
+	free(v->items);
+}
+
+static void tree_noop(void *p)
+{
+	(void)p;
+}
+
+void batch_builder__free(struct batch_builder *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->owned.n; i++)
+		free(b->owned.items[i]);
+	tdestroy(b->locus_tree, tree_noop);
+	tdestroy(b->stack_tree, tree_noop);
+	vec_free(&b->owned);
+	vec_free(&b->modules);
+	vec_free(&b->loci);
+	vec_free(&b->stacks);
+	vec_free(&b->samples);
+	vec_free(&b->degradations);
+	vec_free(&b->counters);
+	vec_free(&b->exits);
+	free(b->indexed_modules);
+	free(b);
+}
+
+static int module_index(struct batch_builder *b, struct module *m, uint32_t *index)
+{
+	Nunatak__Wire__Module *wm;
+
+	if (m->batch_seq == b->seq + 1) { /* +1: seq 0 must not match a zeroed module */
+		*index = m->index;
+		return 0;
+	}
+	wm = owned_alloc(b, sizeof(*wm));
+	if (!wm)
+		return -ENOMEM;
+	nunatak__wire__module__init(wm);
+	wm->identity = m->identity;
+	wm->path = m->path;
+	wm->display_name = m->display_name;
+	wm->has_build_id = m->has_build_id;
+	if (vec_push(&b->modules, wm))
+		return -ENOMEM;
+	m->index = b->modules.n - 1;
+	m->batch_seq = b->seq + 1;
+	*index = m->index;
+	return 0;
+}
+
+static int locus_cmp(const void *a, const void *b)
+{
+	const struct locus_entry *la = a, *lb = b;
+
+	if (la->tgid != lb->tgid)
+		return (la->tgid > lb->tgid) - (la->tgid < lb->tgid);
+	return (la->tid > lb->tid) - (la->tid < lb->tid);
+}
+
+static int locus_index(struct batch_builder *b, const struct batch_locus *l, uint32_t *index)
+{
+	struct locus_entry key = { .tgid = l->tgid, .tid = l->tid }, *e;
+	Nunatak__Wire__Locus *wl;
+	void *node;
+
+	node = tfind(&key, &b->locus_tree, locus_cmp);
+	if (node) {
+		*index = (*(struct locus_entry **)node)->index;
+		return 0;
+	}
+	e = owned_alloc(b, sizeof(*e));
+	wl = owned_alloc(b, sizeof(*wl));
+	if (!e || !wl)
+		return -ENOMEM;
+	nunatak__wire__locus__init(wl);
+	wl->node = b->batch.node;
+	wl->tgid = (uint32_t)l->tgid;
+	wl->tid = (uint32_t)l->tid;
+	if (l->comm && !(wl->comm = owned_strdup(b, l->comm)))
+		return -ENOMEM;
+	if (l->exe && !(wl->exe = owned_strdup(b, l->exe)))
+		return -ENOMEM;
+	if (vec_push(&b->loci, wl))
+		return -ENOMEM;
+	*e = key;
+	e->index = b->loci.n - 1;
+	if (!tsearch(e, &b->locus_tree, locus_cmp))
+		return -ENOMEM;
+	*index = e->index;
+	return 0;
+}
+
+static int stack_cmp(const void *a, const void *b)
+{
+	const struct stack_entry *sa = a, *sb = b;
+	int i;
+
+	if (sa->depth != sb->depth)
+		return sa->depth - sb->depth;
+	if (sa->truncated != sb->truncated)
+		return sa->truncated - sb->truncated;
+	for (i = 0; i < sa->depth; i++) {
+		if (sa->module_index[i] != sb->module_index[i])
+			return sa->module_index[i] < sb->module_index[i] ? -1 : 1;
+		if (sa->offsets[i] != sb->offsets[i])
+			return sa->offsets[i] < sb->offsets[i] ? -1 : 1;
+	}
+	return 0;
+}
+
+static int stack_index(struct batch_builder *b, struct module *const *modules,
+		       const uint64_t *offsets, int depth, int truncated, uint32_t *index)
+{
+	uint32_t *mods = owned_alloc(b, depth * sizeof(*mods));
+	uint64_t *offs = owned_alloc(b, depth * sizeof(*offs));
+	struct stack_entry key, *e;
+	Nunatak__Wire__Stack *ws;
+	Nunatak__Wire__Address **addrs;
+	void *node;
+	int i, err;
+
+	if (!mods || !offs)
+		return -ENOMEM;
+	for (i = 0; i < depth; i++) {
+		err = module_index(b, modules[i], &mods[i]);
+		if (err)
+			return err;
+		offs[i] = offsets[i];
+	}
+	key = (struct stack_entry){ depth, truncated, mods, offs, 0 };
+	node = tfind(&key, &b->stack_tree, stack_cmp);
+	if (node) {
+		*index = (*(struct stack_entry **)node)->index;
+		return 0;
+	}
+	e = owned_alloc(b, sizeof(*e));
+	ws = owned_alloc(b, sizeof(*ws));
+	addrs = owned_alloc(b, depth * sizeof(*addrs));
+	if (!e || !ws || !addrs)
+		return -ENOMEM;
+	nunatak__wire__stack__init(ws);
+	for (i = 0; i < depth; i++) {
+		addrs[i] = owned_alloc(b, sizeof(**addrs));
+		if (!addrs[i])
+			return -ENOMEM;
+		nunatak__wire__address__init(addrs[i]);
+		addrs[i]->module = mods[i];
+		addrs[i]->offset = offs[i];
+	}
+	ws->n_frames = depth;
+	ws->frames = addrs;
+	ws->truncated = truncated;
+	if (vec_push(&b->stacks, ws))
+		return -ENOMEM;
+	*e = key;
+	e->index = b->stacks.n - 1;
+	if (!tsearch(e, &b->stack_tree, stack_cmp))
+		return -ENOMEM;
+	*index = e->index;
+	return 0;
+}
+
+int batch_builder_add_sample(struct batch_builder *b, const struct batch_locus *locus,
+			     struct module *const *modules, const uint64_t *offsets, int depth,
+			     int truncated, int in_kernel, const char *counter, uint64_t samples,
+			     uint64_t value)
+{
+	Nunatak__Wire__SampleCount *sc;
+	uint32_t li, si;
+	int err;
+
+	if (depth < 1)
+		return -EINVAL;
+	err = locus_index(b, locus, &li);
+	if (!err)
+		err = stack_index(b, modules, offsets, depth, truncated, &si);
+	if (err)
+		return err;
+	sc = owned_alloc(b, sizeof(*sc));
+	if (!sc)
+		return -ENOMEM;
+	nunatak__wire__sample_count__init(sc);
+	sc->locus = li;
+	sc->stack = si;
+	sc->counter = (char *)counter; /* static string */
+	sc->sample_count = samples;
+	sc->value = value;
+	sc->in_kernel = in_kernel;
+	return vec_push(&b->samples, sc);
+}
+
+int batch_builder_add_exit(struct batch_builder *b, const struct batch_locus *locus,
+			   const Nunatak__Wire__ProcessExit *exit_template)
+{
+	Nunatak__Wire__ProcessExit *pe;
+	uint32_t li;
+	int err;
+
+	err = locus_index(b, locus, &li);
+	if (err)
+		return err;
+	pe = owned_alloc(b, sizeof(*pe));
+	if (!pe)
+		return -ENOMEM;
+	*pe = *exit_template;
+	pe->locus = li;
+	return vec_push(&b->exits, pe);
+}
+
+int batch_builder_add_degradation(struct batch_builder *b, const char *name, const char *message,
+				  const char *remedy)
+{
+	Nunatak__Wire__Degradation *d = owned_alloc(b, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	nunatak__wire__degradation__init(d);
+	d->name = owned_strdup(b, name);
+	d->message = owned_strdup(b, message);
+	d->remedy = owned_strdup(b, remedy);
+	if (!d->name || !d->message || !d->remedy)
+		return -ENOMEM;
+	return vec_push(&b->degradations, d);
+}
+
+int batch_builder_add_counter(struct batch_builder *b, const char *name, uint64_t value)
+{
+	Nunatak__Wire__Counter *c = owned_alloc(b, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	nunatak__wire__counter__init(c);
+	c->name = owned_strdup(b, name);
+	if (!c->name)
+		return -ENOMEM;
+	c->value = value;
+	return vec_push(&b->counters, c);
+}
+
+size_t batch_builder_samples(const struct batch_builder *b)
+{
+	return b->samples.n;
+}
+
+wire_envelope *batch_builder_envelope(struct batch_builder *b)
+{
+	b->batch.n_modules = b->modules.n;
+	b->batch.modules = (Nunatak__Wire__Module **)b->modules.items;
+	b->batch.n_loci = b->loci.n;
+	b->batch.loci = (Nunatak__Wire__Locus **)b->loci.items;
+	b->batch.n_stacks = b->stacks.n;
+	b->batch.stacks = (Nunatak__Wire__Stack **)b->stacks.items;
+	b->batch.n_samples = b->samples.n;
+	b->batch.samples = (Nunatak__Wire__SampleCount **)b->samples.items;
+	b->batch.n_degradations = b->degradations.n;
+	b->batch.degradations = (Nunatak__Wire__Degradation **)b->degradations.items;
+	b->batch.n_counters = b->counters.n;
+	b->batch.counters = (Nunatak__Wire__Counter **)b->counters.items;
+	b->batch.n_exits = b->exits.n;
+	b->batch.exits = (Nunatak__Wire__ProcessExit **)b->exits.items;
+	return &b->env;
+}

@@ -1,0 +1,445 @@
+/* modules — see modules.h. */
+#include <errno.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "userspace/agent/modules.h"
+#include "userspace/agent/proc_maps.h"
+#include "userspace/elf/elf_file.h"
+#include "userspace/log/log.h"
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	struct module *module;
+};
+
+struct process {
+	pid_t tgid;
+	int exited;      /* 1: exited, 2: exited and survived one reap */
+	char comm[16];
+	char *exe;       /* the first file mapped after exec */
+	int want_exe;
+	struct mapping *mappings; /* sorted by start, disjoint */
+	size_t n_mappings, cap_mappings;
+};
+
+struct module_table {
+	void *processes; /* tsearch tree of struct process *, by tgid */
+	struct module **modules;
+	size_t n_modules, cap_modules;
+	struct module *vdso, *anon, *unmapped;
+};
+
+static int process_cmp(const void *a, const void *b)
+{
+	const struct process *pa = a, *pb = b;
+
+	return (pa->tgid > pb->tgid) - (pa->tgid < pb->tgid);
+}
+
+static struct process *process_find(const struct module_table *table, pid_t tgid)
+{
+	struct process key = { .tgid = tgid };
+	void *node = tfind(&key, &table->processes, process_cmp);
+
+	return node ? *(struct process **)node : NULL;
+}
+
+static void process_free(void *p)
+{
+	struct process *proc = p;
+
+	if (!proc)
+		return;
+	free(proc->mappings);
+	free(proc->exe);
+	free(proc);
+}
+
+static void module_free(struct module *m)
+{
+	if (!m)
+		return;
+	elf_file__free(m->elf);
+	free(m->path);
+	free(m->display_name);
+	free(m->identity);
+	free(m);
+}
+
+static struct module *module_new(const char *path, const char *identity, uint64_t dev,
+				 uint64_t inode)
+{
+	struct module *m = calloc(1, sizeof(*m));
+	const char *slash = strrchr(path, '/');
+
+	if (!m)
+		return NULL;
+	m->path = strdup(path);
+	m->display_name = strdup(slash ? slash + 1 : path);
+	m->identity = identity ? strdup(identity) : NULL;
+	m->dev = dev;
+	m->inode = inode;
+	if (!m->path || !m->display_name || (identity && !m->identity)) {
+		module_free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return m;
+}
+
+static int table_keep_module(struct module_table *table, struct module *m)
+{
+	if (table->n_modules == table->cap_modules) {
+		size_t cap = table->cap_modules ? table->cap_modules * 2 : 64;
+		struct module **mods = realloc(table->modules, cap * sizeof(*mods));
+
+		if (!mods)
+			return -ENOMEM;
+		table->modules = mods;
+		table->cap_modules = cap;
+	}
+	table->modules[table->n_modules++] = m;
+	return 0;
+}
+
+struct module_table *module_table__new(void)
+{
+	struct module_table *table = calloc(1, sizeof(*table));
+
+	if (!table)
+		return NULL;
+	table->vdso = module_new("[vdso]", "pseudo:vdso", 0, 0);
+	table->anon = module_new("[anon]", "pseudo:anon", 0, 0);
+	table->unmapped = module_new("[unmapped]", "pseudo:unmapped", 0, 0);
+	if (!table->vdso || !table->anon || !table->unmapped) {
+		module_table__free(table);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return table;
+}
+
+void module_table__free(struct module_table *table)
+{
+	size_t i;
+
+	if (!table)
+		return;
+	tdestroy(table->processes, process_free);
+	for (i = 0; i < table->n_modules; i++)
+		module_free(table->modules[i]);
+	free(table->modules);
+	module_free(table->vdso);
+	module_free(table->anon);
+	module_free(table->unmapped);
+	free(table);
+}
+
+static struct process *process_insert(struct module_table *table, pid_t tgid)
+{
+	struct process *proc = calloc(1, sizeof(*proc));
+	void *node;
+
+	if (!proc)
+		return NULL;
+	proc->tgid = tgid;
+	node = tsearch(proc, &table->processes, process_cmp);
+	if (!node) {
+		free(proc);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (*(struct process **)node != proc) { /* already there */
+		free(proc);
+		return *(struct process **)node;
+	}
+	return proc;
+}
+
+int module_table_add_process(struct module_table *table, pid_t tgid, pid_t parent)
+{
+	struct process *proc, *pproc;
+
+	if (process_find(table, tgid))
+		return 0;
+	proc = process_insert(table, tgid);
+	if (!proc)
+		return -ENOMEM;
+	pproc = parent ? process_find(table, parent) : NULL;
+	if (pproc && pproc->n_mappings) {
+		proc->mappings = malloc(pproc->n_mappings * sizeof(*proc->mappings));
+		if (!proc->mappings)
+			return -ENOMEM;
+		memcpy(proc->mappings, pproc->mappings, pproc->n_mappings * sizeof(*proc->mappings));
+		proc->n_mappings = proc->cap_mappings = pproc->n_mappings;
+		memcpy(proc->comm, pproc->comm, sizeof(proc->comm));
+		if (pproc->exe)
+			proc->exe = strdup(pproc->exe);
+	}
+	return 0;
+}
+
+int module_table_has_process(const struct module_table *table, pid_t tgid)
+{
+	return process_find(table, tgid) != NULL;
+}
+
+int module_table_exec(struct module_table *table, pid_t tgid, const char *comm)
+{
+	struct process *proc = process_find(table, tgid);
+
+	if (!proc)
+		return -ESRCH;
+	proc->n_mappings = 0;
+	free(proc->exe);
+	proc->exe = NULL;
+	proc->want_exe = 1;
+	snprintf(proc->comm, sizeof(proc->comm), "%s", comm);
+	return 0;
+}
+
+static struct module *module_get(struct module_table *table, const char *path, uint64_t dev,
+				 uint64_t inode)
+{
+	struct elf_file *elf;
+	struct module *m;
+	size_t i;
+
+	if (!strcmp(path, "[vdso]"))
+		return table->vdso;
+	if (path[0] == '\0' || path[0] == '[')
+		return table->anon;
+	for (i = 0; i < table->n_modules; i++) {
+		m = table->modules[i];
+		if (m->dev == dev && m->inode == inode && !strcmp(m->path, path))
+			return m;
+	}
+	elf = elf_file__open(path);
+	if (!elf)
+		pr_debug("cannot read module '%s': %s", path, strerror(errno));
+	m = module_new(path, elf ? elf_file__identity(elf) : NULL, dev, inode);
+	if (!m) {
+		elf_file__free(elf);
+		return NULL;
+	}
+	if (!elf) {
+		/* unreadable file: keep its name, say it cannot be identified */
+		char id[64];
+
+		snprintf(id, sizeof(id), "unreadable:%llx:%llu", (unsigned long long)dev,
+			 (unsigned long long)inode);
+		m->identity = strdup(id);
+		if (!m->identity) {
+			module_free(m);
+			return NULL;
+		}
+	}
+	m->elf = elf;
+	m->has_build_id = elf && elf_file__build_id(elf) != NULL;
+	if (table_keep_module(table, m)) {
+		module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static int process_add_mapping(struct process *proc, const struct mapping *nm)
+{
+	size_t i, j;
+
+	/* drop what the new mapping overlaps (a MAP_FIXED remap) */
+	for (i = 0, j = 0; i < proc->n_mappings; i++) {
+		struct mapping *m = &proc->mappings[i];
+
+		if (m->end <= nm->start || m->start >= nm->end)
+			proc->mappings[j++] = *m;
+	}
+	proc->n_mappings = j;
+	if (proc->n_mappings == proc->cap_mappings) {
+		size_t cap = proc->cap_mappings ? proc->cap_mappings * 2 : 16;
+		struct mapping *maps = realloc(proc->mappings, cap * sizeof(*maps));
+
+		if (!maps)
+			return -ENOMEM;
+		proc->mappings = maps;
+		proc->cap_mappings = cap;
+	}
+	for (i = proc->n_mappings; i > 0 && proc->mappings[i - 1].start > nm->start; i--)
+		proc->mappings[i] = proc->mappings[i - 1];
+	proc->mappings[i] = *nm;
+	proc->n_mappings++;
+	return 0;
+}
+
+int module_table_map(struct module_table *table, pid_t tgid, uint64_t start, uint64_t len,
+		     uint64_t pgoff, uint64_t dev, uint64_t inode, const char *path)
+{
+	struct process *proc = process_find(table, tgid);
+	struct mapping m = { .start = start, .end = start + len, .pgoff = pgoff };
+
+	if (!proc)
+		return -ESRCH;
+	m.module = module_get(table, path, dev, inode);
+	if (!m.module)
+		return -ENOMEM;
+	if (proc->want_exe && m.module->elf) {
+		proc->exe = strdup(path);
+		proc->want_exe = 0;
+	}
+	return process_add_mapping(proc, &m);
+}
+
+struct load_ctx {
+	struct module_table *table;
+	pid_t tgid;
+};
+
+static int load_one(const struct proc_map *pm, void *ctx)
+{
+	struct load_ctx *lc = ctx;
+
+	return module_table_map(lc->table, lc->tgid, pm->start, pm->end - pm->start, pm->pgoff,
+				((uint64_t)pm->dev_major << 20) | pm->dev_minor, pm->inode, pm->path);
+}
+
+int module_table_load_proc(struct module_table *table, pid_t tgid, pid_t parent)
+{
+	struct load_ctx lc = { table, tgid };
+	char path[64], comm[32] = "";
+	struct process *proc;
+	FILE *f;
+	int err;
+
+	err = module_table_add_process(table, tgid, parent);
+	if (err)
+		return err;
+	proc = process_find(table, tgid);
+	proc->n_mappings = 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", tgid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(proc->comm, sizeof(proc->comm), "%.15s", comm);
+	proc->want_exe = 1;
+	return proc_maps_for_each_exec(tgid, load_one, &lc);
+}
+
+void module_table_exit(struct module_table *table, pid_t tgid)
+{
+	struct process *proc = process_find(table, tgid);
+
+	if (proc && !proc->exited)
+		proc->exited = 1;
+}
+
+struct reap_ctx {
+	struct process **list;
+	size_t count, cap;
+};
+
+static void reap_visit(const void *node, VISIT which, void *closure)
+{
+	struct process *proc = *(struct process *const *)node;
+	struct reap_ctx *rc = closure;
+
+	if (which != postorder && which != leaf)
+		return;
+	if (proc->exited == 1) {
+		proc->exited = 2; /* its last samples are in the coming drain */
+		return;
+	}
+	if (proc->exited != 2)
+		return;
+	if (rc->count == rc->cap) {
+		size_t cap = rc->cap ? rc->cap * 2 : 64;
+		struct process **list = realloc(rc->list, cap * sizeof(*list));
+
+		if (!list)
+			return; /* reaped at a later drain */
+		rc->list = list;
+		rc->cap = cap;
+	}
+	rc->list[rc->count++] = proc;
+}
+
+void module_table_reap(struct module_table *table)
+{
+	struct reap_ctx rc = {};
+	size_t i;
+
+	twalk_r(table->processes, reap_visit, &rc);
+	for (i = 0; i < rc.count; i++) {
+		tdelete(rc.list[i], &table->processes, process_cmp);
+		process_free(rc.list[i]);
+	}
+	free(rc.list);
+}
+
+void module_table_resolve(struct module_table *table, pid_t tgid, uint64_t ip,
+			  struct module **module, uint64_t *offset)
+{
+	struct process *proc = process_find(table, tgid);
+	size_t lo = 0, hi;
+
+	*module = table->unmapped;
+	*offset = 0;
+	if (!proc)
+		return;
+	hi = proc->n_mappings;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct mapping *m = &proc->mappings[mid];
+
+		if (ip < m->start) {
+			hi = mid;
+		} else if (ip >= m->end) {
+			lo = mid + 1;
+		} else {
+			uint64_t file_offset = ip - m->start + m->pgoff;
+
+			*module = m->module;
+			if (m->module == table->anon)
+				return;
+			if (m->module == table->vdso) {
+				*offset = ip - m->start;
+				return;
+			}
+			if (!m->module->elf ||
+			    elf_file__offset_to_vaddr(m->module->elf, file_offset, offset))
+				*offset = file_offset; /* no PT_LOAD: keep the file offset */
+			return;
+		}
+	}
+}
+
+const char *module_table_comm(const struct module_table *table, pid_t tgid)
+{
+	const struct process *proc = process_find(table, tgid);
+
+	return proc && proc->comm[0] ? proc->comm : NULL;
+}
+
+const char *module_table_exe(const struct module_table *table, pid_t tgid)
+{
+	const struct process *proc = process_find(table, tgid);
+
+	return proc ? proc->exe : NULL;
+}
+
+void module_table_for_each_module(struct module_table *table, void (*cb)(struct module *m, void *ctx),
+				  void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < table->n_modules; i++)
+		cb(table->modules[i], ctx);
+	cb(table->vdso, ctx);
+	cb(table->anon, ctx);
+	cb(table->unmapped, ctx);
+}

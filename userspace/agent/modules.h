@@ -1,0 +1,70 @@
+/* modules — which code each observed process has mapped, so that every
+ * sampled address leaves the Agent as (module identity, module-relative
+ * address) and never as an absolute address.
+ *
+ * The table is fed as things happen (fork, exec, mmap of code, exit: see
+ * sideband.c), not read at drain time, so a process that lived 20 ms is
+ * still attributed: its mappings stay until module_table_reap() after the
+ * drain that followed its exit. A module is opened once per file (path,
+ * device, inode) and shared by every process mapping it.
+ *
+ * Pseudo modules (no file to symbolize): "[vdso]", "[anon]" for anonymous
+ * executable memory (JIT), "[unmapped]" for an address no known mapping
+ * covers. Their identity starts with "pseudo:"; offsets into "[anon]" and
+ * "[unmapped]" are 0, since an absolute address must not leave the Agent.
+ */
+#ifndef NUNATAK_AGENT_MODULES_H
+#define NUNATAK_AGENT_MODULES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct elf_file;
+
+struct module {
+	char *path;
+	char *display_name; /* basename of path */
+	char *identity;     /* build-id hex, fallback identity, or "pseudo:..." */
+	int has_build_id;
+	struct elf_file *elf; /* NULL for pseudo modules and unreadable files */
+	uint64_t dev, inode;
+	uint32_t index;       /* scratch for batch building */
+	uint64_t batch_seq;   /* scratch: the batch that last indexed this module */
+};
+
+struct module_table;
+
+/* NULL + errno on ENOMEM */
+struct module_table *module_table__new(void);
+void module_table__free(struct module_table *table);
+
+/* A new process, child of parent (0: none known); the child starts with a
+ * copy of the parent's mappings, as fork gives it. Adding a known process
+ * is a no-op. 0 or -ENOMEM. */
+int module_table_add_process(struct module_table *table, pid_t tgid, pid_t parent);
+int module_table_has_process(const struct module_table *table, pid_t tgid);
+/* exec: the old image is gone; comm is the new command name */
+int module_table_exec(struct module_table *table, pid_t tgid, const char *comm);
+/* a code mapping of [start, start+len) at file offset pgoff of path;
+ * replaces any mapping it overlaps. 0, -ESRCH (unknown process), -ENOMEM */
+int module_table_map(struct module_table *table, pid_t tgid, uint64_t start, uint64_t len,
+		     uint64_t pgoff, uint64_t dev, uint64_t inode, const char *path);
+/* Read the current code mappings of a running process from /proc. */
+int module_table_load_proc(struct module_table *table, pid_t tgid, pid_t parent);
+void module_table_exit(struct module_table *table, pid_t tgid);
+/* Frees the processes that exited before the previous call. */
+void module_table_reap(struct module_table *table);
+
+/* ip of process tgid → module and module-relative address (the ELF virtual
+ * address llvm-symbolizer expects, through the PT_LOAD segment). Always
+ * gives a module: a pseudo one when nothing better is known. */
+void module_table_resolve(struct module_table *table, pid_t tgid, uint64_t ip,
+			  struct module **module, uint64_t *offset);
+
+const char *module_table_comm(const struct module_table *table, pid_t tgid); /* NULL unknown */
+const char *module_table_exe(const struct module_table *table, pid_t tgid);  /* NULL unknown */
+/* Calls cb for every module opened so far. */
+void module_table_for_each_module(struct module_table *table, void (*cb)(struct module *m, void *ctx),
+				  void *ctx);
+
+#endif

@@ -1,0 +1,283 @@
+/* sampler — see sampler.h. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "userspace/agent/sampler.h"
+#include "userspace/log/log.h"
+#include "bpf/sample.skel.h"
+#include "bpf/task.skel.h"
+
+struct sampler {
+	struct task_bpf *task;
+	struct sample_bpf *sample;
+	struct ring_buffer *task_events;
+	int ncpu;
+	int *perf_fds;
+	struct bpf_link **links;
+	int n_events;
+	uint64_t drained_keys;
+	sampler_task_event_fn task_event_fn;
+	void *task_event_ctx;
+	/* scratch for draining */
+	struct sample_key *keys;
+	size_t cap_keys;
+};
+
+static int perf_open_cpu_clock(int cpu, long frequency)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = (uint64_t)frequency,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int sampler_open_events(struct sampler *s, long frequency, char *err, size_t errlen)
+{
+	int cpu, fd, e;
+
+	s->perf_fds = calloc(s->ncpu, sizeof(*s->perf_fds));
+	s->links = calloc(s->ncpu, sizeof(*s->links));
+	if (!s->perf_fds || !s->links)
+		return -ENOMEM;
+	for (cpu = 0; cpu < s->ncpu; cpu++) {
+		s->perf_fds[cpu] = -1;
+		fd = perf_open_cpu_clock(cpu, frequency);
+		if (fd < 0) {
+			e = -errno;
+			if (e == -ENODEV) /* offline CPU */
+				continue;
+			snprintf(err, errlen, "perf_event_open on cpu %d refused: %s", cpu,
+				 strerror(-e));
+			return e;
+		}
+		s->perf_fds[cpu] = fd;
+		s->links[cpu] = bpf_program__attach_perf_event(s->sample->progs.sample_cpu, fd);
+		if (!s->links[cpu]) {
+			e = -errno;
+			snprintf(err, errlen, "attaching the sampling program on cpu %d failed: %s",
+				 cpu, strerror(-e));
+			return e;
+		}
+		s->n_events++;
+	}
+	return 0;
+}
+
+static int task_event_dispatch(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size < sizeof(struct task_event) || !s->task_event_fn)
+		return 0;
+	return s->task_event_fn(data, s->task_event_ctx);
+}
+
+struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t errlen)
+{
+	struct sampler *s;
+	int e;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->ncpu = libbpf_num_possible_cpus();
+	if (s->ncpu < 0) {
+		e = s->ncpu;
+		snprintf(err, errlen, "cannot count the CPUs: %s", strerror(-e));
+		goto fail;
+	}
+
+	/* 1. open */
+	s->task = task_bpf__open();
+	s->sample = sample_bpf__open();
+	if (!s->task || !s->sample) {
+		e = -errno;
+		snprintf(err, errlen, "opening the BPF programs failed: %s", strerror(-e));
+		goto fail;
+	}
+	/* 2. configure: both units share one Target set */
+	/* 3. load */
+	e = task_bpf__load(s->task);
+	if (e) {
+		snprintf(err, errlen, "loading bpf/task.bpf.c failed: %s", strerror(-e));
+		goto fail;
+	}
+	e = bpf_map__reuse_fd(s->sample->maps.targets, bpf_map__fd(s->task->maps.targets));
+	if (e) {
+		snprintf(err, errlen, "sharing the target map failed: %s", strerror(-e));
+		goto fail;
+	}
+	e = sample_bpf__load(s->sample);
+	if (e) {
+		snprintf(err, errlen, "loading bpf/sample.bpf.c failed: %s", strerror(-e));
+		goto fail;
+	}
+	/* 4. attach */
+	e = task_bpf__attach(s->task);
+	if (e) {
+		snprintf(err, errlen, "attaching the task tracepoints failed: %s", strerror(-e));
+		goto fail;
+	}
+	s->task_events = ring_buffer__new(bpf_map__fd(s->task->maps.task_events),
+					  task_event_dispatch, s, NULL);
+	if (!s->task_events) {
+		e = -errno;
+		snprintf(err, errlen, "opening the task ring buffer failed: %s", strerror(-e));
+		goto fail;
+	}
+	e = sampler_open_events(s, opts->frequency, err, errlen);
+	if (e)
+		goto fail;
+	if (!s->n_events) {
+		e = -ENODEV;
+		snprintf(err, errlen, "no online CPU accepted a sampling event");
+		goto fail;
+	}
+	return s;
+fail:
+	sampler__free(s);
+	errno = -e;
+	return NULL;
+}
+
+void sampler__free(struct sampler *s)
+{
+	int cpu;
+
+	if (!s)
+		return;
+	for (cpu = 0; s->links && cpu < s->ncpu; cpu++)
+		bpf_link__destroy(s->links[cpu]);
+	for (cpu = 0; s->perf_fds && cpu < s->ncpu; cpu++)
+		if (s->perf_fds[cpu] >= 0)
+			close(s->perf_fds[cpu]);
+	ring_buffer__free(s->task_events);
+	sample_bpf__destroy(s->sample);
+	task_bpf__destroy(s->task);
+	free(s->links);
+	free(s->perf_fds);
+	free(s->keys);
+	free(s);
+}
+
+int sampler_cpus(const struct sampler *s)
+{
+	return s->n_events;
+}
+
+int sampler_add_target(struct sampler *s, pid_t tgid, uint32_t target_id)
+{
+	struct target_info info = { .target_id = target_id, .root_tgid = (__u32)tgid };
+	__u32 key = (__u32)tgid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->task->maps.targets), &key, &info, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler_task_events_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->task_events);
+}
+
+int sampler_poll_task_events(struct sampler *s, sampler_task_event_fn fn, void *ctx)
+{
+	int err;
+
+	s->task_event_fn = fn;
+	s->task_event_ctx = ctx;
+	err = ring_buffer__consume(s->task_events);
+	return err < 0 ? err : 0;
+}
+
+static int sampler_collect_keys(struct sampler *s, int map_fd, size_t *n)
+{
+	struct sample_key *prev = NULL;
+
+	*n = 0;
+	for (;;) {
+		if (*n == s->cap_keys) {
+			size_t cap = s->cap_keys ? s->cap_keys * 2 : 1024;
+			struct sample_key *keys = realloc(s->keys, cap * sizeof(*keys));
+
+			if (!keys)
+				return -ENOMEM;
+			s->keys = keys;
+			s->cap_keys = cap;
+			prev = *n ? &s->keys[*n - 1] : NULL;
+		}
+		if (bpf_map_get_next_key(map_fd, prev, &s->keys[*n]))
+			return errno == ENOENT ? 0 : -errno;
+		prev = &s->keys[*n];
+		(*n)++;
+	}
+}
+
+int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
+{
+	uint64_t ips[MAX_STACK_DEPTH];
+	struct sample_value value;
+	int map_fd, stacks_fd, depth, err = 0;
+	__u32 drained_slot;
+	size_t i, n;
+
+	/* flip, then let the programs already running on the old map finish:
+	 * a perf_event program runs for microseconds */
+	drained_slot = s->sample->bss->active_slot;
+	s->sample->bss->active_slot = !drained_slot;
+	usleep(2000);
+	map_fd = bpf_map__fd(drained_slot ? s->sample->maps.samples1 : s->sample->maps.samples0);
+	stacks_fd = bpf_map__fd(s->sample->maps.stacks);
+
+	err = sampler_collect_keys(s, map_fd, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n && !err; i++) {
+		const struct sample_key *key = &s->keys[i];
+		int stack_lost = 0;
+
+		if (bpf_map_lookup_elem(map_fd, key, &value))
+			continue;
+		depth = 0;
+		if (key->user_stack_id >= 0 &&
+		    !bpf_map_lookup_elem(stacks_fd, &key->user_stack_id, ips)) {
+			while (depth < MAX_STACK_DEPTH && ips[depth])
+				depth++;
+		}
+		if (depth == 0 || ips[0] != key->leaf_ip) {
+			/* the unwinder gave nothing we can trust: keep the leaf */
+			ips[0] = key->leaf_ip;
+			depth = 1;
+			stack_lost = 1;
+		}
+		err = fn(key, &value, ips, depth, stack_lost, ctx);
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(map_fd, &s->keys[i]);
+	s->drained_keys += n;
+	return err;
+}
+
+void sampler_read_counters(const struct sampler *s, struct sampler_counters *out)
+{
+	const __u64 *sc = s->sample->bss->sample_counters;
+	const __u64 *tc = s->task->bss->task_counters;
+
+	out->seen = sc[SAMPLE_SEEN];
+	out->drop_keys = sc[SAMPLE_DROP_KEYS];
+	out->drop_stacks = sc[SAMPLE_DROP_STACKS];
+	out->drop_targets = tc[TASK_DROP_TARGETS];
+	out->drop_events = tc[TASK_DROP_EVENTS];
+}

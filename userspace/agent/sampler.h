@@ -1,0 +1,60 @@
+/* sampler — the BPF side of the Agent: loads bpf/task.bpf.c and
+ * bpf/sample.bpf.c once, opens one sampling perf event per CPU, keeps the
+ * Target set and drains what the kernel aggregated.
+ *
+ * Lifecycle (STYLE.md 2): open, configure, load, attach, all inside
+ * sampler__new(). Draining flips the active sample map and reads the other
+ * one, so increments made while draining are kept for the next drain.
+ */
+#ifndef NUNATAK_AGENT_SAMPLER_H
+#define NUNATAK_AGENT_SAMPLER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "bpf/sample.h"
+#include "bpf/task.h"
+
+struct sampler;
+
+struct sampler_opts {
+	long frequency; /* samples per second per CPU */
+};
+
+/* Kernel-side counters, running totals since the sampler started. */
+struct sampler_counters {
+	uint64_t seen;         /* samples of Target processes */
+	uint64_t drop_keys;    /* samples lost: sample map full */
+	uint64_t drop_stacks;  /* stacks lost (leaf kept) */
+	uint64_t drop_targets; /* children not followed: target map full */
+	uint64_t drop_events;  /* exec/exit reports lost: ring buffer full */
+};
+
+/* NULL + errno on failure; err then says which step failed and why. */
+struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t errlen);
+void sampler__free(struct sampler *s);
+
+/* number of CPUs sampled */
+int sampler_cpus(const struct sampler *s);
+
+/* Put process tgid (and, through fork, its future children) in Target
+ * target_id. 0 or -errno. */
+int sampler_add_target(struct sampler *s, pid_t tgid, uint32_t target_id);
+
+typedef int (*sampler_task_event_fn)(const struct task_event *e, void *ctx);
+/* epoll fd readable when exec/exit reports are pending */
+int sampler_task_events_fd(const struct sampler *s);
+int sampler_poll_task_events(struct sampler *s, sampler_task_event_fn fn, void *ctx);
+
+/* One aggregated sample: ips[0..depth) innermost first (ips[0] = the leaf;
+ * depth 1 when the stack was lost). */
+typedef int (*sampler_sample_fn)(const struct sample_key *key, const struct sample_value *value,
+				 const uint64_t *ips, int depth, int stack_lost, void *ctx);
+/* Drain every sample aggregated since the previous drain. 0 or -errno; a
+ * non-zero return of fn stops the drain and is returned. */
+int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx);
+
+void sampler_read_counters(const struct sampler *s, struct sampler_counters *out);
+
+#endif

@@ -1,0 +1,268 @@
+/* attribution — see attribution.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "userspace/attribution/attribution.h"
+#include "userspace/attribution/symbolizer.h"
+#include "userspace/elf/elf_file.h"
+#include "userspace/log/log.h"
+
+const char *resolution_level_name(enum resolution_level l)
+{
+	switch (l) {
+	case RESOLUTION_LINE:
+		return "line";
+	case RESOLUTION_FUNCTION:
+		return "function";
+	case RESOLUTION_SYMBOL:
+		return "symbol";
+	case RESOLUTION_UNRESOLVED:
+		return "unresolved";
+	}
+	return "invalid";
+}
+
+void attributed_address_release(struct attributed_address *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->n_frames && a->frames; i++) {
+		free(a->frames[i].function);
+		free(a->frames[i].file);
+	}
+	free(a->frames);
+	free(a->function);
+	free(a->source_file);
+	memset(a, 0, sizeof(*a));
+}
+
+static void set_reason(char *reason, size_t reasonlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_reason(char *reason, size_t reasonlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!reason || !reasonlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(reason, reasonlen, fmt, ap);
+	va_end(ap);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* "??" is llvm-symbolizer's way to say it does not know */
+static int known_name(const char *s)
+{
+	return s && s[0] && strcmp(s, "??") != 0;
+}
+
+static char *strdup_or_null(const char *s)
+{
+	return s && s[0] ? strdup(s) : NULL;
+}
+
+/* Empties a and makes it the unresolved "MODULE+0x1a2b" Hotspot. */
+static int attribution_set_unresolved(struct attributed_address *a, uint64_t address,
+				      const char *display_name)
+{
+	memset(a, 0, sizeof(*a));
+	a->address = address;
+	a->level = RESOLUTION_UNRESOLVED;
+	a->function_start = address;
+	if (asprintf(&a->function, "%s+0x%llx", display_name, (unsigned long long)address) < 0) {
+		a->function = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int has_dwarf_line(const struct symbolizer_result *r)
+{
+	return r->n_frames > 0 && r->frames[0].file[0] && r->frames[0].line > 0;
+}
+
+/* whether any frame carries DWARF (a file name): symtab-only answers do not
+ * make an inline chain */
+static int has_dwarf_frames(const struct symbolizer_result *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_frames; i++) {
+		if (r->frames[i].file[0])
+			return 1;
+	}
+	return 0;
+}
+
+static int copy_inline_chain(struct attributed_address *a, const struct symbolizer_result *r)
+{
+	const struct symbolizer_frame *outermost = &r->frames[r->n_frames - 1];
+	size_t i;
+
+	a->frames = calloc(r->n_frames, sizeof(*a->frames));
+	if (!a->frames)
+		return -ENOMEM;
+	a->n_frames = r->n_frames;
+	for (i = 0; i < r->n_frames; i++) {
+		const struct symbolizer_frame *sf = &r->frames[i];
+		struct attribution_frame *af = &a->frames[i];
+
+		if (known_name(sf->function) && !(af->function = strdup(sf->function)))
+			return -ENOMEM;
+		if (sf->file[0] && !(af->file = strdup(sf->file)))
+			return -ENOMEM;
+		af->line = sf->line;
+		af->column = sf->column;
+	}
+	/* where the physical function is declared; the file of its line as a
+	 * fallback (older tools and some compilers give no StartFileName) */
+	a->source_file =
+	    strdup_or_null(outermost->start_file[0] ? outermost->start_file : outermost->file);
+	if ((outermost->start_file[0] || outermost->file[0]) && !a->source_file)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Applies the rules of attribution.h to one address. sym is NULL when no
+ * symbol covers the address; r may have no frames (no symbolizer). */
+static int attribute_address(struct attributed_address *a, const struct elf_symbol *sym,
+			     const struct symbolizer_result *r)
+{
+	const struct symbolizer_frame *outermost = r->n_frames ? &r->frames[r->n_frames - 1] : NULL;
+	int dwarf_line = has_dwarf_line(r);
+	const char *name;
+	char *dup;
+
+	if (sym) {
+		name =
+		    outermost && known_name(outermost->function) ? outermost->function : sym->name;
+		a->function_start = sym->start;
+		if (dwarf_line)
+			a->level = RESOLUTION_LINE;
+		else
+			a->level = sym->from_dynsym ? RESOLUTION_SYMBOL : RESOLUTION_FUNCTION;
+	} else if (dwarf_line && known_name(outermost->function)) {
+		/* DWARF knows a function that no ELF symbol describes (e.g. a
+		 * symbol-less object with debug info): it is not a neighbour */
+		name = outermost->function;
+		a->function_start =
+		    outermost->has_start_address ? outermost->start_address : a->address;
+		a->level = RESOLUTION_LINE;
+	} else {
+		return 0; /* stays unresolved */
+	}
+
+	dup = strdup(name);
+	if (!dup)
+		return -ENOMEM;
+	free(a->function);
+	a->function = dup;
+	if (dwarf_line)
+		a->line = r->frames[0].line;
+	if (has_dwarf_frames(r))
+		return copy_inline_chain(a, r);
+	return 0;
+}
+
+int attribution_attribute_module(const char *symbolizer_tool, const char *path,
+				 const char *display_name, const char *expected_identity,
+				 const uint64_t *addrs, size_t n, struct attributed_address *out,
+				 int *symbolizer_missing, char *reason, size_t reasonlen)
+{
+	struct symbolizer_result *results = NULL;
+	struct elf_file *elf = NULL;
+	size_t i;
+	int err = 0, sym_err;
+
+	if (!path || (n && (!addrs || !out)))
+		return -EINVAL;
+	if (!display_name)
+		display_name = basename_of(path);
+	if (symbolizer_missing)
+		*symbolizer_missing = 0;
+	set_reason(reason, reasonlen, "%s", "");
+
+	/* unresolved first: every error path below leaves storable entries */
+	for (i = 0; i < n; i++) {
+		int e = attribution_set_unresolved(&out[i], addrs[i], display_name);
+
+		if (e && !err)
+			err = e;
+	}
+	if (err)
+		goto cleanup;
+	if (n == 0)
+		goto cleanup;
+
+	elf = elf_file__open(path);
+	if (!elf) {
+		err = -errno;
+		set_reason(reason, reasonlen, "cannot read module '%s': %s", path, strerror(-err));
+		goto cleanup;
+	}
+	if (expected_identity && strcmp(elf_file__identity(elf), expected_identity) != 0) {
+		err = -ESTALE;
+		set_reason(reason, reasonlen,
+			   "module '%s' changed after sampling: identity %s at sampling, %s now",
+			   path, expected_identity, elf_file__identity(elf));
+		goto cleanup;
+	}
+
+	results = calloc(n, sizeof(*results));
+	if (!results) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	sym_err =
+	    symbolizer_tool ? symbolizer_run(symbolizer_tool, path, addrs, n, results) : -ENOENT;
+	if (sym_err == -ENOENT) {
+		if (symbolizer_missing)
+			*symbolizer_missing = 1;
+		set_reason(reason, reasonlen,
+			   "symbolizer '%s' not found: '%s' named from its elf symbols only",
+			   symbolizer_tool ? symbolizer_tool : "(none)", path);
+	} else if (sym_err == -ENOMEM) {
+		err = sym_err;
+		goto cleanup;
+	} else if (sym_err) {
+		pr_warn("symbolizer '%s' failed on '%s': %s", symbolizer_tool, path,
+			strerror(-sym_err));
+		set_reason(reason, reasonlen,
+			   "symbolizer '%s' failed on '%s': named from its elf symbols only",
+			   symbolizer_tool, path);
+	}
+
+	for (i = 0; i < n; i++) {
+		struct elf_symbol sym;
+		int found = elf_file__find_symbol(elf, addrs[i], &sym) == 0;
+
+		err = attribute_address(&out[i], found ? &sym : NULL, &results[i]);
+		if (err) {
+			/* a half-named entry is worse than an unresolved one */
+			attributed_address_release(&out[i]);
+			attribution_set_unresolved(&out[i], addrs[i], display_name);
+			goto cleanup;
+		}
+	}
+
+cleanup:
+	if (results) {
+		for (i = 0; i < n; i++)
+			symbolizer_result_release(&results[i]);
+	}
+	free(results);
+	elf_file__free(elf);
+	return err;
+}

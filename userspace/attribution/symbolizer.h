@@ -1,0 +1,65 @@
+/* symbolizer — one batched llvm-symbolizer invocation per module.
+ *
+ * At the end of a Run every distinct module-relative address (an ELF vaddr,
+ * what llvm-symbolizer expects) of one module is written to ONE
+ * `llvm-symbolizer --output-style=JSON --inlining --demangle --obj=PATH`
+ * process, one "0x%llx" per line; it answers one JSON line per address, in
+ * order. This module runs that process and parses its lines; it does not
+ * decide what a Hotspot is (see attribution.h), so a result is a faithful
+ * copy of what the tool said, including its "??" and empty names.
+ *
+ * Invariants of a filled symbolizer_result:
+ *  - frames[] is innermost (inlined) first; the last frame is the physical
+ *    function as DWARF sees it;
+ *  - every string is non-NULL and owned by the result (possibly "");
+ *  - n_frames == 0 only when the tool reported an "Error" for the address
+ *    (e.g. unreadable object).
+ * The parser never trusts its input: any malformed line, missing key or
+ * wrong type is -EINVAL and leaves *out empty (it is a fuzzing target).
+ */
+#ifndef NUNATAK_SYMBOLIZER_H
+#define NUNATAK_SYMBOLIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer_frame {
+	char *function;	  /* demangled FunctionName: "" or "??" when unknown */
+	char *file;	  /* FileName of the line of this frame, "" when unknown */
+	uint32_t line;	  /* 0 when unknown */
+	uint32_t column;  /* 0 when unknown or absent */
+	char *start_file; /* StartFileName (declaration file), "" when unknown */
+	uint32_t start_line;
+	uint64_t start_address; /* StartAddress: low pc of this (inlined) function */
+	int has_start_address;	/* 0 when StartAddress was "" or absent */
+};
+
+struct symbolizer_result {
+	uint64_t address; /* "Address" echoed by the tool */
+	size_t n_frames;
+	struct symbolizer_frame *frames;
+};
+
+/* Parses one JSON line (a trailing newline is allowed). Returns 0 and fills
+ * *out (the caller releases it with symbolizer_result_release()), or -EINVAL
+ * for malformed input (then *out is empty and needs no release, though
+ * releasing it is harmless), or -ENOMEM. */
+int symbolizer_parse_json_line(const char *line, struct symbolizer_result *out);
+
+/* Frees what a result owns and empties it. NULL-safe, idempotent. */
+void symbolizer_result_release(struct symbolizer_result *r);
+
+/* Symbolizes addrs[0..n) of module_path with the llvm-symbolizer at tool (a
+ * path, or a bare name looked up in PATH), in a single process. Fills
+ * results[0..n), in the order of addrs; the caller releases each entry.
+ * Returns 0;
+ *   -ENOENT when the tool cannot be found (nothing ran),
+ *   -EIO when it ran but failed: non-zero exit, killed, too few/many lines,
+ *        a line that does not parse or answers another address,
+ *   -EINVAL for bad arguments, -ENOMEM, or another -errno from spawning.
+ * On error every results[i] is empty (nothing to release). n == 0 runs
+ * nothing and returns 0. */
+int symbolizer_run(const char *tool, const char *module_path, const uint64_t *addrs, size_t n,
+		   struct symbolizer_result *results);
+
+#endif

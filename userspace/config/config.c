@@ -1,0 +1,494 @@
+/* config — see config.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "userspace/config/config.h"
+#include "userspace/config/toml.h"
+#include "userspace/log/log.h"
+
+/* A configuration file is a few lines; anything this big is a mistake. */
+#define CONFIG_MAX_FILE_BYTES (1 << 20)
+
+static const struct {
+	const char *path;
+	enum toml_type type;
+} config_keys[CONFIG_KEY_COUNT] = {
+	[CONFIG_NAME] = { "name", TOML_STRING },
+	[CONFIG_RUNS_DIR] = { "runs_dir", TOML_STRING },
+	[CONFIG_SAMPLING_FREQUENCY] = { "sampling.frequency", TOML_INT },
+	[CONFIG_LLVM_SYMBOLIZER] = { "tools.llvm-symbolizer", TOML_STRING },
+};
+
+static const char *const config_tables[] = { "sampling", "tools" };
+
+/* One file, parsed and checked, waiting to be applied: the cascade applies
+ * nothing until every file of it is known to be valid. */
+struct config_file {
+	char *path;
+	struct toml_doc *doc;
+	const struct toml_value *value[CONFIG_KEY_COUNT];
+};
+
+static void config_file_release(struct config_file *file)
+{
+	free(file->path);
+	toml_doc__free(file->doc);
+	memset(file, 0, sizeof(*file));
+}
+
+void config_init(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->runs_dir = (char *)CONFIG_DEFAULT_RUNS_DIR;
+	cfg->sampling_frequency = CONFIG_DEFAULT_SAMPLING_FREQUENCY;
+	cfg->llvm_symbolizer = (char *)CONFIG_DEFAULT_LLVM_SYMBOLIZER;
+}
+
+static char **string_field(struct config *cfg, enum config_key key)
+{
+	switch (key) {
+	case CONFIG_NAME:
+		return &cfg->name;
+	case CONFIG_RUNS_DIR:
+		return &cfg->runs_dir;
+	case CONFIG_LLVM_SYMBOLIZER:
+		return &cfg->llvm_symbolizer;
+	default:
+		return NULL;
+	}
+}
+
+static const char *string_value(const struct config *cfg, enum config_key key)
+{
+	switch (key) {
+	case CONFIG_NAME:
+		return cfg->name;
+	case CONFIG_RUNS_DIR:
+		return cfg->runs_dir;
+	case CONFIG_LLVM_SYMBOLIZER:
+		return cfg->llvm_symbolizer;
+	default:
+		return NULL;
+	}
+}
+
+void config_release(struct config *cfg)
+{
+	char **field;
+	int key;
+
+	for (key = 0; key < CONFIG_KEY_COUNT; key++) {
+		/* only what the cascade set is owned; defaults are static */
+		field = string_field(cfg, key);
+		if (field && cfg->source[key])
+			free(*field);
+		free(cfg->source[key]);
+	}
+	config_init(cfg);
+}
+
+const char *config_key_name(enum config_key key)
+{
+	if ((unsigned)key >= CONFIG_KEY_COUNT)
+		return NULL;
+	return config_keys[key].path;
+}
+
+const char *config_source(const struct config *cfg, enum config_key key)
+{
+	if ((unsigned)key >= CONFIG_KEY_COUNT || !cfg->source[key])
+		return CONFIG_SOURCE_DEFAULT;
+	return cfg->source[key];
+}
+
+/* Takes ownership of nothing: copies @value and @source, then replaces. */
+static int set_string(struct config *cfg, enum config_key key, const char *value, const char *source)
+{
+	char **field = string_field(cfg, key);
+	char *value_copy, *source_copy;
+
+	value_copy = strdup(value);
+	source_copy = strdup(source);
+	if (!value_copy || !source_copy) {
+		free(value_copy);
+		free(source_copy);
+		return -ENOMEM;
+	}
+	if (cfg->source[key])
+		free(*field);
+	free(cfg->source[key]);
+	*field = value_copy;
+	cfg->source[key] = source_copy;
+	return 0;
+}
+
+static int set_frequency(struct config *cfg, long frequency, const char *source)
+{
+	char *source_copy = strdup(source);
+
+	if (!source_copy)
+		return -ENOMEM;
+	free(cfg->source[CONFIG_SAMPLING_FREQUENCY]);
+	cfg->sampling_frequency = frequency;
+	cfg->source[CONFIG_SAMPLING_FREQUENCY] = source_copy;
+	return 0;
+}
+
+int config_set_name(struct config *cfg, const char *name)
+{
+	if (!name || !*name)
+		return -EINVAL;
+	return set_string(cfg, CONFIG_NAME, name, CONFIG_SOURCE_COMMAND_LINE);
+}
+
+int config_set_runs_dir(struct config *cfg, const char *runs_dir)
+{
+	if (!runs_dir || !*runs_dir)
+		return -EINVAL;
+	return set_string(cfg, CONFIG_RUNS_DIR, runs_dir, CONFIG_SOURCE_COMMAND_LINE);
+}
+
+int config_set_llvm_symbolizer(struct config *cfg, const char *path)
+{
+	if (!path || !*path)
+		return -EINVAL;
+	return set_string(cfg, CONFIG_LLVM_SYMBOLIZER, path, CONFIG_SOURCE_COMMAND_LINE);
+}
+
+int config_set_sampling_frequency(struct config *cfg, long frequency)
+{
+	if (frequency < CONFIG_MIN_SAMPLING_FREQUENCY || frequency > CONFIG_MAX_SAMPLING_FREQUENCY)
+		return -ERANGE;
+	return set_frequency(cfg, frequency, CONFIG_SOURCE_COMMAND_LINE);
+}
+
+/* ---- files ---- */
+
+static int read_whole_file(const char *path, char **out, size_t *len, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	struct stat st;
+	size_t done = 0;
+	ssize_t n;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret != -ENOENT)
+			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot stat '%s': %s", path, strerror(-ret));
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		snprintf(err, errlen, "not a regular file '%s'", path);
+		goto cleanup;
+	}
+	if (st.st_size > CONFIG_MAX_FILE_BYTES) {
+		ret = -EFBIG;
+		snprintf(err, errlen, "file too large '%s': more than %d bytes", path,
+			 CONFIG_MAX_FILE_BYTES);
+		goto cleanup;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	while (done < (size_t)st.st_size) {
+		n = read(fd, buf + done, (size_t)st.st_size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot read '%s': %s", path, strerror(-ret));
+			goto cleanup;
+		}
+		if (n == 0)
+			break; /* shrank under us: parse what is there */
+		done += (size_t)n;
+	}
+	*out = buf;
+	*len = done;
+	buf = NULL;
+cleanup:
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+struct check_ctx {
+	struct config_file *file;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 5, 6))) static int check_error(struct check_ctx *ctx, unsigned line,
+							      unsigned col, int ret, const char *fmt,
+							      ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(ctx->err, ctx->errlen, "%s:%u:%u: ", ctx->file->path, line, col);
+	if (n >= 0 && (size_t)n < ctx->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(ctx->err + n, ctx->errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static int check_entry(const struct toml_entry *entry, void *data)
+{
+	struct check_ctx *ctx = data;
+	enum toml_type want;
+	unsigned line, col;
+	const char *s;
+	long long ll;
+	size_t i;
+	int key;
+
+	toml_value_position(entry->value, &line, &col);
+	for (i = 0; i < sizeof(config_tables) / sizeof(config_tables[0]); i++) {
+		if (strcmp(entry->path, config_tables[i]))
+			continue;
+		if (entry->type != TOML_TABLE)
+			return check_error(ctx, line, col, -EINVAL,
+					   "wrong type for '%s': expected a table, got %s",
+					   entry->path, toml_type_name(entry->type));
+		return 0;
+	}
+	for (key = 0; key < CONFIG_KEY_COUNT; key++)
+		if (!strcmp(entry->path, config_keys[key].path))
+			break;
+	if (key == CONFIG_KEY_COUNT)
+		return check_error(ctx, entry->key_line, entry->key_col, -EINVAL,
+				   "unknown key '%s'", entry->path);
+
+	want = config_keys[key].type;
+	if (entry->type != want)
+		return check_error(ctx, line, col, -EINVAL, "wrong type for '%s': expected %s, got %s",
+				   entry->path, toml_type_name(want), toml_type_name(entry->type));
+	if (want == TOML_STRING) {
+		toml_value_string(entry->value, &s);
+		if (!*s)
+			return check_error(ctx, line, col, -EINVAL, "empty value for '%s'",
+					   entry->path);
+	}
+	if (key == CONFIG_SAMPLING_FREQUENCY) {
+		toml_value_int(entry->value, &ll);
+		if (ll < CONFIG_MIN_SAMPLING_FREQUENCY || ll > CONFIG_MAX_SAMPLING_FREQUENCY)
+			return check_error(ctx, line, col, -EINVAL,
+					   "value out of range for '%s': %lld not in %d..%d",
+					   entry->path, ll, CONFIG_MIN_SAMPLING_FREQUENCY,
+					   CONFIG_MAX_SAMPLING_FREQUENCY);
+	}
+	ctx->file->value[key] = entry->value;
+	return 0;
+}
+
+/* Reads, parses and checks @path into @file without touching any config. */
+static int config_file_open(struct config_file *file, const char *path, char *err, size_t errlen)
+{
+	struct check_ctx ctx = { .file = file, .err = err, .errlen = errlen };
+	char *text = NULL;
+	size_t len = 0;
+	int ret;
+
+	memset(file, 0, sizeof(*file));
+	file->path = strdup(path);
+	if (!file->path)
+		return -ENOMEM;
+	ret = read_whole_file(path, &text, &len, err, errlen);
+	if (ret)
+		goto cleanup;
+	file->doc = toml_doc__parse(text, len, path, err, errlen);
+	if (!file->doc) {
+		ret = -errno;
+		goto cleanup;
+	}
+	ret = toml_doc_foreach(file->doc, check_entry, &ctx);
+cleanup:
+	free(text);
+	if (ret)
+		config_file_release(file);
+	return ret;
+}
+
+static int config_file_apply(struct config *cfg, const struct config_file *file)
+{
+	long long frequency;
+	const char *s;
+	int key, ret;
+
+	for (key = 0; key < CONFIG_KEY_COUNT; key++) {
+		if (!file->value[key])
+			continue;
+		if (key == CONFIG_SAMPLING_FREQUENCY) {
+			toml_value_int(file->value[key], &frequency);
+			ret = set_frequency(cfg, (long)frequency, file->path);
+		} else {
+			toml_value_string(file->value[key], &s);
+			ret = set_string(cfg, key, s, file->path);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int config_load_file(struct config *cfg, const char *path, char *err, size_t errlen)
+{
+	struct config_file file;
+	char no_err[1];
+	int ret;
+
+	if (!err || !errlen) {
+		err = no_err;
+		errlen = sizeof(no_err);
+	}
+	ret = config_file_open(&file, path, err, errlen);
+	if (ret)
+		return ret;
+	ret = config_file_apply(cfg, &file);
+	config_file_release(&file);
+	return ret;
+}
+
+/* The first nunatak.toml from @start_dir up to "/": 0 and a path in *@out
+ * (to free), -ENOENT if there is none. */
+static int find_project_file(const char *start_dir, char **out, char *err, size_t errlen)
+{
+	char *dir, *candidate = NULL, *slash;
+	struct stat st;
+	int ret = -ENOENT;
+
+	dir = realpath(start_dir ? start_dir : ".", NULL);
+	if (!dir) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot resolve '%s': %s", start_dir ? start_dir : ".",
+			 strerror(-ret));
+		return ret;
+	}
+	for (;;) {
+		if (asprintf(&candidate, "%s/%s", strcmp(dir, "/") ? dir : "",
+			     CONFIG_PROJECT_FILENAME) < 0) {
+			candidate = NULL;
+			ret = -ENOMEM;
+			break;
+		}
+		if (!stat(candidate, &st) && S_ISREG(st.st_mode)) {
+			*out = candidate;
+			candidate = NULL;
+			ret = 0;
+			break;
+		}
+		free(candidate);
+		candidate = NULL;
+		if (!strcmp(dir, "/"))
+			break;
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	free(dir);
+	return ret;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) || stat(b, &sb))
+		return false;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int config_load(struct config *cfg, const char *site_path, const char *start_dir, char *err,
+		size_t errlen)
+{
+	struct config_file site = { 0 }, project = { 0 };
+	bool have_site = false, have_project = false;
+	char *project_path = NULL, no_err[1];
+	int ret;
+
+	if (!err || !errlen) {
+		err = no_err;
+		errlen = sizeof(no_err);
+	}
+	if (!site_path)
+		site_path = CONFIG_SITE_PATH;
+	ret = config_file_open(&site, site_path, err, errlen);
+	if (ret && ret != -ENOENT)
+		goto cleanup;
+	have_site = !ret;
+	if (!have_site)
+		pr_debug("no site configuration '%s'", site_path);
+
+	ret = find_project_file(start_dir, &project_path, err, errlen);
+	if (ret && ret != -ENOENT)
+		goto cleanup;
+	if (!ret && !(have_site && same_file(site_path, project_path))) {
+		ret = config_file_open(&project, project_path, err, errlen);
+		if (ret)
+			goto cleanup;
+		have_project = true;
+	}
+
+	ret = 0;
+	if (have_site)
+		ret = config_file_apply(cfg, &site);
+	if (!ret && have_project)
+		ret = config_file_apply(cfg, &project);
+cleanup:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "cannot load configuration: %s", strerror(ENOMEM));
+	free(project_path);
+	config_file_release(&project);
+	config_file_release(&site);
+	return ret;
+}
+
+/* ---- provenance ---- */
+
+json_t *config_effective_json(const struct config *cfg)
+{
+	json_t *root, *entry;
+	int key;
+
+	root = json_object();
+	if (!root)
+		goto nomem;
+	for (key = 0; key < CONFIG_KEY_COUNT; key++) {
+		if (key == CONFIG_SAMPLING_FREQUENCY)
+			entry = json_pack("{s:I,s:s}", "value", (json_int_t)cfg->sampling_frequency,
+					  "source", config_source(cfg, key));
+		else
+			entry = json_pack("{s:s?,s:s}", "value",
+					  string_value(cfg, key), "source",
+					  config_source(cfg, key));
+		/* json_object_set_new() releases entry even when it fails */
+		if (!entry || json_object_set_new(root, config_keys[key].path, entry))
+			goto nomem;
+	}
+	return root;
+nomem:
+	json_decref(root);
+	errno = ENOMEM;
+	return NULL;
+}

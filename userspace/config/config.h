@@ -1,0 +1,104 @@
+/* config — the effective configuration of nunatak and where each value
+ * came from.
+ *
+ * The cascade, later overriding earlier: built-in defaults, the site file,
+ * the project file, then command-line flags. Every value carries its
+ * source ("default", the file's path, or "command line") so a Run's
+ * manifest.json can record why it was configured the way it was.
+ *
+ * Files are TOML (see toml.h for the accepted subset) with exactly these
+ * keys; any other key or table is refused with its position, so a typo
+ * never silently falls back to a default:
+ *
+ *	name = "cavity-3d"                 # string, not empty
+ *	runs_dir = ".nunatak"              # string, not empty
+ *	[sampling]
+ *	frequency = 997                    # integer, 1..100000 (Hz)
+ *	[tools]
+ *	llvm-symbolizer = "llvm-symbolizer" # string, not empty
+ *
+ * runs_dir is kept as written: a relative runs_dir, even one set in a
+ * project file, is relative to the current working directory of the
+ * process, not to the file that set it.
+ *
+ * The fields of struct config always hold the effective value (name may be
+ * NULL: unset). Read them, never assign or free them: a default points to a
+ * static string, which config_release() knows from its source being NULL.
+ */
+#ifndef NUNATAK_CONFIG_H
+#define NUNATAK_CONFIG_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#define CONFIG_DEFAULT_RUNS_DIR ".nunatak"
+#define CONFIG_DEFAULT_SAMPLING_FREQUENCY 997
+#define CONFIG_MIN_SAMPLING_FREQUENCY 1
+#define CONFIG_MAX_SAMPLING_FREQUENCY 100000
+#define CONFIG_DEFAULT_LLVM_SYMBOLIZER "llvm-symbolizer"
+#define CONFIG_SITE_PATH "/etc/nunatak.toml"
+#define CONFIG_PROJECT_FILENAME "nunatak.toml"
+#define CONFIG_SOURCE_COMMAND_LINE "command line"
+#define CONFIG_SOURCE_DEFAULT "default"
+
+enum config_key {
+	CONFIG_NAME,
+	CONFIG_RUNS_DIR,
+	CONFIG_SAMPLING_FREQUENCY,
+	CONFIG_LLVM_SYMBOLIZER,
+	CONFIG_KEY_COUNT,
+};
+
+struct config {
+	char *name; /* NULL = unset */
+	char *runs_dir;
+	long sampling_frequency; /* Hz */
+	char *llvm_symbolizer;
+	/* who set each value: NULL for the default, else a file path or
+	 * CONFIG_SOURCE_COMMAND_LINE; owned */
+	char *source[CONFIG_KEY_COUNT];
+};
+
+/* Defaults. Never fails (defaults are static strings). config_release()
+ * frees what the cascade set and leaves @cfg back at its defaults. */
+void config_init(struct config *cfg);
+void config_release(struct config *cfg);
+
+/* The key as written in TOML ("sampling.frequency"). */
+const char *config_key_name(enum config_key key);
+/* "default", a file path, or "command line". */
+const char *config_source(const struct config *cfg, enum config_key key);
+
+/* Applies one TOML file over @cfg. Returns 0; -ENOENT if the file does not
+ * exist; -EINVAL with "file:line:column: message" in @err for a syntax
+ * error, an unknown key, a wrong type or an out-of-range value; another
+ * -errno (with a message in @err) if it cannot be read. On any error but
+ * -ENOMEM, @cfg is unchanged.
+ */
+int config_load_file(struct config *cfg, const char *path, char *err, size_t errlen);
+
+/* The cascade's file part: @site_path (NULL = CONFIG_SITE_PATH; a missing
+ * site file is fine), then the first "nunatak.toml" found walking up from
+ * @start_dir (NULL = current directory) to "/". A project file that is the
+ * site file itself is read once, as the site file. Returns 0 or -errno as
+ * config_load_file(); @cfg is unchanged on error but -ENOMEM.
+ */
+int config_load(struct config *cfg, const char *site_path, const char *start_dir, char *err,
+		size_t errlen);
+
+/* Flags, last in the cascade; the source becomes "command line". Return 0,
+ * -EINVAL for NULL or empty strings, -ERANGE for a frequency outside
+ * 1..100000, -ENOMEM; @cfg is unchanged on error. */
+int config_set_name(struct config *cfg, const char *name);
+int config_set_runs_dir(struct config *cfg, const char *runs_dir);
+int config_set_sampling_frequency(struct config *cfg, long frequency);
+int config_set_llvm_symbolizer(struct config *cfg, const char *path);
+
+/* The effective configuration for manifest.json:
+ *   {"name": {"value": "x" | null, "source": "default" | path | "command line"},
+ *    "runs_dir": {...}, "sampling.frequency": {...}, "tools.llvm-symbolizer": {...}}
+ * A new reference for the caller to json_decref(), or NULL with errno ENOMEM.
+ */
+json_t *config_effective_json(const struct config *cfg);
+
+#endif

@@ -1,0 +1,143 @@
+/* pivot — the measured pivot of a Run (pivot.sqlite, DESIGN.md section 7).
+ *
+ * One SQLite file per Run, schema version in PRAGMA user_version
+ * (PIVOT_SCHEMA_VERSION), WAL journal, foreign keys on. It holds measured
+ * data only: no absolute address, no cross-Locus aggregate, no conclusion.
+ *
+ * Invariants kept by this module:
+ *  - every Batch is stored exactly once: (node, seq) in `batches` is written
+ *    in the same transaction as the Batch's content, so a Batch received
+ *    twice (Agent retry, Aggregator restart) counts once;
+ *  - a Batch is stored whole or not at all (one transaction; a Batch with
+ *    an out-of-range index is an Invalidity and writes nothing);
+ *  - modules are keyed by identity, Loci by (node, tgid, tid), stacks by
+ *    their exact content (digest), addresses by (module, offset);
+ *  - sampling Measurements are derived from samples, never accumulated, so
+ *    deriving them again gives the same rows.
+ *
+ * Threading: one struct pivot per thread. Every function returns 0 or a
+ * negative errno unless stated; -EIO stands for an SQLite failure (logged
+ * with pr_warn), -EROFS for a write on a pivot opened read-only.
+ */
+#ifndef NUNATAK_PIVOT_H
+#define NUNATAK_PIVOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "userspace/attribution/attribution.h"
+#include "userspace/wire/nunatak.pb-c.h"
+
+#define PIVOT_SCHEMA_VERSION 1
+
+struct pivot;
+
+/* Creates a new pivot at path (fails with EEXIST when anything is there) and
+ * applies the schema. On failure the half-made file is removed.
+ * NULL + errno. */
+struct pivot *pivot__create(const char *path);
+
+/* Opens an existing pivot. NULL + errno: ENOENT (no file), EBADMSG (not an
+ * SQLite file, or not a nunatak pivot), EPROTONOSUPPORT (written by a newer
+ * nunatak: user_version above PIVOT_SCHEMA_VERSION), EIO. */
+struct pivot *pivot__open(const char *path, int read_only);
+
+/* NULL-safe. */
+void pivot__free(struct pivot *p);
+
+/* The underlying connection, borrowed (for readers of later issues and
+ * tests); do not close it. */
+sqlite3 *pivot_sqlite(struct pivot *p);
+
+/* Stores one Batch in one transaction.
+ * Returns 0 when stored, 1 when (node, seq) was already stored (nothing
+ * written), -EINVAL for a malformed Batch (index out of range, missing
+ * required string: nothing written), -EROFS, -EIO, -ENOMEM.
+ * Batch-local indices are mapped to rows: modules by identity, Loci by
+ * (node, tgid, tid) (comm, exe, rank, world_size updated when given),
+ * stacks by content. Samples add sample_count and value; Degradations are
+ * kept by name (first wins); Counters keep their maximum (they are running
+ * totals); a ProcessExit becomes Locus-level Measurements (quality
+ * measured) replacing earlier ones of the same counter on that Locus:
+ * cpu_time_user, cpu_time_system, wall_time (ns), context_switches_voluntary,
+ * context_switches_involuntary, page_faults_minor, page_faults_major
+ * (count), peak_rss (bytes).
+ * A Batch bringing a new address into an already attributed module marks
+ * the module as not attributed again. */
+int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch);
+
+/* A module as the pivot knows it; strings borrowed for the callback. */
+struct pivot_module {
+	int64_t id;
+	const char *identity, *path, *display_name;
+	int has_build_id;
+};
+
+/* Calls cb for each module not yet attributed (modules.attribution NULL),
+ * by id, with its distinct offsets sorted ascending. cb may call
+ * pivot_store_attribution(); a non-zero return of cb stops the walk and is
+ * returned. */
+int pivot_for_each_module_to_attribute(struct pivot *p,
+				       int (*cb)(const struct pivot_module *m,
+						 const uint64_t *offsets, size_t n, void *ctx),
+				       void *ctx);
+
+/* Stores the attribution of aa[0..n) in module_id, one transaction:
+ * upserts each Hotspot (module, function_start) — its name and source file
+ * are the first stored, its Resolution level the best of its addresses —,
+ * sets each address' Hotspot, level, source file and line (the innermost
+ * frame's), replaces its inline frames, and sets the module's attribution
+ * to status ("done", "missing", "stale", "pseudo", "no-symbolizer") and
+ * reason (NULL or "" for none).
+ * -EINVAL (bad status, NULL name, bad level), -ENOENT (no such module),
+ * -EROFS, -EIO. */
+int pivot_store_attribution(struct pivot *p, int64_t module_id,
+			    const struct attributed_address *aa, size_t n, const char *status,
+			    const char *reason);
+
+/* Derives the sampling Measurements: one per (Hotspot of the stack's leaf
+ * address, Locus, counter) with value = Σ value, sample_count = Σ
+ * sample_count, unit "ns" for cpu-clock ("cycles" for cycles, "count"
+ * otherwise), quality measured. Replaces the earlier derived ones, so it is
+ * idempotent. Samples whose leaf has no Hotspot yet are left out (logged).
+ * -EROFS, -EIO. */
+int pivot_derive_measurements(struct pivot *p);
+
+/* Records a Degradation; a name already recorded is kept as it is.
+ * -EINVAL on NULL strings, -EROFS, -EIO. */
+int pivot_add_degradation(struct pivot *p, const char *name, const char *message,
+			  const char *remedy);
+
+/* Readers. Each walks rows in a stable order (by name, node, ...) and stops
+ * at the first non-zero return of cb, which it returns; strings are
+ * borrowed for the duration of the callback. */
+int pivot_for_each_degradation(struct pivot *p,
+			       int (*cb)(const char *name, const char *message,
+					 const char *remedy, void *ctx),
+			       void *ctx);
+int pivot_for_each_counter(struct pivot *p,
+			   int (*cb)(const char *node, const char *name, uint64_t value,
+				     void *ctx),
+			   void *ctx);
+/* distinct nodes of the Loci, sorted */
+int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *ctx);
+
+/* Totals of one Hotspot over every Locus for one counter, from the
+ * sampling Measurements. */
+struct pivot_hotspot_total {
+	int64_t id;
+	const char *name;
+	const char *module;	      /* display name */
+	const char *source_file;      /* NULL when unknown */
+	const char *resolution_level; /* "line", "function", "symbol", "unresolved" */
+	uint64_t sample_count;
+	double value; /* Σ value, in the counter's unit */
+};
+
+int pivot_for_each_hotspot_total(struct pivot *p, const char *counter,
+				 int (*cb)(const struct pivot_hotspot_total *t, void *ctx),
+				 void *ctx);
+
+#endif

@@ -1,0 +1,53 @@
+/* wire — see wire.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <zmq.h>
+
+#include "userspace/wire/wire.h"
+
+int wire_send(void *socket, wire_envelope *env)
+{
+	size_t len;
+	void *buf;
+	int err = 0;
+
+	env->protocol_major = WIRE_PROTOCOL_MAJOR;
+	env->protocol_minor = WIRE_PROTOCOL_MINOR;
+	len = nunatak__wire__envelope__get_packed_size(env);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	nunatak__wire__envelope__pack(env, buf);
+	if (zmq_send(socket, buf, len, 0) < 0)
+		err = -zmq_errno();
+	free(buf);
+	return err;
+}
+
+wire_envelope *wire_unpack(const void *data, size_t len, char *err, size_t errlen)
+{
+	wire_envelope *env;
+
+	env = nunatak__wire__envelope__unpack(NULL, len, data);
+	if (!env) {
+		snprintf(err, errlen, "malformed message: not a nunatak envelope (%zu bytes)", len);
+		errno = EBADMSG;
+		return NULL;
+	}
+	if (env->protocol_major > WIRE_PROTOCOL_MAJOR) {
+		snprintf(err, errlen, "protocol %u.%u is newer than this peer's %u.%u: upgrade nunatak",
+			 env->protocol_major, env->protocol_minor, WIRE_PROTOCOL_MAJOR,
+			 WIRE_PROTOCOL_MINOR);
+		nunatak__wire__envelope__free_unpacked(env, NULL);
+		errno = EPROTONOSUPPORT;
+		return NULL;
+	}
+	return env;
+}
+
+void wire_envelope_free(wire_envelope *env)
+{
+	if (env)
+		nunatak__wire__envelope__free_unpacked(env, NULL);
+}

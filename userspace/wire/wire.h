@@ -1,0 +1,32 @@
+/* wire — Envelopes of the nunatak protocol, packed for ZeroMQ.
+ *
+ * The protobuf schema is userspace/wire/nunatak.proto; this module owns the
+ * protocol version and the frame format: one ZeroMQ frame = one packed
+ * Envelope (a ROUTER peer sees an identity frame before it). A received
+ * Envelope of a newer major version is an Invalidity: wire_unpack() refuses
+ * it with a message naming both versions.
+ */
+#ifndef NUNATAK_WIRE_H
+#define NUNATAK_WIRE_H
+
+#include <stddef.h>
+
+#include "userspace/wire/nunatak.pb-c.h"
+
+#define WIRE_PROTOCOL_MAJOR 1
+#define WIRE_PROTOCOL_MINOR 0
+
+typedef Nunatak__Wire__Envelope wire_envelope;
+
+/* Sets the protocol version of env, packs it and sends it as one frame on
+ * socket (more = ZMQ_SNDMORE or 0). Returns 0 or -errno. */
+int wire_send(void *socket, wire_envelope *env);
+
+/* Unpacks one frame. Returns the Envelope (free with wire_envelope_free) or
+ * NULL with errno EBADMSG (not an Envelope) or EPROTONOSUPPORT (newer
+ * major); err then holds a one-line explanation. */
+wire_envelope *wire_unpack(const void *data, size_t len, char *err, size_t errlen);
+
+void wire_envelope_free(wire_envelope *env);
+
+#endif
