@@ -25,7 +25,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
 	openmpi-bin libopenmpi-dev util-linux procps python3
 
-CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE \
+CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
 LDLIBS := -lbpf -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson -lpthread
 ifneq ($(SAN),)
@@ -86,6 +86,18 @@ $(PROTO_C): $(PROTO)
 $(BUILD)/obj/wire/nunatak.pb-c.o: $(PROTO_C)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
+# version.h changes only when the commit or the tree's state does
+$(BUILD)/version.h: FORCE
+	@mkdir -p $(@D)
+	@c=$$(git rev-parse HEAD 2>/dev/null || echo unknown); \
+	d=$$(git status --porcelain 2>/dev/null | grep -q . && echo 1 || echo 0); \
+	printf '#define NUNATAK_COMMIT "%s"\n#define NUNATAK_DIRTY %s\n' "$$c" "$$d" > $@.tmp; \
+	cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+
+FORCE:
+
+$(BUILD)/obj/userspace/cli/provenance.o: $(BUILD)/version.h
 
 $(BUILD)/obj/%.o: %.c | $(GENERATED)
 	@mkdir -p $(@D)

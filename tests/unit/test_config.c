@@ -3,6 +3,7 @@
  * and the provenance JSON. Each test works in its own temporary tree. */
 #include <errno.h>
 #include <ftw.h>
+#include <jansson.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,20 +13,27 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* cmocka needs the headers above */
 #include <cmocka.h>
-#include <jansson.h>
 
 #include "userspace/config/config.h"
 
 struct tree {
-	char root[PATH_MAX]; /* resolved, so it matches the paths config reports */
-	char path[PATH_MAX]; /* scratch for tree_path() */
+	char root[256]; /* resolved, so it matches the paths config reports */
+	/* scratch for tree_path(), rotating so two calls can be arguments of
+	 * one call */
+	char path[4][PATH_MAX];
+	unsigned next;
 };
 
 static const char *tree_path(struct tree *t, const char *rel)
 {
-	snprintf(t->path, sizeof(t->path), "%s/%s", t->root, rel);
-	return t->path;
+	char *path = t->path[t->next++ % 4];
+
+	assert_true(strlen(t->root) + 1 + strlen(rel) < PATH_MAX);
+	strcpy(stpcpy(stpcpy(path, t->root), "/"), rel);
+	return path;
 }
 
 static void tree_mkdirs(struct tree *t, const char *rel)
@@ -54,11 +62,16 @@ static int setup_tree(void **state)
 {
 	char tmpl[] = "/tmp/nunatak-test-config-XXXXXX";
 	struct tree *t = calloc(1, sizeof(*t));
+	char *resolved = NULL;
 
-	if (!t || !mkdtemp(tmpl) || !realpath(tmpl, t->root)) {
+	if (!t || !mkdtemp(tmpl) || !(resolved = realpath(tmpl, NULL)) ||
+	    strlen(resolved) >= sizeof(t->root)) {
+		free(resolved);
 		free(t);
 		return -1;
 	}
+	strcpy(t->root, resolved);
+	free(resolved);
 	*state = t;
 	return 0;
 }
@@ -98,8 +111,7 @@ static void assert_sane_config(const struct config *cfg)
 	}
 }
 
-static void assert_json_entry(json_t *root, const char *key, const char *value,
-			      const char *source)
+static void assert_json_entry(json_t *root, const char *key, const char *value, const char *source)
 {
 	json_t *entry = json_object_get(root, key);
 
@@ -130,8 +142,8 @@ static void test_defaults(void **state)
 	assert_json_entry(json, "name", NULL, "default");
 	assert_json_entry(json, "runs_dir", ".nunatak", "default");
 	assert_json_entry(json, "tools.llvm-symbolizer", "llvm-symbolizer", "default");
-	assert_int_equal(json_integer_value(json_object_get(
-				 json_object_get(json, "sampling.frequency"), "value")),
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_object_get(json, "sampling.frequency"), "value")),
 			 997);
 	json_decref(json);
 	config_release(&cfg);
@@ -148,15 +160,17 @@ static void test_cascade(void **state)
 
 	tree_mkdirs(t, "etc");
 	tree_mkdirs(t, "proj/src/deep");
-	tree_write(t, "etc/nunatak.toml", "# site defaults\n"
-					  "name = \"site-name\"\n"
-					  "runs_dir = \"/scratch/runs\"\n"
-					  "[sampling]\n"
-					  "frequency = 499\n"
-					  "[tools]\n"
-					  "llvm-symbolizer = \"/opt/llvm/bin/llvm-symbolizer\"\n");
-	tree_write(t, "proj/nunatak.toml", "name = \"cavity\"\n"
-					   "sampling.frequency = 1999\n");
+	tree_write(t, "etc/nunatak.toml",
+		   "# site defaults\n"
+		   "name = \"site-name\"\n"
+		   "runs_dir = \"/scratch/runs\"\n"
+		   "[sampling]\n"
+		   "frequency = 499\n"
+		   "[tools]\n"
+		   "llvm-symbolizer = \"/opt/llvm/bin/llvm-symbolizer\"\n");
+	tree_write(t, "proj/nunatak.toml",
+		   "name = \"cavity\"\n"
+		   "sampling.frequency = 1999\n");
 	snprintf(site, sizeof(site), "%s", tree_path(t, "etc/nunatak.toml"));
 	snprintf(project, sizeof(project), "%s", tree_path(t, "proj/nunatak.toml"));
 
@@ -228,9 +242,9 @@ static void test_relative_runs_dir_kept_as_written(void **state)
 	tree_mkdirs(t, "proj");
 	tree_write(t, "proj/nunatak.toml", "runs_dir = \"out/runs\"\n");
 	config_init(&cfg);
-	assert_int_equal(config_load(&cfg, tree_path(t, "none.toml"), tree_path(t, "proj"), err,
-				     sizeof(err)),
-			 0);
+	assert_int_equal(
+	    config_load(&cfg, tree_path(t, "none.toml"), tree_path(t, "proj"), err, sizeof(err)),
+	    0);
 	assert_string_equal(cfg.runs_dir, "out/runs");
 	config_release(&cfg);
 }
@@ -278,24 +292,24 @@ struct refusal {
 };
 
 static const struct refusal refusals[] = {
-	{ "name = \"x\"\n[sampling]\nfrequncy = 10\n", 3, 1, "unknown key 'sampling.frequncy'" },
-	{ "nmae = \"x\"\n", 1, 1, "unknown key 'nmae'" },
-	{ "[sampler]\n", 1, 2, "unknown key 'sampler'" },
-	{ "[tools]\nllvm_symbolizer = \"x\"\n", 2, 1, "unknown key 'tools.llvm_symbolizer'" },
-	{ "\"sampling.frequency\" = 5\n", 1, 1, "unknown key '\"sampling.frequency\"'" },
-	{ "[sampling]\nfrequency = 0\n", 2, 13,
-	  "value out of range for 'sampling.frequency': 0 not in 1..100000" },
-	{ "[sampling]\nfrequency = 100001\n", 2, 13,
-	  "value out of range for 'sampling.frequency': 100001 not in 1..100000" },
-	{ "sampling.frequency = -5\n", 1, 22, "value out of range" },
-	{ "[sampling]\nfrequency = 99.5\n", 2, 13,
-	  "wrong type for 'sampling.frequency': expected an integer, got a float" },
-	{ "name = 5\n", 1, 8, "wrong type for 'name': expected a string, got an integer" },
-	{ "runs_dir = [\"a\"]\n", 1, 12, "wrong type for 'runs_dir': expected a string, got an array" },
-	{ "sampling = 3\n", 1, 12, "wrong type for 'sampling': expected a table, got an integer" },
-	{ "name = \"\"\n", 1, 8, "empty value for 'name'" },
-	{ "name = \"x\n", 1, 8, "unterminated string" },
-	{ "[sampling]\nfrequency = 1\nfrequency = 2\n", 3, 1, "duplicate key 'sampling.frequency'" },
+    {"name = \"x\"\n[sampling]\nfrequncy = 10\n", 3, 1, "unknown key 'sampling.frequncy'"},
+    {"nmae = \"x\"\n", 1, 1, "unknown key 'nmae'"},
+    {"[sampler]\n", 1, 2, "unknown key 'sampler'"},
+    {"[tools]\nllvm_symbolizer = \"x\"\n", 2, 1, "unknown key 'tools.llvm_symbolizer'"},
+    {"\"sampling.frequency\" = 5\n", 1, 1, "unknown key '\"sampling.frequency\"'"},
+    {"[sampling]\nfrequency = 0\n", 2, 13,
+     "value out of range for 'sampling.frequency': 0 not in 1..100000"},
+    {"[sampling]\nfrequency = 100001\n", 2, 13,
+     "value out of range for 'sampling.frequency': 100001 not in 1..100000"},
+    {"sampling.frequency = -5\n", 1, 22, "value out of range"},
+    {"[sampling]\nfrequency = 99.5\n", 2, 13,
+     "wrong type for 'sampling.frequency': expected an integer, got a float"},
+    {"name = 5\n", 1, 8, "wrong type for 'name': expected a string, got an integer"},
+    {"runs_dir = [\"a\"]\n", 1, 12, "wrong type for 'runs_dir': expected a string, got an array"},
+    {"sampling = 3\n", 1, 12, "wrong type for 'sampling': expected a table, got an integer"},
+    {"name = \"\"\n", 1, 8, "empty value for 'name'"},
+    {"name = \"x\n", 1, 8, "unterminated string"},
+    {"[sampling]\nfrequency = 1\nfrequency = 2\n", 3, 1, "duplicate key 'sampling.frequency'"},
 };
 
 static void test_refusals_have_positions(void **state)
@@ -337,25 +351,26 @@ static void test_site_file_errors(void **state)
 	tree_mkdirs(t, "proj");
 	tree_write(t, "site.toml", "[tools]\nllvm-symbolizer = false\n");
 	config_init(&cfg);
-	assert_int_equal(config_load(&cfg, tree_path(t, "site.toml"), tree_path(t, "proj"), err,
-				     sizeof(err)),
-			 -EINVAL);
-	snprintf(want, sizeof(want),
-		 "%s:2:19: wrong type for 'tools.llvm-symbolizer': expected a string, got a boolean",
-		 tree_path(t, "site.toml"));
+	assert_int_equal(
+	    config_load(&cfg, tree_path(t, "site.toml"), tree_path(t, "proj"), err, sizeof(err)),
+	    -EINVAL);
+	snprintf(
+	    want, sizeof(want),
+	    "%s:2:19: wrong type for 'tools.llvm-symbolizer': expected a string, got a boolean",
+	    tree_path(t, "site.toml"));
 	assert_string_equal(err, want);
 
 	/* a site path that is not a regular file is an error, not "missing" */
-	assert_int_equal(config_load(&cfg, tree_path(t, "proj"), tree_path(t, "proj"), err,
-				     sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+	    config_load(&cfg, tree_path(t, "proj"), tree_path(t, "proj"), err, sizeof(err)),
+	    -EINVAL);
 	assert_non_null(strstr(err, "not a regular file"));
 	assert_null(cfg.name);
 
 	/* a start directory that does not exist */
-	assert_int_equal(config_load(&cfg, tree_path(t, "none.toml"), tree_path(t, "nowhere"),
-				     err, sizeof(err)),
-			 -ENOENT);
+	assert_int_equal(
+	    config_load(&cfg, tree_path(t, "none.toml"), tree_path(t, "nowhere"), err, sizeof(err)),
+	    -ENOENT);
 	assert_non_null(strstr(err, "cannot resolve"));
 	config_release(&cfg);
 }
@@ -413,20 +428,20 @@ static void test_setters(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test_setup_teardown(test_cascade, setup_tree, teardown_tree),
-		cmocka_unit_test_setup_teardown(test_missing_site_and_nearest_project_wins,
-						setup_tree, teardown_tree),
-		cmocka_unit_test_setup_teardown(test_relative_runs_dir_kept_as_written, setup_tree,
-						teardown_tree),
-		cmocka_unit_test_setup_teardown(test_site_file_is_project_file, setup_tree,
-						teardown_tree),
-		cmocka_unit_test_setup_teardown(test_no_files_at_all, setup_tree, teardown_tree),
-		cmocka_unit_test_setup_teardown(test_refusals_have_positions, setup_tree,
-						teardown_tree),
-		cmocka_unit_test_setup_teardown(test_site_file_errors, setup_tree, teardown_tree),
-		cmocka_unit_test_setup_teardown(test_load_file, setup_tree, teardown_tree),
-		cmocka_unit_test(test_setters),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test_setup_teardown(test_cascade, setup_tree, teardown_tree),
+	    cmocka_unit_test_setup_teardown(test_missing_site_and_nearest_project_wins, setup_tree,
+					    teardown_tree),
+	    cmocka_unit_test_setup_teardown(test_relative_runs_dir_kept_as_written, setup_tree,
+					    teardown_tree),
+	    cmocka_unit_test_setup_teardown(test_site_file_is_project_file, setup_tree,
+					    teardown_tree),
+	    cmocka_unit_test_setup_teardown(test_no_files_at_all, setup_tree, teardown_tree),
+	    cmocka_unit_test_setup_teardown(test_refusals_have_positions, setup_tree,
+					    teardown_tree),
+	    cmocka_unit_test_setup_teardown(test_site_file_errors, setup_tree, teardown_tree),
+	    cmocka_unit_test_setup_teardown(test_load_file, setup_tree, teardown_tree),
+	    cmocka_unit_test(test_setters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

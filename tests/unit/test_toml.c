@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* cmocka needs the headers above */
 #include <cmocka.h>
 
 #include "userspace/config/toml.h"
@@ -53,46 +55,47 @@ static struct toml_doc *parse_ok(const char *text)
 	return doc;
 }
 
-static const char all_types[] = "# a comment line\n"
-				"\n"
-				"title = \"a\\\"b\\\\c\\nd\\te\\u00e9\\u20ac\"  # trailing comment\n"
-				"lit = 'C:\\path\\no escape'\n"
-				"\"quoted key\" = 1\n"
-				"'lit key' = 2\n"
-				"int1 = +99\n"
-				"int2 = -17\n"
-				"int3 = 1_000_000\n"
-				"int4 = 0\n"
-				"big = 9223372036854775807\n"
-				"small = -9223372036854775808\n"
-				"f1 = 3.14\n"
-				"f2 = -0.01\n"
-				"f3 = 5e+22\n"
-				"f4 = 6.626E-34\n"
-				"f5 = 1_000.5\n"
-				"f6 = 2e3\n"
-				"yes = true\n"
-				"no = false\n"
-				"empty = \"\"\n"
-				"utf8 = \"h\xc3\xa9t\xc3\xa9\"\n"
-				"arr = [ 1, 2, 3, ]\n"
-				"mixed = [\n"
-				"  \"a\",  # comment in an array\n"
-				"\n"
-				"  1.5,\n"
-				"  [true, false],\n"
-				"]\n"
-				"empty_arr = []\n"
-				"dotted.key . here = \"x\"\n"
-				"[table]\n"
-				"k = 1\n"
-				"[ table . sub ]\t# header comment\n"
-				"k = 2\n"
-				"[a.b.c]\n"
-				"[a]\n"
-				"x = 1\n"
-				"[dotted.key.more]\n"
-				"y = 3\n";
+static const char all_types[] =
+    "# a comment line\n"
+    "\n"
+    "title = \"a\\\"b\\\\c\\nd\\te\\u00e9\\u20ac\"  # trailing comment\n"
+    "lit = 'C:\\path\\no escape'\n"
+    "\"quoted key\" = 1\n"
+    "'lit key' = 2\n"
+    "int1 = +99\n"
+    "int2 = -17\n"
+    "int3 = 1_000_000\n"
+    "int4 = 0\n"
+    "big = 9223372036854775807\n"
+    "small = -9223372036854775808\n"
+    "f1 = 3.14\n"
+    "f2 = -0.01\n"
+    "f3 = 5e+22\n"
+    "f4 = 6.626E-34\n"
+    "f5 = 1_000.5\n"
+    "f6 = 2e3\n"
+    "yes = true\n"
+    "no = false\n"
+    "empty = \"\"\n"
+    "utf8 = \"h\xc3\xa9t\xc3\xa9\"\n"
+    "arr = [ 1, 2, 3, ]\n"
+    "mixed = [\n"
+    "  \"a\",  # comment in an array\n"
+    "\n"
+    "  1.5,\n"
+    "  [true, false],\n"
+    "]\n"
+    "empty_arr = []\n"
+    "dotted.key . here = \"x\"\n"
+    "[table]\n"
+    "k = 1\n"
+    "[ table . sub ]\t# header comment\n"
+    "k = 2\n"
+    "[a.b.c]\n"
+    "[a]\n"
+    "x = 1\n"
+    "[dotted.key.more]\n"
+    "y = 3\n";
 
 static void test_valid_all_types(void **state)
 {
@@ -239,7 +242,7 @@ static void test_foreach_paths_and_positions(void **state)
 					"[sec]\n"
 					"  x.y = 'v'\n"
 					"[\"odd key\"]\n");
-	struct collected c = { .n = 0 };
+	struct collected c = {.n = 0};
 	unsigned line, col;
 	int seen = 0;
 
@@ -297,95 +300,95 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	/* not in the subset */
-	{ "a = {x = 1}", 0, 1, 5, "inline tables are not supported" },
-	{ "[[a]]\n", 0, 1, 1, "arrays of tables are not supported" },
-	{ "d = 1979-05-27", 0, 1, 5, "dates and times are not supported" },
-	{ "d = 1979-05-27T07:32:00Z", 0, 1, 5, "dates and times are not supported" },
-	{ "t = 07:32:00", 0, 1, 5, "dates and times are not supported" },
-	{ "x = \"\"\"abc\"\"\"", 0, 1, 5, "multi-line strings are not supported" },
-	{ "x = '''abc'''", 0, 1, 5, "multi-line strings are not supported" },
-	{ "x = 0x1F", 0, 1, 5, "hexadecimal integers are not supported" },
-	{ "x = 0o17", 0, 1, 5, "octal integers are not supported" },
-	{ "x = 0b101", 0, 1, 5, "binary integers are not supported" },
-	{ "x = inf", 0, 1, 5, "inf and nan are not supported" },
-	{ "x = -nan", 0, 1, 5, "inf and nan are not supported" },
-	/* duplicates and redefinitions */
-	{ "a = 1\nb = 2\na = 3\n", 0, 3, 1, "duplicate key 'a'" },
-	{ "a.b = 1\n a . b = 2\n", 0, 2, 2, "duplicate key 'a.b'" },
-	{ "\"a\" = 1\na = 2\n", 0, 2, 1, "duplicate key 'a'" },
-	{ "[a]\nx = 1\n[a]\n", 0, 3, 2, "table 'a' defined twice" },
-	{ "[a]\n[ a ]\n", 0, 2, 3, "table 'a' defined twice" },
-	{ "[a.b]\n[a]\n[a.b]\n", 0, 3, 2, "table 'a.b' defined twice" },
-	{ "a.b = 1\n[a]\n", 0, 2, 2, "table 'a' defined twice" },
-	{ "a = 1\n[a.b]\n", 0, 2, 2, "key 'a' already defined as an integer" },
-	{ "a = 1\na.b = 2\n", 0, 2, 1, "key 'a' already defined as an integer" },
-	{ "[a.b]\n[a]\nb.c = 1\n", 0, 3, 1, "table 'a.b' already defined" },
-	{ "[t]\nx = [1]\n[t.x]\n", 0, 3, 2, "key 't.x' already defined as an array" },
-	/* junk after a value */
-	{ "a = 1 x", 0, 1, 7, "unexpected 'x' after value" },
-	{ "a = \"s\" \"t\"", 0, 1, 9, "unexpected '\"' after value" },
-	{ "a = true false", 0, 1, 10, "unexpected 'f' after value" },
-	{ "[a] b = 1", 0, 1, 5, "unexpected 'b' after table header" },
-	{ "a = [1] ]", 0, 1, 9, "unexpected ']' after value" },
-	{ "a = 1\0", 6, 1, 6, "unexpected byte 0x00 after value" },
-	{ "a = 1\rb = 2", 0, 1, 6, "carriage return not followed by a newline" },
-	/* numbers */
-	{ "a = 12abc", 0, 1, 7, "invalid character 'a' in number" },
-	{ "a = 1.2.3", 0, 1, 8, "invalid character '.' in number" },
-	{ "a = 1__2", 0, 1, 6, "'_' must be between two digits" },
-	{ "a = 1_", 0, 1, 6, "'_' must be between two digits" },
-	{ "a = -_1", 0, 1, 6, "'_' must be between two digits" },
-	{ "a = 1_.5", 0, 1, 6, "'_' must be between two digits" },
-	{ "a = _1", 0, 1, 5, "invalid value starting with '_'" },
-	{ "a = 012", 0, 1, 5, "leading zeros are not allowed" },
-	{ "a = -01.5", 0, 1, 6, "leading zeros are not allowed" },
-	{ "a = 1.", 0, 1, 7, "expected a digit, found end of file" },
-	{ "a = 1.e5", 0, 1, 7, "expected a digit, found 'e'" },
-	{ "a = 1e", 0, 1, 7, "expected a digit" },
-	{ "a = .5", 0, 1, 5, "invalid value starting with '.'" },
-	{ "a = +", 0, 1, 6, "expected a digit" },
-	{ "a = 9223372036854775808", 0, 1, 5, "integer out of range" },
-	{ "a = -9223372036854775809", 0, 1, 5, "integer out of range" },
-	{ "a = 1e999", 0, 1, 5, "float out of range" },
-	/* values and keys */
-	{ "a = hello", 0, 1, 5, "invalid value 'hello' (strings must be quoted)" },
-	{ "a = True", 0, 1, 5, "invalid value 'True'" },
-	{ "a = truely", 0, 1, 5, "invalid value 'truely'" },
-	{ "a =", 0, 1, 4, "expected a value, found end of file" },
-	{ "a = # no value", 0, 1, 5, "expected a value, found '#'" },
-	{ "a =\nb = 1", 0, 1, 4, "expected a value, found end of line" },
-	{ "a 1", 0, 1, 3, "expected '=' after key, found '1'" },
-	{ "a. = 1", 0, 1, 4, "expected a key, found '='" },
-	{ "= 1", 0, 1, 1, "expected a key, found '='" },
-	{ "a b = 1", 0, 1, 3, "expected '=' after key, found 'b'" },
-	{ "[a", 0, 1, 3, "expected ']' after table name, found end of file" },
-	{ "[]", 0, 1, 2, "expected a key, found ']'" },
-	{ "ok = 1\n  bad = {}", 0, 2, 9, "inline tables are not supported" },
-	/* strings */
-	{ "a = \"x\\qy\"", 0, 1, 7, "unsupported escape sequence \\q" },
-	{ "a = \"\\r\"", 0, 1, 6, "unsupported escape sequence \\r" },
-	{ "a = \"\\U0001F600\"", 0, 1, 6, "unsupported escape sequence \\U" },
-	{ "a = \"\\u12\"", 0, 1, 6, "\\u needs four hexadecimal digits" },
-	{ "a = \"\\u12G4\"", 0, 1, 6, "\\u needs four hexadecimal digits" },
-	{ "a = \"\\u0000\"", 0, 1, 6, "NUL character not allowed in string" },
-	{ "a = \"x\\uD800\"", 0, 1, 7, "invalid unicode scalar value \\uD800" },
-	{ "a = \"abc\nb = 1\n", 0, 1, 5, "unterminated string" },
-	{ "a = 'abc", 0, 1, 5, "unterminated string" },
-	{ "a = \"abc\\\"", 0, 1, 5, "unterminated string" },
-	{ "a = \"x\x01\"", 0, 1, 7, "control character byte 0x01 in string" },
-	{ "a = 'x\x7f'", 0, 1, 7, "control character byte 0x7f in string" },
-	{ "a = \"x\xff\"", 0, 1, 7, "invalid UTF-8" },
-	{ "a = \"\xc0\xaf\"", 0, 1, 6, "invalid UTF-8" },
-	{ "a = 1 # \x02", 0, 1, 9, "control character byte 0x02 in comment" },
-	{ "\"unterminated key = 1", 0, 1, 1, "unterminated string" },
-	/* arrays */
-	{ "a = [1, 2\n", 0, 1, 5, "unterminated array" },
-	{ "a = [1 2]", 0, 1, 8, "expected ',' or ']' in array, found '2'" },
-	{ "a = [,]", 0, 1, 6, "expected a value, found ','" },
-	{ "a = [1,,]", 0, 1, 8, "expected a value, found ','" },
-	{ "a = [\n  1,\n  x,\n]", 0, 3, 3, "invalid value 'x'" },
-	{ "a = [{}]", 0, 1, 6, "inline tables are not supported" },
+    /* not in the subset */
+    {"a = {x = 1}", 0, 1, 5, "inline tables are not supported"},
+    {"[[a]]\n", 0, 1, 1, "arrays of tables are not supported"},
+    {"d = 1979-05-27", 0, 1, 5, "dates and times are not supported"},
+    {"d = 1979-05-27T07:32:00Z", 0, 1, 5, "dates and times are not supported"},
+    {"t = 07:32:00", 0, 1, 5, "dates and times are not supported"},
+    {"x = \"\"\"abc\"\"\"", 0, 1, 5, "multi-line strings are not supported"},
+    {"x = '''abc'''", 0, 1, 5, "multi-line strings are not supported"},
+    {"x = 0x1F", 0, 1, 5, "hexadecimal integers are not supported"},
+    {"x = 0o17", 0, 1, 5, "octal integers are not supported"},
+    {"x = 0b101", 0, 1, 5, "binary integers are not supported"},
+    {"x = inf", 0, 1, 5, "inf and nan are not supported"},
+    {"x = -nan", 0, 1, 5, "inf and nan are not supported"},
+    /* duplicates and redefinitions */
+    {"a = 1\nb = 2\na = 3\n", 0, 3, 1, "duplicate key 'a'"},
+    {"a.b = 1\n a . b = 2\n", 0, 2, 2, "duplicate key 'a.b'"},
+    {"\"a\" = 1\na = 2\n", 0, 2, 1, "duplicate key 'a'"},
+    {"[a]\nx = 1\n[a]\n", 0, 3, 2, "table 'a' defined twice"},
+    {"[a]\n[ a ]\n", 0, 2, 3, "table 'a' defined twice"},
+    {"[a.b]\n[a]\n[a.b]\n", 0, 3, 2, "table 'a.b' defined twice"},
+    {"a.b = 1\n[a]\n", 0, 2, 2, "table 'a' defined twice"},
+    {"a = 1\n[a.b]\n", 0, 2, 2, "key 'a' already defined as an integer"},
+    {"a = 1\na.b = 2\n", 0, 2, 1, "key 'a' already defined as an integer"},
+    {"[a.b]\n[a]\nb.c = 1\n", 0, 3, 1, "table 'a.b' already defined"},
+    {"[t]\nx = [1]\n[t.x]\n", 0, 3, 2, "key 't.x' already defined as an array"},
+    /* junk after a value */
+    {"a = 1 x", 0, 1, 7, "unexpected 'x' after value"},
+    {"a = \"s\" \"t\"", 0, 1, 9, "unexpected '\"' after value"},
+    {"a = true false", 0, 1, 10, "unexpected 'f' after value"},
+    {"[a] b = 1", 0, 1, 5, "unexpected 'b' after table header"},
+    {"a = [1] ]", 0, 1, 9, "unexpected ']' after value"},
+    {"a = 1\0", 6, 1, 6, "unexpected byte 0x00 after value"},
+    {"a = 1\rb = 2", 0, 1, 6, "carriage return not followed by a newline"},
+    /* numbers */
+    {"a = 12abc", 0, 1, 7, "invalid character 'a' in number"},
+    {"a = 1.2.3", 0, 1, 8, "invalid character '.' in number"},
+    {"a = 1__2", 0, 1, 6, "'_' must be between two digits"},
+    {"a = 1_", 0, 1, 6, "'_' must be between two digits"},
+    {"a = -_1", 0, 1, 6, "'_' must be between two digits"},
+    {"a = 1_.5", 0, 1, 6, "'_' must be between two digits"},
+    {"a = _1", 0, 1, 5, "invalid value starting with '_'"},
+    {"a = 012", 0, 1, 5, "leading zeros are not allowed"},
+    {"a = -01.5", 0, 1, 6, "leading zeros are not allowed"},
+    {"a = 1.", 0, 1, 7, "expected a digit, found end of file"},
+    {"a = 1.e5", 0, 1, 7, "expected a digit, found 'e'"},
+    {"a = 1e", 0, 1, 7, "expected a digit"},
+    {"a = .5", 0, 1, 5, "invalid value starting with '.'"},
+    {"a = +", 0, 1, 6, "expected a digit"},
+    {"a = 9223372036854775808", 0, 1, 5, "integer out of range"},
+    {"a = -9223372036854775809", 0, 1, 5, "integer out of range"},
+    {"a = 1e999", 0, 1, 5, "float out of range"},
+    /* values and keys */
+    {"a = hello", 0, 1, 5, "invalid value 'hello' (strings must be quoted)"},
+    {"a = True", 0, 1, 5, "invalid value 'True'"},
+    {"a = truely", 0, 1, 5, "invalid value 'truely'"},
+    {"a =", 0, 1, 4, "expected a value, found end of file"},
+    {"a = # no value", 0, 1, 5, "expected a value, found '#'"},
+    {"a =\nb = 1", 0, 1, 4, "expected a value, found end of line"},
+    {"a 1", 0, 1, 3, "expected '=' after key, found '1'"},
+    {"a. = 1", 0, 1, 4, "expected a key, found '='"},
+    {"= 1", 0, 1, 1, "expected a key, found '='"},
+    {"a b = 1", 0, 1, 3, "expected '=' after key, found 'b'"},
+    {"[a", 0, 1, 3, "expected ']' after table name, found end of file"},
+    {"[]", 0, 1, 2, "expected a key, found ']'"},
+    {"ok = 1\n  bad = {}", 0, 2, 9, "inline tables are not supported"},
+    /* strings */
+    {"a = \"x\\qy\"", 0, 1, 7, "unsupported escape sequence \\q"},
+    {"a = \"\\r\"", 0, 1, 6, "unsupported escape sequence \\r"},
+    {"a = \"\\U0001F600\"", 0, 1, 6, "unsupported escape sequence \\U"},
+    {"a = \"\\u12\"", 0, 1, 6, "\\u needs four hexadecimal digits"},
+    {"a = \"\\u12G4\"", 0, 1, 6, "\\u needs four hexadecimal digits"},
+    {"a = \"\\u0000\"", 0, 1, 6, "NUL character not allowed in string"},
+    {"a = \"x\\uD800\"", 0, 1, 7, "invalid unicode scalar value \\uD800"},
+    {"a = \"abc\nb = 1\n", 0, 1, 5, "unterminated string"},
+    {"a = 'abc", 0, 1, 5, "unterminated string"},
+    {"a = \"abc\\\"", 0, 1, 5, "unterminated string"},
+    {"a = \"x\x01\"", 0, 1, 7, "control character byte 0x01 in string"},
+    {"a = 'x\x7f'", 0, 1, 7, "control character byte 0x7f in string"},
+    {"a = \"x\xff\"", 0, 1, 7, "invalid UTF-8"},
+    {"a = \"\xc0\xaf\"", 0, 1, 6, "invalid UTF-8"},
+    {"a = 1 # \x02", 0, 1, 9, "control character byte 0x02 in comment"},
+    {"\"unterminated key = 1", 0, 1, 1, "unterminated string"},
+    /* arrays */
+    {"a = [1, 2\n", 0, 1, 5, "unterminated array"},
+    {"a = [1 2]", 0, 1, 8, "expected ',' or ']' in array, found '2'"},
+    {"a = [,]", 0, 1, 6, "expected a value, found ','"},
+    {"a = [1,,]", 0, 1, 8, "expected a value, found ','"},
+    {"a = [\n  1,\n  x,\n]", 0, 3, 3, "invalid value 'x'"},
+    {"a = [{}]", 0, 1, 6, "inline tables are not supported"},
 };
 
 static void test_invalid_inputs(void **state)
@@ -409,8 +412,8 @@ static void test_invalid_inputs(void **state)
 		assert_int_equal(errno, EINVAL);
 		snprintf(prefix, sizeof(prefix), FILENAME ":%u:%u: ", c->line, c->col);
 		if (strncmp(err, prefix, strlen(prefix)) || !strstr(err, c->message))
-			fail_msg("case %zu '%s': got \"%s\", want \"%s%s\"", i, c->text, err, prefix,
-				 c->message);
+			fail_msg("case %zu '%s': got \"%s\", want \"%s%s\"", i, c->text, err,
+				 prefix, c->message);
 	}
 }
 
@@ -449,7 +452,7 @@ static void test_error_buffer_handling(void **state)
 	}
 	/* text is not required to be NUL-terminated */
 	{
-		const char text[] = { 'a', '=', '1', '2' };
+		const char text[] = {'a', '=', '1', '2'};
 		struct toml_doc *doc = toml_doc__parse(text, 3, FILENAME, NULL, 0);
 		long long i;
 
@@ -489,14 +492,14 @@ static void test_allocation_failures(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid_all_types),
-		cmocka_unit_test(test_lookup_errors),
-		cmocka_unit_test(test_foreach_paths_and_positions),
-		cmocka_unit_test(test_crlf_and_bom),
-		cmocka_unit_test(test_invalid_inputs),
-		cmocka_unit_test(test_nesting_limit),
-		cmocka_unit_test(test_error_buffer_handling),
-		cmocka_unit_test(test_allocation_failures),
+	    cmocka_unit_test(test_valid_all_types),
+	    cmocka_unit_test(test_lookup_errors),
+	    cmocka_unit_test(test_foreach_paths_and_positions),
+	    cmocka_unit_test(test_crlf_and_bom),
+	    cmocka_unit_test(test_invalid_inputs),
+	    cmocka_unit_test(test_nesting_limit),
+	    cmocka_unit_test(test_error_buffer_handling),
+	    cmocka_unit_test(test_allocation_failures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,6 +75,20 @@ int agent_add_degradation(struct agent *a, const char *name, const char *message
 	return agent_keep_degradation(a, name, message, remedy);
 }
 
+int agent_for_each_degradation(const struct agent *a,
+			       int (*cb)(const char *name, const char *message, const char *remedy,
+					 void *ctx),
+			       void *ctx)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < a->n_degradations && !err; i++)
+		err = cb(a->degradations[i].name, a->degradations[i].message,
+			 a->degradations[i].remedy, ctx);
+	return err;
+}
+
 static void agent_start_sampling(struct agent *a)
 {
 	struct sampler_opts so = { .frequency = a->opts.frequency };

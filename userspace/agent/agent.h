@@ -39,6 +39,13 @@ int agent_follow(struct agent *a, pid_t pid);
 int agent_add_degradation(struct agent *a, const char *name, const char *message,
 			  const char *remedy);
 
+/* Calls cb for every Degradation known so far (to announce them before
+ * the application starts); stops at cb's first non-zero return. */
+int agent_for_each_degradation(const struct agent *a,
+			       int (*cb)(const char *name, const char *message, const char *remedy,
+					 void *ctx),
+			       void *ctx);
+
 /* fd to poll for pending kernel reports; -1 when nothing is observed */
 int agent_fd(const struct agent *a);
 /* Apply pending kernel reports (mappings, exec, exit). 0 or -errno. */

@@ -20,13 +20,13 @@ static const struct {
 	const char *path;
 	enum toml_type type;
 } config_keys[CONFIG_KEY_COUNT] = {
-	[CONFIG_NAME] = { "name", TOML_STRING },
-	[CONFIG_RUNS_DIR] = { "runs_dir", TOML_STRING },
-	[CONFIG_SAMPLING_FREQUENCY] = { "sampling.frequency", TOML_INT },
-	[CONFIG_LLVM_SYMBOLIZER] = { "tools.llvm-symbolizer", TOML_STRING },
+    [CONFIG_NAME] = {"name", TOML_STRING},
+    [CONFIG_RUNS_DIR] = {"runs_dir", TOML_STRING},
+    [CONFIG_SAMPLING_FREQUENCY] = {"sampling.frequency", TOML_INT},
+    [CONFIG_LLVM_SYMBOLIZER] = {"tools.llvm-symbolizer", TOML_STRING},
 };
 
-static const char *const config_tables[] = { "sampling", "tools" };
+static const char *const config_tables[] = {"sampling", "tools"};
 
 /* One file, parsed and checked, waiting to be applied: the cascade applies
  * nothing until every file of it is known to be valid. */
@@ -109,7 +109,8 @@ const char *config_source(const struct config *cfg, enum config_key key)
 }
 
 /* Takes ownership of nothing: copies @value and @source, then replaces. */
-static int set_string(struct config *cfg, enum config_key key, const char *value, const char *source)
+static int set_string(struct config *cfg, enum config_key key, const char *value,
+		      const char *source)
 {
 	char **field = string_field(cfg, key);
 	char *value_copy, *source_copy;
@@ -235,9 +236,8 @@ struct check_ctx {
 	size_t errlen;
 };
 
-__attribute__((format(printf, 5, 6))) static int check_error(struct check_ctx *ctx, unsigned line,
-							      unsigned col, int ret, const char *fmt,
-							      ...)
+__attribute__((format(printf, 5, 6))) static int
+check_error(struct check_ctx *ctx, unsigned line, unsigned col, int ret, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -280,8 +280,9 @@ static int check_entry(const struct toml_entry *entry, void *data)
 
 	want = config_keys[key].type;
 	if (entry->type != want)
-		return check_error(ctx, line, col, -EINVAL, "wrong type for '%s': expected %s, got %s",
-				   entry->path, toml_type_name(want), toml_type_name(entry->type));
+		return check_error(ctx, line, col, -EINVAL,
+				   "wrong type for '%s': expected %s, got %s", entry->path,
+				   toml_type_name(want), toml_type_name(entry->type));
 	if (want == TOML_STRING) {
 		toml_value_string(entry->value, &s);
 		if (!*s)
@@ -303,7 +304,7 @@ static int check_entry(const struct toml_entry *entry, void *data)
 /* Reads, parses and checks @path into @file without touching any config. */
 static int config_file_open(struct config_file *file, const char *path, char *err, size_t errlen)
 {
-	struct check_ctx ctx = { .file = file, .err = err, .errlen = errlen };
+	struct check_ctx ctx = {.file = file, .err = err, .errlen = errlen};
 	char *text = NULL;
 	size_t len = 0;
 	int ret;
@@ -369,13 +370,15 @@ int config_load_file(struct config *cfg, const char *path, char *err, size_t err
 }
 
 /* The first nunatak.toml from @start_dir up to "/": 0 and a path in *@out
- * (to free), -ENOENT if there is none. */
+ * (to free) or NULL if there is none; -errno if @start_dir cannot be
+ * resolved. */
 static int find_project_file(const char *start_dir, char **out, char *err, size_t errlen)
 {
-	char *dir, *candidate = NULL, *slash;
+	char *dir, *candidate, *slash;
 	struct stat st;
-	int ret = -ENOENT;
+	int ret = 0;
 
+	*out = NULL;
 	dir = realpath(start_dir ? start_dir : ".", NULL);
 	if (!dir) {
 		ret = -errno;
@@ -386,18 +389,14 @@ static int find_project_file(const char *start_dir, char **out, char *err, size_
 	for (;;) {
 		if (asprintf(&candidate, "%s/%s", strcmp(dir, "/") ? dir : "",
 			     CONFIG_PROJECT_FILENAME) < 0) {
-			candidate = NULL;
 			ret = -ENOMEM;
 			break;
 		}
 		if (!stat(candidate, &st) && S_ISREG(st.st_mode)) {
 			*out = candidate;
-			candidate = NULL;
-			ret = 0;
 			break;
 		}
 		free(candidate);
-		candidate = NULL;
 		if (!strcmp(dir, "/"))
 			break;
 		slash = strrchr(dir, '/');
@@ -422,7 +421,7 @@ static bool same_file(const char *a, const char *b)
 int config_load(struct config *cfg, const char *site_path, const char *start_dir, char *err,
 		size_t errlen)
 {
-	struct config_file site = { 0 }, project = { 0 };
+	struct config_file site = {0}, project = {0};
 	bool have_site = false, have_project = false;
 	char *project_path = NULL, no_err[1];
 	int ret;
@@ -441,16 +440,15 @@ int config_load(struct config *cfg, const char *site_path, const char *start_dir
 		pr_debug("no site configuration '%s'", site_path);
 
 	ret = find_project_file(start_dir, &project_path, err, errlen);
-	if (ret && ret != -ENOENT)
+	if (ret)
 		goto cleanup;
-	if (!ret && !(have_site && same_file(site_path, project_path))) {
+	if (project_path && !(have_site && same_file(site_path, project_path))) {
 		ret = config_file_open(&project, project_path, err, errlen);
 		if (ret)
 			goto cleanup;
 		have_project = true;
 	}
 
-	ret = 0;
 	if (have_site)
 		ret = config_file_apply(cfg, &site);
 	if (!ret && have_project)
@@ -479,8 +477,7 @@ json_t *config_effective_json(const struct config *cfg)
 			entry = json_pack("{s:I,s:s}", "value", (json_int_t)cfg->sampling_frequency,
 					  "source", config_source(cfg, key));
 		else
-			entry = json_pack("{s:s?,s:s}", "value",
-					  string_value(cfg, key), "source",
+			entry = json_pack("{s:s?,s:s}", "value", string_value(cfg, key), "source",
 					  config_source(cfg, key));
 		/* json_object_set_new() releases entry even when it fails */
 		if (!entry || json_object_set_new(root, config_keys[key].path, entry))

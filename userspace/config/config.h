@@ -28,8 +28,8 @@
 #ifndef NUNATAK_CONFIG_H
 #define NUNATAK_CONFIG_H
 
-#include <stddef.h>
 #include <jansson.h>
+#include <stddef.h>
 
 #define CONFIG_DEFAULT_RUNS_DIR ".nunatak"
 #define CONFIG_DEFAULT_SAMPLING_FREQUENCY 997

@@ -173,7 +173,7 @@ static void position_of(const struct parser *ps, const char *at, unsigned *line,
 }
 
 __attribute__((format(printf, 3, 4))) static int parse_error(struct parser *ps, const char *at,
-							      const char *fmt, ...)
+							     const char *fmt, ...)
 {
 	unsigned line, col;
 	va_list ap;
@@ -474,8 +474,7 @@ static int parse_string(struct parser *ps, char **out)
 			ps->p += 4;
 			break;
 		default:
-			parse_error(ps, ps->p, "unsupported escape sequence \\%s",
-				    ps->p + 1 < q ? (char[2]){ ps->p[1], 0 } : "");
+			parse_error(ps, ps->p, "unsupported escape sequence \\%.1s", ps->p + 1);
 			goto fail;
 		}
 		ps->p++;
@@ -541,9 +540,12 @@ static int parse_number(struct parser *ps, struct toml_value **out)
 		q++;
 	if (end - q == 3 && (!strncmp(q, "inf", 3) || !strncmp(q, "nan", 3)))
 		return parse_error(ps, start, "inf and nan are not supported");
-	if (end - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'o' || q[1] == 'b'))
-		return parse_error(ps, start, "%s integers are not supported",
-				   q[1] == 'x' ? "hexadecimal" : q[1] == 'o' ? "octal" : "binary");
+	if (end - q >= 2 && q[0] == '0' && q[1] == 'x')
+		return parse_error(ps, start, "hexadecimal integers are not supported");
+	if (end - q >= 2 && q[0] == '0' && q[1] == 'o')
+		return parse_error(ps, start, "octal integers are not supported");
+	if (end - q >= 2 && q[0] == '0' && q[1] == 'b')
+		return parse_error(ps, start, "binary integers are not supported");
 
 	digits = q;
 	q = scan_digits(ps, q, end, &err);
@@ -705,7 +707,8 @@ static int parse_value(struct parser *ps, struct toml_value **out, int depth)
 		for (q = start; q < ps->end && is_bare_key_char((unsigned char)*q); q++)
 			;
 		n = (size_t)(q - start);
-		if ((n == 4 && !memcmp(start, "true", 4)) || (n == 5 && !memcmp(start, "false", 5))) {
+		if ((n == 4 && !memcmp(start, "true", 4)) ||
+		    (n == 5 && !memcmp(start, "false", 5))) {
 			v = value_new(ps, TOML_BOOL, start);
 			if (!v)
 				return oom(ps);
@@ -720,7 +723,8 @@ static int parse_value(struct parser *ps, struct toml_value **out, int depth)
 				   (int)(n > 40 ? 40 : n), start);
 	}
 	if (c < 0 || c == '\n' || c == '\r' || c == '#' || c == ',' || c == ']')
-		return parse_error(ps, start, "expected a value, found %s", describe(ps, start, buf));
+		return parse_error(ps, start, "expected a value, found %s",
+				   describe(ps, start, buf));
 	return parse_error(ps, start, "invalid value starting with %s", describe(ps, start, buf));
 }
 
@@ -871,7 +875,8 @@ static int walk_key(struct parser *ps, const struct key_path *kp, struct toml_va
 			if (!sub)
 				return oom(ps);
 			sub->tab.origin = origin;
-			kv = table_add(ps, table, kp->parts[i].name, table_path, kp->parts[i].at, sub);
+			kv = table_add(ps, table, kp->parts[i].name, table_path, kp->parts[i].at,
+				       sub);
 			if (!kv)
 				return oom(ps);
 		} else if (kv->value->type != TOML_TABLE) {
@@ -892,7 +897,7 @@ static int walk_key(struct parser *ps, const struct key_path *kp, struct toml_va
 
 static int parse_table_header(struct parser *ps)
 {
-	struct key_path kp = { .len = 0 };
+	struct key_path kp = {.len = 0};
 	const char *parent_path, *name_at;
 	struct toml_value *parent, *table;
 	struct toml_kv *kv;
@@ -955,7 +960,7 @@ cleanup:
 
 static int parse_key_value(struct parser *ps)
 {
-	struct key_path kp = { .len = 0 };
+	struct key_path kp = {.len = 0};
 	struct toml_value *parent, *value = NULL;
 	const char *parent_path, *key_at = ps->p;
 	struct toml_kv *kv;
@@ -973,8 +978,8 @@ static int parse_key_value(struct parser *ps)
 	ps->p++;
 	skip_blanks(ps);
 
-	err = walk_key(ps, &kp, ps->table, ps->table_path, TABLE_DOTTED, true, &parent,
-		       &parent_path);
+	err =
+	    walk_key(ps, &kp, ps->table, ps->table_path, TABLE_DOTTED, true, &parent, &parent_path);
 	if (err)
 		goto cleanup;
 	kv = table_find(parent, kp.parts[kp.len - 1].name);
@@ -999,14 +1004,14 @@ struct toml_doc *toml_doc__parse(const char *text, size_t len, const char *filen
 				 size_t errlen)
 {
 	struct parser ps = {
-		.text = text,
-		.p = text,
-		.end = text + len,
-		.line = 1,
-		.line_start = text,
-		.filename = filename ? filename : "<input>",
-		.err = err,
-		.errlen = errlen,
+	    .text = text,
+	    .p = text,
+	    .end = text + len,
+	    .line = 1,
+	    .line_start = text,
+	    .filename = filename ? filename : "<input>",
+	    .err = err,
+	    .errlen = errlen,
 	};
 	struct toml_doc *doc;
 	int ret;
@@ -1214,8 +1219,8 @@ static int foreach_in(const struct toml_value *table,
 	return 0;
 }
 
-int toml_doc_foreach(const struct toml_doc *doc, int (*fn)(const struct toml_entry *entry, void *ctx),
-		     void *ctx)
+int toml_doc_foreach(const struct toml_doc *doc,
+		     int (*fn)(const struct toml_entry *entry, void *ctx), void *ctx)
 {
 	return foreach_in(doc->root, fn, ctx);
 }

@@ -95,8 +95,8 @@ struct toml_entry {
  * elements are not visited. Stops at the first non-zero return of @fn and
  * returns it; returns 0 otherwise.
  */
-int toml_doc_foreach(const struct toml_doc *doc, int (*fn)(const struct toml_entry *entry, void *ctx),
-		     void *ctx);
+int toml_doc_foreach(const struct toml_doc *doc,
+		     int (*fn)(const struct toml_entry *entry, void *ctx), void *ctx);
 
 /* Testing only: the allocation number @n (0-based) of the parses that
  * follow, and every one after it, fails; -1 (the default) disables. Lets the

@@ -1,0 +1,64 @@
+/* diagnose — where the sampled time went, computed from the pivot.
+ *
+ * A diagnosis is recomputed on demand and never stored (GLOSSARY:
+ * Diagnostic). It sums the sampling Measurements of each Hotspot over
+ * every Locus for the time counter ("cpu-clock", ns); when a Run sampled
+ * only "cycles", shares come from cycles and seconds are unavailable (NAN).
+ *
+ *  - share = Hotspot value / total sampled value (fraction of 1); the shares
+ *    of hotspots[] and others.share add up to 1 when anything was sampled;
+ *  - statistical floor: a Hotspot with at least DIAGNOSIS_SAMPLE_FLOOR
+ *    samples is listed in hotspots[]; the rest is counted in others;
+ *  - hotspots[] by decreasing share, ties by name, then by id;
+ *  - unresolved_share: share of every Hotspot (listed or not) whose
+ *    Resolution level is "unresolved".
+ * Unavailable values are NAN, never 0: seconds without a time counter,
+ * shares when nothing was sampled.
+ */
+#ifndef NUNATAK_ANALYSIS_DIAGNOSE_H
+#define NUNATAK_ANALYSIS_DIAGNOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pivot;
+
+#define DIAGNOSIS_SAMPLE_FLOOR 30
+
+struct hotspot_share {
+	int64_t id; /* hotspots.id */
+	char *name;
+	char *module;		/* display name */
+	char *source_file;	/* NULL when unknown */
+	char *resolution_level; /* "line", "function", "symbol", "unresolved" */
+	uint64_t samples;
+	double value;	/* Σ value in the counter's unit */
+	double seconds; /* NAN when unavailable */
+	double share;	/* fraction of 1 */
+};
+
+struct diagnosis {
+	const char *counter; /* static: "cpu-clock", "cycles", or NULL: nothing sampled */
+	size_t n_hotspots;   /* above the floor */
+	struct hotspot_share *hotspots;
+	struct {
+		size_t hotspots; /* below the floor */
+		uint64_t samples;
+		double seconds; /* NAN when unavailable */
+		double share;	/* 0 when none; NAN when nothing was sampled */
+	} others;
+	size_t total_hotspots; /* every Hotspot with samples */
+	uint64_t total_samples;
+	double total_value;
+	double total_seconds;	/* NAN when unavailable */
+	double unresolved_share; /* NAN when nothing was sampled */
+};
+
+/* NULL + errno (EINVAL, ENOMEM, EIO). An empty Run gives a diagnosis with
+ * no hotspot and counter NULL, not an error. Free with diagnosis__free(). */
+struct diagnosis *diagnosis__new(struct pivot *p);
+
+/* NULL-safe */
+void diagnosis__free(struct diagnosis *d);
+
+#endif

@@ -1,0 +1,249 @@
+/* summary — renders a diagnosis for a terminal and as JSON. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/diagnose.h"
+#include "report/summary.h"
+#include "userspace/pivot/pivot.h"
+
+#define MODULE_WIDTH_MAX 24
+#define UNAVAILABLE "unavailable"
+
+/* "%.3f" of seconds, or "unavailable" */
+static const char *fmt_seconds(char *buf, size_t len, double seconds)
+{
+	if (isnan(seconds))
+		return UNAVAILABLE;
+	snprintf(buf, len, "%.3f", seconds);
+	return buf;
+}
+
+static const char *fmt_share(char *buf, size_t len, double share)
+{
+	if (isnan(share))
+		return UNAVAILABLE;
+	snprintf(buf, len, "%.1f%%", 100.0 * share);
+	return buf;
+}
+
+static void print_headline(FILE *out, const struct diagnosis *d)
+{
+	char share[32], seconds[32];
+	double covered = 0;
+	size_t i;
+
+	for (i = 0; i < d->n_hotspots; i++)
+		covered += d->hotspots[i].share;
+	fprintf(out, "nunatak: %zu hotspot%s above the floor of %d samples cover%s %s of %" PRIu64
+		     " samples",
+		d->n_hotspots, d->n_hotspots == 1 ? "" : "s", DIAGNOSIS_SAMPLE_FLOOR,
+		d->n_hotspots == 1 ? "s" : "", fmt_share(share, sizeof(share), covered),
+		d->total_samples);
+	if (isnan(d->total_seconds))
+		fprintf(out, ", time sampled unavailable (only %s was sampled)\n", d->counter);
+	else
+		fprintf(out, ", %s s sampled\n",
+			fmt_seconds(seconds, sizeof(seconds), d->total_seconds));
+}
+
+struct columns {
+	int module, seconds;
+};
+
+static void columns_measure(const struct diagnosis *d, size_t shown, struct columns *c)
+{
+	char buf[32];
+	size_t i;
+	int len;
+
+	c->module = (int)strlen("module");
+	c->seconds = (int)strlen("seconds");
+	for (i = 0; i < shown; i++) {
+		len = (int)strlen(d->hotspots[i].module);
+		if (len > c->module)
+			c->module = len < MODULE_WIDTH_MAX ? len : MODULE_WIDTH_MAX;
+		len = (int)strlen(fmt_seconds(buf, sizeof(buf), d->hotspots[i].seconds));
+		if (len > c->seconds)
+			c->seconds = len;
+	}
+}
+
+static void print_table(FILE *out, const struct diagnosis *d)
+{
+	size_t shown = d->n_hotspots < SUMMARY_MAX_HOTSPOTS ? d->n_hotspots : SUMMARY_MAX_HOTSPOTS;
+	size_t folded = d->n_hotspots - shown, others_n;
+	double others_share = d->others.share, others_seconds = d->others.seconds;
+	uint64_t others_samples = d->others.samples;
+	char share[32], seconds[32];
+	struct columns c;
+	size_t i;
+
+	columns_measure(d, shown, &c);
+	fprintf(out, "\n  %6s  %8s  %*s  %-10s  %-*s  %s\n", "share", "samples", c.seconds,
+		"seconds", "level", c.module, "module", "hotspot");
+	for (i = 0; i < shown; i++) {
+		const struct hotspot_share *h = &d->hotspots[i];
+
+		fprintf(out, "  %6s  %8" PRIu64 "  %*s  %-10s  %-*.*s  %s",
+			fmt_share(share, sizeof(share), h->share), h->samples, c.seconds,
+			fmt_seconds(seconds, sizeof(seconds), h->seconds), h->resolution_level,
+			c.module, MODULE_WIDTH_MAX, h->module, h->name);
+		if (h->source_file)
+			fprintf(out, " (%s)", h->source_file);
+		fputc('\n', out);
+	}
+	for (i = shown; i < d->n_hotspots; i++) {
+		others_share += d->hotspots[i].share;
+		others_samples += d->hotspots[i].samples;
+		others_seconds += d->hotspots[i].seconds;
+	}
+	others_n = d->others.hotspots + folded;
+	if (!others_n)
+		return;
+	fprintf(out, "  %6s  %8" PRIu64 "  %*s  %-10s  %-*s  others: %zu hotspot%s",
+		fmt_share(share, sizeof(share), others_share), others_samples, c.seconds,
+		fmt_seconds(seconds, sizeof(seconds), others_seconds), "", c.module, "",
+		others_n, others_n == 1 ? "" : "s");
+	if (folded)
+		fprintf(out, " (%zu above the floor not listed, %zu under %d samples)", folded,
+			d->others.hotspots, DIAGNOSIS_SAMPLE_FLOOR);
+	fputc('\n', out);
+}
+
+struct not_said {
+	FILE *out;
+	size_t n;
+};
+
+static int print_degradation(const char *name, const char *message, const char *remedy,
+			     void *ctx)
+{
+	struct not_said *ns = ctx;
+
+	fprintf(ns->out, "  - degradation %s: %s\n      remedy: %s\n", name, message, remedy);
+	ns->n++;
+	return 0;
+}
+
+static int print_not_said(FILE *out, const struct diagnosis *d, struct pivot *p)
+{
+	char share[32];
+	int err = 0;
+	struct not_said ns = { out, 0 };
+
+	fprintf(out, "\nwhat this summary does not say\n");
+	if (d->others.hotspots)
+		fprintf(out,
+			"  - others: %zu hotspot%s under %d samples each (%" PRIu64
+			" samples, %s of the time) get no diagnostic\n",
+			d->others.hotspots, d->others.hotspots == 1 ? "" : "s",
+			DIAGNOSIS_SAMPLE_FLOOR, d->others.samples,
+			fmt_share(share, sizeof(share), d->others.share));
+	if (d->counter)
+		fprintf(out, "  - unresolved: %s of the time is in code no symbol names\n",
+			fmt_share(share, sizeof(share), d->unresolved_share));
+	if (p)
+		err = pivot_for_each_degradation(p, print_degradation, &ns);
+	if (!err && !ns.n)
+		fprintf(out, "  - degradations: none\n");
+	return err;
+}
+
+int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
+{
+	int err;
+
+	if (!out || !d)
+		return -EINVAL;
+	if (!d->counter || !d->total_samples) {
+		fprintf(out, "nunatak: no samples were recorded, so there is no hotspot to report\n");
+		fprintf(out, "  the application may have ended before the first sample, or sampling"
+			     " did not run: see the degradations below\n");
+	} else {
+		print_headline(out, d);
+		print_table(out, d);
+	}
+	err = print_not_said(out, d, p);
+	if (err)
+		return err;
+	if (fflush(out) || ferror(out))
+		return -EIO;
+	return 0;
+}
+
+/* NAN → null */
+static json_t *json_number(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *json_string_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *hotspot_json(const struct hotspot_share *h)
+{
+	return json_pack("{s:s, s:s, s:o, s:s, s:o, s:I, s:o}", "name", h->name, "module",
+			 h->module, "source_file", json_string_or_null(h->source_file),
+			 "resolution_level", h->resolution_level, "share", json_number(h->share),
+			 "samples", (json_int_t)h->samples, "seconds", json_number(h->seconds));
+}
+
+static int degradation_json(const char *name, const char *message, const char *remedy,
+			    void *ctx)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s}", "name", name, "message", message, "remedy",
+			      remedy);
+
+	if (!o || json_array_append_new(ctx, o))
+		return -ENOMEM;
+	return 0;
+}
+
+json_t *summary_json(const struct diagnosis *d, struct pivot *p)
+{
+	json_t *root = NULL, *hotspots, *degradations, *o;
+	size_t i;
+	int err = -ENOMEM;
+
+	if (!d) {
+		errno = EINVAL;
+		return NULL;
+	}
+	root = json_pack("{s:[], s:[], s:o, s:I}", "hotspots", "degradations", "counter",
+			 json_string_or_null(d->counter), "floor",
+			 (json_int_t)DIAGNOSIS_SAMPLE_FLOOR);
+	if (!root)
+		goto cleanup;
+	hotspots = json_object_get(root, "hotspots");
+	degradations = json_object_get(root, "degradations");
+	for (i = 0; i < d->n_hotspots; i++) {
+		o = hotspot_json(&d->hotspots[i]);
+		if (!o || json_array_append_new(hotspots, o))
+			goto cleanup;
+	}
+	o = json_pack("{s:I, s:I, s:o}", "hotspots", (json_int_t)d->others.hotspots, "samples",
+		      (json_int_t)d->others.samples, "share", json_number(d->others.share));
+	if (!o || json_object_set_new(root, "others", o))
+		goto cleanup;
+	o = json_pack("{s:I, s:o, s:I}", "samples", (json_int_t)d->total_samples, "seconds",
+		      json_number(d->total_seconds), "hotspots", (json_int_t)d->total_hotspots);
+	if (!o || json_object_set_new(root, "totals", o))
+		goto cleanup;
+	if (json_object_set_new(root, "unresolved_share", json_number(d->unresolved_share)))
+		goto cleanup;
+	if (p) {
+		err = pivot_for_each_degradation(p, degradation_json, degradations);
+		if (err)
+			goto cleanup;
+	}
+	return root;
+cleanup:
+	json_decref(root);
+	errno = -err;
+	return NULL;
+}

@@ -1,0 +1,39 @@
+/* summary — the terminal summary of a Run and its JSON twin.
+ *
+ * Both say the same things from one diagnosis (analysis/diagnose.h) and
+ * the pivot's Degradations: a headline, the Hotspots by decreasing share,
+ * "others", then what the summary does not say (others, unresolved share,
+ * Degradations with their remedies). An unavailable value is written
+ * "unavailable" (text) or null (JSON), never 0.
+ *
+ * The text lists at most SUMMARY_MAX_HOTSPOTS Hotspots and folds the rest
+ * of those above the floor into its "others" line; the JSON lists every
+ * Hotspot above the floor, and its `others` holds only those below it.
+ * The CLI adds the Run's path, name and exit code itself.
+ */
+#ifndef NUNATAK_REPORT_SUMMARY_H
+#define NUNATAK_REPORT_SUMMARY_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+struct diagnosis;
+struct pivot;
+
+#define SUMMARY_MAX_HOTSPOTS 10
+
+/* Writes the summary to out (the CLI passes stderr). p gives the
+ * Degradations (may be NULL: none shown). Returns 0, -EINVAL, -EIO when
+ * out failed, or the pivot's error. */
+int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p);
+
+/* One object: hotspots[{name, module, source_file|null, resolution_level,
+ * share, samples, seconds|null}], others{hotspots, samples, share|null},
+ * totals{samples, seconds|null, hotspots}, unresolved_share|null, counter
+ * (null: nothing sampled), floor, degradations[{name, message, remedy}].
+ * Shares are fractions of 1. NULL + errno (EINVAL, ENOMEM, EIO); the caller
+ * owns the reference. */
+json_t *summary_json(const struct diagnosis *d, struct pivot *p);
+
+#endif

@@ -1,0 +1,257 @@
+/* aggregator — see aggregator.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zmq.h>
+#include <jansson.h>
+
+#include "userspace/aggregator/aggregator.h"
+#include "userspace/aggregator/finalize.h"
+#include "userspace/aggregator/manifest.h"
+#include "userspace/log/log.h"
+#include "userspace/pivot/pivot.h"
+#include "userspace/wire/wire.h"
+
+struct aggregator {
+	void *socket;
+	/* the one Run being collected */
+	char *run_id;
+	char *run_dir;
+	char *symbolizer;
+	struct pivot *pivot;
+	json_t *manifest;
+};
+
+struct aggregator *aggregator__new(void *router_socket)
+{
+	struct aggregator *agg = calloc(1, sizeof(*agg));
+
+	if (!agg)
+		return NULL;
+	agg->socket = router_socket;
+	return agg;
+}
+
+static void aggregator_close_run(struct aggregator *agg)
+{
+	pivot__free(agg->pivot);
+	json_decref(agg->manifest);
+	free(agg->run_id);
+	free(agg->run_dir);
+	free(agg->symbolizer);
+	agg->pivot = NULL;
+	agg->manifest = NULL;
+	agg->run_id = agg->run_dir = agg->symbolizer = NULL;
+}
+
+void aggregator__free(struct aggregator *agg)
+{
+	if (!agg)
+		return;
+	aggregator_close_run(agg);
+	if (agg->socket)
+		zmq_close(agg->socket);
+	free(agg);
+}
+
+static int reply(struct aggregator *agg, zmq_msg_t *identity, wire_envelope *env)
+{
+	if (zmq_send(agg->socket, zmq_msg_data(identity), zmq_msg_size(identity), ZMQ_SNDMORE) < 0)
+		return -zmq_errno();
+	return wire_send(agg->socket, env);
+}
+
+static int reply_ack(struct aggregator *agg, zmq_msg_t *identity, const char *run_id,
+		     const char *node, uint64_t seq)
+{
+	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
+	Nunatak__Wire__Ack ack = NUNATAK__WIRE__ACK__INIT;
+
+	ack.run_id = (char *)run_id;
+	ack.node = (char *)node;
+	ack.seq = seq;
+	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ACK;
+	env.ack = &ack;
+	return reply(agg, identity, &env);
+}
+
+static int reply_error(struct aggregator *agg, zmq_msg_t *identity, const char *message)
+{
+	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
+	Nunatak__Wire__Error error = NUNATAK__WIRE__ERROR__INIT;
+
+	pr_warn("%s", message);
+	error.message = (char *)message;
+	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ERROR;
+	env.error = &error;
+	return reply(agg, identity, &env);
+}
+
+static int aggregator_start(struct aggregator *agg, const Nunatak__Wire__Control *c, char *why,
+			    size_t whylen)
+{
+	const char *run_dir, *symbolizer;
+	json_error_t jerr;
+	json_t *spec;
+	char path[4096];
+	int err;
+
+	if (agg->run_id) {
+		snprintf(why, whylen, "run '%s' is already being collected", agg->run_id);
+		return -EBUSY;
+	}
+	spec = json_loads(c->json ? c->json : "", 0, &jerr);
+	run_dir = json_string_value(json_object_get(spec, "run_dir"));
+	symbolizer = json_string_value(json_object_get(spec, "symbolizer"));
+	if (!spec || !run_dir || !json_is_object(json_object_get(spec, "manifest"))) {
+		snprintf(why, whylen, "malformed START for run '%s'", c->run_id);
+		json_decref(spec);
+		return -EINVAL;
+	}
+	if (mkdir(run_dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		snprintf(why, whylen, "cannot create run directory '%s': %s", run_dir,
+			 strerror(-err));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/pivot.sqlite", run_dir);
+	agg->pivot = pivot__create(path);
+	if (!agg->pivot) {
+		err = -errno;
+		snprintf(why, whylen, "cannot create '%s': %s", path, strerror(-err));
+		goto out;
+	}
+	agg->manifest = json_incref(json_object_get(spec, "manifest"));
+	err = manifest_write(run_dir, agg->manifest);
+	if (err) {
+		snprintf(why, whylen, "cannot write the manifest in '%s': %s", run_dir,
+			 strerror(-err));
+		goto out;
+	}
+	agg->run_id = strdup(c->run_id);
+	agg->run_dir = strdup(run_dir);
+	agg->symbolizer = strdup(symbolizer ? symbolizer : "llvm-symbolizer");
+	if (!agg->run_id || !agg->run_dir || !agg->symbolizer)
+		err = -ENOMEM;
+out:
+	if (err)
+		aggregator_close_run(agg);
+	json_decref(spec);
+	return err;
+}
+
+/* FINALIZE's json: {"exit_code": n|null, "end": "..."} */
+static int aggregator_finalize(struct aggregator *agg, const Nunatak__Wire__Control *c,
+			       char *why, size_t whylen)
+{
+	json_t *result, *passes, *pass, *run;
+	json_error_t jerr;
+	int err;
+
+	result = json_loads(c->json ? c->json : "{}", 0, &jerr);
+	if (!result) {
+		snprintf(why, whylen, "malformed FINALIZE for run '%s'", c->run_id);
+		return -EINVAL;
+	}
+	run = json_object_get(agg->manifest, "run");
+	passes = json_object_get(agg->manifest, "passes");
+	pass = json_array_get(passes, json_array_size(passes) - 1);
+	if (run)
+		json_object_set(run, "exit_code", json_object_get(result, "exit_code"));
+	if (pass) {
+		json_object_set(pass, "exit_code", json_object_get(result, "exit_code"));
+		json_object_set(pass, "end", json_object_get(result, "end"));
+	}
+	json_decref(result);
+	err = finalize_run(agg->pivot, agg->run_dir, agg->manifest, agg->symbolizer);
+	if (err)
+		snprintf(why, whylen, "finalizing run '%s' failed: %s", agg->run_id,
+			 strerror(-err));
+	return err;
+}
+
+static int aggregator_handle(struct aggregator *agg, zmq_msg_t *identity, const wire_envelope *env,
+			     int *finalized)
+{
+	char why[1024] = "";
+	int err;
+
+	switch (env->body_case) {
+	case NUNATAK__WIRE__ENVELOPE__BODY_BATCH: {
+		const Nunatak__Wire__Batch *b = env->batch;
+
+		if (!agg->run_id || strcmp(b->run_id, agg->run_id)) {
+			snprintf(why, sizeof(why), "batch %llu from '%s' names unknown run '%s'",
+				 (unsigned long long)b->seq, b->node, b->run_id);
+			return reply_error(agg, identity, why);
+		}
+		err = pivot_store_batch(agg->pivot, b);
+		if (err < 0) {
+			snprintf(why, sizeof(why), "batch %llu from '%s' not stored: %s",
+				 (unsigned long long)b->seq, b->node, strerror(-err));
+			return reply_error(agg, identity, why);
+		}
+		return reply_ack(agg, identity, b->run_id, b->node, b->seq);
+	}
+	case NUNATAK__WIRE__ENVELOPE__BODY_CONTROL: {
+		const Nunatak__Wire__Control *c = env->control;
+
+		if (c->action == NUNATAK__WIRE__CONTROL__ACTION__START) {
+			err = aggregator_start(agg, c, why, sizeof(why));
+		} else if (!agg->run_id || strcmp(c->run_id, agg->run_id)) {
+			snprintf(why, sizeof(why), "FINALIZE names unknown run '%s'", c->run_id);
+			err = -ENOENT;
+		} else {
+			err = aggregator_finalize(agg, c, why, sizeof(why));
+			if (!err)
+				*finalized = 1;
+		}
+		if (err)
+			return reply_error(agg, identity, why);
+		return reply_ack(agg, identity, c->run_id, "", 0);
+	}
+	default:
+		return reply_error(agg, identity, "unexpected message: only Batch and Control are served");
+	}
+}
+
+int aggregator_serve(struct aggregator *agg, int once)
+{
+	int finalized = 0, err = 0;
+
+	while (!err && !(once && finalized)) {
+		zmq_msg_t identity, payload;
+		wire_envelope *env;
+		char why[256];
+		int more;
+		size_t more_size = sizeof(more);
+
+		zmq_msg_init(&identity);
+		zmq_msg_init(&payload);
+		if (zmq_msg_recv(&identity, agg->socket, 0) < 0) {
+			err = -zmq_errno();
+			if (err == -EINTR)
+				err = 0;
+			goto next;
+		}
+		zmq_getsockopt(agg->socket, ZMQ_RCVMORE, &more, &more_size);
+		if (!more || zmq_msg_recv(&payload, agg->socket, 0) < 0)
+			goto next;
+		env = wire_unpack(zmq_msg_data(&payload), zmq_msg_size(&payload), why, sizeof(why));
+		if (!env) {
+			reply_error(agg, &identity, why);
+			goto next;
+		}
+		err = aggregator_handle(agg, &identity, env, &finalized);
+		wire_envelope_free(env);
+		if (err)
+			pr_warn("aggregator reply failed: %s", zmq_strerror(-err));
+		err = 0;
+next:
+		zmq_msg_close(&identity);
+		zmq_msg_close(&payload);
+	}
+	return err;
+}

@@ -1,0 +1,20 @@
+/* finalize — turns a Run's stored Batches into its final form: every
+ * sampled address attributed (one batched llvm-symbolizer call per module),
+ * the sampling Measurements derived, losses counted by the kernel turned
+ * into Degradations with their counts, and manifest.json rewritten.
+ *
+ * Finalizing twice gives the same Run (attribution is done once per
+ * module, Measurements are derived idempotently).
+ */
+#ifndef NUNATAK_AGGREGATOR_FINALIZE_H
+#define NUNATAK_AGGREGATOR_FINALIZE_H
+
+#include <jansson.h>
+
+struct pivot;
+
+/* manifest: the Run's manifest, updated in place (nodes, degradations) and
+ * written to run_dir. symbolizer: the llvm-symbolizer to run. 0 or -errno. */
+int finalize_run(struct pivot *p, const char *run_dir, json_t *manifest, const char *symbolizer);
+
+#endif

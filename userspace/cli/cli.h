@@ -1,0 +1,22 @@
+/* cli — the subcommands of the `nunatak` program, each taking the argv
+ * after its own name and returning the process exit status. */
+#ifndef NUNATAK_CLI_H
+#define NUNATAK_CLI_H
+
+#include <stdio.h>
+
+#define NUNATAK_VERSION "0.1.0"
+
+int cmd_run(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
+
+/* Prints the summary of the Run in run_dir: text to text_out (NULL: none),
+ * and, when json_out is set, one JSON object to it, with `extra` merged in
+ * (may be NULL). 0 or -errno (a message was printed). */
+int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json);
+
+/* the runs directory and site config as the cascade gives them */
+struct config;
+int cli_load_config(struct config *cfg);
+
+#endif

@@ -1,0 +1,167 @@
+/* cmd_summary — `nunatak summary [RUN] [--json]`: the terminal summary of
+ * a Run read back from disk, or its JSON twin on stdout. Also the one
+ * place that prints a summary for `nunatak run`. */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "analysis/diagnose.h"
+#include "report/summary.h"
+#include "userspace/aggregator/manifest.h"
+#include "userspace/cli/cli.h"
+#include "userspace/cli/run_dir.h"
+#include "userspace/config/config.h"
+#include "userspace/launch/launch.h"
+#include "userspace/pivot/pivot.h"
+
+static struct summary_env {
+	const char *run;
+	const char *output;
+	int json;
+} env;
+
+static const char doc[] =
+	"Print the summary of a Run again, from its directory.\n"
+	"\n"
+	"RUN is a Run directory, or a directory name under the runs directory;\n"
+	"without it, the most recent Run there.\n"
+	"\v"
+	"EXAMPLES:\n"
+	"  nunatak summary                           the most recent Run\n"
+	"  nunatak summary .nunatak/solver-20261130-101500\n"
+	"  nunatak summary --json | jq '.hotspots[0]'";
+
+static const struct argp_option options[] = {
+	{ "json", 'j', NULL, 0, "Print one JSON object on stdout instead of text", 0 },
+	{ "output", 'o', "DIR", 0, "Runs directory to look in (default: config `runs_dir`)", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'j':
+		env.json = 1;
+		break;
+	case 'o':
+		env.output = arg;
+		break;
+	case ARGP_KEY_ARG:
+		if (env.run)
+			argp_error(state, "one Run at a time: '%s' and '%s'", env.run, arg);
+		env.run = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int count_degradation(const char *name, const char *message, const char *remedy, void *ctx)
+{
+	(void)name;
+	(void)message;
+	(void)remedy;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json)
+{
+	char path[PATH_MAX], err[1024];
+	struct diagnosis *d = NULL;
+	struct pivot *p = NULL;
+	json_t *manifest, *j = NULL;
+	int ret = -EINVAL, degradations = 0;
+
+	manifest = manifest_read(run_dir, err, sizeof(err));
+	if (!manifest) {
+		fprintf(stderr, "nunatak: %s\n", err);
+		return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/pivot.sqlite", run_dir);
+	p = pivot__open(path, 1);
+	if (!p) {
+		ret = -errno;
+		fprintf(stderr, "nunatak: cannot read '%s': %s\n", path,
+			ret == -EPROTONOSUPPORT ? "written by a newer nunatak" : strerror(-ret));
+		goto out;
+	}
+	d = diagnosis__new(p);
+	if (!d) {
+		ret = -errno;
+		fprintf(stderr, "nunatak: cannot analyse '%s': %s\n", path, strerror(-ret));
+		goto out;
+	}
+	if (text_out)
+		summary_print(text_out, d, p);
+	if (json_out) {
+		j = summary_json(d, p);
+		if (!j) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (extra_json)
+			json_object_update(j, extra_json);
+		else
+			json_object_set_new(j, "run", json_string(run_dir));
+		json_object_set(j, "manifest_run", json_object_get(manifest, "run"));
+		json_dumpf(j, json_out, JSON_INDENT(2));
+		fputc('\n', json_out);
+		fflush(json_out);
+	}
+	pivot_for_each_degradation(p, count_degradation, &degradations);
+	ret = degradations ? 1 : 0;
+out:
+	json_decref(j);
+	diagnosis__free(d);
+	pivot__free(p);
+	json_decref(manifest);
+	return ret;
+}
+
+int cli_load_config(struct config *cfg)
+{
+	const char *site = getenv("NUNATAK_SITE_CONFIG");
+	char err[1024];
+
+	if (config_load(cfg, site ? site : "/etc/nunatak.toml", NULL, err, sizeof(err))) {
+		fprintf(stderr, "nunatak: %s\n", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cmd_summary(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "[RUN]", doc, NULL, NULL, NULL };
+	char run_dir[PATH_MAX], err[1024];
+	struct config cfg;
+	int ret;
+
+	memset(&env, 0, sizeof(env));
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_NUNATAK_FAILED;
+	config_init(&cfg);
+	if (cli_load_config(&cfg)) {
+		config_release(&cfg);
+		return EXIT_NUNATAK_FAILED;
+	}
+	if (env.output)
+		config_set_runs_dir(&cfg, env.output);
+	ret = run_dir_find(cfg.runs_dir, env.run, run_dir, sizeof(run_dir), err, sizeof(err));
+	config_release(&cfg);
+	if (ret) {
+		fprintf(stderr, "nunatak: %s\n", err);
+		return 1;
+	}
+	ret = summary_show(run_dir, env.json ? NULL : stderr, env.json ? stdout : NULL, NULL);
+	if (ret < 0)
+		return 1;
+	if (!env.json)
+		fprintf(stderr, "Run: %s\n", run_dir);
+	return 0;
+}

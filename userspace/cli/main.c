@@ -1,0 +1,56 @@
+/* main — `nunatak COMMAND ...`: dispatches to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "userspace/cli/cli.h"
+#include "userspace/launch/launch.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *what;
+} commands[] = {
+	{ "run", cmd_run, "profile a command and everything it starts, write a Run" },
+	{ "summary", cmd_summary, "print the summary of a Run again" },
+};
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: nunatak COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].what);
+	fprintf(out, "\n'nunatak COMMAND --help' tells more.\n\n"
+		     "examples:\n"
+		     "  nunatak run -- ./solver input.dat\n"
+		     "  nunatak summary --json\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_NUNATAK_FAILED : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("nunatak " NUNATAK_VERSION "\n");
+		return 0;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[1], commands[i].name)) {
+			/* argp names the program after argv[0] */
+			char prog[64];
+
+			snprintf(prog, sizeof(prog), "nunatak %s", commands[i].name);
+			argv[1] = prog;
+			return commands[i].fn(argc - 1, argv + 1);
+		}
+	}
+	fprintf(stderr, "nunatak: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return EXIT_NUNATAK_FAILED;
+}

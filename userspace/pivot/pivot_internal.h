@@ -1,0 +1,34 @@
+/* pivot_internal — what the pivot_*.c files share; not for other modules. */
+#ifndef NUNATAK_PIVOT_INTERNAL_H
+#define NUNATAK_PIVOT_INTERNAL_H
+
+#include <sqlite3.h>
+
+struct pivot {
+	sqlite3 *db;
+	char *path;
+	int read_only;
+};
+
+/* Logs the SQLite error of p with what was attempted; returns -EIO. */
+int pivot_sql_error(struct pivot *p, const char *what);
+
+/* Prepares sql; -EIO (logged) on failure. */
+int pivot_prepare(struct pivot *p, const char *sql, sqlite3_stmt **stmt);
+
+/* Runs sql (no result rows); -EIO (logged) on failure. */
+int pivot_exec(struct pivot *p, const char *sql);
+
+/* BEGIN IMMEDIATE, after checking the pivot is writable: -EROFS, -EIO. */
+int pivot_begin(struct pivot *p);
+int pivot_commit(struct pivot *p);
+/* ROLLBACK, ignoring errors (used on paths that already failed) */
+void pivot_rollback(struct pivot *p);
+
+/* Binds a possibly NULL string */
+int pivot_bind_text(sqlite3_stmt *stmt, int idx, const char *s);
+
+/* Steps stmt to its end (SQLITE_DONE); -EIO (logged) otherwise. */
+int pivot_step_done(struct pivot *p, sqlite3_stmt *stmt, const char *what);
+
+#endif

@@ -1,0 +1,185 @@
+/* pivot_read — the readers of the pivot, and Degradations recorded outside
+ * of Batches. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "userspace/log/log.h"
+#include "userspace/pivot/pivot.h"
+#include "userspace/pivot/pivot_internal.h"
+
+int pivot_add_degradation(struct pivot *p, const char *name, const char *message,
+			  const char *remedy)
+{
+	sqlite3_stmt *stmt = NULL;
+	int err;
+
+	if (!p || !name || !message || !remedy)
+		return -EINVAL;
+	if (p->read_only)
+		return -EROFS;
+	err = pivot_prepare(p,
+			    "INSERT OR IGNORE INTO degradations(name, message, remedy)"
+			    " VALUES(?, ?, ?)",
+			    &stmt);
+	if (err)
+		return err;
+	pivot_bind_text(stmt, 1, name);
+	pivot_bind_text(stmt, 2, message);
+	pivot_bind_text(stmt, 3, remedy);
+	err = pivot_step_done(p, stmt, "store a degradation");
+	sqlite3_finalize(stmt);
+	return err;
+}
+
+static const char *col_text(sqlite3_stmt *stmt, int col)
+{
+	return (const char *)sqlite3_column_text(stmt, col);
+}
+
+/* Walks the rows of stmt (already bound) calling row(stmt, ...) until it
+ * returns non-zero; finalizes stmt. */
+static int walk(struct pivot *p, sqlite3_stmt *stmt, int (*row)(sqlite3_stmt *stmt, void *arg),
+		void *arg, const char *what)
+{
+	int rc, err = 0;
+
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		err = row(stmt, arg);
+		if (err)
+			break;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = pivot_sql_error(p, what);
+	sqlite3_finalize(stmt);
+	return err;
+}
+
+struct degradation_walk {
+	int (*cb)(const char *name, const char *message, const char *remedy, void *ctx);
+	void *ctx;
+};
+
+static int degradation_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct degradation_walk *w = arg;
+
+	return w->cb(col_text(stmt, 0), col_text(stmt, 1), col_text(stmt, 2), w->ctx);
+}
+
+int pivot_for_each_degradation(struct pivot *p,
+			       int (*cb)(const char *name, const char *message,
+					 const char *remedy, void *ctx),
+			       void *ctx)
+{
+	struct degradation_walk w = { cb, ctx };
+	sqlite3_stmt *stmt;
+	int err;
+
+	if (!p || !cb)
+		return -EINVAL;
+	err = pivot_prepare(p, "SELECT name, message, remedy FROM degradations ORDER BY name",
+			    &stmt);
+	if (err)
+		return err;
+	return walk(p, stmt, degradation_row, &w, "read degradations");
+}
+
+struct counter_walk {
+	int (*cb)(const char *node, const char *name, uint64_t value, void *ctx);
+	void *ctx;
+};
+
+static int counter_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct counter_walk *w = arg;
+
+	return w->cb(col_text(stmt, 0), col_text(stmt, 1), (uint64_t)sqlite3_column_int64(stmt, 2),
+		     w->ctx);
+}
+
+int pivot_for_each_counter(struct pivot *p,
+			   int (*cb)(const char *node, const char *name, uint64_t value,
+				     void *ctx),
+			   void *ctx)
+{
+	struct counter_walk w = { cb, ctx };
+	sqlite3_stmt *stmt;
+	int err;
+
+	if (!p || !cb)
+		return -EINVAL;
+	err = pivot_prepare(p, "SELECT node, name, value FROM counters ORDER BY node, name", &stmt);
+	if (err)
+		return err;
+	return walk(p, stmt, counter_row, &w, "read counters");
+}
+
+struct node_walk {
+	int (*cb)(const char *node, void *ctx);
+	void *ctx;
+};
+
+static int node_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct node_walk *w = arg;
+
+	return w->cb(col_text(stmt, 0), w->ctx);
+}
+
+int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *ctx)
+{
+	struct node_walk w = { cb, ctx };
+	sqlite3_stmt *stmt;
+	int err;
+
+	if (!p || !cb)
+		return -EINVAL;
+	err = pivot_prepare(p, "SELECT DISTINCT node FROM loci ORDER BY node", &stmt);
+	if (err)
+		return err;
+	return walk(p, stmt, node_row, &w, "read nodes");
+}
+
+struct hotspot_walk {
+	int (*cb)(const struct pivot_hotspot_total *t, void *ctx);
+	void *ctx;
+};
+
+static int hotspot_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct hotspot_walk *w = arg;
+	struct pivot_hotspot_total t = {
+		.id = sqlite3_column_int64(stmt, 0),
+		.name = col_text(stmt, 1),
+		.module = col_text(stmt, 2),
+		.source_file = col_text(stmt, 3),
+		.resolution_level = col_text(stmt, 4),
+		.sample_count = (uint64_t)sqlite3_column_int64(stmt, 5),
+		.value = sqlite3_column_double(stmt, 6),
+	};
+
+	return w->cb(&t, w->ctx);
+}
+
+int pivot_for_each_hotspot_total(struct pivot *p, const char *counter,
+				 int (*cb)(const struct pivot_hotspot_total *t, void *ctx),
+				 void *ctx)
+{
+	struct hotspot_walk w = { cb, ctx };
+	sqlite3_stmt *stmt;
+	int err;
+
+	if (!p || !counter || !cb)
+		return -EINVAL;
+	err = pivot_prepare(p,
+			    "SELECT h.id, h.name, m.display_name, h.source_file, h.resolution_level,"
+			    " coalesce(sum(x.sample_count), 0), coalesce(sum(x.value), 0.0)"
+			    " FROM measurements x JOIN hotspots h ON h.id = x.hotspot"
+			    " JOIN modules m ON m.id = h.module WHERE x.counter = ?"
+			    " GROUP BY h.id ORDER BY h.id",
+			    &stmt);
+	if (err)
+		return err;
+	pivot_bind_text(stmt, 1, counter);
+	return walk(p, stmt, hotspot_row, &w, "read hotspot totals");
+}

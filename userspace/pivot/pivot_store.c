@@ -1,0 +1,505 @@
+/* pivot_store — one Batch into the pivot, whole or not at all, once. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "userspace/log/log.h"
+#include "userspace/pivot/pivot.h"
+#include "userspace/pivot/pivot_internal.h"
+
+/* Every index inside b points into b, every required string is present:
+ * checked before anything is written. */
+static int batch_check(const Nunatak__Wire__Batch *b)
+{
+	size_t i, j;
+
+	if (!b->node || !b->run_id)
+		return -EINVAL;
+	for (i = 0; i < b->n_modules; i++) {
+		const Nunatak__Wire__Module *m = b->modules[i];
+
+		if (!m || !m->identity || !m->path || !m->display_name)
+			return -EINVAL;
+	}
+	for (i = 0; i < b->n_loci; i++)
+		if (!b->loci[i] || !b->loci[i]->node)
+			return -EINVAL;
+	for (i = 0; i < b->n_stacks; i++) {
+		const Nunatak__Wire__Stack *s = b->stacks[i];
+
+		if (!s)
+			return -EINVAL;
+		for (j = 0; j < s->n_frames; j++)
+			if (!s->frames[j] || s->frames[j]->module >= b->n_modules)
+				return -EINVAL;
+	}
+	for (i = 0; i < b->n_samples; i++) {
+		const Nunatak__Wire__SampleCount *sc = b->samples[i];
+
+		if (!sc || !sc->counter || sc->locus >= b->n_loci || sc->stack >= b->n_stacks)
+			return -EINVAL;
+	}
+	for (i = 0; i < b->n_degradations; i++) {
+		const Nunatak__Wire__Degradation *d = b->degradations[i];
+
+		if (!d || !d->name || !d->message || !d->remedy)
+			return -EINVAL;
+	}
+	for (i = 0; i < b->n_counters; i++)
+		if (!b->counters[i] || !b->counters[i]->name)
+			return -EINVAL;
+	for (i = 0; i < b->n_exits; i++)
+		if (!b->exits[i] || b->exits[i]->locus >= b->n_loci)
+			return -EINVAL;
+	return 0;
+}
+
+enum {
+	ST_BATCH,
+	ST_MODULE,
+	ST_MODULE_UNATTRIBUTE,
+	ST_LOCUS,
+	ST_STACK,
+	ST_STACK_FRAME,
+	ST_ADDRESS_INSERT,
+	ST_ADDRESS_SELECT,
+	ST_SAMPLE,
+	ST_DEGRADATION,
+	ST_COUNTER,
+	ST_EXIT_DELETE,
+	ST_EXIT_INSERT,
+	ST_COUNT,
+};
+
+static const char *const store_sql[ST_COUNT] = {
+	[ST_BATCH] = "INSERT OR IGNORE INTO batches(node, seq, received) VALUES(?, ?, ?)",
+	[ST_MODULE] = "INSERT INTO modules(identity, path, display_name, has_build_id)"
+		      " VALUES(?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
+		      " identity = excluded.identity RETURNING id",
+	[ST_MODULE_UNATTRIBUTE] = "UPDATE modules SET attribution = NULL, attribution_reason = NULL"
+				  " WHERE id = ? AND attribution IS NOT NULL",
+	[ST_LOCUS] = "INSERT INTO loci(node, tgid, tid, comm, exe, rank, world_size)"
+		     " VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(node, tgid, tid) DO UPDATE SET"
+		     " comm = coalesce(excluded.comm, comm), exe = coalesce(excluded.exe, exe),"
+		     " rank = coalesce(excluded.rank, rank),"
+		     " world_size = coalesce(excluded.world_size, world_size) RETURNING id",
+	[ST_STACK] = "INSERT OR IGNORE INTO stacks(digest, depth, truncated) VALUES(?, ?, ?)",
+	[ST_STACK_FRAME] = "INSERT INTO stack_frames(stack, position, address) VALUES(?, ?, ?)",
+	[ST_ADDRESS_INSERT] = "INSERT OR IGNORE INTO addresses(module, offset) VALUES(?, ?)",
+	[ST_ADDRESS_SELECT] = "SELECT id FROM addresses WHERE module = ? AND offset = ?",
+	[ST_SAMPLE] = "INSERT INTO samples(locus, stack, counter, in_kernel, sample_count, value)"
+		      " VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(locus, stack, counter, in_kernel)"
+		      " DO UPDATE SET sample_count = sample_count + excluded.sample_count,"
+		      " value = value + excluded.value",
+	[ST_DEGRADATION] = "INSERT OR IGNORE INTO degradations(name, message, remedy)"
+			   " VALUES(?, ?, ?)",
+	[ST_COUNTER] = "INSERT INTO counters(node, name, value) VALUES(?, ?, ?)"
+		       " ON CONFLICT(node, name) DO UPDATE SET"
+		       " value = max(value, excluded.value)",
+	[ST_EXIT_DELETE] = "DELETE FROM measurements WHERE hotspot IS NULL AND locus = ?"
+			   " AND counter = ?",
+	[ST_EXIT_INSERT] = "INSERT INTO measurements(hotspot, locus, counter, value, unit,"
+			   " quality) VALUES(NULL, ?, ?, ?, ?, 'measured')",
+};
+
+struct store {
+	struct pivot *p;
+	const Nunatak__Wire__Batch *b;
+	sqlite3_stmt *st[ST_COUNT];
+	int64_t *module_ids, *locus_ids, *stack_ids;
+	char *new_address; /* per batch module: a new address arrived */
+};
+
+static void store_release(struct store *s)
+{
+	int i;
+
+	for (i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(s->st[i]);
+	free(s->module_ids);
+	free(s->locus_ids);
+	free(s->stack_ids);
+	free(s->new_address);
+}
+
+/* Runs stmt (reset after) and returns the first column of its one row in
+ * *id. */
+static int step_id(struct store *s, sqlite3_stmt *stmt, int64_t *id, const char *what)
+{
+	int rc = sqlite3_step(stmt);
+
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(stmt);
+		return pivot_sql_error(s->p, what);
+	}
+	*id = sqlite3_column_int64(stmt, 0);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		;
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : pivot_sql_error(s->p, what);
+}
+
+static int step_once(struct store *s, sqlite3_stmt *stmt, const char *what)
+{
+	int err = pivot_step_done(s->p, stmt, what);
+
+	sqlite3_reset(stmt);
+	return err;
+}
+
+/* 1 when (node, seq) is already there */
+static int store_batch_row(struct store *s)
+{
+	sqlite3_stmt *st = s->st[ST_BATCH];
+	char received[32];
+	struct tm tm;
+	time_t now = time(NULL);
+	int err;
+
+	gmtime_r(&now, &tm);
+	strftime(received, sizeof(received), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	pivot_bind_text(st, 1, s->b->node);
+	sqlite3_bind_int64(st, 2, (int64_t)s->b->seq);
+	sqlite3_bind_text(st, 3, received, -1, SQLITE_TRANSIENT);
+	err = step_once(s, st, "record the batch");
+	if (err)
+		return err;
+	return sqlite3_changes(s->p->db) == 0;
+}
+
+static int store_modules(struct store *s)
+{
+	sqlite3_stmt *st = s->st[ST_MODULE];
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->b->n_modules; i++) {
+		const Nunatak__Wire__Module *m = s->b->modules[i];
+
+		pivot_bind_text(st, 1, m->identity);
+		pivot_bind_text(st, 2, m->path);
+		pivot_bind_text(st, 3, m->display_name);
+		sqlite3_bind_int(st, 4, m->has_build_id ? 1 : 0);
+		err = step_id(s, st, &s->module_ids[i], "store a module");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int store_loci(struct store *s)
+{
+	sqlite3_stmt *st = s->st[ST_LOCUS];
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->b->n_loci; i++) {
+		const Nunatak__Wire__Locus *l = s->b->loci[i];
+
+		pivot_bind_text(st, 1, l->node);
+		sqlite3_bind_int64(st, 2, l->tgid);
+		sqlite3_bind_int64(st, 3, l->tid);
+		pivot_bind_text(st, 4, l->comm);
+		pivot_bind_text(st, 5, l->exe);
+		if (l->has_rank)
+			sqlite3_bind_int(st, 6, l->rank);
+		else
+			sqlite3_bind_null(st, 6);
+		if (l->has_world_size)
+			sqlite3_bind_int(st, 7, l->world_size);
+		else
+			sqlite3_bind_null(st, 7);
+		err = step_id(s, st, &s->locus_ids[i], "store a locus");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The stack's identity is its exact content in pivot terms:
+ * "module:offset,..." (offset in hex), then "|t" when truncated. */
+static char *stack_digest(struct store *s, const Nunatak__Wire__Stack *stack)
+{
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	for (i = 0; i < stack->n_frames; i++)
+		fprintf(f, "%s%" PRId64 ":%" PRIx64, i ? "," : "",
+			s->module_ids[stack->frames[i]->module], stack->frames[i]->offset);
+	if (stack->truncated)
+		fputs("|t", f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int store_address(struct store *s, uint32_t module, uint64_t offset, int64_t *id)
+{
+	sqlite3_stmt *ins = s->st[ST_ADDRESS_INSERT], *sel = s->st[ST_ADDRESS_SELECT];
+	int err;
+
+	sqlite3_bind_int64(ins, 1, s->module_ids[module]);
+	sqlite3_bind_int64(ins, 2, (int64_t)offset);
+	err = step_once(s, ins, "store an address");
+	if (err)
+		return err;
+	if (sqlite3_changes(s->p->db)) {
+		*id = sqlite3_last_insert_rowid(s->p->db);
+		s->new_address[module] = 1;
+		return 0;
+	}
+	sqlite3_bind_int64(sel, 1, s->module_ids[module]);
+	sqlite3_bind_int64(sel, 2, (int64_t)offset);
+	return step_id(s, sel, id, "find an address");
+}
+
+static int store_stack(struct store *s, size_t idx)
+{
+	const Nunatak__Wire__Stack *stack = s->b->stacks[idx];
+	sqlite3_stmt *st = s->st[ST_STACK], *sf = s->st[ST_STACK_FRAME];
+	char *digest;
+	int64_t address;
+	size_t i;
+	int err;
+
+	digest = stack_digest(s, stack);
+	if (!digest)
+		return -ENOMEM;
+	sqlite3_bind_text(st, 1, digest, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (int64_t)stack->n_frames);
+	sqlite3_bind_int(st, 3, stack->truncated ? 1 : 0);
+	err = step_once(s, st, "store a stack");
+	if (err)
+		goto cleanup;
+	if (!sqlite3_changes(s->p->db)) {
+		/* known stack: its addresses are stored already */
+		sqlite3_stmt *sel;
+
+		err = pivot_prepare(s->p, "SELECT id FROM stacks WHERE digest = ?", &sel);
+		if (err)
+			goto cleanup;
+		sqlite3_bind_text(sel, 1, digest, -1, SQLITE_STATIC);
+		err = step_id(s, sel, &s->stack_ids[idx], "find a stack");
+		sqlite3_finalize(sel);
+		goto cleanup;
+	}
+	s->stack_ids[idx] = sqlite3_last_insert_rowid(s->p->db);
+	for (i = 0; i < stack->n_frames; i++) {
+		err = store_address(s, stack->frames[i]->module, stack->frames[i]->offset,
+				    &address);
+		if (err)
+			goto cleanup;
+		sqlite3_bind_int64(sf, 1, s->stack_ids[idx]);
+		sqlite3_bind_int64(sf, 2, (int64_t)i);
+		sqlite3_bind_int64(sf, 3, address);
+		err = step_once(s, sf, "store a stack frame");
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	sqlite3_clear_bindings(st);
+	free(digest);
+	return err;
+}
+
+static int store_stacks(struct store *s)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->b->n_stacks; i++) {
+		err = store_stack(s, i);
+		if (err)
+			return err;
+	}
+	/* an attribution made before these addresses arrived is incomplete */
+	for (i = 0; i < s->b->n_modules; i++) {
+		if (!s->new_address[i])
+			continue;
+		sqlite3_bind_int64(s->st[ST_MODULE_UNATTRIBUTE], 1, s->module_ids[i]);
+		err = step_once(s, s->st[ST_MODULE_UNATTRIBUTE], "reset a module attribution");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int store_samples(struct store *s)
+{
+	sqlite3_stmt *st = s->st[ST_SAMPLE];
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->b->n_samples; i++) {
+		const Nunatak__Wire__SampleCount *sc = s->b->samples[i];
+
+		sqlite3_bind_int64(st, 1, s->locus_ids[sc->locus]);
+		sqlite3_bind_int64(st, 2, s->stack_ids[sc->stack]);
+		pivot_bind_text(st, 3, sc->counter);
+		sqlite3_bind_int(st, 4, sc->in_kernel ? 1 : 0);
+		sqlite3_bind_int64(st, 5, (int64_t)sc->sample_count);
+		sqlite3_bind_int64(st, 6, (int64_t)sc->value);
+		err = step_once(s, st, "store a sample count");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int store_degradations_counters(struct store *s)
+{
+	sqlite3_stmt *deg = s->st[ST_DEGRADATION], *cnt = s->st[ST_COUNTER];
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->b->n_degradations; i++) {
+		const Nunatak__Wire__Degradation *d = s->b->degradations[i];
+
+		pivot_bind_text(deg, 1, d->name);
+		pivot_bind_text(deg, 2, d->message);
+		pivot_bind_text(deg, 3, d->remedy);
+		err = step_once(s, deg, "store a degradation");
+		if (err)
+			return err;
+	}
+	for (i = 0; i < s->b->n_counters; i++) {
+		pivot_bind_text(cnt, 1, s->b->node);
+		pivot_bind_text(cnt, 2, s->b->counters[i]->name);
+		sqlite3_bind_int64(cnt, 3, (int64_t)s->b->counters[i]->value);
+		err = step_once(s, cnt, "store a counter");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int store_exit_measurement(struct store *s, int64_t locus, const char *counter,
+				  uint64_t value, const char *unit)
+{
+	sqlite3_stmt *del = s->st[ST_EXIT_DELETE], *ins = s->st[ST_EXIT_INSERT];
+	int err;
+
+	sqlite3_bind_int64(del, 1, locus);
+	sqlite3_bind_text(del, 2, counter, -1, SQLITE_STATIC);
+	err = step_once(s, del, "replace a locus measurement");
+	if (err)
+		return err;
+	sqlite3_bind_int64(ins, 1, locus);
+	sqlite3_bind_text(ins, 2, counter, -1, SQLITE_STATIC);
+	sqlite3_bind_double(ins, 3, (double)value);
+	sqlite3_bind_text(ins, 4, unit, -1, SQLITE_STATIC);
+	return step_once(s, ins, "store a locus measurement");
+}
+
+static int store_exits(struct store *s)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < s->b->n_exits && !err; i++) {
+		const Nunatak__Wire__ProcessExit *e = s->b->exits[i];
+		int64_t locus = s->locus_ids[e->locus];
+
+		err = store_exit_measurement(s, locus, "cpu_time_user", e->utime_ns, "ns");
+		if (!err)
+			err = store_exit_measurement(s, locus, "cpu_time_system", e->stime_ns, "ns");
+		if (!err)
+			err = store_exit_measurement(s, locus, "context_switches_voluntary",
+						     e->nvcsw, "count");
+		if (!err)
+			err = store_exit_measurement(s, locus, "context_switches_involuntary",
+						     e->nivcsw, "count");
+		if (!err)
+			err = store_exit_measurement(s, locus, "page_faults_minor", e->min_flt,
+						     "count");
+		if (!err)
+			err = store_exit_measurement(s, locus, "page_faults_major", e->maj_flt,
+						     "count");
+		if (!err)
+			err = store_exit_measurement(s, locus, "peak_rss", e->maxrss_bytes,
+						     "bytes");
+		if (!err)
+			err = store_exit_measurement(s, locus, "wall_time", e->wall_ns, "ns");
+	}
+	return err;
+}
+
+static int store_alloc(struct store *s)
+{
+	const Nunatak__Wire__Batch *b = s->b;
+
+	/* +1: calloc(0) may return NULL */
+	s->module_ids = calloc(b->n_modules + 1, sizeof(*s->module_ids));
+	s->new_address = calloc(b->n_modules + 1, 1);
+	s->locus_ids = calloc(b->n_loci + 1, sizeof(*s->locus_ids));
+	s->stack_ids = calloc(b->n_stacks + 1, sizeof(*s->stack_ids));
+	if (!s->module_ids || !s->new_address || !s->locus_ids || !s->stack_ids)
+		return -ENOMEM;
+	return 0;
+}
+
+int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch)
+{
+	struct store s = { .p = p, .b = batch };
+	int err, i, dup;
+
+	if (!p || !batch)
+		return -EINVAL;
+	err = batch_check(batch);
+	if (err) {
+		pr_warn("pivot '%s': malformed batch %" PRIu64 " from '%s' refused", p->path,
+			batch->seq, batch->node ? batch->node : "?");
+		return err;
+	}
+	if (p->read_only)
+		return -EROFS;
+	err = store_alloc(&s);
+	if (err)
+		goto cleanup;
+	for (i = 0; i < ST_COUNT; i++) {
+		err = pivot_prepare(p, store_sql[i], &s.st[i]);
+		if (err)
+			goto cleanup;
+	}
+	err = pivot_begin(p);
+	if (err)
+		goto cleanup;
+	dup = store_batch_row(&s);
+	if (dup) {
+		err = dup < 0 ? dup : 0;
+		pivot_rollback(p);
+		if (dup > 0) {
+			pr_debug("pivot: batch %" PRIu64 " from '%s' already stored", batch->seq,
+				 batch->node);
+			err = 1;
+		}
+		goto cleanup;
+	}
+	err = store_modules(&s);
+	if (!err)
+		err = store_loci(&s);
+	if (!err)
+		err = store_stacks(&s);
+	if (!err)
+		err = store_samples(&s);
+	if (!err)
+		err = store_degradations_counters(&s);
+	if (!err)
+		err = store_exits(&s);
+	if (!err)
+		err = pivot_commit(p);
+	if (err)
+		pivot_rollback(p);
+cleanup:
+	store_release(&s);
+	return err;
+}
