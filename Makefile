@@ -54,6 +54,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
 
+.SECONDARY:
+
 .PHONY: all deps build unit-bins test test-unit test-integration demo install \
 	vmlinux bench clean
 

@@ -9,7 +9,7 @@
 #include "userspace/pivot/pivot.h"
 
 /* time first: shares are shares of time when time was sampled */
-static const char *const sampling_counters[] = { "cpu-clock", "cycles" };
+static const char *const sampling_counters[] = {"cpu-clock", "cycles"};
 
 struct collect {
 	struct hotspot_share *all;
@@ -78,6 +78,7 @@ static void compute(struct diagnosis *d, struct collect *c)
 		d->total_value += c->all[i].value;
 	}
 	d->total_hotspots = c->n;
+	d->others.share = 0;
 	d->total_seconds = is_time ? d->total_value / 1e9 : NAN;
 	d->others.seconds = is_time ? 0 : NAN;
 	qsort(c->all, c->n, sizeof(*c->all), by_share);
@@ -110,7 +111,7 @@ static void compute(struct diagnosis *d, struct collect *c)
 
 struct diagnosis *diagnosis__new(struct pivot *p)
 {
-	struct collect c = { 0 };
+	struct collect c = {0};
 	struct diagnosis *d;
 	size_t i, k;
 	int err = 0;

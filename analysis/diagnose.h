@@ -50,7 +50,7 @@ struct diagnosis {
 	size_t total_hotspots; /* every Hotspot with samples */
 	uint64_t total_samples;
 	double total_value;
-	double total_seconds;	/* NAN when unavailable */
+	double total_seconds;	 /* NAN when unavailable */
 	double unresolved_share; /* NAN when nothing was sampled */
 };
 

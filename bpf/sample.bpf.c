@@ -72,12 +72,15 @@ static __always_inline int sample_add(void *map, const struct sample_key *key, _
 static __always_inline int sample_key_build(struct sample_key *key, __u64 pid_tgid,
 					    __u64 interrupted_ip)
 {
+	struct target_info *target;
 	struct task_struct *task;
 	struct pt_regs *user_regs;
 	__u32 tgid = pid_tgid >> 32;
 
-	if (!bpf_map_lookup_elem(&targets, &tgid))
+	target = bpf_map_lookup_elem(&targets, &tgid);
+	if (!target)
 		return 0;
+	key->exec_seq = target->exec_seq;
 	key->tgid = tgid;
 	key->tid = (__u32)pid_tgid;
 	task = bpf_get_current_task_btf();

@@ -28,6 +28,8 @@ struct sample_key {
 	__u64 leaf_ip;       /* user instruction pointer: always right */
 	__s32 user_stack_id; /* frame-pointer stack in `stacks`, or -errno */
 	__u32 flags;
+	__u32 exec_seq;      /* target_info.exec_seq: the image sampled */
+	__u32 pad;
 };
 
 struct sample_value {

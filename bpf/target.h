@@ -14,6 +14,9 @@
 struct target_info {
 	__u32 target_id; /* which Target (Run) the process belongs to */
 	__u32 root_tgid; /* the process the Target was started from */
+	__u32 exec_seq;  /* execs of this process since it was followed: which
+			  * image a sample's addresses belong to */
+	__u32 pad;
 };
 
 #endif

@@ -54,14 +54,16 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
 	__u32 child_tgid = BPF_CORE_READ(child, tgid);
-	struct target_info *target;
+	struct target_info *target, child_info;
 
 	if (child_tgid == parent_tgid) /* a new thread: its process is already in */
 		return 0;
 	target = bpf_map_lookup_elem(&targets, &parent_tgid);
 	if (!target)
 		return 0;
-	if (bpf_map_update_elem(&targets, &child_tgid, target, BPF_ANY))
+	child_info = *target;
+	child_info.exec_seq = 0;
+	if (bpf_map_update_elem(&targets, &child_tgid, &child_info, BPF_ANY))
 		__sync_fetch_and_add(&task_counters[TASK_DROP_TARGETS], 1);
 	return 0;
 }
@@ -76,6 +78,7 @@ int BPF_PROG(task_exec, struct task_struct *task, pid_t old_pid, struct linux_bi
 	target = bpf_map_lookup_elem(&targets, &tgid);
 	if (!target)
 		return 0;
+	target->exec_seq++; /* one thread left: exec killed the others */
 	e = task_event_reserve(TASK_EVENT_EXEC, task, target);
 	if (e)
 		bpf_ringbuf_submit(e, 0);

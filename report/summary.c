@@ -37,8 +37,9 @@ static void print_headline(FILE *out, const struct diagnosis *d)
 
 	for (i = 0; i < d->n_hotspots; i++)
 		covered += d->hotspots[i].share;
-	fprintf(out, "nunatak: %zu hotspot%s above the floor of %d samples cover%s %s of %" PRIu64
-		     " samples",
+	fprintf(out,
+		"nunatak: %zu hotspot%s above the floor of %d samples cover%s %s of %" PRIu64
+		" samples",
 		d->n_hotspots, d->n_hotspots == 1 ? "" : "s", DIAGNOSIS_SAMPLE_FLOOR,
 		d->n_hotspots == 1 ? "s" : "", fmt_share(share, sizeof(share), covered),
 		d->total_samples);
@@ -105,12 +106,18 @@ static void print_table(FILE *out, const struct diagnosis *d)
 		return;
 	fprintf(out, "  %6s  %8" PRIu64 "  %*s  %-10s  %-*s  others: %zu hotspot%s",
 		fmt_share(share, sizeof(share), others_share), others_samples, c.seconds,
-		fmt_seconds(seconds, sizeof(seconds), others_seconds), "", c.module, "",
-		others_n, others_n == 1 ? "" : "s");
+		fmt_seconds(seconds, sizeof(seconds), others_seconds), "", c.module, "", others_n,
+		others_n == 1 ? "" : "s");
 	if (folded)
 		fprintf(out, " (%zu above the floor not listed, %zu under %d samples)", folded,
 			d->others.hotspots, DIAGNOSIS_SAMPLE_FLOOR);
 	fputc('\n', out);
+}
+
+/* what shares are shares of */
+static const char *share_subject(const struct diagnosis *d)
+{
+	return d->counter && !strcmp(d->counter, "cpu-clock") ? "time" : "cycles";
 }
 
 struct not_said {
@@ -118,8 +125,7 @@ struct not_said {
 	size_t n;
 };
 
-static int print_degradation(const char *name, const char *message, const char *remedy,
-			     void *ctx)
+static int print_degradation(const char *name, const char *message, const char *remedy, void *ctx)
 {
 	struct not_said *ns = ctx;
 
@@ -132,19 +138,19 @@ static int print_not_said(FILE *out, const struct diagnosis *d, struct pivot *p)
 {
 	char share[32];
 	int err = 0;
-	struct not_said ns = { out, 0 };
+	struct not_said ns = {out, 0};
 
 	fprintf(out, "\nwhat this summary does not say\n");
 	if (d->others.hotspots)
 		fprintf(out,
 			"  - others: %zu hotspot%s under %d samples each (%" PRIu64
-			" samples, %s of the time) get no diagnostic\n",
+			" samples, %s of the %s) get no diagnostic\n",
 			d->others.hotspots, d->others.hotspots == 1 ? "" : "s",
 			DIAGNOSIS_SAMPLE_FLOOR, d->others.samples,
-			fmt_share(share, sizeof(share), d->others.share));
+			fmt_share(share, sizeof(share), d->others.share), share_subject(d));
 	if (d->counter)
-		fprintf(out, "  - unresolved: %s of the time is in code no symbol names\n",
-			fmt_share(share, sizeof(share), d->unresolved_share));
+		fprintf(out, "  - unresolved: %s of the %s is in code no symbol names\n",
+			fmt_share(share, sizeof(share), d->unresolved_share), share_subject(d));
 	if (p)
 		err = pivot_for_each_degradation(p, print_degradation, &ns);
 	if (!err && !ns.n)
@@ -152,16 +158,33 @@ static int print_not_said(FILE *out, const struct diagnosis *d, struct pivot *p)
 	return err;
 }
 
+static int count_degradation(const char *name, const char *message, const char *remedy, void *ctx)
+{
+	(void)name;
+	(void)message;
+	(void)remedy;
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
 int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 {
+	size_t n_degradations = 0;
 	int err;
 
 	if (!out || !d)
 		return -EINVAL;
 	if (!d->counter || !d->total_samples) {
-		fprintf(out, "nunatak: no samples were recorded, so there is no hotspot to report\n");
-		fprintf(out, "  the application may have ended before the first sample, or sampling"
-			     " did not run: see the degradations below\n");
+		err = p ? pivot_for_each_degradation(p, count_degradation, &n_degradations) : 0;
+		if (err)
+			return err;
+		fprintf(out,
+			"nunatak: no samples were recorded, so there is no hotspot to report\n");
+		if (n_degradations)
+			fprintf(out, "  sampling was degraded: the degradations below say why\n");
+		else
+			fprintf(out, "  no degradation was recorded: the application probably ended"
+				     " before the first sample\n");
 	} else {
 		print_headline(out, d);
 		print_table(out, d);
@@ -193,11 +216,10 @@ static json_t *hotspot_json(const struct hotspot_share *h)
 			 "samples", (json_int_t)h->samples, "seconds", json_number(h->seconds));
 }
 
-static int degradation_json(const char *name, const char *message, const char *remedy,
-			    void *ctx)
+static int degradation_json(const char *name, const char *message, const char *remedy, void *ctx)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s}", "name", name, "message", message, "remedy",
-			      remedy);
+	json_t *o =
+	    json_pack("{s:s, s:s, s:s}", "name", name, "message", message, "remedy", remedy);
 
 	if (!o || json_array_append_new(ctx, o))
 		return -ENOMEM;
@@ -214,9 +236,9 @@ json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 		errno = EINVAL;
 		return NULL;
 	}
-	root = json_pack("{s:[], s:[], s:o, s:I}", "hotspots", "degradations", "counter",
-			 json_string_or_null(d->counter), "floor",
-			 (json_int_t)DIAGNOSIS_SAMPLE_FLOOR);
+	root =
+	    json_pack("{s:[], s:[], s:o, s:I}", "hotspots", "degradations", "counter",
+		      json_string_or_null(d->counter), "floor", (json_int_t)DIAGNOSIS_SAMPLE_FLOOR);
 	if (!root)
 		goto cleanup;
 	hotspots = json_object_get(root, "hotspots");

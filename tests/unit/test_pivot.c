@@ -242,7 +242,7 @@ static void build_batch2(struct test_batch *t)
 
 struct counts {
 	int64_t batches, modules, loci, stacks, stack_frames, addresses, samples, sample_count,
-		value, degradations, counters, measurements;
+	    value, degradations, counters, measurements;
 };
 
 static void get_counts(struct pivot *p, struct counts *c)
@@ -435,26 +435,39 @@ static int collect_module(const struct pivot_module *m, const uint64_t *offsets,
 static void attribute_all(struct pivot *p)
 {
 	struct attribution_frame inline_chain[2] = {
-		{ .function = "flux_inner", .file = "flux.h", .line = 5, .column = 3 },
-		{ .function = "compute", .file = "solver.c", .line = 10, .column = 0 },
+	    {.function = "flux_inner", .file = "flux.h", .line = 5, .column = 3},
+	    {.function = "compute", .file = "solver.c", .line = 10, .column = 0},
 	};
 	/* 0x1020 first, at level function: the Hotspot still ends at line */
 	struct attributed_address solver[3] = {
-		{ .address = 0x1020, .level = RESOLUTION_FUNCTION, .function = "compute",
-		  .function_start = 0x1000 },
-		{ .address = 0x1010, .level = RESOLUTION_LINE, .function = "compute",
-		  .function_start = 0x1000, .source_file = "solver.c", .line = 5,
-		  .n_frames = 2, .frames = inline_chain },
-		{ .address = 0x204f, .level = RESOLUTION_FUNCTION, .function = "main",
-		  .function_start = 0x2000 },
+	    {.address = 0x1020,
+	     .level = RESOLUTION_FUNCTION,
+	     .function = "compute",
+	     .function_start = 0x1000},
+	    {.address = 0x1010,
+	     .level = RESOLUTION_LINE,
+	     .function = "compute",
+	     .function_start = 0x1000,
+	     .source_file = "solver.c",
+	     .line = 5,
+	     .n_frames = 2,
+	     .frames = inline_chain},
+	    {.address = 0x204f,
+	     .level = RESOLUTION_FUNCTION,
+	     .function = "main",
+	     .function_start = 0x2000},
 	};
 	struct attributed_address libx[2] = {
-		{ .address = 0x2ff, .level = RESOLUTION_SYMBOL, .function = "libx_call",
-		  .function_start = 0x2f0 },
-		{ .address = 0x400, .level = RESOLUTION_UNRESOLVED, .function = "libx.so+0x400",
-		  .function_start = 0x400 },
+	    {.address = 0x2ff,
+	     .level = RESOLUTION_SYMBOL,
+	     .function = "libx_call",
+	     .function_start = 0x2f0},
+	    {.address = 0x400,
+	     .level = RESOLUTION_UNRESOLVED,
+	     .function = "libx.so+0x400",
+	     .function_start = 0x400},
 	};
-	struct seen seen = { 0 };
+	struct seen seen = {0};
 
 	assert_int_equal(pivot_for_each_module_to_attribute(p, collect_module, &seen), 0);
 	assert_int_equal(seen.n, 2);
@@ -480,8 +493,8 @@ static void test_attribution_and_measurements(void **state)
 {
 	struct test_batch t1, t2;
 	struct pivot *p = new_pivot("attr.sqlite");
-	struct attributed_address bad = { .address = 1, .function = NULL };
-	struct seen seen = { 0 };
+	struct attributed_address bad = {.address = 1, .function = NULL};
+	struct seen seen = {0};
 	int64_t before;
 	char *s;
 
@@ -582,8 +595,7 @@ static void test_attribution_and_measurements(void **state)
 	pivot__free(p);
 }
 
-static int count_degradation(const char *name, const char *message, const char *remedy,
-			     void *ctx)
+static int count_degradation(const char *name, const char *message, const char *remedy, void *ctx)
 {
 	(void)message;
 	(void)remedy;
@@ -647,6 +659,14 @@ static void test_readers_and_read_only(void **state)
 	assert_int_equal(pivot_add_degradation(p, "a", "b", "c"), -EROFS);
 	assert_int_equal(pivot_derive_measurements(p), -EROFS);
 	assert_int_equal(sql_int(p, "SELECT count(*) FROM batches"), 1);
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), PIVOT_SCHEMA_VERSION);
+	assert_int_equal(sql_int(p, "PRAGMA foreign_keys"), 1);
+	{
+		char *mode = sql_text(p, "PRAGMA journal_mode");
+
+		assert_string_equal(mode, "wal");
+		free(mode);
+	}
 	pivot__free(p);
 
 	p = pivot__open(path, 0);
@@ -719,11 +739,11 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_store_batch_once),
-		cmocka_unit_test(test_malformed_batch),
-		cmocka_unit_test(test_attribution_and_measurements),
-		cmocka_unit_test(test_readers_and_read_only),
-		cmocka_unit_test(test_open_refusals),
+	    cmocka_unit_test(test_store_batch_once),
+	    cmocka_unit_test(test_malformed_batch),
+	    cmocka_unit_test(test_attribution_and_measurements),
+	    cmocka_unit_test(test_readers_and_read_only),
+	    cmocka_unit_test(test_open_refusals),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

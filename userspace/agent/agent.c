@@ -205,7 +205,8 @@ int agent_follow(struct agent *a, pid_t pid)
 
 	if (!a->sampler)
 		return 0;
-	err = module_table_add_process(a->modules, pid, 0);
+	/* until it execs, the child runs our own image */
+	err = module_table_load_proc(a->modules, pid, 0);
 	if (err)
 		return err;
 	return sampler_add_target(a->sampler, pid, AGENT_TARGET_ID);
@@ -294,7 +295,8 @@ static int agent_add_drained(struct agent *a, struct batch_builder *b)
 			/* callers are return addresses: step back into the call */
 			uint64_t ip = f == 0 ? ds->ips[f] : ds->ips[f] - 1;
 
-			module_table_resolve(a->modules, ds->key.tgid, ip, &mods[f], &offsets[f]);
+			module_table_resolve(a->modules, ds->key.tgid, ds->key.exec_seq, ip,
+					     &mods[f], &offsets[f]);
 		}
 		agent_locus(a, ds->key.tgid, ds->key.tid, &locus);
 		err = batch_builder_add_sample(b, &locus, mods, offsets, ds->depth, ds->stack_lost,

@@ -23,6 +23,9 @@ struct process {
 	int want_exe;
 	struct mapping *mappings; /* sorted by start, disjoint */
 	size_t n_mappings, cap_mappings;
+	uint32_t exec_seq;        /* of the current image */
+	struct mapping *previous; /* the image before the last exec */
+	size_t n_previous;
 };
 
 struct module_table {
@@ -54,6 +57,7 @@ static void process_free(void *p)
 	if (!proc)
 		return;
 	free(proc->mappings);
+	free(proc->previous);
 	free(proc->exe);
 	free(proc);
 }
@@ -193,7 +197,12 @@ int module_table_exec(struct module_table *table, pid_t tgid, const char *comm)
 
 	if (!proc)
 		return -ESRCH;
-	proc->n_mappings = 0;
+	free(proc->previous);
+	proc->previous = proc->mappings;
+	proc->n_previous = proc->n_mappings;
+	proc->mappings = NULL;
+	proc->n_mappings = proc->cap_mappings = 0;
+	proc->exec_seq++;
 	free(proc->exe);
 	proc->exe = NULL;
 	proc->want_exe = 1;
@@ -381,20 +390,29 @@ void module_table_reap(struct module_table *table)
 	free(rc.list);
 }
 
-void module_table_resolve(struct module_table *table, pid_t tgid, uint64_t ip,
+void module_table_resolve(struct module_table *table, pid_t tgid, uint32_t exec_seq, uint64_t ip,
 			  struct module **module, uint64_t *offset)
 {
 	struct process *proc = process_find(table, tgid);
+	const struct mapping *maps;
 	size_t lo = 0, hi;
 
 	*module = table->unmapped;
 	*offset = 0;
 	if (!proc)
 		return;
-	hi = proc->n_mappings;
+	if (exec_seq == proc->exec_seq) {
+		maps = proc->mappings;
+		hi = proc->n_mappings;
+	} else if (exec_seq + 1 == proc->exec_seq) {
+		maps = proc->previous;
+		hi = proc->n_previous;
+	} else {
+		return; /* an image older than we keep */
+	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct mapping *m = &proc->mappings[mid];
+		const struct mapping *m = &maps[mid];
 
 		if (ip < m->start) {
 			hi = mid;

@@ -43,7 +43,9 @@ void module_table__free(struct module_table *table);
  * is a no-op. 0 or -ENOMEM. */
 int module_table_add_process(struct module_table *table, pid_t tgid, pid_t parent);
 int module_table_has_process(const struct module_table *table, pid_t tgid);
-/* exec: the old image is gone; comm is the new command name */
+/* exec: a new image; the previous one is kept for the samples taken
+ * before the exec and drained after it (one image back); comm is the new
+ * command name */
 int module_table_exec(struct module_table *table, pid_t tgid, const char *comm);
 /* a code mapping of [start, start+len) at file offset pgoff of path;
  * replaces any mapping it overlaps. 0, -ESRCH (unknown process), -ENOMEM */
@@ -55,10 +57,12 @@ void module_table_exit(struct module_table *table, pid_t tgid);
 /* Frees the processes that exited before the previous call. */
 void module_table_reap(struct module_table *table);
 
-/* ip of process tgid → module and module-relative address (the ELF virtual
+/* ip of process tgid, in the image its exec_seq-th exec loaded (0: the
+ * image it had when followed or forked; the kernel counts the same way),
+ * → module and module-relative address (the ELF virtual
  * address llvm-symbolizer expects, through the PT_LOAD segment). Always
  * gives a module: a pseudo one when nothing better is known. */
-void module_table_resolve(struct module_table *table, pid_t tgid, uint64_t ip,
+void module_table_resolve(struct module_table *table, pid_t tgid, uint32_t exec_seq, uint64_t ip,
 			  struct module **module, uint64_t *offset);
 
 const char *module_table_comm(const struct module_table *table, pid_t tgid); /* NULL unknown */

@@ -23,6 +23,7 @@ struct sampler {
 	struct bpf_link **links;
 	int n_events;
 	uint64_t drained_keys;
+	uint64_t stacks_missing; /* stack ids gone when drained */
 	sampler_task_event_fn task_event_fn;
 	void *task_event_ctx;
 	/* scratch for draining */
@@ -251,10 +252,12 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
 		if (bpf_map_lookup_elem(map_fd, key, &value))
 			continue;
 		depth = 0;
-		if (key->user_stack_id >= 0 &&
-		    !bpf_map_lookup_elem(stacks_fd, &key->user_stack_id, ips)) {
-			while (depth < MAX_STACK_DEPTH && ips[depth])
-				depth++;
+		if (key->user_stack_id >= 0) {
+			if (!bpf_map_lookup_elem(stacks_fd, &key->user_stack_id, ips))
+				while (depth < MAX_STACK_DEPTH && ips[depth])
+					depth++;
+			else
+				s->stacks_missing++;
 		}
 		if (depth == 0 || ips[0] != key->leaf_ip) {
 			/* the unwinder gave nothing we can trust: keep the leaf */
@@ -264,8 +267,14 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
 		}
 		err = fn(key, &value, ips, depth, stack_lost, ctx);
 	}
-	for (i = 0; i < n; i++)
+	/* Free the stacks too, or the stack map fills for good in a long Run
+	 * of many processes. A sample taken since the flip on one of these
+	 * stacks loses its stack (not its leaf): counted as stacks_missing. */
+	for (i = 0; i < n; i++) {
 		bpf_map_delete_elem(map_fd, &s->keys[i]);
+		if (s->keys[i].user_stack_id >= 0)
+			bpf_map_delete_elem(stacks_fd, &s->keys[i].user_stack_id);
+	}
 	s->drained_keys += n;
 	return err;
 }
@@ -277,7 +286,7 @@ void sampler_read_counters(const struct sampler *s, struct sampler_counters *out
 
 	out->seen = sc[SAMPLE_SEEN];
 	out->drop_keys = sc[SAMPLE_DROP_KEYS];
-	out->drop_stacks = sc[SAMPLE_DROP_STACKS];
+	out->drop_stacks = sc[SAMPLE_DROP_STACKS] + s->stacks_missing;
 	out->drop_targets = tc[TASK_DROP_TARGETS];
 	out->drop_events = tc[TASK_DROP_EVENTS];
 }

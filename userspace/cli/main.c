@@ -1,4 +1,5 @@
 /* main — `nunatak COMMAND ...`: dispatches to the subcommands. */
+#include <argp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,7 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	argp_err_exit_status = EXIT_NUNATAK_FAILED; /* bad usage: 125, as documented */
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);

@@ -15,57 +15,57 @@
 #define PIVOT_BUSY_TIMEOUT_MS 10000
 
 static const char pivot_schema[] =
-	"CREATE TABLE batches(node TEXT NOT NULL, seq INTEGER NOT NULL, received TEXT NOT NULL,"
-	" PRIMARY KEY(node, seq));\n"
-	"CREATE TABLE modules(id INTEGER PRIMARY KEY, identity TEXT NOT NULL UNIQUE,"
-	" path TEXT NOT NULL, display_name TEXT NOT NULL, has_build_id INTEGER NOT NULL,"
-	" attribution TEXT, attribution_reason TEXT);\n"
-	"CREATE TABLE loci(id INTEGER PRIMARY KEY, node TEXT NOT NULL, rank INTEGER,"
-	" world_size INTEGER, tgid INTEGER NOT NULL, tid INTEGER NOT NULL, comm TEXT, exe TEXT,"
-	" UNIQUE(node, tgid, tid));\n"
-	"CREATE TABLE hotspots(id INTEGER PRIMARY KEY, module INTEGER NOT NULL REFERENCES"
-	" modules(id), function_start INTEGER NOT NULL, name TEXT NOT NULL, source_file TEXT,"
-	" resolution_level TEXT NOT NULL CHECK(resolution_level IN"
-	" ('line','function','symbol','unresolved')), UNIQUE(module, function_start));\n"
-	"CREATE TABLE addresses(id INTEGER PRIMARY KEY, module INTEGER NOT NULL REFERENCES"
-	" modules(id), offset INTEGER NOT NULL, hotspot INTEGER REFERENCES hotspots(id),"
-	" resolution_level TEXT, source_file TEXT, line INTEGER, UNIQUE(module, offset));\n"
-	"CREATE TABLE frames(address INTEGER NOT NULL REFERENCES addresses(id),"
-	" depth INTEGER NOT NULL, function TEXT, file TEXT, line INTEGER, column INTEGER,"
-	" PRIMARY KEY(address, depth));\n"
-	"CREATE TABLE extracts(file TEXT NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL,"
-	" PRIMARY KEY(file, line));\n"
-	"CREATE TABLE stacks(id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,"
-	" depth INTEGER NOT NULL, truncated INTEGER NOT NULL);\n"
-	"CREATE TABLE stack_frames(stack INTEGER NOT NULL REFERENCES stacks(id),"
-	" position INTEGER NOT NULL, address INTEGER NOT NULL REFERENCES addresses(id),"
-	" PRIMARY KEY(stack, position));\n"
-	"CREATE TABLE samples(locus INTEGER NOT NULL REFERENCES loci(id), stack INTEGER NOT NULL"
-	" REFERENCES stacks(id), counter TEXT NOT NULL, in_kernel INTEGER NOT NULL,"
-	" sample_count INTEGER NOT NULL, value INTEGER NOT NULL,"
-	" PRIMARY KEY(locus, stack, counter, in_kernel));\n"
-	"CREATE TABLE measurements(id INTEGER PRIMARY KEY, hotspot INTEGER REFERENCES"
-	" hotspots(id), locus INTEGER NOT NULL REFERENCES loci(id), counter TEXT NOT NULL,"
-	" value REAL, unit TEXT NOT NULL, quality TEXT NOT NULL CHECK(quality IN"
-	" ('measured','estimated','unavailable')), reason TEXT, sample_count INTEGER,"
-	" coverage REAL, pass INTEGER NOT NULL DEFAULT 0);\n"
-	"CREATE TABLE events(id INTEGER PRIMARY KEY, locus INTEGER NOT NULL REFERENCES loci(id),"
-	" name TEXT NOT NULL, start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,"
-	" bytes INTEGER, peer INTEGER);\n"
-	"CREATE TABLE steps(id INTEGER PRIMARY KEY);\n"
-	"CREATE TABLE component_costs(id INTEGER PRIMARY KEY);\n"
-	"CREATE TABLE calibration_rows(id INTEGER PRIMARY KEY);\n"
-	"CREATE TABLE degradations(name TEXT PRIMARY KEY, message TEXT NOT NULL,"
-	" remedy TEXT NOT NULL);\n"
-	"CREATE TABLE counters(node TEXT NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL,"
-	" PRIMARY KEY(node, name));\n"
-	/* what finalize and the readers look up */
-	"CREATE INDEX addresses_hotspot ON addresses(hotspot);\n"
-	"CREATE INDEX stack_frames_address ON stack_frames(address);\n"
-	"CREATE INDEX samples_stack ON samples(stack);\n"
-	"CREATE INDEX measurements_hotspot ON measurements(hotspot, counter);\n"
-	"CREATE INDEX measurements_locus ON measurements(locus, counter);\n"
-	"CREATE INDEX events_locus ON events(locus, start_ns);\n";
+    "CREATE TABLE batches(node TEXT NOT NULL, seq INTEGER NOT NULL, received TEXT NOT NULL,"
+    " PRIMARY KEY(node, seq));\n"
+    "CREATE TABLE modules(id INTEGER PRIMARY KEY, identity TEXT NOT NULL UNIQUE,"
+    " path TEXT NOT NULL, display_name TEXT NOT NULL, has_build_id INTEGER NOT NULL,"
+    " attribution TEXT, attribution_reason TEXT);\n"
+    "CREATE TABLE loci(id INTEGER PRIMARY KEY, node TEXT NOT NULL, rank INTEGER,"
+    " world_size INTEGER, tgid INTEGER NOT NULL, tid INTEGER NOT NULL, comm TEXT, exe TEXT,"
+    " UNIQUE(node, tgid, tid));\n"
+    "CREATE TABLE hotspots(id INTEGER PRIMARY KEY, module INTEGER NOT NULL REFERENCES"
+    " modules(id), function_start INTEGER NOT NULL, name TEXT NOT NULL, source_file TEXT,"
+    " resolution_level TEXT NOT NULL CHECK(resolution_level IN"
+    " ('line','function','symbol','unresolved')), UNIQUE(module, function_start));\n"
+    "CREATE TABLE addresses(id INTEGER PRIMARY KEY, module INTEGER NOT NULL REFERENCES"
+    " modules(id), offset INTEGER NOT NULL, hotspot INTEGER REFERENCES hotspots(id),"
+    " resolution_level TEXT, source_file TEXT, line INTEGER, UNIQUE(module, offset));\n"
+    "CREATE TABLE frames(address INTEGER NOT NULL REFERENCES addresses(id),"
+    " depth INTEGER NOT NULL, function TEXT, file TEXT, line INTEGER, column INTEGER,"
+    " PRIMARY KEY(address, depth));\n"
+    "CREATE TABLE extracts(file TEXT NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL,"
+    " PRIMARY KEY(file, line));\n"
+    "CREATE TABLE stacks(id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,"
+    " depth INTEGER NOT NULL, truncated INTEGER NOT NULL);\n"
+    "CREATE TABLE stack_frames(stack INTEGER NOT NULL REFERENCES stacks(id),"
+    " position INTEGER NOT NULL, address INTEGER NOT NULL REFERENCES addresses(id),"
+    " PRIMARY KEY(stack, position));\n"
+    "CREATE TABLE samples(locus INTEGER NOT NULL REFERENCES loci(id), stack INTEGER NOT NULL"
+    " REFERENCES stacks(id), counter TEXT NOT NULL, in_kernel INTEGER NOT NULL,"
+    " sample_count INTEGER NOT NULL, value INTEGER NOT NULL,"
+    " PRIMARY KEY(locus, stack, counter, in_kernel));\n"
+    "CREATE TABLE measurements(id INTEGER PRIMARY KEY, hotspot INTEGER REFERENCES"
+    " hotspots(id), locus INTEGER NOT NULL REFERENCES loci(id), counter TEXT NOT NULL,"
+    " value REAL, unit TEXT NOT NULL, quality TEXT NOT NULL CHECK(quality IN"
+    " ('measured','estimated','unavailable')), reason TEXT, sample_count INTEGER,"
+    " coverage REAL, pass INTEGER NOT NULL DEFAULT 0);\n"
+    "CREATE TABLE events(id INTEGER PRIMARY KEY, locus INTEGER NOT NULL REFERENCES loci(id),"
+    " name TEXT NOT NULL, start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,"
+    " bytes INTEGER, peer INTEGER);\n"
+    "CREATE TABLE steps(id INTEGER PRIMARY KEY);\n"
+    "CREATE TABLE component_costs(id INTEGER PRIMARY KEY);\n"
+    "CREATE TABLE calibration_rows(id INTEGER PRIMARY KEY);\n"
+    "CREATE TABLE degradations(name TEXT PRIMARY KEY, message TEXT NOT NULL,"
+    " remedy TEXT NOT NULL);\n"
+    "CREATE TABLE counters(node TEXT NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL,"
+    " PRIMARY KEY(node, name));\n"
+    /* what finalize and the readers look up */
+    "CREATE INDEX addresses_hotspot ON addresses(hotspot);\n"
+    "CREATE INDEX stack_frames_address ON stack_frames(address);\n"
+    "CREATE INDEX samples_stack ON samples(stack);\n"
+    "CREATE INDEX measurements_hotspot ON measurements(hotspot, counter);\n"
+    "CREATE INDEX measurements_locus ON measurements(locus, counter);\n"
+    "CREATE INDEX events_locus ON events(locus, start_ns);\n";
 
 int pivot_sql_error(struct pivot *p, const char *what)
 {
@@ -114,7 +114,8 @@ void pivot_rollback(struct pivot *p)
 
 int pivot_bind_text(sqlite3_stmt *stmt, int idx, const char *s)
 {
-	int rc = s ? sqlite3_bind_text(stmt, idx, s, -1, SQLITE_STATIC) : sqlite3_bind_null(stmt, idx);
+	int rc =
+	    s ? sqlite3_bind_text(stmt, idx, s, -1, SQLITE_STATIC) : sqlite3_bind_null(stmt, idx);
 
 	return rc == SQLITE_OK ? 0 : -EIO;
 }
@@ -269,8 +270,8 @@ static int pivot_check(struct pivot *p)
 	sqlite3_finalize(stmt);
 	stmt = NULL;
 	if (version > PIVOT_SCHEMA_VERSION) {
-		pr_warn("pivot '%s': schema version %d is newer than this nunatak's (%d)",
-			p->path, version, PIVOT_SCHEMA_VERSION);
+		pr_warn("pivot '%s': schema version %d is newer than this nunatak's (%d)", p->path,
+			version, PIVOT_SCHEMA_VERSION);
 		err = -EPROTONOSUPPORT;
 		goto cleanup;
 	}

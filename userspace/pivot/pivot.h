@@ -93,9 +93,8 @@ int pivot_for_each_module_to_attribute(struct pivot *p,
  * reason (NULL or "" for none).
  * -EINVAL (bad status, NULL name, bad level), -ENOENT (no such module),
  * -EROFS, -EIO. */
-int pivot_store_attribution(struct pivot *p, int64_t module_id,
-			    const struct attributed_address *aa, size_t n, const char *status,
-			    const char *reason);
+int pivot_store_attribution(struct pivot *p, int64_t module_id, const struct attributed_address *aa,
+			    size_t n, const char *status, const char *reason);
 
 /* Derives the sampling Measurements: one per (Hotspot of the stack's leaf
  * address, Locus, counter) with value = Σ value, sample_count = Σ
@@ -114,12 +113,11 @@ int pivot_add_degradation(struct pivot *p, const char *name, const char *message
  * at the first non-zero return of cb, which it returns; strings are
  * borrowed for the duration of the callback. */
 int pivot_for_each_degradation(struct pivot *p,
-			       int (*cb)(const char *name, const char *message,
-					 const char *remedy, void *ctx),
+			       int (*cb)(const char *name, const char *message, const char *remedy,
+					 void *ctx),
 			       void *ctx);
 int pivot_for_each_counter(struct pivot *p,
-			   int (*cb)(const char *node, const char *name, uint64_t value,
-				     void *ctx),
+			   int (*cb)(const char *node, const char *name, uint64_t value, void *ctx),
 			   void *ctx);
 /* distinct nodes of the Loci, sorted */
 int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *ctx);

@@ -116,7 +116,7 @@ int pivot_for_each_module_to_attribute(struct pivot *p,
 						 const uint64_t *offsets, size_t n, void *ctx),
 				       void *ctx)
 {
-	struct module_list list = { 0 };
+	struct module_list list = {0};
 	uint64_t *offsets = NULL;
 	size_t i, n;
 	int err;
@@ -138,8 +138,7 @@ int pivot_for_each_module_to_attribute(struct pivot *p,
 
 static int status_valid(const char *status)
 {
-	static const char *const valid[] = { "done", "missing", "stale", "pseudo",
-					     "no-symbolizer" };
+	static const char *const valid[] = {"done", "missing", "stale", "pseudo", "no-symbolizer"};
 	size_t i;
 
 	for (i = 0; status && i < sizeof(valid) / sizeof(valid[0]); i++)
@@ -159,26 +158,27 @@ enum {
 
 /* Level rank: lower is better; the Hotspot keeps the best of its
  * addresses, its name and source file the first stored. */
-#define LEVEL_RANK(x)                                                                             \
+#define LEVEL_RANK(x)                                                                              \
 	"(CASE " x " WHEN 'line' THEN 0 WHEN 'function' THEN 1 WHEN 'symbol' THEN 2 ELSE 3 END)"
 
 static const char *const attribution_sql[AT_COUNT] = {
-	[AT_HOTSPOT] = "INSERT INTO hotspots(module, function_start, name, source_file,"
-		       " resolution_level) VALUES(?, ?, ?, ?, ?)"
-		       " ON CONFLICT(module, function_start) DO UPDATE SET"
-		       " source_file = coalesce(source_file, excluded.source_file),"
-		       " resolution_level = CASE WHEN " LEVEL_RANK("excluded.resolution_level")
-		       " < " LEVEL_RANK("resolution_level") " THEN excluded.resolution_level"
-		       " ELSE resolution_level END RETURNING id",
-	[AT_ADDRESS] = "INSERT INTO addresses(module, offset, hotspot, resolution_level,"
-		       " source_file, line) VALUES(?, ?, ?, ?, ?, ?)"
-		       " ON CONFLICT(module, offset) DO UPDATE SET hotspot = excluded.hotspot,"
-		       " resolution_level = excluded.resolution_level,"
-		       " source_file = excluded.source_file, line = excluded.line RETURNING id",
-	[AT_FRAMES_DELETE] = "DELETE FROM frames WHERE address = ?",
-	[AT_FRAME] = "INSERT INTO frames(address, depth, function, file, line, column)"
-		     " VALUES(?, ?, ?, ?, ?, ?)",
-	[AT_MODULE] = "UPDATE modules SET attribution = ?, attribution_reason = ? WHERE id = ?",
+    [AT_HOTSPOT] =
+	"INSERT INTO hotspots(module, function_start, name, source_file,"
+	" resolution_level) VALUES(?, ?, ?, ?, ?)"
+	" ON CONFLICT(module, function_start) DO UPDATE SET"
+	" source_file = coalesce(source_file, excluded.source_file),"
+	" resolution_level = CASE WHEN " LEVEL_RANK("excluded.resolution_level") " < " LEVEL_RANK(
+	    "resolution_level") " THEN excluded.resolution_level"
+				" ELSE resolution_level END RETURNING id",
+    [AT_ADDRESS] = "INSERT INTO addresses(module, offset, hotspot, resolution_level,"
+		   " source_file, line) VALUES(?, ?, ?, ?, ?, ?)"
+		   " ON CONFLICT(module, offset) DO UPDATE SET hotspot = excluded.hotspot,"
+		   " resolution_level = excluded.resolution_level,"
+		   " source_file = excluded.source_file, line = excluded.line RETURNING id",
+    [AT_FRAMES_DELETE] = "DELETE FROM frames WHERE address = ?",
+    [AT_FRAME] = "INSERT INTO frames(address, depth, function, file, line, column)"
+		 " VALUES(?, ?, ?, ?, ?, ?)",
+    [AT_MODULE] = "UPDATE modules SET attribution = ?, attribution_reason = ? WHERE id = ?",
 };
 
 static int step_row_id(struct pivot *p, sqlite3_stmt *stmt, int64_t *id, const char *what)
@@ -259,11 +259,10 @@ static int store_one(struct pivot *p, sqlite3_stmt **st, int64_t module,
 	return err;
 }
 
-int pivot_store_attribution(struct pivot *p, int64_t module_id,
-			    const struct attributed_address *aa, size_t n, const char *status,
-			    const char *reason)
+int pivot_store_attribution(struct pivot *p, int64_t module_id, const struct attributed_address *aa,
+			    size_t n, const char *status, const char *reason)
 {
-	sqlite3_stmt *st[AT_COUNT] = { 0 };
+	sqlite3_stmt *st[AT_COUNT] = {0};
 	size_t i;
 	int err, began = 0;
 
@@ -318,14 +317,14 @@ int pivot_derive_measurements(struct pivot *p)
 	if (err)
 		goto cleanup;
 	err = pivot_exec(
-		p, "INSERT INTO measurements(hotspot, locus, counter, value, unit, quality,"
-		   " sample_count)"
-		   " SELECT a.hotspot, s.locus, s.counter, sum(s.value),"
-		   " CASE s.counter WHEN 'cpu-clock' THEN 'ns' WHEN 'cycles' THEN 'cycles'"
-		   " ELSE 'count' END, 'measured', sum(s.sample_count)"
-		   " FROM samples s JOIN stack_frames f ON f.stack = s.stack AND f.position = 0"
-		   " JOIN addresses a ON a.id = f.address WHERE a.hotspot IS NOT NULL"
-		   " GROUP BY a.hotspot, s.locus, s.counter ORDER BY a.hotspot, s.locus, s.counter");
+	    p, "INSERT INTO measurements(hotspot, locus, counter, value, unit, quality,"
+	       " sample_count)"
+	       " SELECT a.hotspot, s.locus, s.counter, sum(s.value),"
+	       " CASE s.counter WHEN 'cpu-clock' THEN 'ns' WHEN 'cycles' THEN 'cycles'"
+	       " ELSE 'count' END, 'measured', sum(s.sample_count)"
+	       " FROM samples s JOIN stack_frames f ON f.stack = s.stack AND f.position = 0"
+	       " JOIN addresses a ON a.id = f.address WHERE a.hotspot IS NOT NULL"
+	       " GROUP BY a.hotspot, s.locus, s.counter ORDER BY a.hotspot, s.locus, s.counter");
 	if (err)
 		goto cleanup;
 	err = pivot_prepare(p,

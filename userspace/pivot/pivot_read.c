@@ -67,18 +67,18 @@ static int degradation_row(sqlite3_stmt *stmt, void *arg)
 }
 
 int pivot_for_each_degradation(struct pivot *p,
-			       int (*cb)(const char *name, const char *message,
-					 const char *remedy, void *ctx),
+			       int (*cb)(const char *name, const char *message, const char *remedy,
+					 void *ctx),
 			       void *ctx)
 {
-	struct degradation_walk w = { cb, ctx };
+	struct degradation_walk w = {cb, ctx};
 	sqlite3_stmt *stmt;
 	int err;
 
 	if (!p || !cb)
 		return -EINVAL;
-	err = pivot_prepare(p, "SELECT name, message, remedy FROM degradations ORDER BY name",
-			    &stmt);
+	err =
+	    pivot_prepare(p, "SELECT name, message, remedy FROM degradations ORDER BY name", &stmt);
 	if (err)
 		return err;
 	return walk(p, stmt, degradation_row, &w, "read degradations");
@@ -98,11 +98,10 @@ static int counter_row(sqlite3_stmt *stmt, void *arg)
 }
 
 int pivot_for_each_counter(struct pivot *p,
-			   int (*cb)(const char *node, const char *name, uint64_t value,
-				     void *ctx),
+			   int (*cb)(const char *node, const char *name, uint64_t value, void *ctx),
 			   void *ctx)
 {
-	struct counter_walk w = { cb, ctx };
+	struct counter_walk w = {cb, ctx};
 	sqlite3_stmt *stmt;
 	int err;
 
@@ -128,7 +127,7 @@ static int node_row(sqlite3_stmt *stmt, void *arg)
 
 int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *ctx)
 {
-	struct node_walk w = { cb, ctx };
+	struct node_walk w = {cb, ctx};
 	sqlite3_stmt *stmt;
 	int err;
 
@@ -149,13 +148,13 @@ static int hotspot_row(sqlite3_stmt *stmt, void *arg)
 {
 	struct hotspot_walk *w = arg;
 	struct pivot_hotspot_total t = {
-		.id = sqlite3_column_int64(stmt, 0),
-		.name = col_text(stmt, 1),
-		.module = col_text(stmt, 2),
-		.source_file = col_text(stmt, 3),
-		.resolution_level = col_text(stmt, 4),
-		.sample_count = (uint64_t)sqlite3_column_int64(stmt, 5),
-		.value = sqlite3_column_double(stmt, 6),
+	    .id = sqlite3_column_int64(stmt, 0),
+	    .name = col_text(stmt, 1),
+	    .module = col_text(stmt, 2),
+	    .source_file = col_text(stmt, 3),
+	    .resolution_level = col_text(stmt, 4),
+	    .sample_count = (uint64_t)sqlite3_column_int64(stmt, 5),
+	    .value = sqlite3_column_double(stmt, 6),
 	};
 
 	return w->cb(&t, w->ctx);
@@ -165,19 +164,20 @@ int pivot_for_each_hotspot_total(struct pivot *p, const char *counter,
 				 int (*cb)(const struct pivot_hotspot_total *t, void *ctx),
 				 void *ctx)
 {
-	struct hotspot_walk w = { cb, ctx };
+	struct hotspot_walk w = {cb, ctx};
 	sqlite3_stmt *stmt;
 	int err;
 
 	if (!p || !counter || !cb)
 		return -EINVAL;
-	err = pivot_prepare(p,
-			    "SELECT h.id, h.name, m.display_name, h.source_file, h.resolution_level,"
-			    " coalesce(sum(x.sample_count), 0), coalesce(sum(x.value), 0.0)"
-			    " FROM measurements x JOIN hotspots h ON h.id = x.hotspot"
-			    " JOIN modules m ON m.id = h.module WHERE x.counter = ?"
-			    " GROUP BY h.id ORDER BY h.id",
-			    &stmt);
+	err =
+	    pivot_prepare(p,
+			  "SELECT h.id, h.name, m.display_name, h.source_file, h.resolution_level,"
+			  " coalesce(sum(x.sample_count), 0), coalesce(sum(x.value), 0.0)"
+			  " FROM measurements x JOIN hotspots h ON h.id = x.hotspot"
+			  " JOIN modules m ON m.id = h.module WHERE x.counter = ?"
+			  " GROUP BY h.id ORDER BY h.id",
+			  &stmt);
 	if (err)
 		return err;
 	pivot_bind_text(stmt, 1, counter);

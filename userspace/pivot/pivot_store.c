@@ -75,34 +75,34 @@ enum {
 };
 
 static const char *const store_sql[ST_COUNT] = {
-	[ST_BATCH] = "INSERT OR IGNORE INTO batches(node, seq, received) VALUES(?, ?, ?)",
-	[ST_MODULE] = "INSERT INTO modules(identity, path, display_name, has_build_id)"
-		      " VALUES(?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
-		      " identity = excluded.identity RETURNING id",
-	[ST_MODULE_UNATTRIBUTE] = "UPDATE modules SET attribution = NULL, attribution_reason = NULL"
-				  " WHERE id = ? AND attribution IS NOT NULL",
-	[ST_LOCUS] = "INSERT INTO loci(node, tgid, tid, comm, exe, rank, world_size)"
-		     " VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(node, tgid, tid) DO UPDATE SET"
-		     " comm = coalesce(excluded.comm, comm), exe = coalesce(excluded.exe, exe),"
-		     " rank = coalesce(excluded.rank, rank),"
-		     " world_size = coalesce(excluded.world_size, world_size) RETURNING id",
-	[ST_STACK] = "INSERT OR IGNORE INTO stacks(digest, depth, truncated) VALUES(?, ?, ?)",
-	[ST_STACK_FRAME] = "INSERT INTO stack_frames(stack, position, address) VALUES(?, ?, ?)",
-	[ST_ADDRESS_INSERT] = "INSERT OR IGNORE INTO addresses(module, offset) VALUES(?, ?)",
-	[ST_ADDRESS_SELECT] = "SELECT id FROM addresses WHERE module = ? AND offset = ?",
-	[ST_SAMPLE] = "INSERT INTO samples(locus, stack, counter, in_kernel, sample_count, value)"
-		      " VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(locus, stack, counter, in_kernel)"
-		      " DO UPDATE SET sample_count = sample_count + excluded.sample_count,"
-		      " value = value + excluded.value",
-	[ST_DEGRADATION] = "INSERT OR IGNORE INTO degradations(name, message, remedy)"
-			   " VALUES(?, ?, ?)",
-	[ST_COUNTER] = "INSERT INTO counters(node, name, value) VALUES(?, ?, ?)"
-		       " ON CONFLICT(node, name) DO UPDATE SET"
-		       " value = max(value, excluded.value)",
-	[ST_EXIT_DELETE] = "DELETE FROM measurements WHERE hotspot IS NULL AND locus = ?"
-			   " AND counter = ?",
-	[ST_EXIT_INSERT] = "INSERT INTO measurements(hotspot, locus, counter, value, unit,"
-			   " quality) VALUES(NULL, ?, ?, ?, ?, 'measured')",
+    [ST_BATCH] = "INSERT OR IGNORE INTO batches(node, seq, received) VALUES(?, ?, ?)",
+    [ST_MODULE] = "INSERT INTO modules(identity, path, display_name, has_build_id)"
+		  " VALUES(?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
+		  " identity = excluded.identity RETURNING id",
+    [ST_MODULE_UNATTRIBUTE] = "UPDATE modules SET attribution = NULL, attribution_reason = NULL"
+			      " WHERE id = ? AND attribution IS NOT NULL",
+    [ST_LOCUS] = "INSERT INTO loci(node, tgid, tid, comm, exe, rank, world_size)"
+		 " VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(node, tgid, tid) DO UPDATE SET"
+		 " comm = coalesce(excluded.comm, comm), exe = coalesce(excluded.exe, exe),"
+		 " rank = coalesce(excluded.rank, rank),"
+		 " world_size = coalesce(excluded.world_size, world_size) RETURNING id",
+    [ST_STACK] = "INSERT OR IGNORE INTO stacks(digest, depth, truncated) VALUES(?, ?, ?)",
+    [ST_STACK_FRAME] = "INSERT INTO stack_frames(stack, position, address) VALUES(?, ?, ?)",
+    [ST_ADDRESS_INSERT] = "INSERT OR IGNORE INTO addresses(module, offset) VALUES(?, ?)",
+    [ST_ADDRESS_SELECT] = "SELECT id FROM addresses WHERE module = ? AND offset = ?",
+    [ST_SAMPLE] = "INSERT INTO samples(locus, stack, counter, in_kernel, sample_count, value)"
+		  " VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(locus, stack, counter, in_kernel)"
+		  " DO UPDATE SET sample_count = sample_count + excluded.sample_count,"
+		  " value = value + excluded.value",
+    [ST_DEGRADATION] = "INSERT OR IGNORE INTO degradations(name, message, remedy)"
+		       " VALUES(?, ?, ?)",
+    [ST_COUNTER] = "INSERT INTO counters(node, name, value) VALUES(?, ?, ?)"
+		   " ON CONFLICT(node, name) DO UPDATE SET"
+		   " value = max(value, excluded.value)",
+    [ST_EXIT_DELETE] = "DELETE FROM measurements WHERE hotspot IS NULL AND locus = ?"
+		       " AND counter = ?",
+    [ST_EXIT_INSERT] = "INSERT INTO measurements(hotspot, locus, counter, value, unit,"
+		       " quality) VALUES(NULL, ?, ?, ?, ?, 'measured')",
 };
 
 struct store {
@@ -294,8 +294,8 @@ static int store_stack(struct store *s, size_t idx)
 	}
 	s->stack_ids[idx] = sqlite3_last_insert_rowid(s->p->db);
 	for (i = 0; i < stack->n_frames; i++) {
-		err = store_address(s, stack->frames[i]->module, stack->frames[i]->offset,
-				    &address);
+		err =
+		    store_address(s, stack->frames[i]->module, stack->frames[i]->offset, &address);
 		if (err)
 			goto cleanup;
 		sqlite3_bind_int64(sf, 1, s->stack_ids[idx]);
@@ -411,7 +411,8 @@ static int store_exits(struct store *s)
 
 		err = store_exit_measurement(s, locus, "cpu_time_user", e->utime_ns, "ns");
 		if (!err)
-			err = store_exit_measurement(s, locus, "cpu_time_system", e->stime_ns, "ns");
+			err =
+			    store_exit_measurement(s, locus, "cpu_time_system", e->stime_ns, "ns");
 		if (!err)
 			err = store_exit_measurement(s, locus, "context_switches_voluntary",
 						     e->nvcsw, "count");
@@ -425,8 +426,8 @@ static int store_exits(struct store *s)
 			err = store_exit_measurement(s, locus, "page_faults_major", e->maj_flt,
 						     "count");
 		if (!err)
-			err = store_exit_measurement(s, locus, "peak_rss", e->maxrss_bytes,
-						     "bytes");
+			err =
+			    store_exit_measurement(s, locus, "peak_rss", e->maxrss_bytes, "bytes");
 		if (!err)
 			err = store_exit_measurement(s, locus, "wall_time", e->wall_ns, "ns");
 	}
@@ -449,7 +450,7 @@ static int store_alloc(struct store *s)
 
 int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch)
 {
-	struct store s = { .p = p, .b = batch };
+	struct store s = {.p = p, .b = batch};
 	int err, i, dup;
 
 	if (!p || !batch)

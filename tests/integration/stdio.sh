@@ -1,0 +1,17 @@
+# stdin, stdout and stderr of the application are untouched: byte-identical
+# to a bare run.
+. "$TESTS_LIB/common.sh"
+need_root_bpf
+
+cd "$T"
+head -c 300000 /dev/urandom >input.bin
+"$WORKLOADS/hotspots" 0.2 >bare.out
+"$NUNATAK" run -- "$WORKLOADS/hotspots" 0.2 >run.out 2>/dev/null
+cmp bare.out run.out || fail "stdout differs from a bare run"
+
+cat input.bin | "$NUNATAK" run -- cat >cat.out 2>/dev/null
+cmp input.bin cat.out || fail "stdin → stdout through the application is not byte-identical"
+
+"$NUNATAK" run -- sh -c 'echo to-stderr >&2; echo to-stdout' >o.txt 2>e.txt
+[ "$(cat o.txt)" = to-stdout ] || fail "stdout polluted: $(cat o.txt)"
+[ "$(head -1 e.txt)" = to-stderr ] || fail "application's stderr is not first on stderr"

@@ -1,0 +1,446 @@
+/* Tests of analysis/diagnose and report/summary on pivots built here:
+ * shares and their sum, the floor of 30 samples, ties, the unresolved
+ * share, summing over Loci; the summary text (lines, "unavailable", no
+ * samples) and its JSON twin. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/diagnose.h"
+#include "report/summary.h"
+#include "userspace/pivot/pivot.h"
+
+#define EPS 1e-12
+
+/* cmocka 1.1 has no assert_double_equal */
+#define assert_near(a, b, eps)                                                                     \
+	do {                                                                                       \
+		double a_ = (a), b_ = (b);                                                         \
+		if (!(a_ - b_ <= (eps) && b_ - a_ <= (eps)))                                       \
+			fail_msg("%.15g != %.15g", a_, b_);                                        \
+	} while (0)
+
+static char tmpdir[PATH_MAX];
+static int pivot_serial;
+
+/* one Hotspot per row: a single-frame stack at offset, samples on two
+ * Loci; 1 sample = 1 ms of cpu-clock (or 1000 cycles) */
+struct spec {
+	uint64_t offset;
+	const char *name;
+	enum resolution_level level;
+	const char *source_file;
+	uint64_t samples_l0, samples_l1;
+};
+
+struct attribute_ctx {
+	struct pivot *p;
+	const struct spec *specs;
+	size_t n;
+};
+
+static int attribute(const struct pivot_module *m, const uint64_t *offsets, size_t n, void *arg)
+{
+	struct attribute_ctx *ctx = arg;
+	struct attributed_address aa[16];
+	size_t i, j;
+
+	assert_true(n <= 16);
+	memset(aa, 0, sizeof(aa));
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < ctx->n && ctx->specs[j].offset != offsets[i]; j++)
+			;
+		assert_true(j < ctx->n);
+		aa[i].address = offsets[i];
+		aa[i].level = ctx->specs[j].level;
+		aa[i].function = (char *)ctx->specs[j].name;
+		aa[i].function_start = offsets[i];
+		aa[i].source_file = (char *)ctx->specs[j].source_file;
+		aa[i].line = ctx->specs[j].source_file ? 12 : 0;
+	}
+	return pivot_store_attribution(ctx->p, m->id, aa, n, "done", NULL);
+}
+
+static struct pivot *build_pivot(const struct spec *specs, size_t n, const char *counter)
+{
+	Nunatak__Wire__Batch b = NUNATAK__WIRE__BATCH__INIT;
+	Nunatak__Wire__Module mod = NUNATAK__WIRE__MODULE__INIT, *mods[1] = {&mod};
+	Nunatak__Wire__Locus loci[2] = {NUNATAK__WIRE__LOCUS__INIT, NUNATAK__WIRE__LOCUS__INIT};
+	Nunatak__Wire__Locus *locus_ptrs[2] = {&loci[0], &loci[1]};
+	Nunatak__Wire__Stack stacks[16], *stack_ptrs[16];
+	Nunatak__Wire__Address addrs[16], *addr_ptrs[16];
+	Nunatak__Wire__SampleCount samples[32], *sample_ptrs[32];
+	struct attribute_ctx ctx = {.specs = specs, .n = n};
+	uint64_t unit = strcmp(counter, "cycles") ? 1000000 : 1000;
+	char path[PATH_MAX + 64];
+	struct pivot *p;
+	size_t i, k = 0;
+
+	assert_true(n <= 16);
+	snprintf(path, sizeof(path), "%s/p%d.sqlite", tmpdir, pivot_serial++);
+	p = pivot__create(path);
+	assert_non_null(p);
+	ctx.p = p;
+
+	b.run_id = "r";
+	b.node = "n1";
+	b.seq = 1;
+	mod.identity = "0011";
+	mod.path = "/opt/app/solver";
+	mod.display_name = "solver";
+	mod.has_build_id = 1;
+	for (i = 0; i < 2; i++) {
+		loci[i].node = "n1";
+		loci[i].tgid = loci[i].tid = 100 + i;
+	}
+	for (i = 0; i < n; i++) {
+		Nunatak__Wire__Stack s = NUNATAK__WIRE__STACK__INIT;
+		Nunatak__Wire__Address a = NUNATAK__WIRE__ADDRESS__INIT;
+
+		a.module = 0;
+		a.offset = specs[i].offset;
+		addrs[i] = a;
+		addr_ptrs[i] = &addrs[i];
+		s.n_frames = 1;
+		s.frames = &addr_ptrs[i];
+		stacks[i] = s;
+		stack_ptrs[i] = &stacks[i];
+		for (uint32_t l = 0; l < 2; l++) {
+			Nunatak__Wire__SampleCount sc = NUNATAK__WIRE__SAMPLE_COUNT__INIT;
+			uint64_t count = l ? specs[i].samples_l1 : specs[i].samples_l0;
+
+			if (!count)
+				continue;
+			sc.locus = l;
+			sc.stack = i;
+			sc.counter = (char *)counter;
+			sc.sample_count = count;
+			sc.value = count * unit;
+			samples[k] = sc;
+			sample_ptrs[k] = &samples[k];
+			k++;
+		}
+	}
+	b.n_modules = 1;
+	b.modules = mods;
+	b.n_loci = 2;
+	b.loci = locus_ptrs;
+	b.n_stacks = n;
+	b.stacks = stack_ptrs;
+	b.n_samples = k;
+	b.samples = sample_ptrs;
+	assert_int_equal(pivot_store_batch(p, &b), 0);
+	if (n)
+		assert_int_equal(pivot_for_each_module_to_attribute(p, attribute, &ctx), 0);
+	assert_int_equal(pivot_derive_measurements(p), 0);
+	return p;
+}
+
+/* compute spans two Loci (60 + 40); alpha and beta tie at 30 (the floor);
+ * gap has 29 (under it) and is unresolved; tiny has 1 */
+static const struct spec run_specs[] = {
+    {0x2000, "beta", RESOLUTION_FUNCTION, NULL, 30, 0},
+    {0x1000, "compute", RESOLUTION_LINE, "src/solver.c", 60, 40},
+    {0x3000, "solver+0x3000", RESOLUTION_UNRESOLVED, NULL, 0, 29},
+    {0x4000, "alpha", RESOLUTION_SYMBOL, NULL, 10, 20},
+    {0x5000, "tiny", RESOLUTION_FUNCTION, NULL, 1, 0},
+};
+#define N_RUN_SPECS (sizeof(run_specs) / sizeof(run_specs[0]))
+
+static void test_diagnosis_arithmetic(void **state)
+{
+	struct pivot *p = build_pivot(run_specs, N_RUN_SPECS, "cpu-clock");
+	struct diagnosis *d = diagnosis__new(p);
+	double sum = 0;
+	size_t i;
+
+	(void)state;
+	assert_non_null(d);
+	assert_string_equal(d->counter, "cpu-clock");
+	assert_int_equal(d->total_samples, 190);
+	assert_int_equal(d->total_hotspots, 5);
+	assert_near(d->total_seconds, 0.190, EPS);
+	assert_int_equal(d->n_hotspots, 3);
+	assert_string_equal(d->hotspots[0].name, "compute");
+	assert_int_equal(d->hotspots[0].samples, 100);
+	assert_near(d->hotspots[0].share, 100.0 / 190, EPS);
+	assert_near(d->hotspots[0].seconds, 0.100, EPS);
+	assert_string_equal(d->hotspots[0].module, "solver");
+	assert_string_equal(d->hotspots[0].source_file, "src/solver.c");
+	assert_string_equal(d->hotspots[0].resolution_level, "line");
+	/* tie at 30: by name */
+	assert_string_equal(d->hotspots[1].name, "alpha");
+	assert_string_equal(d->hotspots[2].name, "beta");
+	assert_int_equal(d->hotspots[2].samples, 30); /* 30: reported */
+	assert_null(d->hotspots[2].source_file);
+	assert_near(d->hotspots[1].share, 30.0 / 190, EPS);
+	/* 29 and 1: others */
+	assert_int_equal(d->others.hotspots, 2);
+	assert_int_equal(d->others.samples, 30);
+	assert_near(d->others.share, 30.0 / 190, EPS);
+	assert_near(d->others.seconds, 0.030, EPS);
+	assert_near(d->unresolved_share, 29.0 / 190, EPS);
+	for (i = 0; i < d->n_hotspots; i++)
+		sum += d->hotspots[i].share;
+	assert_near(sum + d->others.share, 1.0, EPS);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
+static void test_diagnosis_empty(void **state)
+{
+	struct pivot *p = build_pivot(NULL, 0, "cpu-clock");
+	struct diagnosis *d = diagnosis__new(p);
+
+	(void)state;
+	assert_non_null(d);
+	assert_null(d->counter);
+	assert_int_equal(d->n_hotspots, 0);
+	assert_int_equal(d->total_samples, 0);
+	assert_true(isnan(d->total_seconds));
+	assert_true(isnan(d->unresolved_share));
+	diagnosis__free(d);
+	pivot__free(p);
+	assert_null(diagnosis__new(NULL));
+	assert_int_equal(errno, EINVAL);
+}
+
+/* what summary_print wrote, NUL-terminated; caller frees */
+static char *print_to_string(const struct diagnosis *d, struct pivot *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(summary_print(f, d, p), 0);
+	fclose(f);
+	return buf;
+}
+
+static void assert_contains(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("missing line:\n%s\nin:\n%s", needle, text);
+}
+
+static void test_summary_text(void **state)
+{
+	struct pivot *p = build_pivot(run_specs, N_RUN_SPECS, "cpu-clock");
+	struct diagnosis *d = diagnosis__new(p);
+	char *text;
+
+	(void)state;
+	assert_int_equal(pivot_add_degradation(p, "no-cycles", "no hardware cycles counter",
+					       "run on bare metal"),
+			 0);
+	text = print_to_string(d, p);
+	assert_contains(text, "nunatak: 3 hotspots above the floor of 30 samples cover 84.2% of"
+			      " 190 samples, 0.190 s sampled\n");
+	assert_contains(text, "   share   samples  seconds  level       module  hotspot\n");
+	assert_contains(text, "   52.6%       100    0.100  line        solver  compute"
+			      " (src/solver.c)\n");
+	assert_contains(text, "   15.8%        30    0.030  symbol      solver  alpha\n");
+	assert_contains(text, "   15.8%        30    0.030  function    solver  beta\n");
+	assert_contains(text, "   15.8%        30    0.030                      others: 2"
+			      " hotspots\n");
+	assert_contains(text, "  - others: 2 hotspots under 30 samples each (30 samples, 15.8%"
+			      " of the time) get no diagnostic\n");
+	assert_contains(text, "  - unresolved: 15.3% of the time is in code no symbol names\n");
+	assert_contains(text, "  - degradation no-cycles: no hardware cycles counter\n"
+			      "      remedy: run on bare metal\n");
+	assert_null(strstr(text, "unavailable"));
+	/* the table comes before what it does not say */
+	assert_true(strstr(text, "compute") < strstr(text, "what this summary does not say"));
+	free(text);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
+/* more than SUMMARY_MAX_HOTSPOTS above the floor: the rest is folded */
+static void test_summary_folds_beyond_ten(void **state)
+{
+	static const char *names[12] = {"f00", "f01", "f02", "f03", "f04", "f05",
+					"f06", "f07", "f08", "f09", "f10", "f11"};
+	struct spec specs[12];
+	struct pivot *p;
+	struct diagnosis *d;
+	char *text;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 12; i++)
+		specs[i] =
+		    (struct spec){0x100 * (i + 1), names[i], RESOLUTION_FUNCTION, NULL, 100 - i, 0};
+	p = build_pivot(specs, 12, "cpu-clock");
+	d = diagnosis__new(p);
+	assert_int_equal(d->n_hotspots, 12);
+	text = print_to_string(d, p);
+	assert_contains(text, "  f09\n");
+	assert_null(strstr(text, "  f10\n"));
+	/* 90 + 89 samples of 1134 */
+	assert_contains(text, "   15.8%       179    0.179                      others: 2"
+			      " hotspots (2 above the floor not listed, 0 under 30 samples)\n");
+	assert_contains(text, "  - degradations: none\n");
+	free(text);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
+static void test_summary_unavailable(void **state)
+{
+	struct pivot *p = build_pivot(run_specs, N_RUN_SPECS, "cycles");
+	struct diagnosis *d = diagnosis__new(p);
+	json_t *j, *h;
+	char *text;
+
+	(void)state;
+	assert_string_equal(d->counter, "cycles");
+	assert_true(isnan(d->hotspots[0].seconds));
+	text = print_to_string(d, p);
+	assert_contains(text, "190 samples, time sampled unavailable (only cycles was"
+			      " sampled)\n");
+	assert_contains(text, "   52.6%       100  unavailable  line        solver  compute"
+			      " (src/solver.c)\n");
+	assert_null(strstr(text, " 0.000 "));
+	assert_contains(text, "  - unresolved: 15.3% of the cycles is in code no symbol names\n");
+	free(text);
+
+	j = summary_json(d, p);
+	assert_non_null(j);
+	h = json_array_get(json_object_get(j, "hotspots"), 0);
+	assert_true(json_is_null(json_object_get(h, "seconds")));
+	assert_true(json_is_null(json_object_get(json_object_get(j, "totals"), "seconds")));
+	assert_near(json_real_value(json_object_get(h, "share")), 100.0 / 190, EPS);
+	json_decref(j);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
+static void test_summary_no_samples(void **state)
+{
+	struct pivot *p = build_pivot(NULL, 0, "cpu-clock");
+	struct diagnosis *d = diagnosis__new(p);
+	json_t *j;
+	char *text;
+
+	(void)state;
+	text = print_to_string(d, p);
+	assert_contains(text, "nunatak: no samples were recorded, so there is no hotspot to"
+			      " report\n  no degradation was recorded: the application probably"
+			      " ended before the first sample\n");
+	assert_contains(text, "  - degradations: none\n");
+	free(text);
+
+	assert_int_equal(pivot_add_degradation(p, "no-perf-events", "perf_event_open refused",
+					       "sysctl kernel.perf_event_paranoid=1"),
+			 0);
+	text = print_to_string(d, p);
+	assert_contains(text, "nunatak: no samples were recorded, so there is no hotspot to"
+			      " report\n");
+	assert_contains(text, "  sampling was degraded: the degradations below say why\n");
+	assert_contains(text, "  - degradation no-perf-events: perf_event_open refused\n"
+			      "      remedy: sysctl kernel.perf_event_paranoid=1\n");
+	assert_null(strstr(text, "unresolved"));
+	assert_null(strstr(text, "0.0%"));
+	free(text);
+
+	j = summary_json(d, p);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "hotspots")), 0);
+	assert_true(json_is_null(json_object_get(j, "unresolved_share")));
+	assert_true(json_is_null(json_object_get(j, "counter")));
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(j, "totals"), "samples")), 0);
+	assert_int_equal(json_array_size(json_object_get(j, "degradations")), 1);
+	json_decref(j);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
+static void test_summary_json(void **state)
+{
+	struct pivot *p = build_pivot(run_specs, N_RUN_SPECS, "cpu-clock");
+	struct diagnosis *d = diagnosis__new(p);
+	json_t *j, *hs, *h, *o, *t, *deg;
+
+	(void)state;
+	assert_int_equal(pivot_add_degradation(p, "no-cycles", "m", "r"), 0);
+	j = summary_json(d, p);
+	assert_non_null(j);
+	hs = json_object_get(j, "hotspots");
+	assert_int_equal(json_array_size(hs), 3);
+	h = json_array_get(hs, 0);
+	assert_string_equal(json_string_value(json_object_get(h, "name")), "compute");
+	assert_string_equal(json_string_value(json_object_get(h, "module")), "solver");
+	assert_string_equal(json_string_value(json_object_get(h, "source_file")), "src/solver.c");
+	assert_string_equal(json_string_value(json_object_get(h, "resolution_level")), "line");
+	assert_near(json_real_value(json_object_get(h, "share")), 100.0 / 190, EPS);
+	assert_int_equal(json_integer_value(json_object_get(h, "samples")), 100);
+	assert_near(json_real_value(json_object_get(h, "seconds")), 0.1, EPS);
+	h = json_array_get(hs, 2);
+	assert_string_equal(json_string_value(json_object_get(h, "name")), "beta");
+	assert_true(json_is_null(json_object_get(h, "source_file")));
+
+	o = json_object_get(j, "others");
+	assert_int_equal(json_integer_value(json_object_get(o, "hotspots")), 2);
+	assert_int_equal(json_integer_value(json_object_get(o, "samples")), 30);
+	assert_near(json_real_value(json_object_get(o, "share")), 30.0 / 190, EPS);
+	t = json_object_get(j, "totals");
+	assert_int_equal(json_integer_value(json_object_get(t, "samples")), 190);
+	assert_int_equal(json_integer_value(json_object_get(t, "hotspots")), 5);
+	assert_near(json_real_value(json_object_get(t, "seconds")), 0.19, EPS);
+	assert_near(json_real_value(json_object_get(j, "unresolved_share")), 29.0 / 190, EPS);
+	assert_string_equal(json_string_value(json_object_get(j, "counter")), "cpu-clock");
+	assert_int_equal(json_integer_value(json_object_get(j, "floor")), 30);
+	deg = json_array_get(json_object_get(j, "degradations"), 0);
+	assert_string_equal(json_string_value(json_object_get(deg, "name")), "no-cycles");
+	assert_string_equal(json_string_value(json_object_get(deg, "message")), "m");
+	assert_string_equal(json_string_value(json_object_get(deg, "remedy")), "r");
+	json_decref(j);
+
+	assert_null(summary_json(NULL, p));
+	assert_int_equal(errno, EINVAL);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nunatak-test-summary-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_diagnosis_arithmetic),
+	    cmocka_unit_test(test_diagnosis_empty),
+	    cmocka_unit_test(test_summary_text),
+	    cmocka_unit_test(test_summary_folds_beyond_ten),
+	    cmocka_unit_test(test_summary_unavailable),
+	    cmocka_unit_test(test_summary_no_samples),
+	    cmocka_unit_test(test_summary_json),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
