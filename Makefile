@@ -23,7 +23,7 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
-	openmpi-bin libopenmpi-dev util-linux procps python3
+	openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran util-linux procps python3
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
@@ -53,6 +53,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
+# MPI workloads, one build per MPI family (never sanitized)
+MPI_W := -O2 -g -fno-omit-frame-pointer
+MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $(BUILD)/workloads/mpi/pattern_f.$(f))
 
 .SECONDARY:
 
@@ -61,7 +64,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS
 
 all: build
 
-build: $(NUNATAK) $(WORKLOADS)
+build: $(NUNATAK) $(WORKLOADS) $(MPI_WORKLOADS)
 
 # Installs only what is missing, so a second `make test` costs nothing.
 deps:
@@ -120,6 +123,24 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
 
+# benchmark tools: the bare sampling interrupt, a fixed-work program
+$(BUILD)/bench/bare-interrupt: tests/bench/bare_interrupt.c | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -lbpf -lelf -lz
+
+$(BUILD)/bench/work: tests/bench/work.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+
+
+$(BUILD)/workloads/mpi/pattern.%: tests/workloads/mpi/pattern.c
+	@mkdir -p $(@D)
+	mpicc.$* -std=gnu11 $(MPI_W) -Wall -Wextra -Werror -o $@ $<
+
+$(BUILD)/workloads/mpi/pattern_f.%: tests/workloads/mpi/pattern_f.f90
+	@mkdir -p $(@D)/mod-$*
+	mpif90.$* $(MPI_W) -Wall -Werror -J $(@D)/mod-$* -o $@ $<
+
 unit-bins: $(UNIT_BINS)
 
 test: deps
@@ -140,8 +161,8 @@ demo: deps
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
 bench: deps
-	$(MAKE) build
-	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
+	$(MAKE) build $(BUILD)/bench/bare-interrupt $(BUILD)/bench/work
+	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench)
 
 install: build
 	install -D -m 0755 $(NUNATAK) $(DESTDIR)$(PREFIX)/bin/nunatak

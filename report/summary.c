@@ -5,29 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/balance.h"
 #include "analysis/diagnose.h"
 #include "report/summary.h"
+#include "report/summary_format.h"
+#include "report/summary_mpi.h"
 #include "userspace/pivot/pivot.h"
 
 #define MODULE_WIDTH_MAX 24
-#define UNAVAILABLE "unavailable"
-
-/* "%.3f" of seconds, or "unavailable" */
-static const char *fmt_seconds(char *buf, size_t len, double seconds)
-{
-	if (isnan(seconds))
-		return UNAVAILABLE;
-	snprintf(buf, len, "%.3f", seconds);
-	return buf;
-}
-
-static const char *fmt_share(char *buf, size_t len, double share)
-{
-	if (isnan(share))
-		return UNAVAILABLE;
-	snprintf(buf, len, "%.1f%%", 100.0 * share);
-	return buf;
-}
 
 static void print_headline(FILE *out, const struct diagnosis *d)
 {
@@ -41,13 +26,13 @@ static void print_headline(FILE *out, const struct diagnosis *d)
 		"nunatak: %zu hotspot%s above the floor of %d samples cover%s %s of %" PRIu64
 		" samples",
 		d->n_hotspots, d->n_hotspots == 1 ? "" : "s", DIAGNOSIS_SAMPLE_FLOOR,
-		d->n_hotspots == 1 ? "s" : "", fmt_share(share, sizeof(share), covered),
+		d->n_hotspots == 1 ? "s" : "", summary_fmt_share(share, sizeof(share), covered),
 		d->total_samples);
 	if (isnan(d->total_seconds))
 		fprintf(out, ", time sampled unavailable (only %s was sampled)\n", d->counter);
 	else
 		fprintf(out, ", %s s sampled\n",
-			fmt_seconds(seconds, sizeof(seconds), d->total_seconds));
+			summary_fmt_seconds(seconds, sizeof(seconds), d->total_seconds));
 }
 
 struct columns {
@@ -66,7 +51,7 @@ static void columns_measure(const struct diagnosis *d, size_t shown, struct colu
 		len = (int)strlen(d->hotspots[i].module);
 		if (len > c->module)
 			c->module = len < MODULE_WIDTH_MAX ? len : MODULE_WIDTH_MAX;
-		len = (int)strlen(fmt_seconds(buf, sizeof(buf), d->hotspots[i].seconds));
+		len = (int)strlen(summary_fmt_seconds(buf, sizeof(buf), d->hotspots[i].seconds));
 		if (len > c->seconds)
 			c->seconds = len;
 	}
@@ -89,9 +74,9 @@ static void print_table(FILE *out, const struct diagnosis *d)
 		const struct hotspot_share *h = &d->hotspots[i];
 
 		fprintf(out, "  %6s  %8" PRIu64 "  %*s  %-10s  %-*.*s  %s",
-			fmt_share(share, sizeof(share), h->share), h->samples, c.seconds,
-			fmt_seconds(seconds, sizeof(seconds), h->seconds), h->resolution_level,
-			c.module, MODULE_WIDTH_MAX, h->module, h->name);
+			summary_fmt_share(share, sizeof(share), h->share), h->samples, c.seconds,
+			summary_fmt_seconds(seconds, sizeof(seconds), h->seconds),
+			h->resolution_level, c.module, MODULE_WIDTH_MAX, h->module, h->name);
 		if (h->source_file)
 			fprintf(out, " (%s)", h->source_file);
 		fputc('\n', out);
@@ -105,9 +90,9 @@ static void print_table(FILE *out, const struct diagnosis *d)
 	if (!others_n)
 		return;
 	fprintf(out, "  %6s  %8" PRIu64 "  %*s  %-10s  %-*s  others: %zu hotspot%s",
-		fmt_share(share, sizeof(share), others_share), others_samples, c.seconds,
-		fmt_seconds(seconds, sizeof(seconds), others_seconds), "", c.module, "", others_n,
-		others_n == 1 ? "" : "s");
+		summary_fmt_share(share, sizeof(share), others_share), others_samples, c.seconds,
+		summary_fmt_seconds(seconds, sizeof(seconds), others_seconds), "", c.module, "",
+		others_n, others_n == 1 ? "" : "s");
 	if (folded)
 		fprintf(out, " (%zu above the floor not listed, %zu under %d samples)", folded,
 			d->others.hotspots, DIAGNOSIS_SAMPLE_FLOOR);
@@ -134,7 +119,8 @@ static int print_degradation(const char *name, const char *message, const char *
 	return 0;
 }
 
-static int print_not_said(FILE *out, const struct diagnosis *d, struct pivot *p)
+static int print_not_said(FILE *out, const struct diagnosis *d, const struct balance *b,
+			  struct pivot *p)
 {
 	char share[32];
 	int err = 0;
@@ -147,10 +133,12 @@ static int print_not_said(FILE *out, const struct diagnosis *d, struct pivot *p)
 			" samples, %s of the %s) get no diagnostic\n",
 			d->others.hotspots, d->others.hotspots == 1 ? "" : "s",
 			DIAGNOSIS_SAMPLE_FLOOR, d->others.samples,
-			fmt_share(share, sizeof(share), d->others.share), share_subject(d));
+			summary_fmt_share(share, sizeof(share), d->others.share), share_subject(d));
 	if (d->counter)
 		fprintf(out, "  - unresolved: %s of the %s is in code no symbol names\n",
-			fmt_share(share, sizeof(share), d->unresolved_share), share_subject(d));
+			summary_fmt_share(share, sizeof(share), d->unresolved_share),
+			share_subject(d));
+	summary_print_mpi_not_said(out, b);
 	if (p)
 		err = pivot_for_each_degradation(p, print_degradation, &ns);
 	if (!err && !ns.n)
@@ -169,15 +157,21 @@ static int count_degradation(const char *name, const char *message, const char *
 
 int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 {
+	struct balance *b = NULL;
 	size_t n_degradations = 0;
 	int err;
 
 	if (!out || !d)
 		return -EINVAL;
+	if (p) {
+		b = balance__new(p);
+		if (!b)
+			return -errno;
+	}
 	if (!d->counter || !d->total_samples) {
 		err = p ? pivot_for_each_degradation(p, count_degradation, &n_degradations) : 0;
 		if (err)
-			return err;
+			goto cleanup;
 		fprintf(out,
 			"nunatak: no samples were recorded, so there is no hotspot to report\n");
 		if (n_degradations)
@@ -189,18 +183,15 @@ int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 		print_headline(out, d);
 		print_table(out, d);
 	}
-	err = print_not_said(out, d, p);
+	summary_print_mpi(out, b);
+	err = print_not_said(out, d, b, p);
 	if (err)
-		return err;
+		goto cleanup;
 	if (fflush(out) || ferror(out))
-		return -EIO;
-	return 0;
-}
-
-/* NAN → null */
-static json_t *json_number(double v)
-{
-	return isnan(v) ? json_null() : json_real(v);
+		err = -EIO;
+cleanup:
+	balance__free(b);
+	return err;
 }
 
 static json_t *json_string_or_null(const char *s)
@@ -212,8 +203,9 @@ static json_t *hotspot_json(const struct hotspot_share *h)
 {
 	return json_pack("{s:s, s:s, s:o, s:s, s:o, s:I, s:o}", "name", h->name, "module",
 			 h->module, "source_file", json_string_or_null(h->source_file),
-			 "resolution_level", h->resolution_level, "share", json_number(h->share),
-			 "samples", (json_int_t)h->samples, "seconds", json_number(h->seconds));
+			 "resolution_level", h->resolution_level, "share",
+			 summary_json_number(h->share), "samples", (json_int_t)h->samples,
+			 "seconds", summary_json_number(h->seconds));
 }
 
 static int degradation_json(const char *name, const char *message, const char *remedy, void *ctx)
@@ -229,6 +221,7 @@ static int degradation_json(const char *name, const char *message, const char *r
 json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 {
 	json_t *root = NULL, *hotspots, *degradations, *o;
+	struct balance *b = NULL;
 	size_t i;
 	int err = -ENOMEM;
 
@@ -249,22 +242,33 @@ json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 			goto cleanup;
 	}
 	o = json_pack("{s:I, s:I, s:o}", "hotspots", (json_int_t)d->others.hotspots, "samples",
-		      (json_int_t)d->others.samples, "share", json_number(d->others.share));
+		      (json_int_t)d->others.samples, "share", summary_json_number(d->others.share));
 	if (!o || json_object_set_new(root, "others", o))
 		goto cleanup;
 	o = json_pack("{s:I, s:o, s:I}", "samples", (json_int_t)d->total_samples, "seconds",
-		      json_number(d->total_seconds), "hotspots", (json_int_t)d->total_hotspots);
+		      summary_json_number(d->total_seconds), "hotspots",
+		      (json_int_t)d->total_hotspots);
 	if (!o || json_object_set_new(root, "totals", o))
 		goto cleanup;
-	if (json_object_set_new(root, "unresolved_share", json_number(d->unresolved_share)))
+	if (json_object_set_new(root, "unresolved_share", summary_json_number(d->unresolved_share)))
 		goto cleanup;
 	if (p) {
 		err = pivot_for_each_degradation(p, degradation_json, degradations);
 		if (err)
 			goto cleanup;
+		b = balance__new(p);
+		if (!b) {
+			err = -errno;
+			goto cleanup;
+		}
 	}
+	err = summary_mpi_json(root, b);
+	if (err)
+		goto cleanup;
+	balance__free(b);
 	return root;
 cleanup:
+	balance__free(b);
 	json_decref(root);
 	errno = -err;
 	return NULL;

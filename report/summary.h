@@ -1,10 +1,14 @@
 /* summary — the terminal summary of a Run and its JSON twin.
  *
- * Both say the same things from one diagnosis (analysis/diagnose.h) and
- * the pivot's Degradations: a headline, the Hotspots by decreasing share,
- * "others", then what the summary does not say (others, unresolved share,
- * Degradations with their remedies). An unavailable value is written
- * "unavailable" (text) or null (JSON), never 0.
+ * Both say the same things from one diagnosis (analysis/diagnose.h), the
+ * balance of the ranks (analysis/balance.h, computed here from the pivot)
+ * and the pivot's Degradations: a headline, the Hotspots by decreasing
+ * share, "others", the ranks and the top MPI call sites (by time, by bytes;
+ * nothing for a Run without MPI data: report/summary_mpi.h), then what the
+ * summary does not say (others, unresolved share, ranks whose app time is
+ * estimated or unavailable, call sites without bytes, Degradations with
+ * their remedies). An unavailable value is written "unavailable" (text) or
+ * null (JSON), never 0.
  *
  * The text lists at most SUMMARY_MAX_HOTSPOTS Hotspots and folds the rest
  * of those above the floor into its "others" line; the JSON lists every
@@ -24,14 +28,21 @@ struct pivot;
 #define SUMMARY_MAX_HOTSPOTS 10
 
 /* Writes the summary to out (the CLI passes stderr). p gives the
- * Degradations (may be NULL: none shown). Returns 0, -EINVAL, -EIO when
- * out failed, or the pivot's error. */
+ * Degradations and the MPI data (may be NULL: none shown). Returns 0,
+ * -EINVAL, -EIO when out failed, -ENOMEM, or the pivot's error. */
 int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p);
 
 /* One object: hotspots[{name, module, source_file|null, resolution_level,
  * share, samples, seconds|null}], others{hotspots, samples, share|null},
  * totals{samples, seconds|null, hotspots}, unresolved_share|null, counter
- * (null: nothing sampled), floor, degradations[{name, message, remedy}].
+ * (null: nothing sampled), floor, degradations[{name, message, remedy}],
+ * ranks[{rank, node, app_time|null, app_time_quality, app_time_reason|null,
+ * mpi_time|null, mpi_fraction|null, cpu_time|null, outside_mpi_time|null}]
+ * by rank, balance{ranks, imbalance, efficiency, busiest_rank, busiest_factor,
+ * mpi_share} (null when unavailable), mpi[{function, call_site{file, line,
+ * function, module, offset}, calls, total_time, mean_time, min_time,
+ * max_time, bytes|null, bytes_reason|null, cov|null, per_rank[{rank, calls,
+ * total_time}]}] by decreasing total time. Times in seconds.
  * Shares are fractions of 1. NULL + errno (EINVAL, ENOMEM, EIO); the caller
  * owns the reference. */
 json_t *summary_json(const struct diagnosis *d, struct pivot *p);

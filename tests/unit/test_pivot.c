@@ -1,8 +1,9 @@
 /* Tests of userspace/pivot: Batches stored exactly once and whole, index
  * mapping, attribution storage, derived sampling Measurements, and the
- * refusals of pivot__open (newer schema, not a pivot). Batches are real
- * Nunatak__Wire__Batch structs, one of them through a pack/unpack round
- * trip. */
+ * refusals of pivot__open (newer schema, not a pivot), the MPI tables
+ * (running totals, lifetimes, Events, ranks) and the Locus-level MPI
+ * Measurements. Batches are real Nunatak__Wire__Batch structs, some of them
+ * through a pack/unpack round trip. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/mpi_fixture.h"
 #include "userspace/pivot/pivot.h"
 
 static char tmpdir[PATH_MAX];
@@ -720,6 +722,210 @@ static void test_open_refusals(void **state)
 	assert_int_equal(errno, EBADMSG);
 }
 
+/* the one Locus-level Measurement of rank r (tgid 100 + r) */
+#define RANK_MEASUREMENT(col, counter, r)                                                          \
+	"SELECT " col " FROM measurements x JOIN loci l ON l.id = x.locus WHERE x.hotspot IS"      \
+	" NULL AND x.counter = '" counter "' AND l.tgid = %d",                                     \
+	    100 + (r)
+
+static void test_mpi_store(void **state)
+{
+	struct pivot *p = fx_build(tmpdir, "mpi-store.sqlite");
+	struct fx_batch *t = calloc(1, sizeof(*t));
+	int64_t rows;
+	char *s;
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(t);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM mpi_calls"), 19);
+	/* running totals: 50 then 100 then an older 60 → 100 and its times */
+	assert_int_equal(sql_int(p, "SELECT calls FROM mpi_calls c JOIN loci l ON l.id ="
+				    " c.locus WHERE l.tgid = 100 AND c.function = 'MPI_Allreduce'"),
+			 100);
+	assert_int_equal(sql_int(p, "SELECT total_ns FROM mpi_calls c JOIN loci l ON l.id ="
+				    " c.locus WHERE l.tgid = 100 AND c.function = 'MPI_Allreduce'"),
+			 2 * FX_S);
+	assert_int_equal(sql_int(p, "SELECT min_ns FROM mpi_calls c JOIN loci l ON l.id ="
+				    " c.locus WHERE l.tgid = 100 AND c.function = 'MPI_Allreduce'"),
+			 1000);
+	/* call sites are addresses, attributed like sampled ones */
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM addresses"), 6);
+	assert_int_equal(sql_int(p, "SELECT a.line FROM mpi_calls c JOIN addresses a ON a.id ="
+				    " c.call_site WHERE c.function = 'MPI_Send' LIMIT 1"),
+			 77);
+	s = sql_text(p, "SELECT h.name FROM mpi_calls c JOIN addresses a ON a.id = c.call_site"
+			" JOIN hotspots h ON h.id = a.hotspot WHERE c.function = 'MPI_Allreduce'"
+			" LIMIT 1");
+	assert_string_equal(s, "compute");
+	free(s);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM mpi_calls WHERE bytes IS NULL AND"
+				    " bytes_reason = 'vector counts not read'"),
+			 1);
+	/* a reason only explains missing bytes */
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM mpi_calls WHERE bytes IS NOT NULL AND"
+				    " bytes_reason IS NOT NULL"),
+			 0);
+
+	/* lifetimes: NULL filled, never erased; last_seen the latest */
+	assert_int_equal(sql_int(p, "SELECT init_end_ns FROM mpi_processes m JOIN loci l ON"
+				    " l.id = m.locus WHERE l.tgid = 100"),
+			 FX_S);
+	assert_int_equal(sql_int(p, "SELECT finalize_start_ns FROM mpi_processes m JOIN loci l"
+				    " ON l.id = m.locus WHERE l.tgid = 100"),
+			 FX_S + 3300000000ll);
+	assert_int_equal(sql_int(p, "SELECT last_seen_ns FROM mpi_processes m JOIN loci l ON"
+				    " l.id = m.locus WHERE l.tgid = 100"),
+			 99 * FX_S);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM mpi_processes m JOIN loci l ON l.id ="
+				    " m.locus WHERE l.tgid = 103 AND finalize_start_ns IS NULL AND"
+				    " last_seen_ns = 5600000000"),
+			 1);
+
+	/* ranks: no rank is NULL, never 0 */
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM loci WHERE tgid = 50 AND rank IS NULL"
+				    " AND world_size IS NULL"),
+			 1);
+	assert_int_equal(sql_int(p, "SELECT rank FROM loci WHERE tgid = 102"), 2);
+	assert_int_equal(sql_int(p, "SELECT world_size FROM loci WHERE tgid = 102"), 4);
+
+	/* Locus-level MPI Measurements */
+	assert_int_equal(sql_int(p, RANK_MEASUREMENT("value", "app_time", 0)), 3300000000ll);
+	s = sql_text(p, "SELECT quality FROM measurements x JOIN loci l ON l.id = x.locus WHERE"
+			" x.counter = 'app_time' AND l.tgid = 100");
+	assert_string_equal(s, "measured");
+	free(s);
+	assert_int_equal(sql_int(p, RANK_MEASUREMENT("value", "app_time", 3)), 4600000000ll);
+	s = sql_text(p, "SELECT quality || '|' || reason FROM measurements x JOIN loci l ON"
+			" l.id = x.locus WHERE x.counter = 'app_time' AND l.tgid = 103");
+	assert_string_equal(s, "estimated|MPI_Finalize not reached");
+	free(s);
+	/* MPI_Init and MPI_Finalize are not MPI time */
+	assert_int_equal(sql_int(p, RANK_MEASUREMENT("value", "mpi_time", 0)), 2300000000ll);
+	assert_int_equal(sql_int(p, RANK_MEASUREMENT("value", "mpi_time", 3)), 600000000ll);
+	assert_int_equal(sql_int(p, RANK_MEASUREMENT("value", "mpi_sent_bytes", 0)), 2300);
+	/* the receive without bytes does not spoil what rank 2 sent */
+	assert_int_equal(sql_int(p, RANK_MEASUREMENT("value", "mpi_sent_bytes", 2)), 1300);
+	s = sql_text(p, "SELECT quality || '|' || reason || '|' || typeof(value) FROM"
+			" measurements x JOIN loci l ON l.id = x.locus WHERE x.counter ="
+			" 'mpi_sent_bytes' AND l.tgid = 103");
+	assert_string_equal(s, "unavailable|MPI_Alltoallv: vector counts not read|null");
+	free(s);
+	assert_int_equal(sql_int(p, RANK_MEASUREMENT("value", "cpu_time", 1)), 1750000000ll);
+	assert_int_equal(sql_int(p, RANK_MEASUREMENT("count(*)", "cpu_time", 3)), 0);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM measurements x JOIN loci l ON l.id ="
+				    " x.locus WHERE x.hotspot IS NULL AND l.tgid = 50"),
+			 0);
+
+	/* deriving again gives the same rows */
+	rows = sql_int(p, "SELECT count(*) FROM measurements");
+	assert_int_equal(pivot_derive_mpi_measurements(p), 0);
+	assert_int_equal(pivot_derive_measurements(p), 0);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM measurements"), rows);
+
+	/* Events, through the wire; a new call site re-opens attribution */
+	fx_init(t, 4);
+	{
+		Nunatak__Wire__MpiEvent e = NUNATAK__WIRE__MPI_EVENT__INIT;
+		size_t len;
+		uint8_t *buf;
+		Nunatak__Wire__Batch *u;
+
+		e.locus = 1;
+		e.function = "MPI_Send";
+		e.start_ns = 2 * FX_S;
+		e.duration_ns = 1500;
+		e.has_bytes = 1;
+		e.bytes = 1000;
+		e.has_peer = 1;
+		e.peer = 0;
+		t->events[0] = e;
+		t->event_ptrs[0] = &t->events[0];
+		e.function = "MPI_Barrier";
+		e.has_bytes = e.has_peer = 0;
+		t->events[1] = e;
+		t->event_ptrs[1] = &t->events[1];
+		t->b.n_mpi_events = 2;
+		fx_call(t, 1, "MPI_Barrier", 0x1500, 1, 10, 10, 10, 0, NULL, 0);
+		len = nunatak__wire__batch__get_packed_size(&t->b);
+		buf = malloc(len);
+		assert_non_null(buf);
+		nunatak__wire__batch__pack(&t->b, buf);
+		u = nunatak__wire__batch__unpack(NULL, len, buf);
+		assert_non_null(u);
+		assert_int_equal(pivot_store_batch(p, u), 0);
+		assert_int_equal(pivot_store_batch(p, u), 1); /* once */
+		nunatak__wire__batch__free_unpacked(u, NULL);
+		free(buf);
+	}
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM events"), 2);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM events e JOIN loci l ON l.id = e.locus"
+				    " WHERE l.tgid = 101 AND e.name = 'MPI_Send' AND e.start_ns ="
+				    " 2000000000 AND e.duration_ns = 1500 AND e.bytes = 1000 AND"
+				    " e.peer = 0"),
+			 1);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM events WHERE name = 'MPI_Barrier' AND"
+				    " bytes IS NULL AND peer IS NULL"),
+			 1);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM modules WHERE attribution IS NULL"), 1);
+	free(t);
+	pivot__free(p);
+}
+
+static void test_mpi_refusals_and_unavailable(void **state)
+{
+	struct pivot *p = new_pivot("mpi-refusals.sqlite");
+	struct fx_batch *t = calloc(1, sizeof(*t));
+	char *s;
+
+	(void)state;
+	assert_non_null(t);
+	fx_init(t, 1);
+	fx_call(t, 0, "MPI_Send", 0x10, 1, 1, 1, 1, 8, NULL, 1);
+	t->addrs[0].module = 1; /* one module only */
+	assert_int_equal(pivot_store_batch(p, &t->b), -EINVAL);
+	fx_init(t, 1);
+	fx_call(t, 9, "MPI_Send", 0x10, 1, 1, 1, 1, 8, NULL, 1);
+	assert_int_equal(pivot_store_batch(p, &t->b), -EINVAL);
+	fx_init(t, 1);
+	fx_call(t, 0, NULL, 0x10, 1, 1, 1, 1, 8, NULL, 1);
+	assert_int_equal(pivot_store_batch(p, &t->b), -EINVAL);
+	fx_init(t, 1);
+	fx_process(t, 7, 1, 2, 3);
+	assert_int_equal(pivot_store_batch(p, &t->b), -EINVAL);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM batches"), 0);
+
+	/* init never returned: app time unavailable, with the reason; a send
+	 * without bytes or reason is still named */
+	fx_init(t, 1);
+	fx_process(t, 0, 0, 0, 5 * FX_S);
+	fx_process(t, 1, 2 * FX_S, 0, 0);
+	fx_call(t, 0, "MPI_Isend", 0x10, 3, 30, 10, 10, -1, NULL, 1);
+	assert_int_equal(pivot_store_batch(p, &t->b), 0);
+	assert_int_equal(pivot_derive_measurements(p), 0);
+	s = sql_text(p, "SELECT quality || '|' || reason || '|' || typeof(value) FROM"
+			" measurements x JOIN loci l ON l.id = x.locus WHERE x.counter ="
+			" 'app_time' AND l.tgid = 100");
+	assert_string_equal(s, "unavailable|MPI_Init never returned|null");
+	free(s);
+	s = sql_text(p, "SELECT quality || '|' || reason FROM measurements x JOIN loci l ON"
+			" l.id = x.locus WHERE x.counter = 'app_time' AND l.tgid = 101");
+	assert_string_equal(s, "unavailable|MPI_Finalize not reached and the process end was"
+			       " not seen");
+	free(s);
+	s = sql_text(p, "SELECT quality || '|' || reason FROM measurements x JOIN loci l ON"
+			" l.id = x.locus WHERE x.counter = 'mpi_sent_bytes' AND l.tgid = 100");
+	assert_string_equal(s, "unavailable|MPI_Isend: bytes not read");
+	free(s);
+	/* rank 1 sent nothing it could not count: 0 bytes, measured */
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM measurements x JOIN loci l ON l.id ="
+				    " x.locus WHERE x.counter = 'mpi_sent_bytes' AND l.tgid = 101"
+				    " AND x.value = 0 AND x.quality = 'measured'"),
+			 1);
+	free(t);
+	pivot__free(p);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -744,6 +950,8 @@ int main(void)
 	    cmocka_unit_test(test_attribution_and_measurements),
 	    cmocka_unit_test(test_readers_and_read_only),
 	    cmocka_unit_test(test_open_refusals),
+	    cmocka_unit_test(test_mpi_store),
+	    cmocka_unit_test(test_mpi_refusals_and_unavailable),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

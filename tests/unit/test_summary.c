@@ -1,7 +1,8 @@
 /* Tests of analysis/diagnose and report/summary on pivots built here:
  * shares and their sum, the floor of 30 samples, ties, the unresolved
  * share, summing over Loci; the summary text (lines, "unavailable", no
- * samples) and its JSON twin. */
+ * samples) and its JSON twin; the ranks and MPI sections on the 4-rank
+ * pivot of mpi_fixture.h, and their absence without MPI data. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 
 #include "analysis/diagnose.h"
 #include "report/summary.h"
+#include "tests/unit/mpi_fixture.h"
 #include "userspace/pivot/pivot.h"
 
 #define EPS 1e-12
@@ -414,6 +416,178 @@ static void test_summary_json(void **state)
 	pivot__free(p);
 }
 
+static void test_summary_mpi_text(void **state)
+{
+	struct pivot *p = fx_build(tmpdir, "mpi-text.sqlite");
+	struct diagnosis *d;
+	char *text;
+
+	(void)state;
+	assert_non_null(p);
+	d = diagnosis__new(p);
+	assert_non_null(d);
+	text = print_to_string(d, p);
+	assert_contains(text, "\nranks: 4 ranks, busiest rank 3 at 1.60x the mean time outside"
+			      " MPI, load-balance efficiency 62.5%, MPI share of time 36.7%\n");
+	assert_contains(text,
+			"    rank  node        app s        MPI s        MPI %        CPU s\n");
+	assert_contains(text,
+			"       0  n1          3.300        2.300        69.7%        1.750\n");
+	assert_contains(text,
+			"       2  n2          4.100        1.100        26.8%        1.750\n");
+	/* estimated app time marked, unavailable CPU time never 0 */
+	assert_contains(text,
+			"       3  n2         4.600*        0.600        13.0%  unavailable\n");
+	assert_contains(text, "\nMPI call sites by time (top 5 of 6)\n"
+			      "  function       call site                    calls      total s"
+			      "      mean µs        bytes          COV\n"
+			      "  MPI_Allreduce  solver.c:42 (compute)          400        5.000"
+			      "      12500.0         3200         0.45\n"
+			      "  MPI_Init       solver.c:10 (main)               4        1.200"
+			      "     300000.0            0         0.00\n"
+			      "  MPI_Alltoallv  app+0x1300                      20        0.400"
+			      "      20000.0  unavailable         0.00\n"
+			      "  MPI_Send       solver.c:77 (exchange)          20        0.400"
+			      "      20000.0         2000         1.00\n"
+			      "  MPI_Finalize   solver.c:90 (main)               4        0.200"
+			      "      50000.0            0         0.00\n");
+	assert_contains(text, "\nMPI call sites by bytes (top 5 of 6)\n");
+	assert_contains(text, "         3200         0.45\n"
+			      "  MPI_Send       solver.c:77 (exchange)          20        0.400"
+			      "      20000.0         2000         1.00\n"
+			      "  MPI_Init  ");
+	/* MPI_Recv (0 s, bytes unavailable) is 6th in both */
+	assert_null(strstr(text, "  MPI_Recv  "));
+	assert_contains(text, "  - rank 3: app time estimated (*): MPI_Finalize not reached\n");
+	assert_contains(text, "  - bytes of MPI_Alltoallv at app+0x1300: unavailable (vector"
+			      " counts not read)\n");
+	assert_contains(text, "  - bytes of MPI_Recv at solver.c:80: unavailable (status not"
+			      " read)\n");
+	/* order: ranks after the headline, MPI before what is not said */
+	assert_true(strstr(text, "no samples were recorded") < strstr(text, "ranks: 4"));
+	assert_true(strstr(text, "MPI call sites by bytes") <
+		    strstr(text, "what this summary does not say"));
+	free(text);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
+/* a Run without MPI data says nothing about MPI */
+static void test_summary_no_mpi(void **state)
+{
+	struct pivot *p = build_pivot(run_specs, N_RUN_SPECS, "cpu-clock");
+	struct diagnosis *d = diagnosis__new(p);
+	json_t *j, *bal;
+	char *text;
+
+	(void)state;
+	text = print_to_string(d, p);
+	assert_null(strstr(text, "ranks:"));
+	assert_null(strstr(text, "MPI"));
+	free(text);
+	j = summary_json(d, p);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "ranks")), 0);
+	assert_int_equal(json_array_size(json_object_get(j, "mpi")), 0);
+	bal = json_object_get(j, "balance");
+	assert_int_equal(json_integer_value(json_object_get(bal, "ranks")), 0);
+	assert_true(json_is_null(json_object_get(bal, "imbalance")));
+	assert_true(json_is_null(json_object_get(bal, "efficiency")));
+	assert_true(json_is_null(json_object_get(bal, "busiest_rank")));
+	assert_true(json_is_null(json_object_get(bal, "busiest_factor")));
+	assert_true(json_is_null(json_object_get(bal, "mpi_share")));
+	json_decref(j);
+	/* without a pivot: the same empty sections */
+	j = summary_json(d, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "ranks")), 0);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(j, "balance"), "ranks")), 0);
+	json_decref(j);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
+#define JGET(o, k) json_object_get((o), (k))
+
+static void test_summary_mpi_json(void **state)
+{
+	struct pivot *p = fx_build(tmpdir, "mpi-json.sqlite");
+	struct diagnosis *d;
+	json_t *j, *ranks, *r, *bal, *mpi, *cs, *site, *pr;
+
+	(void)state;
+	assert_non_null(p);
+	d = diagnosis__new(p);
+	j = summary_json(d, p);
+	assert_non_null(j);
+
+	ranks = JGET(j, "ranks");
+	assert_int_equal(json_array_size(ranks), 4);
+	r = json_array_get(ranks, 0);
+	assert_int_equal(json_integer_value(JGET(r, "rank")), 0);
+	assert_string_equal(json_string_value(JGET(r, "node")), "n1");
+	assert_near(json_real_value(JGET(r, "app_time")), 3.3, EPS);
+	assert_near(json_real_value(JGET(r, "mpi_time")), 2.3, EPS);
+	assert_near(json_real_value(JGET(r, "mpi_fraction")), 2.3 / 3.3, EPS);
+	assert_near(json_real_value(JGET(r, "cpu_time")), 1.75, EPS);
+	assert_near(json_real_value(JGET(r, "outside_mpi_time")), 1.0, 1e-9);
+	assert_string_equal(json_string_value(JGET(r, "app_time_quality")), "measured");
+	assert_true(json_is_null(JGET(r, "app_time_reason")));
+	r = json_array_get(ranks, 3);
+	assert_int_equal(json_integer_value(JGET(r, "rank")), 3);
+	assert_true(json_is_null(JGET(r, "cpu_time")));
+	assert_near(json_real_value(JGET(r, "app_time")), 4.6, EPS);
+	assert_string_equal(json_string_value(JGET(r, "app_time_quality")), "estimated");
+	assert_string_equal(json_string_value(JGET(r, "app_time_reason")),
+			    "MPI_Finalize not reached");
+
+	bal = JGET(j, "balance");
+	assert_int_equal(json_integer_value(JGET(bal, "ranks")), 4);
+	assert_near(json_real_value(JGET(bal, "imbalance")), 1.6, 1e-9);
+	assert_near(json_real_value(JGET(bal, "efficiency")), 0.625, 1e-9);
+	assert_int_equal(json_integer_value(JGET(bal, "busiest_rank")), 3);
+	assert_near(json_real_value(JGET(bal, "busiest_factor")), 1.6, 1e-9);
+	assert_near(json_real_value(JGET(bal, "mpi_share")), 5.8 / 15.8, EPS);
+
+	mpi = JGET(j, "mpi");
+	assert_int_equal(json_array_size(mpi), 6);
+	cs = json_array_get(mpi, 0);
+	assert_string_equal(json_string_value(JGET(cs, "function")), "MPI_Allreduce");
+	site = JGET(cs, "call_site");
+	assert_string_equal(json_string_value(JGET(site, "file")), "solver.c");
+	assert_int_equal(json_integer_value(JGET(site, "line")), 42);
+	assert_string_equal(json_string_value(JGET(site, "function")), "compute");
+	assert_string_equal(json_string_value(JGET(site, "module")), "app");
+	assert_int_equal(json_integer_value(JGET(site, "offset")), 0x1100);
+	assert_int_equal(json_integer_value(JGET(cs, "calls")), 400);
+	assert_near(json_real_value(JGET(cs, "total_time")), 5.0, EPS);
+	assert_near(json_real_value(JGET(cs, "mean_time")), 0.0125, EPS);
+	assert_near(json_real_value(JGET(cs, "min_time")), 1e-6, EPS);
+	assert_near(json_real_value(JGET(cs, "max_time")), 4e-3, EPS);
+	assert_int_equal(json_integer_value(JGET(cs, "bytes")), 3200);
+	assert_true(json_is_null(JGET(cs, "bytes_reason")));
+	assert_near(json_real_value(JGET(cs, "cov")), 0.44721359549995793928, 1e-12);
+	pr = JGET(cs, "per_rank");
+	assert_int_equal(json_array_size(pr), 4);
+	assert_int_equal(json_integer_value(JGET(json_array_get(pr, 3), "rank")), 3);
+	assert_int_equal(json_integer_value(JGET(json_array_get(pr, 3), "calls")), 100);
+	assert_near(json_real_value(JGET(json_array_get(pr, 3), "total_time")), 0.5, EPS);
+
+	cs = json_array_get(mpi, 2);
+	assert_string_equal(json_string_value(JGET(cs, "function")), "MPI_Alltoallv");
+	assert_true(json_is_null(JGET(cs, "bytes")));
+	assert_string_equal(json_string_value(JGET(cs, "bytes_reason")), "vector counts not read");
+	assert_true(json_is_null(JGET(JGET(cs, "call_site"), "file")));
+	assert_true(json_is_null(JGET(JGET(cs, "call_site"), "line")));
+	cs = json_array_get(mpi, 5);
+	assert_string_equal(json_string_value(JGET(cs, "function")), "MPI_Recv");
+	assert_true(json_is_null(JGET(cs, "cov")));
+	json_decref(j);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -440,6 +614,9 @@ int main(void)
 	    cmocka_unit_test(test_summary_unavailable),
 	    cmocka_unit_test(test_summary_no_samples),
 	    cmocka_unit_test(test_summary_json),
+	    cmocka_unit_test(test_summary_mpi_text),
+	    cmocka_unit_test(test_summary_no_mpi),
+	    cmocka_unit_test(test_summary_mpi_json),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

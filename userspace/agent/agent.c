@@ -1,15 +1,21 @@
 /* agent — see agent.h. */
 #include <errno.h>
+#include <search.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
 #include "userspace/agent/agent.h"
 #include "userspace/agent/batch.h"
 #include "userspace/agent/modules.h"
+#include "userspace/agent/mpi_probes.h"
+#include "userspace/agent/mpi_report.h"
+#include "userspace/launch/rank_identity.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sideband.h"
 #include "userspace/log/log.h"
@@ -29,8 +35,21 @@ struct drained_sample {
 	uint64_t ips[MAX_STACK_DEPTH];
 };
 
+/* what the Agent knows of one observed process beyond its mappings */
+struct process_info {
+	pid_t tgid;
+	struct rank_identity identity; /* read from its environment at exec */
+	uint64_t exit_ns;              /* 0: running */
+};
+
 struct agent {
 	struct agent_opts opts;
+	struct mpi_probes *mpi;
+	void *processes; /* tsearch tree of struct process_info, by tgid */
+	struct mpi_event *mpi_events;
+	size_t n_mpi_events, cap_mpi_events;
+	pid_t *forget;   /* exited processes to forget after the next publish */
+	size_t n_forget, cap_forget;
 	char *run_id, *node, *endpoint;
 	void *socket;
 	struct sampler *sampler;
@@ -89,6 +108,100 @@ int agent_for_each_degradation(const struct agent *a,
 	return err;
 }
 
+static int process_info_cmp(const void *a, const void *b)
+{
+	const struct process_info *pa = a, *pb = b;
+
+	return (pa->tgid > pb->tgid) - (pa->tgid < pb->tgid);
+}
+
+static struct process_info *process_info_get(struct agent *a, pid_t tgid, int create)
+{
+	struct process_info key = { .tgid = tgid }, *pi;
+	void *node = tfind(&key, &a->processes, process_info_cmp);
+
+	if (node || !create)
+		return node ? *(struct process_info **)node : NULL;
+	pi = calloc(1, sizeof(*pi));
+	if (!pi)
+		return NULL;
+	pi->tgid = tgid;
+	if (!tsearch(pi, &a->processes, process_info_cmp)) {
+		free(pi);
+		return NULL;
+	}
+	return pi;
+}
+
+static void agent_on_new_module(struct module *m, void *ctx)
+{
+	struct agent *a = ctx;
+	char err[512];
+
+	if (a->mpi && mpi_probes_consider(a->mpi, m, err, sizeof(err)) < 0)
+		agent_keep_degradation(a, "mpi-probes-failed", err,
+				       "MPI statistics are missing for this library; run `nunatak doctor`");
+}
+
+/* Probe the MPI libraries the application can load (those ldconfig knows
+ * and those in LD_LIBRARY_PATH) before it starts: probing a library when
+ * a rank maps it would miss MPI_Init and the first calls. */
+static void agent_probe_installed_mpi(struct agent *a)
+{
+	const char *ldpath = getenv("LD_LIBRARY_PATH");
+	char line[4096], cmd[4200];
+	FILE *p;
+
+	p = popen("ldconfig -p 2>/dev/null", "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		char *path = strstr(line, "=> ");
+
+		if (!path || !strstr(line, "mpi"))
+			continue;
+		path += 3;
+		path[strcspn(path, "\n")] = '\0';
+		module_table_open_file(a->modules, path); /* the hook probes it */
+	}
+	if (p)
+		pclose(p);
+	while (ldpath && *ldpath) {
+		size_t len = strcspn(ldpath, ":");
+
+		snprintf(cmd, sizeof(cmd), "ls -1 '%.*s' 2>/dev/null", (int)len, ldpath);
+		p = popen(cmd, "r");
+		while (p && fgets(line, sizeof(line), p)) {
+			char path[4200];
+
+			line[strcspn(line, "\n")] = '\0';
+			if (strncmp(line, "lib", 3) || !strstr(line, "mpi") || !strstr(line, ".so"))
+				continue;
+			snprintf(path, sizeof(path), "%.*s/%s", (int)len, ldpath, line);
+			module_table_open_file(a->modules, path);
+		}
+		if (p)
+			pclose(p);
+		ldpath += len + (ldpath[len] == ':');
+	}
+}
+
+static void agent_start_mpi(struct agent *a)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	char err[256] = "";
+
+	a->mpi = mpi_probes__new(sampler_targets_fd(a->sampler), a->opts.mpi_events, err,
+				 sizeof(err));
+	if (!a->mpi) {
+		agent_keep_degradation(a, "mpi-probes-unavailable", err,
+				       "MPI calls will not be counted; run `nunatak doctor`");
+		return;
+	}
+	module_table_on_new_module(a->modules, agent_on_new_module, a);
+	agent_probe_installed_mpi(a);
+	ev.data.fd = mpi_probes_events_fd(a->mpi);
+	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+}
+
 static void agent_start_sampling(struct agent *a)
 {
 	struct sampler_opts so = { .frequency = a->opts.frequency };
@@ -124,6 +237,7 @@ static void agent_start_sampling(struct agent *a)
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	ev.data.fd = sampler_task_events_fd(a->sampler);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	agent_start_mpi(a);
 }
 
 struct agent *agent__new(const struct agent_opts *opts)
@@ -170,6 +284,10 @@ void agent__free(struct agent *a)
 		return;
 	if (a->epoll_fd >= 0)
 		close(a->epoll_fd);
+	mpi_probes__free(a->mpi);
+	tdestroy(a->processes, free);
+	free(a->mpi_events);
+	free(a->forget);
 	sideband__free(a->sideband);
 	sampler__free(a->sampler);
 	module_table__free(a->modules);
@@ -220,9 +338,20 @@ int agent_fd(const struct agent *a)
 static int agent_on_task_event(const struct task_event *e, void *ctx)
 {
 	struct agent *a = ctx;
+	struct process_info *pi;
 
+	if (e->kind == TASK_EVENT_EXEC) {
+		pi = process_info_get(a, e->tgid, 1);
+		/* the environment names the rank; none is no rank, never 0 */
+		if (pi && rank_identity_read(e->tgid, &pi->identity))
+			pi->identity.has_rank = 0;
+		return 0;
+	}
 	if (e->kind != TASK_EVENT_EXIT)
 		return 0;
+	pi = process_info_get(a, e->tgid, 1);
+	if (pi)
+		pi->exit_ns = e->time_ns;
 	if (a->n_exits == a->cap_exits) {
 		size_t cap = a->cap_exits ? a->cap_exits * 2 : 64;
 		struct task_event *exits = realloc(a->exits, cap * sizeof(*exits));
@@ -236,6 +365,8 @@ static int agent_on_task_event(const struct task_event *e, void *ctx)
 	return 0;
 }
 
+static int agent_keep_mpi_event(const struct mpi_event *e, void *ctx);
+
 int agent_process_events(struct agent *a)
 {
 	int err;
@@ -245,6 +376,11 @@ int agent_process_events(struct agent *a)
 	err = sideband_poll(a->sideband);
 	if (err)
 		return err;
+	if (a->mpi) {
+		err = mpi_probes_poll_events(a->mpi, agent_keep_mpi_event, a);
+		if (err)
+			return err;
+	}
 	return sampler_poll_task_events(a->sampler, agent_on_task_event, a);
 }
 
@@ -274,10 +410,58 @@ static int agent_keep_sample(const struct sample_key *key, const struct sample_v
 
 static void agent_locus(struct agent *a, pid_t tgid, pid_t tid, struct batch_locus *l)
 {
+	struct process_info *pi = process_info_get(a, tgid, 0);
+
 	l->tgid = tgid;
 	l->tid = tid;
 	l->comm = module_table_comm(a->modules, tgid);
 	l->exe = module_table_exe(a->modules, tgid);
+	l->has_rank = pi && pi->identity.has_rank;
+	l->rank = l->has_rank ? pi->identity.rank : 0;
+	l->world_size = l->has_rank ? pi->identity.world_size : -1;
+}
+
+static void agent_process_locus(void *ctx, pid_t tgid, struct batch_locus *l)
+{
+	agent_locus(ctx, tgid, tgid, l);
+}
+
+static uint64_t agent_exit_ns(void *ctx, pid_t tgid)
+{
+	struct process_info *pi = process_info_get(ctx, tgid, 0);
+
+	return pi ? pi->exit_ns : 0;
+}
+
+static int agent_keep_mpi_event(const struct mpi_event *e, void *ctx)
+{
+	struct agent *a = ctx;
+
+	if (a->n_mpi_events == a->cap_mpi_events) {
+		size_t cap = a->cap_mpi_events ? a->cap_mpi_events * 2 : 1024;
+		struct mpi_event *ev = realloc(a->mpi_events, cap * sizeof(*ev));
+
+		if (!ev)
+			return -ENOMEM;
+		a->mpi_events = ev;
+		a->cap_mpi_events = cap;
+	}
+	a->mpi_events[a->n_mpi_events++] = *e;
+	return 0;
+}
+
+static int agent_add_mpi(struct agent *a, struct batch_builder *b)
+{
+	size_t i;
+	int err;
+
+	if (!a->mpi)
+		return 0;
+	err = mpi_report_sites(a->mpi, a->modules, b, agent_process_locus, agent_exit_ns, a);
+	for (i = 0; i < a->n_mpi_events && !err; i++)
+		err = mpi_report_event(a->mpi, a->modules, b, &a->mpi_events[i], agent_process_locus,
+				       a);
+	return err;
 }
 
 static int agent_add_drained(struct agent *a, struct batch_builder *b)
@@ -333,6 +517,20 @@ static int agent_add_exits(struct agent *a, struct batch_builder *b)
 		err = batch_builder_add_exit(b, &locus, &pe);
 		if (err)
 			return err;
+		if (locus.has_rank && WIFSIGNALED(e->exit_code)) {
+			char name[64], message[256];
+
+			snprintf(name, sizeof(name), "rank-%d-killed", locus.rank);
+			snprintf(message, sizeof(message),
+				 "rank %d (pid %d) was killed by signal %d (%s): its data stops there",
+				 locus.rank, e->tgid, WTERMSIG(e->exit_code),
+				 strsignal(WTERMSIG(e->exit_code)));
+			err = batch_builder_add_degradation(b, name, message,
+							    "find why the rank died; the other ranks' "
+							    "data is complete");
+			if (err)
+				return err;
+		}
 		module_table_exit(a->modules, e->tgid);
 	}
 	return 0;
@@ -352,6 +550,15 @@ static int agent_add_counters(struct agent *a, struct batch_builder *b)
 	err = err ?: batch_builder_add_counter(b, "processes_not_followed", c.drop_targets);
 	err = err ?: batch_builder_add_counter(b, "task_reports_dropped", c.drop_events);
 	err = err ?: batch_builder_add_counter(b, "mapping_records_lost", sideband_lost(a->sideband));
+	if (a->mpi) {
+		uint64_t mc[MPI_COUNTERS];
+
+		mpi_probes_read_counters(a->mpi, mc);
+		err = err ?: batch_builder_add_counter(b, "mpi_calls_seen", mc[MPI_CALLS_SEEN]);
+		err = err ?: batch_builder_add_counter(b, "mpi_sites_dropped", mc[MPI_DROP_SITES]);
+		err = err ?: batch_builder_add_counter(b, "mpi_calls_untimed", mc[MPI_DROP_THREADS]);
+		err = err ?: batch_builder_add_counter(b, "mpi_events_dropped", mc[MPI_DROP_EVENTS]);
+	}
 	return err;
 }
 
@@ -418,6 +625,7 @@ int agent_publish(struct agent *a)
 		return -ENOMEM;
 	if (a->sampler) {
 		err = agent_add_drained(a, b);
+		err = err ?: agent_add_mpi(a, b);
 		err = err ?: agent_add_exits(a, b);
 		err = err ?: agent_add_counters(a, b);
 	}
@@ -431,7 +639,11 @@ int agent_publish(struct agent *a)
 	if (err)
 		return err;
 	a->seq++;
+	/* the last totals of exited processes are published: forget them */
+	for (i = 0; a->mpi && i < a->n_exits; i++)
+		mpi_probes_forget(a->mpi, a->exits[i].tgid);
 	a->n_exits = 0;
+	a->n_mpi_events = 0;
 	if (a->modules)
 		module_table_reap(a->modules);
 	return 0;

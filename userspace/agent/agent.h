@@ -23,6 +23,7 @@ struct agent_opts {
 	void *zmq_ctx;
 	long frequency;       /* samples per second per CPU */
 	int ack_timeout_ms;   /* per try; 3 tries */
+	int mpi_events;       /* record every MPI call as an Event */
 };
 
 /* NULL + errno only when the Agent cannot exist at all (ENOMEM, socket) */

@@ -30,10 +30,9 @@ struct batch_builder {
 	wire_envelope env;
 	Nunatak__Wire__Batch batch;
 	struct ptr_vec modules, loci, stacks, samples, degradations, counters, exits;
+	struct ptr_vec mpi_sites, mpi_processes, mpi_events;
 	struct ptr_vec owned; /* every other allocation, freed at the end */
 	void *locus_tree, *stack_tree;
-	struct module **indexed_modules; /* modules whose scratch index is ours */
-	size_t n_indexed, cap_indexed;
 	uint64_t seq;
 };
 
@@ -122,7 +121,9 @@ void batch_builder__free(struct batch_builder *b)
 	vec_free(&b->degradations);
 	vec_free(&b->counters);
 	vec_free(&b->exits);
-	free(b->indexed_modules);
+	vec_free(&b->mpi_sites);
+	vec_free(&b->mpi_processes);
+	vec_free(&b->mpi_events);
 	free(b);
 }
 
@@ -182,6 +183,14 @@ static int locus_index(struct batch_builder *b, const struct batch_locus *l, uin
 		return -ENOMEM;
 	if (l->exe && !(wl->exe = owned_strdup(b, l->exe)))
 		return -ENOMEM;
+	if (l->has_rank) {
+		wl->has_rank = 1;
+		wl->rank = l->rank;
+		if (l->world_size >= 0) {
+			wl->has_world_size = 1;
+			wl->world_size = l->world_size;
+		}
+	}
 	if (vec_push(&b->loci, wl))
 		return -ENOMEM;
 	*e = key;
@@ -339,6 +348,96 @@ int batch_builder_add_counter(struct batch_builder *b, const char *name, uint64_
 	return vec_push(&b->counters, c);
 }
 
+int batch_builder_add_mpi_site(struct batch_builder *b, const struct batch_locus *locus,
+			       const struct batch_mpi_site *site)
+{
+	Nunatak__Wire__MpiCallSite *ms;
+	Nunatak__Wire__Address *addr;
+	uint32_t li, mi;
+	int err;
+
+	err = locus_index(b, locus, &li);
+	err = err ?: module_index(b, site->module, &mi);
+	if (err)
+		return err;
+	ms = owned_alloc(b, sizeof(*ms));
+	addr = owned_alloc(b, sizeof(*addr));
+	if (!ms || !addr)
+		return -ENOMEM;
+	nunatak__wire__mpi_call_site__init(ms);
+	nunatak__wire__address__init(addr);
+	addr->module = mi;
+	addr->offset = site->offset;
+	ms->locus = li;
+	ms->function = (char *)site->function; /* static string */
+	ms->call_site = addr;
+	ms->calls = site->calls;
+	ms->total_ns = site->total_ns;
+	ms->min_ns = site->min_ns;
+	ms->max_ns = site->max_ns;
+	ms->sends = site->sends;
+	if (site->bytes_reason) {
+		ms->bytes_reason = owned_strdup(b, site->bytes_reason);
+		if (!ms->bytes_reason)
+			return -ENOMEM;
+	} else {
+		ms->has_bytes = 1;
+		ms->bytes = site->bytes;
+	}
+	return vec_push(&b->mpi_sites, ms);
+}
+
+int batch_builder_add_mpi_process(struct batch_builder *b, const struct batch_locus *locus,
+				  uint64_t init_end_ns, uint64_t finalize_start_ns,
+				  uint64_t last_seen_ns)
+{
+	Nunatak__Wire__MpiProcess *mp;
+	uint32_t li;
+	int err;
+
+	err = locus_index(b, locus, &li);
+	if (err)
+		return err;
+	mp = owned_alloc(b, sizeof(*mp));
+	if (!mp)
+		return -ENOMEM;
+	nunatak__wire__mpi_process__init(mp);
+	mp->locus = li;
+	mp->has_init_end_ns = init_end_ns != 0;
+	mp->init_end_ns = init_end_ns;
+	mp->has_finalize_start_ns = finalize_start_ns != 0;
+	mp->finalize_start_ns = finalize_start_ns;
+	mp->has_last_seen_ns = last_seen_ns != 0;
+	mp->last_seen_ns = last_seen_ns;
+	return vec_push(&b->mpi_processes, mp);
+}
+
+int batch_builder_add_mpi_event(struct batch_builder *b, const struct batch_locus *locus,
+				const char *function, uint64_t start_ns, uint64_t duration_ns,
+				int has_bytes, uint64_t bytes, int peer)
+{
+	Nunatak__Wire__MpiEvent *me;
+	uint32_t li;
+	int err;
+
+	err = locus_index(b, locus, &li);
+	if (err)
+		return err;
+	me = owned_alloc(b, sizeof(*me));
+	if (!me)
+		return -ENOMEM;
+	nunatak__wire__mpi_event__init(me);
+	me->locus = li;
+	me->function = (char *)function; /* static string */
+	me->start_ns = start_ns;
+	me->duration_ns = duration_ns;
+	me->has_bytes = has_bytes;
+	me->bytes = bytes;
+	me->has_peer = peer >= 0;
+	me->peer = peer;
+	return vec_push(&b->mpi_events, me);
+}
+
 size_t batch_builder_samples(const struct batch_builder *b)
 {
 	return b->samples.n;
@@ -360,5 +459,11 @@ wire_envelope *batch_builder_envelope(struct batch_builder *b)
 	b->batch.counters = (Nunatak__Wire__Counter **)b->counters.items;
 	b->batch.n_exits = b->exits.n;
 	b->batch.exits = (Nunatak__Wire__ProcessExit **)b->exits.items;
+	b->batch.n_mpi_call_sites = b->mpi_sites.n;
+	b->batch.mpi_call_sites = (Nunatak__Wire__MpiCallSite **)b->mpi_sites.items;
+	b->batch.n_mpi_processes = b->mpi_processes.n;
+	b->batch.mpi_processes = (Nunatak__Wire__MpiProcess **)b->mpi_processes.items;
+	b->batch.n_mpi_events = b->mpi_events.n;
+	b->batch.mpi_events = (Nunatak__Wire__MpiEvent **)b->mpi_events.items;
 	return &b->env;
 }

@@ -21,6 +21,19 @@ struct batch_locus {
 	pid_t tgid, tid;
 	const char *comm; /* NULL unknown */
 	const char *exe;  /* NULL unknown */
+	int has_rank;     /* 0: no rank identity (never rank 0 by default) */
+	int rank;
+	int world_size;   /* -1 unknown */
+};
+
+/* an MPI call site's running totals; bytes_reason NULL when bytes known */
+struct batch_mpi_site {
+	const char *function;
+	struct module *module;
+	uint64_t offset;
+	uint64_t calls, total_ns, min_ns, max_ns, bytes;
+	const char *bytes_reason;
+	int sends;
 };
 
 /* NULL + errno (ENOMEM) */
@@ -38,6 +51,17 @@ int batch_builder_add_exit(struct batch_builder *b, const struct batch_locus *lo
 int batch_builder_add_degradation(struct batch_builder *b, const char *name, const char *message,
 				  const char *remedy);
 int batch_builder_add_counter(struct batch_builder *b, const char *name, uint64_t value);
+
+int batch_builder_add_mpi_site(struct batch_builder *b, const struct batch_locus *locus,
+			       const struct batch_mpi_site *site);
+/* times are 0 when not reached */
+int batch_builder_add_mpi_process(struct batch_builder *b, const struct batch_locus *locus,
+				  uint64_t init_end_ns, uint64_t finalize_start_ns,
+				  uint64_t last_seen_ns);
+/* has_bytes 0: bytes unavailable; peer -1: unknown */
+int batch_builder_add_mpi_event(struct batch_builder *b, const struct batch_locus *locus,
+				const char *function, uint64_t start_ns, uint64_t duration_ns,
+				int has_bytes, uint64_t bytes, int peer);
 
 size_t batch_builder_samples(const struct batch_builder *b);
 /* The Envelope to send; valid until batch_builder__free(). */

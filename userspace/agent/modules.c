@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "userspace/agent/modules.h"
 #include "userspace/agent/proc_maps.h"
@@ -33,6 +35,8 @@ struct module_table {
 	struct module **modules;
 	size_t n_modules, cap_modules;
 	struct module *vdso, *anon, *unmapped;
+	void (*on_new_module)(struct module *m, void *ctx);
+	void *on_new_module_ctx;
 };
 
 static int process_cmp(const void *a, const void *b)
@@ -252,6 +256,8 @@ static struct module *module_get(struct module_table *table, const char *path, u
 		module_free(m);
 		return NULL;
 	}
+	if (table->on_new_module)
+		table->on_new_module(m, table->on_new_module_ctx);
 	return m;
 }
 
@@ -281,6 +287,21 @@ static int process_add_mapping(struct process *proc, const struct mapping *nm)
 	proc->mappings[i] = *nm;
 	proc->n_mappings++;
 	return 0;
+}
+
+struct module *module_table_open_file(struct module_table *table, const char *path)
+{
+	char *real = realpath(path, NULL);
+	struct module *m = NULL;
+	struct stat st;
+
+	if (!real)
+		return NULL;
+	if (!stat(real, &st))
+		m = module_get(table, real,
+			       ((uint64_t)major(st.st_dev) << 20) | minor(st.st_dev), st.st_ino);
+	free(real);
+	return m;
 }
 
 int module_table_map(struct module_table *table, pid_t tgid, uint64_t start, uint64_t len,
@@ -434,6 +455,66 @@ void module_table_resolve(struct module_table *table, pid_t tgid, uint32_t exec_
 			return;
 		}
 	}
+}
+
+void module_table_on_new_module(struct module_table *table,
+				void (*fn)(struct module *m, void *ctx), void *ctx)
+{
+	table->on_new_module = fn;
+	table->on_new_module_ctx = ctx;
+}
+
+int module_table_bias(const struct module_table *table, pid_t tgid, const struct module *m,
+		      uint64_t *bias)
+{
+	const struct process *proc = process_find(table, tgid);
+	uint64_t vaddr, half;
+	size_t i;
+
+	for (i = 0; proc && i < proc->n_mappings; i++) {
+		const struct mapping *map = &proc->mappings[i];
+
+		if (map->module != m || !m->elf)
+			continue;
+		/* the middle of a code mapping is inside its PT_LOAD, where
+		 * its first byte may not be (p_offset need not be aligned) */
+		half = (map->end - map->start) / 2;
+		if (elf_file__offset_to_vaddr(m->elf, map->pgoff + half, &vaddr))
+			continue;
+		*bias = map->start + half - vaddr;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int module_table_find_object(const struct module_table *table, pid_t tgid, uint64_t addr,
+			     const char **name)
+{
+	const struct process *proc = process_find(table, tgid);
+	struct elf_symbol sym;
+	uint64_t bias;
+	size_t i;
+
+	for (i = 0; proc && i < proc->n_mappings; i++) {
+		const struct module *m = proc->mappings[i].module;
+
+		if (!m->elf || (i > 0 && proc->mappings[i - 1].module == m))
+			continue;
+		if (module_table_bias(table, tgid, m, &bias))
+			continue;
+		if (!elf_file__find_object(m->elf, addr - bias, &sym) && sym.start == addr - bias) {
+			*name = sym.name;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+uint32_t module_table_exec_seq(const struct module_table *table, pid_t tgid)
+{
+	const struct process *proc = process_find(table, tgid);
+
+	return proc ? proc->exec_seq : 0;
 }
 
 const char *module_table_comm(const struct module_table *table, pid_t tgid)

@@ -51,6 +51,10 @@ int module_table_exec(struct module_table *table, pid_t tgid, const char *comm);
  * replaces any mapping it overlaps. 0, -ESRCH (unknown process), -ENOMEM */
 int module_table_map(struct module_table *table, pid_t tgid, uint64_t start, uint64_t len,
 		     uint64_t pgoff, uint64_t dev, uint64_t inode, const char *path);
+/* The module of a file no process may map yet (e.g. to probe an MPI
+ * library before the application starts); path is resolved to the real
+ * path the kernel will report. NULL + errno. */
+struct module *module_table_open_file(struct module_table *table, const char *path);
 /* Read the current code mappings of a running process from /proc. */
 int module_table_load_proc(struct module_table *table, pid_t tgid, pid_t parent);
 void module_table_exit(struct module_table *table, pid_t tgid);
@@ -64,6 +68,24 @@ void module_table_reap(struct module_table *table);
  * gives a module: a pseudo one when nothing better is known. */
 void module_table_resolve(struct module_table *table, pid_t tgid, uint32_t exec_seq, uint64_t ip,
 			  struct module **module, uint64_t *offset);
+
+/* Calls fn for every file module opened from now on (e.g. to probe the
+ * MPI library the moment a Target maps it). */
+void module_table_on_new_module(struct module_table *table,
+				void (*fn)(struct module *m, void *ctx), void *ctx);
+/* The load bias of module m in the current image of tgid: an absolute
+ * address a of that module (code or data) is the ELF virtual address
+ * a - bias. 0, or -ENOENT when tgid does not map m. */
+int module_table_bias(const struct module_table *table, pid_t tgid, const struct module *m,
+		      uint64_t *bias);
+/* The data object that starts exactly at absolute address addr in the
+ * current image of tgid, in any module it maps (a PIE executable holds
+ * copy-relocated library objects in its own .bss). 0 and *name (owned by
+ * the module), or -ENOENT. */
+int module_table_find_object(const struct module_table *table, pid_t tgid, uint64_t addr,
+			     const char **name);
+/* the exec_seq of the current image of tgid (0 when unknown) */
+uint32_t module_table_exec_seq(const struct module_table *table, pid_t tgid);
 
 const char *module_table_comm(const struct module_table *table, pid_t tgid); /* NULL unknown */
 const char *module_table_exe(const struct module_table *table, pid_t tgid);  /* NULL unknown */

@@ -173,6 +173,11 @@ void sampler__free(struct sampler *s)
 	free(s);
 }
 
+int sampler_targets_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->task->maps.targets);
+}
+
 int sampler_cpus(const struct sampler *s)
 {
 	return s->n_events;

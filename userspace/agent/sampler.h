@@ -35,6 +35,9 @@ struct sampler_counters {
 struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t errlen);
 void sampler__free(struct sampler *s);
 
+/* the Target set's map, to share with other BPF units */
+int sampler_targets_fd(const struct sampler *s);
+
 /* number of CPUs sampled */
 int sampler_cpus(const struct sampler *s);
 

@@ -31,6 +31,7 @@
 #include "userspace/cli/run_dir.h"
 #include "userspace/config/config.h"
 #include "userspace/launch/launch.h"
+#include "userspace/launch/launcher.h"
 #include "userspace/log/log.h"
 #include "userspace/machine/machine.h"
 #include "userspace/wire/wire.h"
@@ -45,6 +46,7 @@ static struct run_env {
 	int json;
 	int strict;
 	int verbose;
+	int mpi_events;
 	char **cmd;
 	int ncmd;
 } env;
@@ -62,6 +64,8 @@ static const char doc[] =
 	"  nunatak run --name baseline -- make    name the Run\n"
 	"  nunatak run -F 99 -o /scratch/runs -- ./a.out\n"
 	"  nunatak run --json -- ./app > out.json JSON result on stdout after the app's\n"
+	"  nunatak run -- mpirun -n 8 ./solver    every rank: hotspots, MPI time per call site\n"
+	"  nunatak run --mpi-events -- srun -n 4 ./app   also a timeline of MPI calls\n"
 	"\n"
 	"Configuration: /etc/nunatak.toml, then the first nunatak.toml found walking up\n"
 	"from the current directory, then these options (keys: name, runs_dir,\n"
@@ -73,6 +77,7 @@ static const struct argp_option options[] = {
 	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default 997)", 0 },
 	{ "json", 'j', NULL, 0, "Print the result as one JSON object on stdout", 0 },
 	{ "strict", 's', NULL, 0, "Exit 121 when a Degradation occurred", 0 },
+	{ "mpi-events", 'e', NULL, 0, "Also record every MPI call as an Event (bounded)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more about what nunatak does", 0 },
 	{},
 };
@@ -102,6 +107,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		env.verbose = 1;
+		break;
+	case 'e':
+		env.mpi_events = 1;
 		break;
 	case ARGP_KEY_ARG:
 		/* the command and everything after it belong to the application */
@@ -222,11 +230,10 @@ static int run_observed(struct agent *agent, struct launch *l, int *status)
 	return err;
 }
 
-static const char *default_name(void)
+/* the application behind any launcher and wrappers: "app", never "mpirun" */
+static const char *default_name(const struct launcher_split *split)
 {
-	const char *slash = strrchr(env.cmd[0], '/');
-
-	return slash ? slash + 1 : env.cmd[0];
+	return launcher_target_name(env.ncmd, env.cmd, split);
 }
 
 int cmd_run(int argc, char **argv)
@@ -239,6 +246,8 @@ int cmd_run(int argc, char **argv)
 	struct launch l = { .pid = -1, .gate_fd = -1, .error_fd = -1 };
 	struct config cfg;
 	struct agent_opts ao;
+	struct launcher_split split;
+	struct timespec app_end, written;
 	pthread_t thread;
 	int thread_started = 0, status = 0, exit_code = EXIT_NUNATAK_FAILED, e;
 	void *zctx = NULL, *router = NULL;
@@ -270,7 +279,8 @@ int cmd_run(int argc, char **argv)
 		exit_code = e == -EACCES ? EXIT_NOT_EXECUTABLE : EXIT_NOT_FOUND;
 		goto out_config;
 	}
-	name = cfg.name ? cfg.name : default_name();
+	launcher_split(env.ncmd, env.cmd, &split);
+	name = cfg.name ? cfg.name : default_name(&split);
 	gethostname(node, sizeof(node) - 1);
 	e = run_dir_create(cfg.runs_dir, name, time(NULL), run_dir, sizeof(run_dir), err,
 			   sizeof(err));
@@ -297,6 +307,17 @@ int cmd_run(int argc, char **argv)
 
 	iso_time(start, sizeof(start));
 	seed = manifest_seed(name, &cfg, start, node);
+	if (seed) {
+		json_t *run = json_object_get(seed, "run");
+
+		json_object_set_new(run, "launcher",
+				    split.launcher[0] ? json_string(split.launcher) : json_null());
+		json_object_set_new(run, "target",
+				    split.target_index >= 0 ? json_string(env.cmd[split.target_index])
+							    : json_null());
+		json_object_set_new(run, "world_size",
+				    split.world_size > 0 ? json_integer(split.world_size) : json_null());
+	}
 	spec_text = seed ? NULL : NULL;
 	{
 		json_t *spec = json_pack("{s:s, s:s, s:O}", "run_dir", run_dir, "symbolizer",
@@ -315,7 +336,8 @@ int cmd_run(int argc, char **argv)
 	/* the Agent: every missing capability is announced now */
 	ao = (struct agent_opts){ .run_id = strrchr(run_dir, '/') + 1, .node = node,
 				  .endpoint = endpoint, .zmq_ctx = zctx,
-				  .frequency = cfg.sampling_frequency, .ack_timeout_ms = 60000 };
+				  .frequency = cfg.sampling_frequency, .ack_timeout_ms = 60000,
+				  .mpi_events = env.mpi_events };
 	agent = agent__new(&ao);
 	if (!agent) {
 		fprintf(stderr, "nunatak: cannot start the agent: %s\n", strerror(errno));
@@ -352,11 +374,15 @@ int cmd_run(int argc, char **argv)
 	run_observed(agent, &l, &status);
 	exit_code = launch_exit_code(status);
 	iso_time(end, sizeof(end));
+	clock_gettime(CLOCK_MONOTONIC, &app_end);
 
 	snprintf(result, sizeof(result), "{\"exit_code\": %d, \"end\": \"%s\"}", exit_code, end);
 	if (control_send(zctx, endpoint, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE,
 			 strrchr(run_dir, '/') + 1, result, CONTROL_TIMEOUT_MS, err, sizeof(err)))
 		fprintf(stderr, "nunatak: the Run was not finalized: %s\n", err);
+	clock_gettime(CLOCK_MONOTONIC, &written);
+	pr_info("Run written %.0f ms after the application exited",
+		(written.tv_sec - app_end.tv_sec) * 1e3 + (written.tv_nsec - app_end.tv_nsec) / 1e6);
 out:
 	agent__free(agent);
 	if (thread_started)

@@ -38,7 +38,7 @@ struct func_sym {
 	int rank;
 };
 
-/* Function symbols of one symbol table, sorted by start. max_end[i] is the
+/* Function (or data object) symbols of one symbol table, sorted by start. max_end[i] is the
  * highest end among syms[0..i]: it bounds the backward scan of a lookup, so
  * a long symbol that starts early still covers what it covers. */
 struct sym_table {
@@ -56,8 +56,10 @@ struct elf_file {
 	int has_debug_info;
 	struct load_segment *segs;
 	size_t nsegs;
-	struct sym_table symtab;
+	struct sym_table symtab; /* functions */
 	struct sym_table dynsym;
+	struct sym_table symtab_objects; /* data objects (STT_OBJECT) */
+	struct sym_table dynsym_objects;
 	char *names;
 	size_t names_len;
 	size_t names_cap;
@@ -201,8 +203,10 @@ static void sym_table_release(struct sym_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* Sorts the function symbols of one symbol table into funcs, its data
+ * objects into objects. */
 static int load_symbols(struct elf_file *f, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
-			struct sym_table *t)
+			struct sym_table *funcs, struct sym_table *objects)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t n;
@@ -211,6 +215,7 @@ static int load_symbols(struct elf_file *f, Elf *elf, Elf_Scn *scn, const GElf_S
 		return 0;
 	n = shdr->sh_size / shdr->sh_entsize;
 	for (size_t i = 0; i < n; i++) {
+		struct sym_table *t;
 		struct func_sym s;
 		GElf_Sym sym;
 		const char *name;
@@ -220,8 +225,13 @@ static int load_symbols(struct elf_file *f, Elf *elf, Elf_Scn *scn, const GElf_S
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
 		bind = GELF_ST_BIND(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_size ||
-		    sym.st_shndx == SHN_UNDEF)
+		if (type == STT_FUNC || type == STT_GNU_IFUNC)
+			t = funcs;
+		else if (type == STT_OBJECT) /* not STT_TLS: its value is no vaddr */
+			t = objects;
+		else
+			continue;
+		if (!sym.st_size || sym.st_shndx == SHN_UNDEF)
 			continue;
 		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
 		if (!name || !*name)
@@ -293,12 +303,12 @@ static int read_sections(struct elf_file *f, Elf *elf)
 		switch (shdr.sh_type) {
 		case SHT_SYMTAB:
 			f->has_symtab = 1;
-			err = load_symbols(f, elf, scn, &shdr, &f->symtab);
+			err = load_symbols(f, elf, scn, &shdr, &f->symtab, &f->symtab_objects);
 			if (err)
 				return err;
 			break;
 		case SHT_DYNSYM:
-			err = load_symbols(f, elf, scn, &shdr, &f->dynsym);
+			err = load_symbols(f, elf, scn, &shdr, &f->dynsym, &f->dynsym_objects);
 			if (err)
 				return err;
 			break;
@@ -316,9 +326,13 @@ static int read_sections(struct elf_file *f, Elf *elf)
 		}
 	}
 	err = sym_table_finish(&f->symtab);
-	if (err)
-		return err;
-	return sym_table_finish(&f->dynsym);
+	if (!err)
+		err = sym_table_finish(&f->dynsym);
+	if (!err)
+		err = sym_table_finish(&f->symtab_objects);
+	if (!err)
+		err = sym_table_finish(&f->dynsym_objects);
+	return err;
 }
 
 static int read_segments(struct elf_file *f, Elf *elf)
@@ -416,6 +430,8 @@ void elf_file__free(struct elf_file *f)
 {
 	if (!f)
 		return;
+	sym_table_release(&f->dynsym_objects);
+	sym_table_release(&f->symtab_objects);
 	sym_table_release(&f->dynsym);
 	sym_table_release(&f->symtab);
 	free(f->segs);
@@ -501,23 +517,91 @@ static const struct func_sym *sym_table_find(const struct elf_file *f, const str
 	return best;
 }
 
-int elf_file__find_symbol(const struct elf_file *f, uint64_t vaddr, struct elf_symbol *out)
+static void fill_symbol(const struct elf_file *f, const struct func_sym *s, int from_dynsym,
+			struct elf_symbol *out)
 {
-	const struct func_sym *s;
-	int from_dynsym = 0;
-
-	s = sym_table_find(f, &f->symtab, vaddr);
-	if (!s) {
-		s = sym_table_find(f, &f->dynsym, vaddr);
-		from_dynsym = 1;
-	}
-	if (!s)
-		return -ENOENT;
 	out->name = f->names + s->name_off;
 	out->start = s->start;
 	out->size = s->size;
 	out->from_dynsym = from_dynsym;
+}
+
+/* The covering symbol of symtab, else of dynsym: the rule of
+ * elf_file__find_symbol(), for functions and for data objects alike. */
+static int find_covering(const struct elf_file *f, const struct sym_table *symtab,
+			 const struct sym_table *dynsym, uint64_t vaddr, struct elf_symbol *out)
+{
+	const struct func_sym *s;
+	int from_dynsym = 0;
+
+	s = sym_table_find(f, symtab, vaddr);
+	if (!s) {
+		s = sym_table_find(f, dynsym, vaddr);
+		from_dynsym = 1;
+	}
+	if (!s)
+		return -ENOENT;
+	fill_symbol(f, s, from_dynsym, out);
 	return 0;
+}
+
+int elf_file__find_symbol(const struct elf_file *f, uint64_t vaddr, struct elf_symbol *out)
+{
+	return find_covering(f, &f->symtab, &f->dynsym, vaddr, out);
+}
+
+int elf_file__find_object(const struct elf_file *f, uint64_t vaddr, struct elf_symbol *out)
+{
+	return find_covering(f, &f->symtab_objects, &f->dynsym_objects, vaddr, out);
+}
+
+/* The best symbol named name in t, or best unchanged: global before weak
+ * before local, then the lowest start. */
+static const struct func_sym *sym_table_lookup_name(const struct elf_file *f,
+						    const struct sym_table *t, const char *name,
+						    const struct func_sym *best)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct func_sym *s = &t->syms[i];
+
+		if (strcmp(f->names + s->name_off, name))
+			continue;
+		if (!best || s->rank < best->rank ||
+		    (s->rank == best->rank && s->start < best->start))
+			best = s;
+	}
+	return best;
+}
+
+int elf_file__lookup_name(const struct elf_file *f, const char *name, struct elf_symbol *out)
+{
+	const struct func_sym *s;
+
+	s = sym_table_lookup_name(f, &f->symtab, name, NULL);
+	s = sym_table_lookup_name(f, &f->symtab_objects, name, s);
+	if (s) {
+		fill_symbol(f, s, 0, out);
+		return 0;
+	}
+	s = sym_table_lookup_name(f, &f->dynsym, name, NULL);
+	s = sym_table_lookup_name(f, &f->dynsym_objects, name, s);
+	if (!s)
+		return -ENOENT;
+	fill_symbol(f, s, 1, out);
+	return 0;
+}
+
+int elf_file__vaddr_to_offset(const struct elf_file *f, uint64_t vaddr, uint64_t *offset)
+{
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct load_segment *s = &f->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*offset = vaddr - s->vaddr + s->offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 int elf_read_build_id(const char *path, char *hex, size_t hexlen)

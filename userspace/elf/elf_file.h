@@ -30,7 +30,9 @@
  * Extent rule. An address is named only by a function symbol whose extent
  * [st_value, st_value + st_size) covers it; an address in a gap between
  * symbols is never named after its neighbour (-ENOENT, it stays
- * module+0x1a2b).
+ * module+0x1a2b). Data objects (STT_OBJECT: an Open MPI predefined datatype
+ * is one, its handle is its address) follow the same rule in their own
+ * tables; a function is never answered for an object query and vice versa.
  */
 #ifndef NUNATAK_ELF_FILE_H
 #define NUNATAK_ELF_FILE_H
@@ -80,6 +82,33 @@ struct elf_symbol {
  * O(log n) per lookup after the sort done at open.
  * Returns 0 and fills *out, or -ENOENT when no symbol covers vaddr. */
 int elf_file__find_symbol(const struct elf_file *f, uint64_t vaddr, struct elf_symbol *out);
+
+/* Finds the data object (STT_OBJECT, size > 0, defined; not STT_TLS) whose
+ * extent covers vaddr, first in .symtab, then in .dynsym, with the tie rule
+ * of elf_file__find_symbol(). An object in .bss has a vaddr but no file
+ * offset: reach it from a process address through the vaddr, not through
+ * elf_file__offset_to_vaddr() of a file-backed mapping.
+ * Returns 0 and fills *out, or -ENOENT when no object covers vaddr. */
+int elf_file__find_object(const struct elf_file *f, uint64_t vaddr, struct elf_symbol *out);
+
+/* Looks a defined function or data object (size > 0) up by its exact raw
+ * name, first in .symtab, then in .dynsym. Aliases are distinct names:
+ * "MPI_Init" and "PMPI_Init" are both found, at the same start. When one
+ * table holds the name several times (local statics of different units), the
+ * choice is global before weak before local, then the lowest start.
+ * O(number of symbols): meant for a handful of names per module, not per
+ * sample.
+ * Returns 0 and fills *out, or -ENOENT when no such symbol. */
+int elf_file__lookup_name(const struct elf_file *f, const char *name, struct elf_symbol *out);
+
+/* Converts an ELF vaddr into a file offset (what a uprobe is attached at)
+ * through the PT_LOAD segment whose file-backed extent
+ * [p_vaddr, p_vaddr + p_filesz) contains it:
+ * file_offset = vaddr - p_vaddr + p_offset. The inverse of
+ * elf_file__offset_to_vaddr().
+ * Returns 0, or -ENOENT when no PT_LOAD covers vaddr with file contents
+ * (.bss beyond p_filesz included). */
+int elf_file__vaddr_to_offset(const struct elf_file *f, uint64_t vaddr, uint64_t *offset);
 
 /* 1 when the file has a .symtab section (not stripped), else 0. */
 int elf_file__has_symtab(const struct elf_file *f);

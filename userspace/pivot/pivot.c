@@ -59,13 +59,23 @@ static const char pivot_schema[] =
     " remedy TEXT NOT NULL);\n"
     "CREATE TABLE counters(node TEXT NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL,"
     " PRIMARY KEY(node, name));\n"
+    /* MPI per (rank process, function, call site): running totals, the
+     * report with the most calls kept */
+    "CREATE TABLE mpi_calls(locus INTEGER NOT NULL REFERENCES loci(id),"
+    " function TEXT NOT NULL, call_site INTEGER NOT NULL REFERENCES addresses(id),"
+    " calls INTEGER NOT NULL, total_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL,"
+    " max_ns INTEGER NOT NULL, bytes INTEGER, bytes_reason TEXT, sends INTEGER NOT NULL,"
+    " PRIMARY KEY(locus, function, call_site));\n"
+    "CREATE TABLE mpi_processes(locus INTEGER PRIMARY KEY REFERENCES loci(id),"
+    " init_end_ns INTEGER, finalize_start_ns INTEGER, last_seen_ns INTEGER);\n"
     /* what finalize and the readers look up */
     "CREATE INDEX addresses_hotspot ON addresses(hotspot);\n"
     "CREATE INDEX stack_frames_address ON stack_frames(address);\n"
     "CREATE INDEX samples_stack ON samples(stack);\n"
     "CREATE INDEX measurements_hotspot ON measurements(hotspot, counter);\n"
     "CREATE INDEX measurements_locus ON measurements(locus, counter);\n"
-    "CREATE INDEX events_locus ON events(locus, start_ns);\n";
+    "CREATE INDEX events_locus ON events(locus, start_ns);\n"
+    "CREATE INDEX mpi_calls_call_site ON mpi_calls(call_site);\n";
 
 int pivot_sql_error(struct pivot *p, const char *what)
 {

@@ -64,6 +64,13 @@ sqlite3 *pivot_sqlite(struct pivot *p);
  * cpu_time_user, cpu_time_system, wall_time (ns), context_switches_voluntary,
  * context_switches_involuntary, page_faults_minor, page_faults_major
  * (count), peak_rss (bytes).
+ * MPI: an MpiCallSite is a running total per (Locus, function, call site):
+ * its call site enters `addresses` like a sampled address, and the row with
+ * the larger `calls` is kept (a repeated or older report never lowers it;
+ * equal calls keep the stored row). An MpiProcess fills the NULL fields of
+ * its Locus' row and never turns a present one to NULL (init and finalize
+ * keep the first value, last_seen the latest). An MpiEvent becomes an Event
+ * (name = function).
  * A Batch bringing a new address into an already attributed module marks
  * the module as not attributed again. */
 int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch);
@@ -101,8 +108,24 @@ int pivot_store_attribution(struct pivot *p, int64_t module_id, const struct att
  * sample_count, unit "ns" for cpu-clock ("cycles" for cycles, "count"
  * otherwise), quality measured. Replaces the earlier derived ones, so it is
  * idempotent. Samples whose leaf has no Hotspot yet are left out (logged).
- * -EROFS, -EIO. */
+ * It also derives the MPI Measurements (pivot_derive_mpi_measurements) in
+ * the same transaction. -EROFS, -EIO. */
 int pivot_derive_measurements(struct pivot *p);
+
+/* Derives the Locus-level MPI Measurements (hotspot NULL) of every Locus
+ * with an mpi_processes row, replacing the earlier ones (idempotent):
+ *  - app_time (ns): finalize_start - init_end, measured; without finalize,
+ *    last_seen - init_end, estimated ("MPI_Finalize not reached"); without
+ *    init (or without any end), unavailable with the reason;
+ *  - mpi_time (ns): Σ total_ns of its mpi_calls but MPI_Init,
+ *    MPI_Init_thread and MPI_Finalize, measured;
+ *  - mpi_sent_bytes (bytes): Σ bytes of its sending rows, measured; when one
+ *    of them has no bytes: unavailable, value NULL, reason
+ *    "FUNCTION: bytes_reason" (several joined by "; ");
+ *  - cpu_time (ns): cpu_time_user + cpu_time_system when both exist, the
+ *    worst of their qualities.
+ * -EINVAL, -EROFS, -EIO. */
+int pivot_derive_mpi_measurements(struct pivot *p);
 
 /* Records a Degradation; a name already recorded is kept as it is.
  * -EINVAL on NULL strings, -EROFS, -EIO. */
@@ -137,5 +160,53 @@ struct pivot_hotspot_total {
 int pivot_for_each_hotspot_total(struct pivot *p, const char *counter,
 				 int (*cb)(const struct pivot_hotspot_total *t, void *ctx),
 				 void *ctx);
+
+/* One Locus-level Measurement as read: value NAN when NULL, quality NULL
+ * when the Measurement does not exist. */
+struct pivot_locus_value {
+	double value;
+	const char *quality;
+	const char *reason;
+};
+
+/* A Locus with an mpi_processes row and its derived MPI Measurements. */
+struct pivot_mpi_locus {
+	int64_t locus;
+	const char *node;
+	int has_rank, rank, world_size;
+	struct pivot_locus_value app_time, mpi_time, cpu_time; /* ns */
+	struct pivot_locus_value sent_bytes;		       /* bytes */
+};
+
+/* Walks them by rank (Loci without a rank last), then node, tgid, tid.
+ * A pivot written before the MPI tables existed walks no row (0), as do
+ * pivot_for_each_mpi_call() and the MPI derivation. */
+int pivot_for_each_mpi_locus(struct pivot *p, int (*cb)(const struct pivot_mpi_locus *l, void *ctx),
+			     void *ctx);
+
+/* One mpi_calls row with its call site resolved as far as attribution
+ * went: source_file NULL / line 0 when unknown, containing_function (the
+ * call site's Hotspot name) NULL when not attributed. */
+struct pivot_mpi_call {
+	int64_t locus;
+	int has_rank, rank;
+	const char *function;
+	int64_t call_site;  /* addresses.id */
+	const char *module; /* display name */
+	uint64_t offset;
+	const char *source_file;
+	int line;
+	const char *containing_function;
+	uint64_t calls, total_ns, min_ns, max_ns;
+	int has_bytes;
+	uint64_t bytes;
+	const char *bytes_reason;
+	int sends;
+};
+
+/* Walks them by function, call site, then rank (Loci without a rank
+ * last): the rows of one (function, call site) are consecutive. */
+int pivot_for_each_mpi_call(struct pivot *p, int (*cb)(const struct pivot_mpi_call *c, void *ctx),
+			    void *ctx);
 
 #endif

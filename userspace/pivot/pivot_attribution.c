@@ -343,6 +343,9 @@ int pivot_derive_measurements(struct pivot *p)
 		pr_debug("pivot '%s': %" PRId64 " samples have no hotspot (empty stack or"
 			 " module not attributed)",
 			 p->path, unattributed);
+	err = pivot_derive_mpi_in_transaction(p);
+	if (err)
+		goto cleanup;
 	err = pivot_commit(p);
 cleanup:
 	sqlite3_finalize(stmt);

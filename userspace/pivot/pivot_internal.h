@@ -31,4 +31,8 @@ int pivot_bind_text(sqlite3_stmt *stmt, int idx, const char *s);
 /* Steps stmt to its end (SQLITE_DONE); -EIO (logged) otherwise. */
 int pivot_step_done(struct pivot *p, sqlite3_stmt *stmt, const char *what);
 
+/* The MPI Locus-level Measurements, inside the caller's transaction
+ * (pivot_derive_mpi_measurements() without BEGIN/COMMIT). */
+int pivot_derive_mpi_in_transaction(struct pivot *p);
+
 #endif

@@ -54,6 +54,20 @@ static int batch_check(const Nunatak__Wire__Batch *b)
 	for (i = 0; i < b->n_exits; i++)
 		if (!b->exits[i] || b->exits[i]->locus >= b->n_loci)
 			return -EINVAL;
+	for (i = 0; i < b->n_mpi_call_sites; i++) {
+		const Nunatak__Wire__MpiCallSite *c = b->mpi_call_sites[i];
+
+		if (!c || !c->function || c->locus >= b->n_loci || !c->call_site ||
+		    c->call_site->module >= b->n_modules)
+			return -EINVAL;
+	}
+	for (i = 0; i < b->n_mpi_processes; i++)
+		if (!b->mpi_processes[i] || b->mpi_processes[i]->locus >= b->n_loci)
+			return -EINVAL;
+	for (i = 0; i < b->n_mpi_events; i++)
+		if (!b->mpi_events[i] || !b->mpi_events[i]->function ||
+		    b->mpi_events[i]->locus >= b->n_loci)
+			return -EINVAL;
 	return 0;
 }
 
@@ -71,6 +85,9 @@ enum {
 	ST_COUNTER,
 	ST_EXIT_DELETE,
 	ST_EXIT_INSERT,
+	ST_MPI_CALL,
+	ST_MPI_PROCESS,
+	ST_MPI_EVENT,
 	ST_COUNT,
 };
 
@@ -103,6 +120,28 @@ static const char *const store_sql[ST_COUNT] = {
 		       " AND counter = ?",
     [ST_EXIT_INSERT] = "INSERT INTO measurements(hotspot, locus, counter, value, unit,"
 		       " quality) VALUES(NULL, ?, ?, ?, ?, 'measured')",
+    /* running totals: a repeated or older report (fewer calls) never wins */
+    [ST_MPI_CALL] = "INSERT INTO mpi_calls(locus, function, call_site, calls, total_ns,"
+		    " min_ns, max_ns, bytes, bytes_reason, sends)"
+		    " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		    " ON CONFLICT(locus, function, call_site) DO UPDATE SET"
+		    " calls = excluded.calls, total_ns = excluded.total_ns,"
+		    " min_ns = excluded.min_ns, max_ns = excluded.max_ns,"
+		    " bytes = excluded.bytes, bytes_reason = excluded.bytes_reason,"
+		    " sends = excluded.sends WHERE excluded.calls > calls",
+    /* a present field fills a NULL one, never the reverse; init and
+     * finalize happen once (the first report stays), the process is last
+     * seen at the latest report */
+    [ST_MPI_PROCESS] = "INSERT INTO mpi_processes(locus, init_end_ns, finalize_start_ns,"
+		       " last_seen_ns) VALUES(?, ?, ?, ?) ON CONFLICT(locus) DO UPDATE SET"
+		       " init_end_ns = coalesce(init_end_ns, excluded.init_end_ns),"
+		       " finalize_start_ns = coalesce(finalize_start_ns,"
+		       " excluded.finalize_start_ns),"
+		       " last_seen_ns = CASE WHEN last_seen_ns IS NULL THEN excluded.last_seen_ns"
+		       " WHEN excluded.last_seen_ns IS NULL THEN last_seen_ns"
+		       " ELSE max(last_seen_ns, excluded.last_seen_ns) END",
+    [ST_MPI_EVENT] = "INSERT INTO events(locus, name, start_ns, duration_ns, bytes, peer)"
+		     " VALUES(?, ?, ?, ?, ?, ?)",
 };
 
 struct store {
@@ -321,7 +360,16 @@ static int store_stacks(struct store *s)
 		if (err)
 			return err;
 	}
-	/* an attribution made before these addresses arrived is incomplete */
+	return 0;
+}
+
+/* An attribution made before new addresses arrived (stack frames or MPI
+ * call sites) is incomplete: the module is attributed again. */
+static int store_unattribute(struct store *s)
+{
+	size_t i;
+	int err;
+
 	for (i = 0; i < s->b->n_modules; i++) {
 		if (!s->new_address[i])
 			continue;
@@ -434,6 +482,81 @@ static int store_exits(struct store *s)
 	return err;
 }
 
+static void bind_u64_or_null(sqlite3_stmt *st, int idx, int has, uint64_t v)
+{
+	if (has)
+		sqlite3_bind_int64(st, idx, (int64_t)v);
+	else
+		sqlite3_bind_null(st, idx);
+}
+
+static int store_mpi_call_sites(struct store *s)
+{
+	sqlite3_stmt *st = s->st[ST_MPI_CALL];
+	int64_t address;
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->b->n_mpi_call_sites; i++) {
+		const Nunatak__Wire__MpiCallSite *c = s->b->mpi_call_sites[i];
+
+		err = store_address(s, c->call_site->module, c->call_site->offset, &address);
+		if (err)
+			return err;
+		sqlite3_bind_int64(st, 1, s->locus_ids[c->locus]);
+		pivot_bind_text(st, 2, c->function);
+		sqlite3_bind_int64(st, 3, address);
+		sqlite3_bind_int64(st, 4, (int64_t)c->calls);
+		sqlite3_bind_int64(st, 5, (int64_t)c->total_ns);
+		sqlite3_bind_int64(st, 6, (int64_t)c->min_ns);
+		sqlite3_bind_int64(st, 7, (int64_t)c->max_ns);
+		bind_u64_or_null(st, 8, c->has_bytes, c->bytes);
+		/* a reason only explains missing bytes */
+		pivot_bind_text(st, 9, c->has_bytes ? NULL : c->bytes_reason);
+		sqlite3_bind_int(st, 10, c->sends ? 1 : 0);
+		err = step_once(s, st, "store an mpi call site");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int store_mpi_processes_events(struct store *s)
+{
+	sqlite3_stmt *proc = s->st[ST_MPI_PROCESS], *ev = s->st[ST_MPI_EVENT];
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->b->n_mpi_processes; i++) {
+		const Nunatak__Wire__MpiProcess *m = s->b->mpi_processes[i];
+
+		sqlite3_bind_int64(proc, 1, s->locus_ids[m->locus]);
+		bind_u64_or_null(proc, 2, m->has_init_end_ns, m->init_end_ns);
+		bind_u64_or_null(proc, 3, m->has_finalize_start_ns, m->finalize_start_ns);
+		bind_u64_or_null(proc, 4, m->has_last_seen_ns, m->last_seen_ns);
+		err = step_once(s, proc, "store an mpi process");
+		if (err)
+			return err;
+	}
+	for (i = 0; i < s->b->n_mpi_events; i++) {
+		const Nunatak__Wire__MpiEvent *e = s->b->mpi_events[i];
+
+		sqlite3_bind_int64(ev, 1, s->locus_ids[e->locus]);
+		pivot_bind_text(ev, 2, e->function);
+		sqlite3_bind_int64(ev, 3, (int64_t)e->start_ns);
+		sqlite3_bind_int64(ev, 4, (int64_t)e->duration_ns);
+		bind_u64_or_null(ev, 5, e->has_bytes, e->bytes);
+		if (e->has_peer)
+			sqlite3_bind_int(ev, 6, e->peer);
+		else
+			sqlite3_bind_null(ev, 6);
+		err = step_once(s, ev, "store an mpi event");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int store_alloc(struct store *s)
 {
 	const Nunatak__Wire__Batch *b = s->b;
@@ -496,6 +619,12 @@ int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch)
 		err = store_degradations_counters(&s);
 	if (!err)
 		err = store_exits(&s);
+	if (!err)
+		err = store_mpi_call_sites(&s);
+	if (!err)
+		err = store_mpi_processes_events(&s);
+	if (!err)
+		err = store_unattribute(&s);
 	if (!err)
 		err = pivot_commit(p);
 	if (err)

@@ -1,0 +1,91 @@
+/* balance — how evenly the ranks of a Run worked, and where their MPI time
+ * went, computed from the pivot on demand and never stored (like a
+ * Diagnostic).
+ *
+ * Inputs are the Locus-level MPI Measurements (app_time, mpi_time,
+ * cpu_time: pivot_derive_mpi_measurements) and the mpi_calls rows.
+ *
+ *  - ranks[]: one row per Locus with a rank and MPI data, sorted by rank.
+ *    Times in seconds; an unavailable value is NAN, never 0:
+ *    outside_mpi_time = app_time - mpi_time, mpi_fraction = mpi / app.
+ *  - run level, over the ranks whose outside_mpi_time is available:
+ *    imbalance = max / mean of outside_mpi_time, efficiency = mean / max,
+ *    busiest_rank its argmax (first on ties) and busiest_factor = max /
+ *    mean; mpi_share = Σ mpi_time / Σ app_time. NAN (busiest_rank -1)
+ *    when there is nothing to compare (no rank, or a zero mean or max).
+ *  - call_sites[]: one per (function, call site) summed over every Locus:
+ *    calls, total_ns (Σ), min_ns (min), max_ns (max), mean_ns = total /
+ *    calls, bytes (Σ, or unavailable with the reason of the first Locus that
+ *    lacks them), cov = population std / mean of the per-rank total time over
+ *    ranks[] (a rank that never called it counts as 0; NAN with no rank or a
+ *    zero mean). per_rank[] is parallel to ranks[]. Sorted by total time.
+ * A Run without MPI data gives n_ranks = 0 and n_call_sites = 0.
+ */
+#ifndef NUNATAK_ANALYSIS_BALANCE_H
+#define NUNATAK_ANALYSIS_BALANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pivot;
+
+struct balance_rank {
+	int rank;
+	int64_t locus; /* loci.id */
+	char *node;
+	double app_time;	      /* s; NAN when unavailable */
+	const char *app_time_quality; /* static: "measured", "estimated", "unavailable" */
+	char *app_time_reason;	      /* NULL when measured */
+	double mpi_time;	      /* s; NAN when unavailable */
+	double mpi_fraction;	      /* mpi_time / app_time; NAN */
+	double cpu_time;	      /* s; NAN when unavailable */
+	double outside_mpi_time;      /* s; NAN when unavailable */
+};
+
+struct balance_rank_calls {
+	int rank;
+	uint64_t calls;
+	uint64_t total_ns;
+};
+
+struct balance_call_site {
+	char *function;		   /* "MPI_Allreduce" */
+	char *location;		   /* "file:line", "file", or "module+0x1a2b" when unresolved */
+	char *file;		   /* NULL when unknown */
+	int line;		   /* 0 when unknown */
+	char *containing_function; /* Hotspot containing the call site; NULL */
+	char *module;		   /* display name */
+	uint64_t offset;	   /* module-relative */
+	uint64_t calls, total_ns, min_ns, max_ns;
+	double mean_ns;
+	int has_bytes;
+	uint64_t bytes;
+	char *bytes_reason;		     /* NULL when has_bytes */
+	double cov;			     /* NAN when unavailable */
+	struct balance_rank_calls *per_rank; /* n_ranks entries, parallel to ranks[] */
+};
+
+struct balance {
+	size_t n_ranks;
+	struct balance_rank *ranks;
+	double imbalance, efficiency, busiest_factor, mpi_share;
+	int busiest_rank; /* -1: none */
+	size_t n_call_sites;
+	struct balance_call_site *call_sites;
+};
+
+/* NULL + errno (EINVAL, ENOMEM, EIO). Free with balance__free(). */
+struct balance *balance__new(struct pivot *p);
+
+/* NULL-safe */
+void balance__free(struct balance *b);
+
+enum balance_order {
+	BALANCE_BY_TIME,  /* total time descending */
+	BALANCE_BY_BYTES, /* bytes descending, unavailable bytes last */
+};
+
+/* Sorts call_sites[] in place; ties by total time, function, location. */
+void balance_sort_call_sites(struct balance *b, enum balance_order order);
+
+#endif

@@ -1,0 +1,105 @@
+/* mpi.h — contract between bpf/mpi.bpf.c and the Agent's MPI probes.
+ *
+ * One entry and one return program serve every probed MPI function; the
+ * attach cookie says which function it is and where its arguments are
+ * (MPI_COOKIE_*). Per (tgid, function, call site, datatype) the kernel
+ * keeps running totals; per tgid, when MPI_Init returned and
+ * MPI_Finalize was entered. Only the outermost MPI call of a thread
+ * counts: an MPI function the library calls inside another is not
+ * counted twice (nor is a call that reaches both MPI_X and PMPI_X).
+ */
+#ifndef NUNATAK_BPF_MPI_H
+#define NUNATAK_BPF_MPI_H
+
+#ifndef MAX_MPI_SITES
+#define MAX_MPI_SITES 16384
+#endif
+#ifndef MAX_MPI_THREADS
+#define MAX_MPI_THREADS 16384
+#endif
+#ifndef MPI_EVENTS_BYTES
+#define MPI_EVENTS_BYTES (4 * 1024 * 1024)
+#endif
+
+enum mpi_function {
+	MPI_FN_INIT = 0,
+	MPI_FN_INIT_THREAD,
+	MPI_FN_FINALIZE,
+	MPI_FN_SEND,
+	MPI_FN_RECV,
+	MPI_FN_ISEND,
+	MPI_FN_IRECV,
+	MPI_FN_SENDRECV,
+	MPI_FN_WAIT,
+	MPI_FN_WAITALL,
+	MPI_FN_WAITANY,
+	MPI_FN_WAITSOME,
+	MPI_FN_TEST,
+	MPI_FN_TESTALL,
+	MPI_FN_PROBE,
+	MPI_FN_IPROBE,
+	MPI_FN_BARRIER,
+	MPI_FN_BCAST,
+	MPI_FN_REDUCE,
+	MPI_FN_ALLREDUCE,
+	MPI_FN_ALLGATHER,
+	MPI_FN_ALLGATHERV,
+	MPI_FN_ALLTOALL,
+	MPI_FN_ALLTOALLV,
+	MPI_FN_GATHER,
+	MPI_FN_GATHERV,
+	MPI_FN_SCATTER,
+	MPI_FN_SCATTERV,
+	MPI_FN_REDUCE_SCATTER,
+	MPI_FUNCTIONS,
+};
+
+/* attach cookie: function id and argument layout (1-based positions, 0 = none) */
+#define MPI_COOKIE_FN(c) ((c) & 0xff)
+#define MPI_COOKIE_COUNT_ARG(c) (((c) >> 8) & 0xf)
+#define MPI_COOKIE_TYPE_ARG(c) (((c) >> 12) & 0xf)
+#define MPI_COOKIE_PEER_ARG(c) (((c) >> 16) & 0xf)
+#define MPI_COOKIE(fn, count_arg, type_arg, peer_arg)                                             \
+	((__u64)(fn) | ((__u64)(count_arg) << 8) | ((__u64)(type_arg) << 12) |                    \
+	 ((__u64)(peer_arg) << 16))
+
+struct mpi_site_key {
+	__u32 tgid;
+	__u32 function;  /* enum mpi_function */
+	__u64 call_site; /* return address */
+	__u64 datatype;  /* handle as passed; 0 when the function has none */
+};
+
+struct mpi_site_value {
+	__u64 calls;
+	__u64 total_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 count_sum; /* Σ count argument */
+};
+
+struct mpi_process {
+	__u64 init_end_ns;       /* 0: not yet */
+	__u64 finalize_start_ns; /* 0: not yet */
+};
+
+struct mpi_event {
+	__u32 tgid;
+	__u32 tid;
+	__u32 function;
+	__s32 peer;        /* -1 unknown */
+	__u64 start_ns;
+	__u64 duration_ns;
+	__u64 count;
+	__u64 datatype;
+};
+
+enum mpi_counter {
+	MPI_CALLS_SEEN = 0,
+	MPI_DROP_SITES,   /* site map full: a call not counted */
+	MPI_DROP_THREADS, /* thread state map full: a call not timed */
+	MPI_DROP_EVENTS,  /* event ring buffer full */
+	MPI_COUNTERS,
+};
+
+#endif

@@ -1,0 +1,31 @@
+/* summary_format — numbers as the summary writes them. */
+#include <math.h>
+#include <stdio.h>
+
+#include "report/summary_format.h"
+
+const char *summary_fmt_double(char *buf, size_t len, const char *fmt, double v)
+{
+	if (isnan(v))
+		return SUMMARY_UNAVAILABLE;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	snprintf(buf, len, fmt, v);
+#pragma GCC diagnostic pop
+	return buf;
+}
+
+const char *summary_fmt_seconds(char *buf, size_t len, double seconds)
+{
+	return summary_fmt_double(buf, len, "%.3f", seconds);
+}
+
+const char *summary_fmt_share(char *buf, size_t len, double share)
+{
+	return summary_fmt_double(buf, len, "%.1f%%", 100.0 * share);
+}
+
+json_t *summary_json_number(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}

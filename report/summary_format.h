@@ -1,0 +1,24 @@
+/* summary_format — how the summary writes numbers, shared by its text and
+ * JSON sections: an unavailable value (NAN) is "unavailable" or null,
+ * never 0. The returned string is buf or a static "unavailable". */
+#ifndef NUNATAK_REPORT_SUMMARY_FORMAT_H
+#define NUNATAK_REPORT_SUMMARY_FORMAT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define SUMMARY_UNAVAILABLE "unavailable"
+
+/* "%.3f" seconds */
+const char *summary_fmt_seconds(char *buf, size_t len, double seconds);
+/* "%.1f%%" of a fraction of 1 */
+const char *summary_fmt_share(char *buf, size_t len, double share);
+/* printf format fmt of one double */
+const char *summary_fmt_double(char *buf, size_t len, const char *fmt, double v)
+    __attribute__((format(printf, 3, 0)));
+
+/* NAN → null; a new reference, NULL when out of memory */
+json_t *summary_json_number(double v);
+
+#endif

@@ -1,0 +1,238 @@
+/* summary_mpi — ranks and MPI call sites, as text and as JSON. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/balance.h"
+#include "report/summary_format.h"
+#include "report/summary_mpi.h"
+
+#define NUM_WIDTH 11 /* strlen("unavailable") */
+#define NAME_WIDTH_MAX 40
+
+static void print_ranks_headline(FILE *out, const struct balance *b)
+{
+	char factor[32], eff[32], share[32];
+
+	fprintf(out, "\nranks: %zu rank%s", b->n_ranks, b->n_ranks == 1 ? "" : "s");
+	if (b->busiest_rank >= 0)
+		fprintf(out, ", busiest rank %d at %sx the mean time outside MPI", b->busiest_rank,
+			summary_fmt_double(factor, sizeof(factor), "%.2f", b->busiest_factor));
+	else
+		fprintf(out, ", busiest rank " SUMMARY_UNAVAILABLE);
+	fprintf(out, ", load-balance efficiency %s, MPI share of time %s\n",
+		summary_fmt_share(eff, sizeof(eff), b->efficiency),
+		summary_fmt_share(share, sizeof(share), b->mpi_share));
+}
+
+static void print_ranks(FILE *out, const struct balance *b)
+{
+	char app[32], mpi[32], frac[32], cpu[32];
+	int node_w = (int)strlen("node");
+	size_t i;
+
+	for (i = 0; i < b->n_ranks; i++) {
+		int len = (int)strlen(b->ranks[i].node);
+
+		if (len > node_w)
+			node_w = len < NAME_WIDTH_MAX ? len : NAME_WIDTH_MAX;
+	}
+	print_ranks_headline(out, b);
+	fprintf(out, "\n  %6s  %-*s  %*s  %*s  %*s  %*s\n", "rank", node_w, "node", NUM_WIDTH,
+		"app s", NUM_WIDTH, "MPI s", NUM_WIDTH, "MPI %", NUM_WIDTH, "CPU s");
+	for (i = 0; i < b->n_ranks; i++) {
+		const struct balance_rank *r = &b->ranks[i];
+		const char *a = summary_fmt_seconds(app, sizeof(app), r->app_time);
+
+		/* estimated: marked here, explained in what is not said */
+		if (!strcmp(r->app_time_quality, "estimated") && a == app)
+			strcat(app, "*");
+		fprintf(out, "  %6d  %-*.*s  %*s  %*s  %*s  %*s\n", r->rank, node_w, NAME_WIDTH_MAX,
+			r->node, NUM_WIDTH, a, NUM_WIDTH,
+			summary_fmt_seconds(mpi, sizeof(mpi), r->mpi_time), NUM_WIDTH,
+			summary_fmt_share(frac, sizeof(frac), r->mpi_fraction), NUM_WIDTH,
+			summary_fmt_seconds(cpu, sizeof(cpu), r->cpu_time));
+	}
+}
+
+/* "location (containing function)"; caller frees, NULL when out of memory */
+static char *call_site_label(const struct balance_call_site *cs)
+{
+	char *s = NULL;
+	int n;
+
+	/* an unresolved call site's Hotspot is named after the address */
+	if (cs->containing_function && strcmp(cs->containing_function, cs->location))
+		n = asprintf(&s, "%s (%s)", cs->location, cs->containing_function);
+	else
+		n = asprintf(&s, "%s", cs->location);
+	return n < 0 ? NULL : s;
+}
+
+static void print_call_sites(FILE *out, const struct balance *b, const char *by)
+{
+	size_t shown = b->n_call_sites < SUMMARY_MPI_TOP ? b->n_call_sites : SUMMARY_MPI_TOP;
+	char total[32], mean[32], bytes[32], cov[32];
+	int fn_w = (int)strlen("function"), site_w = (int)strlen("call site");
+	char *labels[SUMMARY_MPI_TOP] = {0};
+	size_t i;
+
+	for (i = 0; i < shown; i++) {
+		int len = (int)strlen(b->call_sites[i].function);
+
+		if (len > fn_w)
+			fn_w = len < NAME_WIDTH_MAX ? len : NAME_WIDTH_MAX;
+		labels[i] = call_site_label(&b->call_sites[i]);
+		len = labels[i] ? (int)strlen(labels[i]) : 1;
+		if (len > site_w)
+			site_w = len < NAME_WIDTH_MAX ? len : NAME_WIDTH_MAX;
+	}
+	fprintf(out, "\nMPI call sites by %s (top %zu of %zu)\n", by, shown, b->n_call_sites);
+	fprintf(out, "  %-*s  %-*s  %10s  %*s  %*s  %*s  %*s\n", fn_w, "function", site_w,
+		"call site", "calls", NUM_WIDTH, "total s", NUM_WIDTH + 1, "mean µs", NUM_WIDTH,
+		"bytes", NUM_WIDTH, "COV");
+	for (i = 0; i < shown; i++) {
+		const struct balance_call_site *cs = &b->call_sites[i];
+
+		if (cs->has_bytes)
+			snprintf(bytes, sizeof(bytes), "%" PRIu64, cs->bytes);
+		else
+			snprintf(bytes, sizeof(bytes), SUMMARY_UNAVAILABLE);
+		fprintf(out, "  %-*.*s  %-*.*s  %10" PRIu64 "  %*s  %*s  %*s  %*s\n", fn_w,
+			NAME_WIDTH_MAX, cs->function, site_w, NAME_WIDTH_MAX,
+			labels[i] ? labels[i] : "?", cs->calls, NUM_WIDTH,
+			summary_fmt_seconds(total, sizeof(total), (double)cs->total_ns / 1e9),
+			NUM_WIDTH,
+			summary_fmt_double(mean, sizeof(mean), "%.1f", cs->mean_ns / 1e3),
+			NUM_WIDTH, bytes, NUM_WIDTH,
+			summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov));
+		free(labels[i]);
+	}
+}
+
+void summary_print_mpi(FILE *out, struct balance *b)
+{
+	if (!out || !b || (!b->n_ranks && !b->n_call_sites))
+		return;
+	if (b->n_ranks)
+		print_ranks(out, b);
+	if (!b->n_call_sites) {
+		fprintf(out, "\nMPI: no call site was recorded\n");
+		return;
+	}
+	print_call_sites(out, b, "time");
+	balance_sort_call_sites(b, BALANCE_BY_BYTES);
+	print_call_sites(out, b, "bytes");
+	balance_sort_call_sites(b, BALANCE_BY_TIME);
+}
+
+void summary_print_mpi_not_said(FILE *out, const struct balance *b)
+{
+	size_t i;
+
+	if (!out || !b)
+		return;
+	for (i = 0; i < b->n_ranks; i++) {
+		const struct balance_rank *r = &b->ranks[i];
+
+		if (!strcmp(r->app_time_quality, "measured"))
+			continue;
+		fprintf(out, "  - rank %d: app time %s%s: %s\n", r->rank, r->app_time_quality,
+			strcmp(r->app_time_quality, "estimated") ? "" : " (*)",
+			r->app_time_reason ? r->app_time_reason : "no reason recorded");
+	}
+	for (i = 0; i < b->n_call_sites; i++) {
+		const struct balance_call_site *cs = &b->call_sites[i];
+
+		if (!cs->has_bytes)
+			fprintf(out, "  - bytes of %s at %s: " SUMMARY_UNAVAILABLE " (%s)\n",
+				cs->function, cs->location, cs->bytes_reason);
+	}
+}
+
+static json_t *string_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *rank_json(const struct balance_rank *r)
+{
+	return json_pack("{s:i, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "rank", r->rank, "node",
+			 r->node, "app_time", summary_json_number(r->app_time), "app_time_quality",
+			 r->app_time_quality, "app_time_reason", string_or_null(r->app_time_reason),
+			 "mpi_time", summary_json_number(r->mpi_time), "mpi_fraction",
+			 summary_json_number(r->mpi_fraction), "cpu_time",
+			 summary_json_number(r->cpu_time), "outside_mpi_time",
+			 summary_json_number(r->outside_mpi_time));
+}
+
+static json_t *balance_json(const struct balance *b)
+{
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "ranks",
+			 (json_int_t)(b ? b->n_ranks : 0), "imbalance",
+			 summary_json_number(b ? b->imbalance : NAN), "efficiency",
+			 summary_json_number(b ? b->efficiency : NAN), "busiest_rank",
+			 b && b->busiest_rank >= 0 ? json_integer(b->busiest_rank) : json_null(),
+			 "busiest_factor", summary_json_number(b ? b->busiest_factor : NAN),
+			 "mpi_share", summary_json_number(b ? b->mpi_share : NAN));
+}
+
+static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks)
+{
+	json_t *o, *per_rank, *e;
+	size_t i;
+
+	o = json_pack("{s:s, s:{s:o, s:o, s:o, s:s, s:I}, s:I, s:f, s:o, s:f, s:f, s:o, s:o,"
+		      " s:o, s:[]}",
+		      "function", cs->function, "call_site", "file", string_or_null(cs->file),
+		      "line", cs->line > 0 ? json_integer(cs->line) : json_null(), "function",
+		      string_or_null(cs->containing_function), "module", cs->module, "offset",
+		      (json_int_t)cs->offset, "calls", (json_int_t)cs->calls, "total_time",
+		      (double)cs->total_ns / 1e9, "mean_time",
+		      summary_json_number(cs->mean_ns / 1e9), "min_time", (double)cs->min_ns / 1e9,
+		      "max_time", (double)cs->max_ns / 1e9, "bytes",
+		      cs->has_bytes ? json_integer((json_int_t)cs->bytes) : json_null(),
+		      "bytes_reason", string_or_null(cs->has_bytes ? NULL : cs->bytes_reason),
+		      "cov", summary_json_number(cs->cov), "per_rank");
+	if (!o)
+		return NULL;
+	per_rank = json_object_get(o, "per_rank");
+	for (i = 0; i < n_ranks; i++) {
+		e = json_pack("{s:i, s:I, s:f}", "rank", cs->per_rank[i].rank, "calls",
+			      (json_int_t)cs->per_rank[i].calls, "total_time",
+			      (double)cs->per_rank[i].total_ns / 1e9);
+		if (!e || json_array_append_new(per_rank, e)) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+int summary_mpi_json(json_t *root, const struct balance *b)
+{
+	json_t *ranks, *mpi, *o;
+	size_t i;
+
+	/* json_object_set_new takes the reference even when it fails */
+	if (json_object_set_new(root, "ranks", json_array()) ||
+	    json_object_set_new(root, "mpi", json_array()) ||
+	    json_object_set_new(root, "balance", balance_json(b)))
+		return -ENOMEM;
+	ranks = json_object_get(root, "ranks");
+	mpi = json_object_get(root, "mpi");
+	for (i = 0; b && i < b->n_ranks; i++) {
+		o = rank_json(&b->ranks[i]);
+		if (!o || json_array_append_new(ranks, o))
+			return -ENOMEM;
+	}
+	for (i = 0; b && i < b->n_call_sites; i++) {
+		o = call_site_json(&b->call_sites[i], b->n_ranks);
+		if (!o || json_array_append_new(mpi, o))
+			return -ENOMEM;
+	}
+	return 0;
+}

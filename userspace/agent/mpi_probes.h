@@ -1,0 +1,58 @@
+/* mpi_probes — uprobes on the MPI library a Target maps (bpf/mpi.bpf.c).
+ *
+ * A library is an MPI library when it exports MPI_Init (Open MPI's
+ * libmpi.so.40, MPICH's libmpich.so.12, or any other). Its functions are
+ * probed once per library file, for every process that maps it (the BPF
+ * side filters Targets). MPI_X and PMPI_X at the same address get one
+ * probe; the BPF side counts only the outermost MPI call of a thread, so
+ * a call through the Fortran bindings (which reach PMPI_X) counts once.
+ */
+#ifndef NUNATAK_AGENT_MPI_PROBES_H
+#define NUNATAK_AGENT_MPI_PROBES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "bpf/mpi.h"
+
+struct module;
+struct mpi_probes;
+
+struct mpi_function_info {
+	const char *name; /* "MPI_Allreduce" */
+	int sends;        /* its buffer leaves this rank */
+	int vector;       /* counts are an array: bytes unavailable */
+	int has_buffer;   /* it moves data at all */
+};
+
+const struct mpi_function_info *mpi_function_info(unsigned int function);
+
+/* Loads bpf/mpi.bpf.c sharing targets_fd. NULL + errno; err says why. */
+struct mpi_probes *mpi_probes__new(int targets_fd, int events_enabled, char *err, size_t errlen);
+void mpi_probes__free(struct mpi_probes *mp);
+
+/* Probes module if it is an MPI library not probed yet: 1 probed now, 0
+ * not an MPI library or already probed, -errno (err says why). */
+int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err, size_t errlen);
+/* number of library files probed */
+int mpi_probes_libraries(const struct mpi_probes *mp);
+/* the i-th probed library, NULL past the end */
+const struct module *mpi_probes_library(const struct mpi_probes *mp, int i);
+
+typedef int (*mpi_site_fn)(const struct mpi_site_key *key, const struct mpi_site_value *value,
+			   void *ctx);
+/* Running totals of every call site; stops at cb's first non-zero return. */
+int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx);
+/* 0 and *out, or -ENOENT when tgid never reached an MPI function */
+int mpi_probes_process(struct mpi_probes *mp, pid_t tgid, struct mpi_process *out);
+/* Forget an exited process once its last totals were published. */
+void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid);
+
+typedef int (*mpi_event_fn)(const struct mpi_event *e, void *ctx);
+int mpi_probes_events_fd(const struct mpi_probes *mp);
+int mpi_probes_poll_events(struct mpi_probes *mp, mpi_event_fn fn, void *ctx);
+
+void mpi_probes_read_counters(const struct mpi_probes *mp, uint64_t out[MPI_COUNTERS]);
+
+#endif
