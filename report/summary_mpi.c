@@ -61,14 +61,17 @@ static void print_ranks(FILE *out, const struct balance *b)
 /* "location (containing function)"; caller frees, NULL when out of memory */
 static char *call_site_label(const struct balance_call_site *cs)
 {
+	/* the terminal shows the file's base name: "pattern.c:128 (main)" */
+	const char *slash = strrchr(cs->location, '/');
+	const char *where = slash ? slash + 1 : cs->location;
 	char *s = NULL;
 	int n;
 
 	/* an unresolved call site's Hotspot is named after the address */
 	if (cs->containing_function && strcmp(cs->containing_function, cs->location))
-		n = asprintf(&s, "%s (%s)", cs->location, cs->containing_function);
+		n = asprintf(&s, "%s (%s)", where, cs->containing_function);
 	else
-		n = asprintf(&s, "%s", cs->location);
+		n = asprintf(&s, "%s", where);
 	return n < 0 ? NULL : s;
 }
 
