@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/diagnose.h"
+#include "userspace/launch/launcher.h"
 #include "userspace/pivot/pivot.h"
 
 /* time first: shares are shares of time when time was sampled */
@@ -14,6 +15,8 @@ static const char *const sampling_counters[] = {"cpu-clock", "cycles"};
 struct collect {
 	struct hotspot_share *all;
 	size_t n, cap;
+	uint64_t launcher_samples;
+	double launcher_value;
 };
 
 static void hotspot_share_release(struct hotspot_share *h)
@@ -31,6 +34,16 @@ static int collect_one(const struct pivot_hotspot_total *t, void *ctx)
 
 	if (!t->sample_count && t->value <= 0)
 		return 0;
+	if (t->comm && launcher_is_launcher_process(t->comm)) {
+		c->launcher_samples += t->sample_count;
+		c->launcher_value += t->value;
+		return 0;
+	}
+	if (c->n && c->all[c->n - 1].id == t->id) { /* the same Hotspot in other processes */
+		c->all[c->n - 1].samples += t->sample_count;
+		c->all[c->n - 1].value += t->value;
+		return 0;
+	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 32;
 
@@ -134,6 +147,8 @@ struct diagnosis *diagnosis__new(struct pivot *p)
 	}
 	if (err)
 		goto cleanup;
+	d->launchers.samples = c.launcher_samples;
+	d->launchers.value = c.launcher_value;
 	if (c.n) {
 		d->counter = sampling_counters[k];
 		compute(d, &c);

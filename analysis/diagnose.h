@@ -52,6 +52,12 @@ struct diagnosis {
 	double total_value;
 	double total_seconds;	 /* NAN when unavailable */
 	double unresolved_share; /* NAN when nothing was sampled */
+	/* samples of launcher processes (mpirun, orted, srun, ...): not the
+	 * application's, left out of every figure above */
+	struct {
+		uint64_t samples;
+		double value;
+	} launchers;
 };
 
 /* NULL + errno (EINVAL, ENOMEM, EIO). An empty Run gives a diagnosis with

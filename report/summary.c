@@ -138,6 +138,11 @@ static int print_not_said(FILE *out, const struct diagnosis *d, const struct bal
 		fprintf(out, "  - unresolved: %s of the %s is in code no symbol names\n",
 			summary_fmt_share(share, sizeof(share), d->unresolved_share),
 			share_subject(d));
+	if (d->launchers.samples)
+		fprintf(out,
+			"  - launchers: %" PRIu64 " samples of the launcher processes (mpirun, its "
+			"daemons, srun) are not counted as the application's\n",
+			d->launchers.samples);
 	summary_print_mpi_not_said(out, b);
 	if (p)
 		err = pivot_for_each_degradation(p, print_degradation, &ns);
@@ -249,6 +254,9 @@ json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 		      summary_json_number(d->total_seconds), "hotspots",
 		      (json_int_t)d->total_hotspots);
 	if (!o || json_object_set_new(root, "totals", o))
+		goto cleanup;
+	if (json_object_set_new(root, "launcher_samples",
+				json_integer((json_int_t)d->launchers.samples)))
 		goto cleanup;
 	if (json_object_set_new(root, "unresolved_share", summary_json_number(d->unresolved_share)))
 		goto cleanup;

@@ -23,7 +23,7 @@ mpi_check_family() {
 	cd "$T"
 
 	# N=100 Allreduce of D=1000 doubles, M=100 Send/Recv of B=4096 bytes
-	"$NUNATAK" run --mpi-events -- env FOO=1 $(mpi_launch "$fam") "$app" 300 100 1000 100 4096 \
+	"$NUNATAK" run --mpi-events -- env FOO=1 $(mpi_launch "$fam") "$app" 600 100 1000 100 4096 \
 		>app.out 2>err.txt || fail "exit $?: $(cat err.txt)"
 	run=$(run_dir_of err.txt)
 	case "$run" in .nunatak/pattern.$fam-*) ;; *) fail "Run not named after the application: $run" ;; esac

@@ -145,8 +145,9 @@ int pivot_for_each_counter(struct pivot *p,
 /* distinct nodes of the Loci, sorted */
 int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *ctx);
 
-/* Totals of one Hotspot over every Locus for one counter, from the
- * sampling Measurements. */
+/* Totals of one Hotspot for one counter, from the sampling Measurements,
+ * one row per command name of its Loci (so readers can leave launcher
+ * processes out), rows of one Hotspot consecutive. */
 struct pivot_hotspot_total {
 	int64_t id;
 	const char *name;
@@ -155,6 +156,7 @@ struct pivot_hotspot_total {
 	const char *resolution_level; /* "line", "function", "symbol", "unresolved" */
 	uint64_t sample_count;
 	double value; /* Σ value, in the counter's unit */
+	const char *comm; /* the command name of the Loci of this row */
 };
 
 int pivot_for_each_hotspot_total(struct pivot *p, const char *counter,

@@ -155,6 +155,7 @@ static int hotspot_row(sqlite3_stmt *stmt, void *arg)
 	    .resolution_level = col_text(stmt, 4),
 	    .sample_count = (uint64_t)sqlite3_column_int64(stmt, 5),
 	    .value = sqlite3_column_double(stmt, 6),
+	    .comm = col_text(stmt, 7),
 	};
 
 	return w->cb(&t, w->ctx);
@@ -173,10 +174,11 @@ int pivot_for_each_hotspot_total(struct pivot *p, const char *counter,
 	err =
 	    pivot_prepare(p,
 			  "SELECT h.id, h.name, m.display_name, h.source_file, h.resolution_level,"
-			  " coalesce(sum(x.sample_count), 0), coalesce(sum(x.value), 0.0)"
+			  " coalesce(sum(x.sample_count), 0), coalesce(sum(x.value), 0.0), l.comm"
 			  " FROM measurements x JOIN hotspots h ON h.id = x.hotspot"
-			  " JOIN modules m ON m.id = h.module WHERE x.counter = ?"
-			  " GROUP BY h.id ORDER BY h.id",
+			  " JOIN modules m ON m.id = h.module JOIN loci l ON l.id = x.locus"
+			  " WHERE x.counter = ?"
+			  " GROUP BY h.id, l.comm ORDER BY h.id, l.comm",
 			  &stmt);
 	if (err)
 		return err;
