@@ -94,6 +94,19 @@ for r in (0, 1):
     tol = max(0.10 * theirs, n * 60e-6)
     check(abs(mine - theirs) <= tol, f"rank {r} MPI time {mine:.4f} vs own {theirs:.4f} (tolerance {tol:.4f})")
 
+# the counting layer on every rank: read from the task at exit
+rows = db.execute("""select l.rank, m.counter, m.value, m.quality, m.reason from measurements m
+    join loci l on l.id=m.locus where m.hotspot is null and l.rank is not null""").fetchall()
+layer = {(r, c): (v, q, why) for r, c, v, q, why in rows}
+for r in (0, 1):
+    for c in ("cpu_time_user", "cpu_time_system", "wall_time", "context_switches_voluntary",
+              "context_switches_involuntary", "page_faults_minor", "page_faults_major", "peak_rss"):
+        check(layer.get((r, c), (None, None, None))[1] == "measured", f"rank {r} {c} measured")
+    check(layer[(r, "peak_rss")][0] > 1e6, f"rank {r} peak RSS {layer[(r, 'peak_rss')][0]} bytes")
+    v, q, why = layer.get((r, "cycles"), (None, None, None))
+    check((q == "measured" and v > 0) or (q == "unavailable" and v is None and why),
+          f"rank {r} cycles: {q} {v} ({why})")
+
 # --mpi-events: every call is an Event, with bytes and peers
 ev = dict(db.execute("select name, count(*) from events group by name"))
 check(ev.get("MPI_Allreduce") == 200 and ev.get("MPI_Send") == 100, f"events {ev}")

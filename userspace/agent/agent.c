@@ -12,6 +12,7 @@
 
 #include "userspace/agent/agent.h"
 #include "userspace/agent/batch.h"
+#include "userspace/agent/hardware_counters.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_report.h"
@@ -45,6 +46,7 @@ struct process_info {
 struct agent {
 	struct agent_opts opts;
 	struct mpi_probes *mpi;
+	struct hardware_counters *hw;
 	void *processes; /* tsearch tree of struct process_info, by tgid */
 	struct mpi_event *mpi_events;
 	size_t n_mpi_events, cap_mpi_events;
@@ -238,6 +240,7 @@ static void agent_start_sampling(struct agent *a)
 	ev.data.fd = sampler_task_events_fd(a->sampler);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	agent_start_mpi(a);
+	a->hw = hardware_counters__new();
 }
 
 struct agent *agent__new(const struct agent_opts *opts)
@@ -285,6 +288,7 @@ void agent__free(struct agent *a)
 	if (a->epoll_fd >= 0)
 		close(a->epoll_fd);
 	mpi_probes__free(a->mpi);
+	hardware_counters__free(a->hw);
 	tdestroy(a->processes, free);
 	free(a->mpi_events);
 	free(a->forget);
@@ -345,6 +349,8 @@ static int agent_on_task_event(const struct task_event *e, void *ctx)
 		/* the environment names the rank; none is no rank, never 0 */
 		if (pi && rank_identity_read(e->tgid, &pi->identity))
 			pi->identity.has_rank = 0;
+		if (a->hw)
+			hardware_counters_start(a->hw, e->tgid);
 		return 0;
 	}
 	if (e->kind != TASK_EVENT_EXIT)
@@ -500,6 +506,7 @@ static int agent_add_exits(struct agent *a, struct batch_builder *b)
 
 	for (i = 0; i < a->n_exits; i++) {
 		const struct task_event *e = &a->exits[i];
+		const char *hw_reason = NULL;
 		Nunatak__Wire__ProcessExit pe = NUNATAK__WIRE__PROCESS_EXIT__INIT;
 
 		pe.exit_status = e->exit_code;
@@ -511,6 +518,13 @@ static int agent_add_exits(struct agent *a, struct batch_builder *b)
 		pe.maj_flt = e->maj_flt;
 		pe.maxrss_bytes = e->maxrss_pages * (uint64_t)sysconf(_SC_PAGESIZE);
 		pe.wall_ns = e->time_ns > e->start_time_ns ? e->time_ns - e->start_time_ns : 0;
+		if (a->hw && !hardware_counters_finish(a->hw, e->tgid, &pe.cycles, &pe.instructions,
+						       &hw_reason)) {
+			pe.has_cycles = pe.has_instructions = 1;
+		} else {
+			pe.hardware_counters_reason = (char *)(a->hw ? hw_reason
+								     : "hardware counters not set up");
+		}
 		agent_locus(a, e->tgid, e->tgid, &locus);
 		if (!locus.comm)
 			locus.comm = e->comm;

@@ -85,6 +85,7 @@ enum {
 	ST_COUNTER,
 	ST_EXIT_DELETE,
 	ST_EXIT_INSERT,
+	ST_EXIT_UNAVAILABLE,
 	ST_MPI_CALL,
 	ST_MPI_PROCESS,
 	ST_MPI_EVENT,
@@ -120,6 +121,8 @@ static const char *const store_sql[ST_COUNT] = {
 		       " AND counter = ?",
     [ST_EXIT_INSERT] = "INSERT INTO measurements(hotspot, locus, counter, value, unit,"
 		       " quality) VALUES(NULL, ?, ?, ?, ?, 'measured')",
+    [ST_EXIT_UNAVAILABLE] = "INSERT INTO measurements(hotspot, locus, counter, value, unit,"
+			    " quality, reason) VALUES(NULL, ?, ?, NULL, ?, 'unavailable', ?)",
     /* running totals: a repeated or older report (fewer calls) never wins */
     [ST_MPI_CALL] = "INSERT INTO mpi_calls(locus, function, call_site, calls, total_ns,"
 		    " min_ns, max_ns, bytes, bytes_reason, sends)"
@@ -448,6 +451,33 @@ static int store_exit_measurement(struct store *s, int64_t locus, const char *co
 	return step_once(s, ins, "store a locus measurement");
 }
 
+/* a counter the Agent could not read: no value, and why */
+static int store_exit_unavailable(struct store *s, int64_t locus, const char *counter,
+				  const char *unit, const char *reason)
+{
+	sqlite3_stmt *del = s->st[ST_EXIT_DELETE], *ins = s->st[ST_EXIT_UNAVAILABLE];
+	int err;
+
+	sqlite3_bind_int64(del, 1, locus);
+	sqlite3_bind_text(del, 2, counter, -1, SQLITE_STATIC);
+	err = step_once(s, del, "replace a locus measurement");
+	if (err)
+		return err;
+	sqlite3_bind_int64(ins, 1, locus);
+	sqlite3_bind_text(ins, 2, counter, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 3, unit, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 4, reason ? reason : "not collected", -1, SQLITE_TRANSIENT);
+	return step_once(s, ins, "store an unavailable locus measurement");
+}
+
+static int store_hardware_counter(struct store *s, int64_t locus, const char *counter, int has,
+				  uint64_t value, const char *reason)
+{
+	if (has)
+		return store_exit_measurement(s, locus, counter, value, "count");
+	return store_exit_unavailable(s, locus, counter, "count", reason);
+}
+
 static int store_exits(struct store *s)
 {
 	size_t i;
@@ -478,6 +508,12 @@ static int store_exits(struct store *s)
 			    store_exit_measurement(s, locus, "peak_rss", e->maxrss_bytes, "bytes");
 		if (!err)
 			err = store_exit_measurement(s, locus, "wall_time", e->wall_ns, "ns");
+		if (!err)
+			err = store_hardware_counter(s, locus, "cycles", e->has_cycles, e->cycles,
+						     e->hardware_counters_reason);
+		if (!err)
+			err = store_hardware_counter(s, locus, "instructions", e->has_instructions,
+						     e->instructions, e->hardware_counters_reason);
 	}
 	return err;
 }
