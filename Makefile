@@ -128,6 +128,14 @@ $(BUILD)/bench/bare-interrupt: tests/bench/bare_interrupt.c | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -lbpf -lelf -lz
 
+$(BUILD)/bench/bare-uprobe: tests/bench/bare_uprobe.c | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -lbpf -lelf -lz
+
+$(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
+	@mkdir -p $(@D)
+	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
+
 $(BUILD)/bench/work: tests/bench/work.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
@@ -160,9 +168,12 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe work mpi_loop.openmpi mpi_loop.mpich)
+
 bench: deps
-	$(MAKE) build $(BUILD)/bench/bare-interrupt $(BUILD)/bench/work
+	$(MAKE) build $(BENCH_TOOLS)
 	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench)
+	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 
 install: build
 	install -D -m 0755 $(NUNATAK) $(DESTDIR)$(PREFIX)/bin/nunatak

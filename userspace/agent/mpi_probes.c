@@ -221,12 +221,37 @@ static void detach_all(struct bpf_link **links, size_t n)
 			pthread_join(threads[i], NULL);
 }
 
+static void *close_one(void *arg)
+{
+	close(*(int *)arg);
+	return NULL;
+}
+
+/* each uprobe_multi link waits for a grace period when closed: overlap */
+static void close_all(int *fds, size_t n)
+{
+	pthread_t *threads = calloc(n ? n : 1, sizeof(*threads));
+	int *started = calloc(n ? n : 1, sizeof(*started));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (threads && started)
+			started[i] = !pthread_create(&threads[i], NULL, close_one, &fds[i]);
+		if (!threads || !started || !started[i])
+			close(fds[i]);
+	}
+	for (i = 0; threads && started && i < n; i++)
+		if (started[i])
+			pthread_join(threads[i], NULL);
+	free(threads);
+	free(started);
+}
+
 void mpi_probes__free(struct mpi_probes *mp)
 {
 	if (!mp)
 		return;
-	for (size_t i = 0; i < mp->n_multi_fds; i++)
-		close(mp->multi_fds[i]);
+	close_all(mp->multi_fds, mp->n_multi_fds);
 	free(mp->multi_fds);
 	detach_all(mp->links, mp->n_links);
 	free(mp->links);

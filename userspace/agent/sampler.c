@@ -85,6 +85,18 @@ static int task_event_dispatch(void *ctx, void *data, size_t size)
 	return s->task_event_fn(data, s->task_event_ctx);
 }
 
+static void sampler_size_maps(struct sampler *s, long frequency)
+{
+	uint64_t per_drain = 2 * (uint64_t)frequency * (uint64_t)s->ncpu;
+	uint32_t keys = per_drain < 8192 ? 8192 : per_drain > MAX_SAMPLE_KEYS ? MAX_SAMPLE_KEYS
+									       : per_drain;
+	uint32_t stacks = keys > MAX_STACKS ? MAX_STACKS : keys;
+
+	bpf_map__set_max_entries(s->sample->maps.samples0, keys);
+	bpf_map__set_max_entries(s->sample->maps.samples1, keys);
+	bpf_map__set_max_entries(s->sample->maps.stacks, stacks);
+}
+
 struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t errlen)
 {
 	struct sampler *s;
@@ -108,7 +120,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t 
 		snprintf(err, errlen, "opening the BPF programs failed: %s", strerror(-e));
 		goto fail;
 	}
-	/* 2. configure: both units share one Target set */
+	/* 2. configure: both units share one Target set (below); the sample
+	 * and stack maps hold what one drain interval can bring — at most
+	 * one key per sample, frequency × CPUs a second — with a margin, so
+	 * a small machine does not preallocate for a big one */
+	sampler_size_maps(s, opts->frequency);
 	/* 3. load */
 	e = task_bpf__load(s->task);
 	if (e) {

@@ -1,8 +1,10 @@
 /* finalize — see finalize.h. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "userspace/aggregator/finalize.h"
 #include "userspace/aggregator/manifest.h"
@@ -10,9 +12,24 @@
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 
-struct attribute_ctx {
-	struct pivot *pivot;
+/* One module to attribute: copied out of the pivot, attributed in a
+ * thread of its own (llvm-symbolizer takes ~0.1 s to start, per module),
+ * then stored from the finalizing thread, since the pivot has one
+ * connection. */
+struct module_job {
+	int64_t id;
+	char *identity, *path, *display_name;
+	uint64_t *offsets;
+	size_t n;
 	const char *symbolizer;
+	struct attributed_address *aa;
+	int err, symbolizer_missing;
+	char reason[512];
+};
+
+struct attribute_ctx {
+	struct module_job *jobs;
+	size_t n_jobs;
 	int symbolizer_missing;
 	char stale[1024];   /* modules whose file changed since sampling */
 	char missing[1024]; /* modules whose file is gone */
@@ -30,38 +47,118 @@ static void list_append(char *list, size_t size, const char *item)
 	snprintf(list + len, size - len, "%s%s", len ? ", " : "", item);
 }
 
-static int attribute_module(const struct pivot_module *m, const uint64_t *offsets, size_t n,
-			    void *ctx)
+static int collect_module(const struct pivot_module *m, const uint64_t *offsets, size_t n,
+			  void *ctx)
 {
 	struct attribute_ctx *ac = ctx;
-	struct attributed_address *aa;
-	const char *status = "done";
-	char reason[512] = "";
-	int missing = 0, err;
-	size_t i;
+	struct module_job *jobs, *job;
 
-	aa = calloc(n ? n : 1, sizeof(*aa));
-	if (!aa)
+	jobs = realloc(ac->jobs, (ac->n_jobs + 1) * sizeof(*jobs));
+	if (!jobs)
 		return -ENOMEM;
-	err = attribution_attribute_module(ac->symbolizer, m->path, m->display_name, m->identity,
-					   offsets, n, aa, &missing, reason, sizeof(reason));
-	if (!strncmp(m->identity, "pseudo:", 7)) {
+	ac->jobs = jobs;
+	job = &jobs[ac->n_jobs++];
+	memset(job, 0, sizeof(*job));
+	job->id = m->id;
+	job->n = n;
+	job->identity = strdup(m->identity);
+	job->path = strdup(m->path);
+	job->display_name = strdup(m->display_name);
+	job->offsets = malloc((n ? n : 1) * sizeof(*offsets));
+	job->aa = calloc(n ? n : 1, sizeof(*job->aa));
+	if (!job->identity || !job->path || !job->display_name || !job->offsets || !job->aa)
+		return -ENOMEM;
+	memcpy(job->offsets, offsets, n * sizeof(*offsets));
+	return 0;
+}
+
+static void *attribute_job(void *arg)
+{
+	struct module_job *job = arg;
+
+	job->err = attribution_attribute_module(job->symbolizer, job->path, job->display_name,
+						job->identity, job->offsets, job->n, job->aa,
+						&job->symbolizer_missing, job->reason,
+						sizeof(job->reason));
+	return NULL;
+}
+
+/* every job, at most ncpu at a time */
+static void attribute_all(struct module_job *jobs, size_t n)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t width = ncpu > 0 ? (size_t)ncpu : 1, first, i;
+	pthread_t *threads = calloc(width, sizeof(*threads));
+	int *started = calloc(width, sizeof(*started));
+
+	if (!threads || !started)
+		width = 0; /* no memory for threads: one by one */
+	for (first = 0; first < n; first += width ? width : 1) {
+		for (i = 0; i < width && first + i < n; i++) {
+			started[i] = !pthread_create(&threads[i], NULL, attribute_job, &jobs[first + i]);
+			if (!started[i])
+				attribute_job(&jobs[first + i]);
+		}
+		for (i = 0; i < width && first + i < n; i++)
+			if (started[i])
+				pthread_join(threads[i], NULL);
+		if (!width)
+			attribute_job(&jobs[first]);
+	}
+	free(threads);
+	free(started);
+}
+
+static int store_job(struct pivot *p, struct attribute_ctx *ac, struct module_job *job)
+{
+	const char *status = "done";
+
+	if (!strncmp(job->identity, "pseudo:", 7)) {
 		status = "pseudo";
-		reason[0] = '\0';
-	} else if (err == -ESTALE) {
+		job->reason[0] = '\0';
+	} else if (job->err == -ESTALE) {
 		status = "stale";
-		list_append(ac->stale, sizeof(ac->stale), m->path);
-	} else if (err) {
+		list_append(ac->stale, sizeof(ac->stale), job->path);
+	} else if (job->err) {
 		status = "missing";
-		list_append(ac->missing, sizeof(ac->missing), m->path);
-	} else if (missing) {
+		list_append(ac->missing, sizeof(ac->missing), job->path);
+	} else if (job->symbolizer_missing) {
 		status = "no-symbolizer";
 		ac->symbolizer_missing = 1;
 	}
-	err = pivot_store_attribution(ac->pivot, m->id, aa, n, status, reason);
-	for (i = 0; i < n; i++)
-		attributed_address_release(&aa[i]);
-	free(aa);
+	return pivot_store_attribution(p, job->id, job->aa, job->n, status, job->reason);
+}
+
+static void job_release(struct module_job *job)
+{
+	size_t i;
+
+	for (i = 0; job->aa && i < job->n; i++)
+		attributed_address_release(&job->aa[i]);
+	free(job->aa);
+	free(job->offsets);
+	free(job->identity);
+	free(job->path);
+	free(job->display_name);
+}
+
+static int attribute_modules(struct pivot *p, struct attribute_ctx *ac, const char *symbolizer)
+{
+	size_t i;
+	int err;
+
+	err = pivot_for_each_module_to_attribute(p, collect_module, ac);
+	if (!err) {
+		for (i = 0; i < ac->n_jobs; i++)
+			ac->jobs[i].symbolizer = symbolizer;
+		attribute_all(ac->jobs, ac->n_jobs);
+		for (i = 0; i < ac->n_jobs && !err; i++)
+			err = store_job(p, ac, &ac->jobs[i]);
+	}
+	for (i = 0; i < ac->n_jobs; i++)
+		job_release(&ac->jobs[i]);
+	free(ac->jobs);
+	ac->jobs = NULL;
 	return err;
 }
 
@@ -130,12 +227,12 @@ static int collect_degradation(const char *name, const char *message, const char
 
 int finalize_run(struct pivot *p, const char *run_dir, json_t *manifest, const char *symbolizer)
 {
-	struct attribute_ctx ac = { .pivot = p, .symbolizer = symbolizer };
+	struct attribute_ctx ac = {};
 	char message[1400];
 	json_t *nodes, *degradations;
 	int err;
 
-	err = pivot_for_each_module_to_attribute(p, attribute_module, &ac);
+	err = attribute_modules(p, &ac, symbolizer);
 	if (err)
 		return err;
 	if (ac.symbolizer_missing)

@@ -173,6 +173,34 @@ static json_t *manifest_seed(const char *name, const struct config *cfg, const c
 			 "degradations");
 }
 
+struct seed_job {
+	const char *name, *start, *node;
+	const struct config *cfg;
+	const struct launcher_split *split;
+	json_t *seed; /* out */
+};
+
+static void *seed_job_run(void *arg)
+{
+	struct seed_job *sj = arg;
+	json_t *run;
+
+	sj->seed = manifest_seed(sj->name, sj->cfg, sj->start, sj->node);
+	run = json_object_get(sj->seed, "run");
+	if (!run)
+		return NULL;
+	json_object_set_new(run, "launcher",
+			    sj->split->launcher[0] ? json_string(sj->split->launcher) : json_null());
+	json_object_set_new(run, "target",
+			    sj->split->target_index >= 0
+				    ? json_string(env.cmd[sj->split->target_index])
+				    : json_null());
+	json_object_set_new(run, "world_size",
+			    sj->split->world_size > 0 ? json_integer(sj->split->world_size)
+						      : json_null());
+	return NULL;
+}
+
 static pid_t child_pid;
 
 static void forward_signal(int sig)
@@ -248,12 +276,15 @@ int cmd_run(int argc, char **argv)
 	struct agent_opts ao;
 	struct launcher_split split;
 	struct timespec app_end, written;
+	struct seed_job sj;
+	pthread_t seed_thread;
+	int seed_started;
 	pthread_t thread;
 	int thread_started = 0, status = 0, exit_code = EXIT_NUNATAK_FAILED, e;
 	void *zctx = NULL, *router = NULL;
 	const char *name;
 	json_t *seed = NULL;
-	char *seed_text = NULL, *spec_text = NULL;
+	char *spec_text = NULL;
 
 	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
@@ -305,20 +336,28 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	thread_started = 1;
 
+	/* the manifest's first version (its provenance asks llvm-symbolizer
+	 * for its version: ~0.1 s) is built while the BPF programs load */
 	iso_time(start, sizeof(start));
-	seed = manifest_seed(name, &cfg, start, node);
-	if (seed) {
-		json_t *run = json_object_get(seed, "run");
+	sj = (struct seed_job){ .name = name, .cfg = &cfg, .start = start, .node = node,
+				.split = &split };
+	seed_started = !pthread_create(&seed_thread, NULL, seed_job_run, &sj);
+	if (!seed_started)
+		seed_job_run(&sj);
 
-		json_object_set_new(run, "launcher",
-				    split.launcher[0] ? json_string(split.launcher) : json_null());
-		json_object_set_new(run, "target",
-				    split.target_index >= 0 ? json_string(env.cmd[split.target_index])
-							    : json_null());
-		json_object_set_new(run, "world_size",
-				    split.world_size > 0 ? json_integer(split.world_size) : json_null());
+	/* the Agent: every missing capability is announced below */
+	ao = (struct agent_opts){ .run_id = strrchr(run_dir, '/') + 1, .node = node,
+				  .endpoint = endpoint, .zmq_ctx = zctx,
+				  .frequency = cfg.sampling_frequency, .ack_timeout_ms = 60000,
+				  .mpi_events = env.mpi_events };
+	agent = agent__new(&ao);
+	if (seed_started)
+		pthread_join(seed_thread, NULL);
+	seed = sj.seed;
+	if (!agent) {
+		fprintf(stderr, "nunatak: cannot start the agent: %s\n", strerror(errno));
+		goto out;
 	}
-	spec_text = seed ? NULL : NULL;
 	{
 		json_t *spec = json_pack("{s:s, s:s, s:O}", "run_dir", run_dir, "symbolizer",
 					 cfg.llvm_symbolizer, "manifest", seed);
@@ -330,17 +369,6 @@ int cmd_run(int argc, char **argv)
 	    control_send(zctx, endpoint, NUNATAK__WIRE__CONTROL__ACTION__START,
 			 strrchr(run_dir, '/') + 1, spec_text, CONTROL_TIMEOUT_MS, err, sizeof(err))) {
 		fprintf(stderr, "nunatak: cannot start the Run: %s\n", err[0] ? err : "out of memory");
-		goto out;
-	}
-
-	/* the Agent: every missing capability is announced now */
-	ao = (struct agent_opts){ .run_id = strrchr(run_dir, '/') + 1, .node = node,
-				  .endpoint = endpoint, .zmq_ctx = zctx,
-				  .frequency = cfg.sampling_frequency, .ack_timeout_ms = 60000,
-				  .mpi_events = env.mpi_events };
-	agent = agent__new(&ao);
-	if (!agent) {
-		fprintf(stderr, "nunatak: cannot start the agent: %s\n", strerror(errno));
 		goto out;
 	}
 	if (launch_resolve(cfg.llvm_symbolizer, err, sizeof(err))) {
@@ -392,7 +420,6 @@ out:
 		zmq_close(router);
 	if (zctx)
 		zmq_ctx_term(zctx);
-	free(seed_text);
 	free(spec_text);
 	json_decref(seed);
 	if (l.pid > 0) {
