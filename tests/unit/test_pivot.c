@@ -296,7 +296,11 @@ static void test_store_batch_once(void **state)
 	assert_int_equal(c.value, 38000000);
 	assert_int_equal(c.degradations, 1);
 	assert_int_equal(c.counters, 1);
-	assert_int_equal(c.measurements, 8); /* one ProcessExit */
+	assert_int_equal(c.measurements, 10); /* one ProcessExit: 8 counters + cycles, instructions */
+	/* no counts sent for the hardware counters: unavailable, with no value, never 0 */
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM measurements WHERE counter = 'cycles'"
+				    " AND quality = 'unavailable' AND value IS NULL AND reason <> ''"),
+			 1);
 	assert_int_equal(sql_int(p, "SELECT has_build_id FROM modules WHERE display_name ="
 				    " 'libx.so'"),
 			 0);
@@ -556,7 +560,7 @@ static void test_attribution_and_measurements(void **state)
 	/* derive: compute gets S0 and S1 leaves, libx.so+0x400 gets S2 */
 	assert_int_equal(pivot_derive_measurements(p), 0);
 	before = sql_int(p, "SELECT count(*) FROM measurements");
-	assert_int_equal(before, 8 + 3);
+	assert_int_equal(before, 10 + 3);
 	assert_int_equal(sql_int(p, "SELECT sample_count FROM measurements x JOIN hotspots h ON"
 				    " h.id = x.hotspot JOIN loci l ON l.id = x.locus WHERE"
 				    " h.name = 'compute' AND l.tgid = 100"),

@@ -436,6 +436,53 @@ static void test_run_program(void **state)
 			 0);
 }
 
+/* several modules in one process: each gets the same answers as alone */
+static void test_run_modules(void **state)
+{
+	uint64_t prog_addrs[] = {caller_start, caller_start + 8, 1};
+	struct symbolizer_result alone[3], batched[3], libc_res[1];
+	uint64_t libc_addrs[1];
+	struct symbolizer_batch batches[2];
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	FILE *p;
+	char line[256];
+	size_t i;
+
+	(void)state;
+	SKIP_UNLESS(have_tool, "llvm-symbolizer not found (set NUNATAK_LLVM_SYMBOLIZER)");
+	SKIP_UNLESS(have_prog, "cannot build the test program with gcc");
+	SKIP_UNLESS(access(libc, R_OK) == 0, "no x86_64 libc at /lib/x86_64-linux-gnu");
+
+	/* a libc function's address from its dynamic symbols */
+	p = popen("nm -D --defined-only /lib/x86_64-linux-gnu/libc.so.6 | awk '$3 ~ /^malloc(@|$)/{print $1}'",
+		  "r");
+	assert_non_null(p);
+	assert_non_null(fgets(line, sizeof(line), p));
+	pclose(p);
+	libc_addrs[0] = strtoull(line, NULL, 16);
+
+	assert_int_equal(symbolizer_run(tool, prog_path, prog_addrs, 3, alone), 0);
+	batches[0] = (struct symbolizer_batch){prog_path, prog_addrs, 3, batched};
+	batches[1] = (struct symbolizer_batch){libc, libc_addrs, 1, libc_res};
+	assert_int_equal(symbolizer_run_modules(tool, batches, 2), 0);
+	for (i = 0; i < 3; i++) {
+		assert_sane_result(&batched[i]);
+		assert_int_equal(batched[i].address, prog_addrs[i]);
+		assert_int_equal(batched[i].n_frames, alone[i].n_frames);
+		assert_string_equal(batched[i].frames[0].function, alone[i].frames[0].function);
+		assert_int_equal(batched[i].frames[0].line, alone[i].frames[0].line);
+		symbolizer_result_release(&alone[i]);
+		symbolizer_result_release(&batched[i]);
+	}
+	assert_int_equal(libc_res[0].address, libc_addrs[0]);
+	assert_non_null(strstr(libc_res[0].frames[libc_res[0].n_frames - 1].function, "malloc"));
+	symbolizer_result_release(&libc_res[0]);
+
+	/* a path the line format cannot carry is refused, not mangled */
+	batches[0].path = "/tmp/with\"quote";
+	assert_int_equal(symbolizer_run_modules(tool, batches, 1), -EINVAL);
+}
+
 /* many addresses, long lines: both pipes fill up, nobody may block */
 static void test_run_large_batch(void **state)
 {
@@ -509,7 +556,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_malformed),	 cmocka_unit_test(test_parse_truncated),
 	    cmocka_unit_test(test_parse_captured_lines), cmocka_unit_test(test_run_program),
 	    cmocka_unit_test(test_run_large_batch),	 cmocka_unit_test(test_run_missing_tool),
-	    cmocka_unit_test(test_run_failing_tool),
+	    cmocka_unit_test(test_run_failing_tool),	 cmocka_unit_test(test_run_modules),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

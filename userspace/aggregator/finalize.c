@@ -1,27 +1,23 @@
 /* finalize — see finalize.h. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "userspace/aggregator/finalize.h"
 #include "userspace/aggregator/manifest.h"
 #include "userspace/attribution/attribution.h"
+#include "userspace/attribution/symbolizer.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 
-/* One module to attribute: copied out of the pivot, attributed in a
- * thread of its own (llvm-symbolizer takes ~0.1 s to start, per module),
- * then stored from the finalizing thread, since the pivot has one
- * connection. */
+/* One module to attribute: copied out of the pivot, attributed, then
+ * stored (the pivot is written once everything is symbolized). */
 struct module_job {
 	int64_t id;
 	char *identity, *path, *display_name;
 	uint64_t *offsets;
 	size_t n;
-	const char *symbolizer;
 	struct attributed_address *aa;
 	int err, symbolizer_missing;
 	char reason[512];
@@ -72,41 +68,48 @@ static int collect_module(const struct pivot_module *m, const uint64_t *offsets,
 	return 0;
 }
 
-static void *attribute_job(void *arg)
+/* Every module in one llvm-symbolizer process (it takes ~0.1 s to start:
+ * once per module, that was most of finalizing an MPI job with dozens of
+ * libraries), then each module attributed from its share. */
+static void attribute_all(struct module_job *jobs, size_t n, const char *symbolizer)
 {
-	struct module_job *job = arg;
+	struct symbolizer_batch *batches = calloc(n ? n : 1, sizeof(*batches));
+	struct symbolizer_result **results = calloc(n ? n : 1, sizeof(*results));
+	size_t i, nb = 0, k;
+	int sym_err = -ENOMEM;
 
-	job->err = attribution_attribute_module(job->symbolizer, job->path, job->display_name,
-						job->identity, job->offsets, job->n, job->aa,
-						&job->symbolizer_missing, job->reason,
-						sizeof(job->reason));
-	return NULL;
-}
-
-/* every job, at most ncpu at a time */
-static void attribute_all(struct module_job *jobs, size_t n)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t width = ncpu > 0 ? (size_t)ncpu : 1, first, i;
-	pthread_t *threads = calloc(width, sizeof(*threads));
-	int *started = calloc(width, sizeof(*started));
-
-	if (!threads || !started)
-		width = 0; /* no memory for threads: one by one */
-	for (first = 0; first < n; first += width ? width : 1) {
-		for (i = 0; i < width && first + i < n; i++) {
-			started[i] = !pthread_create(&threads[i], NULL, attribute_job, &jobs[first + i]);
-			if (!started[i])
-				attribute_job(&jobs[first + i]);
+	if (batches && results) {
+		for (i = 0; i < n; i++) {
+			results[i] = calloc(jobs[i].n ? jobs[i].n : 1, sizeof(**results));
+			if (!results[i])
+				break;
+			if (!strncmp(jobs[i].identity, "pseudo:", 7))
+				continue; /* no file to read */
+			batches[nb++] = (struct symbolizer_batch){ jobs[i].path, jobs[i].offsets,
+								   jobs[i].n, results[i] };
 		}
-		for (i = 0; i < width && first + i < n; i++)
-			if (started[i])
-				pthread_join(threads[i], NULL);
-		if (!width)
-			attribute_job(&jobs[first]);
+		sym_err = i < n ? -ENOMEM : symbolizer_run_modules(symbolizer, batches, nb);
+		if (sym_err == -EINVAL) { /* an odd path: one process per module */
+			for (k = 0, sym_err = 0; k < nb; k++)
+				symbolizer_run(symbolizer, batches[k].path, batches[k].addrs,
+					       batches[k].n, batches[k].results);
+		}
 	}
-	free(threads);
-	free(started);
+	for (i = 0; i < n; i++) {
+		struct module_job *job = &jobs[i];
+
+		job->err = attribution_attribute_symbolized(
+			symbolizer, job->path, job->display_name, job->identity, job->offsets,
+			job->n, results && results[i] ? results[i] : NULL,
+			results && results[i] ? sym_err : -ENOMEM, job->aa,
+			&job->symbolizer_missing, job->reason, sizeof(job->reason));
+		for (k = 0; results && results[i] && k < job->n; k++)
+			symbolizer_result_release(&results[i][k]);
+		if (results)
+			free(results[i]);
+	}
+	free(results);
+	free(batches);
 }
 
 static int store_job(struct pivot *p, struct attribute_ctx *ac, struct module_job *job)
@@ -149,9 +152,7 @@ static int attribute_modules(struct pivot *p, struct attribute_ctx *ac, const ch
 
 	err = pivot_for_each_module_to_attribute(p, collect_module, ac);
 	if (!err) {
-		for (i = 0; i < ac->n_jobs; i++)
-			ac->jobs[i].symbolizer = symbolizer;
-		attribute_all(ac->jobs, ac->n_jobs);
+		attribute_all(ac->jobs, ac->n_jobs, symbolizer);
 		for (i = 0; i < ac->n_jobs && !err; i++)
 			err = store_job(p, ac, &ac->jobs[i]);
 	}

@@ -176,10 +176,13 @@ static int attribute_address(struct attributed_address *a, const struct elf_symb
 	return 0;
 }
 
-int attribution_attribute_module(const char *symbolizer_tool, const char *path,
-				 const char *display_name, const char *expected_identity,
-				 const uint64_t *addrs, size_t n, struct attributed_address *out,
-				 int *symbolizer_missing, char *reason, size_t reasonlen)
+/* given: symbolizer results computed by the caller (given_err their
+ * error), or NULL to run the symbolizer here */
+static int attribute(const char *symbolizer_tool, const char *path, const char *display_name,
+		     const char *expected_identity, const uint64_t *addrs, size_t n,
+		     struct symbolizer_result *given, int given_err,
+		     struct attributed_address *out, int *symbolizer_missing, char *reason,
+		     size_t reasonlen)
 {
 	struct symbolizer_result *results = NULL;
 	struct elf_file *elf = NULL;
@@ -220,13 +223,17 @@ int attribution_attribute_module(const char *symbolizer_tool, const char *path,
 		goto cleanup;
 	}
 
-	results = calloc(n, sizeof(*results));
-	if (!results) {
-		err = -ENOMEM;
-		goto cleanup;
+	if (given) {
+		sym_err = given_err;
+	} else {
+		results = calloc(n, sizeof(*results));
+		if (!results) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		sym_err = symbolizer_tool ? symbolizer_run(symbolizer_tool, path, addrs, n, results)
+					  : -ENOENT;
 	}
-	sym_err =
-	    symbolizer_tool ? symbolizer_run(symbolizer_tool, path, addrs, n, results) : -ENOENT;
 	if (sym_err == -ENOENT) {
 		if (symbolizer_missing)
 			*symbolizer_missing = 1;
@@ -248,7 +255,8 @@ int attribution_attribute_module(const char *symbolizer_tool, const char *path,
 		struct elf_symbol sym;
 		int found = elf_file__find_symbol(elf, addrs[i], &sym) == 0;
 
-		err = attribute_address(&out[i], found ? &sym : NULL, &results[i]);
+		err = attribute_address(&out[i], found ? &sym : NULL,
+					given ? &given[i] : &results[i]);
 		if (err) {
 			/* a half-named entry is worse than an unresolved one */
 			attributed_address_release(&out[i]);
@@ -265,4 +273,26 @@ cleanup:
 	free(results);
 	elf_file__free(elf);
 	return err;
+}
+
+int attribution_attribute_module(const char *symbolizer_tool, const char *path,
+				 const char *display_name, const char *expected_identity,
+				 const uint64_t *addrs, size_t n, struct attributed_address *out,
+				 int *symbolizer_missing, char *reason, size_t reasonlen)
+{
+	return attribute(symbolizer_tool, path, display_name, expected_identity, addrs, n, NULL, 0,
+			 out, symbolizer_missing, reason, reasonlen);
+}
+
+int attribution_attribute_symbolized(const char *symbolizer_tool, const char *path,
+				     const char *display_name, const char *expected_identity,
+				     const uint64_t *addrs, size_t n,
+				     struct symbolizer_result *results, int symbolizer_err,
+				     struct attributed_address *out, int *symbolizer_missing,
+				     char *reason, size_t reasonlen)
+{
+	if (n && !results)
+		return -EINVAL;
+	return attribute(symbolizer_tool, path, display_name, expected_identity, addrs, n, results,
+			 symbolizer_err, out, symbolizer_missing, reason, reasonlen);
 }

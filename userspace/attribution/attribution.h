@@ -87,4 +87,16 @@ int attribution_attribute_module(const char *symbolizer_tool, const char *path,
 /* Frees what a is owning and empties it. NULL-safe, idempotent. */
 void attributed_address_release(struct attributed_address *a);
 
+/* The same, from symbolizer results the caller obtained (one batched
+ * symbolizer_run_modules() for many modules): results[0..n) for addrs, or
+ * symbolizer_err < 0 when the symbolizer failed (then results are empty
+ * and names come from ELF symbols). The results stay the caller's. */
+struct symbolizer_result;
+int attribution_attribute_symbolized(const char *symbolizer_tool, const char *path,
+				     const char *display_name, const char *expected_identity,
+				     const uint64_t *addrs, size_t n,
+				     struct symbolizer_result *results, int symbolizer_err,
+				     struct attributed_address *out, int *symbolizer_missing,
+				     char *reason, size_t reasonlen);
+
 #endif

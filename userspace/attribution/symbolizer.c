@@ -246,7 +246,8 @@ static int symbolizer_spawn(const char *tool, const char *module_path, pid_t *pi
 	char *obj_arg = NULL;
 	int err;
 
-	if (asprintf(&obj_arg, "--obj=%s", module_path) < 0) {
+	/* no module: each input line names its own ("path" 0xaddr) */
+	if (module_path && asprintf(&obj_arg, "--obj=%s", module_path) < 0) {
 		obj_arg = NULL;
 		return -ENOMEM;
 	}
@@ -490,12 +491,14 @@ static int symbolizer_parse_output(const char *tool, const char *module_path,
 	return 0;
 }
 
+static int symbolizer_run_input(const char *tool, const char *module_path, const char *label,
+				struct growbuf *input, const uint64_t *addrs, size_t n,
+				struct symbolizer_result *results);
+
 int symbolizer_run(const char *tool, const char *module_path, const uint64_t *addrs, size_t n,
 		   struct symbolizer_result *results)
 {
-	struct growbuf input = {0}, output = {0}, errors = {0};
-	int in_fd = -1, out_fd = -1, err_fd = -1, status = 0;
-	pid_t pid = -1;
+	struct growbuf input = {0};
 	size_t i;
 	int err;
 
@@ -510,10 +513,68 @@ int symbolizer_run(const char *tool, const char *module_path, const uint64_t *ad
 	/* "0x" + 16 digits + '\n' + the NUL of snprintf */
 	err = growbuf_reserve(&input, n * 20);
 	if (err)
-		goto cleanup;
+		return err;
 	for (i = 0; i < n; i++)
 		input.len += snprintf(input.data + input.len, input.cap - input.len, "0x%llx\n",
 				      (unsigned long long)addrs[i]);
+	err = symbolizer_run_input(tool, module_path, module_path, &input, addrs, n, results);
+	free(input.data);
+	return err;
+}
+
+int symbolizer_run_modules(const char *tool, struct symbolizer_batch *batches, size_t n_batches)
+{
+	struct symbolizer_result *results = NULL;
+	struct growbuf input = {0};
+	uint64_t *addrs = NULL;
+	size_t total = 0, b, i, k;
+	int err;
+
+	if (!tool || !tool[0] || (n_batches && !batches))
+		return -EINVAL;
+	for (b = 0; b < n_batches; b++) {
+		/* a quote or a newline would end the path early */
+		if (!batches[b].path || strpbrk(batches[b].path, "\"\n") ||
+		    (batches[b].n && (!batches[b].addrs || !batches[b].results)))
+			return -EINVAL;
+		total += batches[b].n;
+	}
+	if (!total)
+		return 0;
+	addrs = calloc(total, sizeof(*addrs));
+	results = calloc(total, sizeof(*results));
+	err = addrs && results ? 0 : -ENOMEM;
+	for (b = 0, k = 0; !err && b < n_batches; b++) {
+		err = growbuf_reserve(&input, input.len + batches[b].n * (strlen(batches[b].path) + 24));
+		for (i = 0; !err && i < batches[b].n; i++, k++) {
+			addrs[k] = batches[b].addrs[i];
+			input.len += snprintf(input.data + input.len, input.cap - input.len,
+					      "\"%s\" 0x%llx\n", batches[b].path,
+					      (unsigned long long)addrs[k]);
+		}
+	}
+	if (!err)
+		err = symbolizer_run_input(tool, NULL, "several modules", &input, addrs, total,
+					   results);
+	for (b = 0, k = 0; !err && b < n_batches; b++) {
+		memcpy(batches[b].results, results + k, batches[b].n * sizeof(*results));
+		k += batches[b].n;
+	}
+	free(results); /* the strings now belong to the batches */
+	free(addrs);
+	free(input.data);
+	return err;
+}
+
+static int symbolizer_run_input(const char *tool, const char *module_path, const char *label,
+				struct growbuf *input_buf, const uint64_t *addrs, size_t n,
+				struct symbolizer_result *results)
+{
+	struct growbuf output = {0}, errors = {0};
+	int in_fd = -1, out_fd = -1, err_fd = -1, status = 0;
+	pid_t pid = -1;
+	size_t i;
+	int err;
 
 	err = symbolizer_spawn(tool, module_path, &pid, &in_fd, &out_fd, &err_fd);
 	if (err) {
@@ -525,7 +586,7 @@ int symbolizer_run(const char *tool, const char *module_path, const uint64_t *ad
 		goto cleanup;
 	}
 
-	err = symbolizer_exchange(in_fd, out_fd, err_fd, &input, &output, &errors);
+	err = symbolizer_exchange(in_fd, out_fd, err_fd, input_buf, &output, &errors);
 	if (err) {
 		/* we cannot finish reading: do not wait on a child that may block */
 		kill(pid, SIGKILL);
@@ -546,22 +607,20 @@ int symbolizer_run(const char *tool, const char *module_path, const uint64_t *ad
 
 		if (WIFEXITED(status))
 			pr_warn("exit status %d from '%s' on '%s'%s%s", WEXITSTATUS(status), tool,
-				module_path, why[0] ? ": " : "", why);
+				label, why[0] ? ": " : "", why);
 		else
-			pr_warn("signal %d killed '%s' on '%s'", WTERMSIG(status), tool,
-				module_path);
+			pr_warn("signal %d killed '%s' on '%s'", WTERMSIG(status), tool, label);
 		err = -EIO;
 		goto cleanup;
 	}
 
-	err = symbolizer_parse_output(tool, module_path, &output, addrs, n, results);
+	err = symbolizer_parse_output(tool, label, &output, addrs, n, results);
 
 cleanup:
 	if (err) {
 		for (i = 0; i < n; i++)
 			symbolizer_result_release(&results[i]);
 	}
-	free(input.data);
 	free(output.data);
 	free(errors.data);
 	return err;

@@ -62,4 +62,20 @@ void symbolizer_result_release(struct symbolizer_result *r);
 int symbolizer_run(const char *tool, const char *module_path, const uint64_t *addrs, size_t n,
 		   struct symbolizer_result *results);
 
+/* One module's share of a batched call: path, addrs[0..n) in, results
+ * (n entries, caller-allocated) out. */
+struct symbolizer_batch {
+	const char *path;
+	const uint64_t *addrs;
+	size_t n;
+	struct symbolizer_result *results;
+};
+
+/* Symbolizes several modules with ONE process (llvm-symbolizer takes
+ * ~0.1 s to start: per module, that is most of finalizing a Run of an MPI
+ * job with dozens of libraries). Each input line names its module. Same
+ * errors as symbolizer_run(); on error no batch has results. -EINVAL for a
+ * path holding a quote or a newline (use symbolizer_run() for it). */
+int symbolizer_run_modules(const char *tool, struct symbolizer_batch *batches, size_t n_batches);
+
 #endif
