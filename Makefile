@@ -123,7 +123,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
 
-# benchmark tools: the bare sampling interrupt, a fixed-work program
+# benchmark tools: the bare sampling interrupt, the bare uprobe, an MPI loop
 $(BUILD)/bench/bare-interrupt: tests/bench/bare_interrupt.c | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -lbpf -lelf -lz
@@ -135,10 +135,6 @@ $(BUILD)/bench/bare-uprobe: tests/bench/bare_uprobe.c | $(GENERATED)
 $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 	@mkdir -p $(@D)
 	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
-
-$(BUILD)/bench/work: tests/bench/work.c
-	@mkdir -p $(@D)
-	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
 
 
 $(BUILD)/workloads/mpi/pattern.%: tests/workloads/mpi/pattern.c
@@ -168,11 +164,11 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
-BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe work mpi_loop.openmpi mpi_loop.mpich)
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich)
 
 bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
-	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench)
+	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 
 install: build

@@ -12,19 +12,11 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/sample.h"
-#include "bpf/target.h"
+#include "bpf/target.bpf.h"
 
 #define EEXIST 17
 
 char LICENSE[] SEC("license") = "GPL";
-
-/* shared with task.bpf.c: the Agent reuses its fd before load */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TARGET_PROCESSES);
-	__type(key, __u32);
-	__type(value, struct target_info);
-} targets SEC(".maps");
 
 struct sample_map {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -11,15 +11,9 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/task.h"
+#include "bpf/target.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TARGET_PROCESSES);
-	__type(key, __u32);
-	__type(value, struct target_info);
-} targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

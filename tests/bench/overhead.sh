@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # overhead.sh — what sampling costs the application, measured in one run:
-#   bare                      the fixed-work program alone
+#   bare                      the demo workload alone, a fixed amount of work
 #   bare sampling interrupt   the same per-CPU perf events at the same
 #                             frequency with an empty BPF program (the
 #                             mechanism's own cost)
@@ -10,14 +10,14 @@
 # from nunatak and perf side by side, and the time from the application's
 # exit to the Run written.
 #
-# usage: tests/bench/overhead.sh NUNATAK BENCH_DIR [ROUNDS] [RUNS]
+# usage: tests/bench/overhead.sh NUNATAK BENCH_DIR WORKLOADS_DIR [ROUNDS] [RUNS]
 set -euo pipefail
-nunatak=$1 bench=$2 rounds=${3:-600} runs=${4:-5}
+nunatak=$1 bench=$2 workloads=$3 rounds=${4:-600} runs=${5:-5}
 freq=997
 command -v hyperfine >/dev/null || { echo "SKIPPED: hyperfine missing (apt-get install hyperfine)"; exit 0; }
 [ "$(id -u)" = 0 ] || { echo "SKIPPED: needs root for BPF"; exit 0; }
 out=$(mktemp -d /tmp/nunatak-bench.XXXXXX)
-work="$bench/work $rounds"
+work="$workloads/hotspots --rounds $rounds"
 
 hyperfine -N --warmup 1 --runs "$runs" --export-json "$out/h.json" \
 	-n bare "$work" \

@@ -19,7 +19,12 @@ case "$run" in .nunatak/family.sh-*) ;; *) fail "Run not named after the script:
 procs=$(sql "$run" "select count(distinct l.tgid) from measurements m join loci l on l.id=m.locus
 	join hotspots h on h.id=m.hotspot where h.name='heavy_kernel'")
 [ "$procs" -ge 3 ] || fail "heavy_kernel seen in $procs processes, expected 3 (fork, fork+exec, sh -c)"
-secs=$(sql "$run" "select sum(m.value)/1e9 from measurements m join hotspots h on h.id=m.hotspot
-	where h.name in ('heavy_kernel','light_kernel')")
-assert_near "$secs" 2.5 0.4 "seconds in the children's kernels (1 + 1 + 0.5)"
-echo "processes=$procs seconds=$secs"
+# each child's sampled time matches the CPU time the kernel accounted to it
+sql "$run" "select l.tgid, sum(case when m.hotspot is not null then m.value else 0 end)/1e9,
+	sum(case when m.counter in ('cpu_time_user','cpu_time_system') then m.value else 0 end)/1e9
+	from measurements m join loci l on l.id=m.locus where l.comm='hotspots' group by l.tgid" >per_proc.txt
+[ "$(wc -l <per_proc.txt)" -ge 3 ] || fail "fewer than 3 hotspots processes: $(cat per_proc.txt)"
+while IFS='|' read -r tgid sampled cpu; do
+	assert_near "$sampled" "$cpu" "$(python3 -c "print(0.15 * $cpu + 0.02)")" "process $tgid sampled vs CPU time"
+done <per_proc.txt
+echo "processes=$procs"; cat per_proc.txt

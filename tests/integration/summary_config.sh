@@ -37,3 +37,14 @@ printf 'name = "x"\n[sampling]\nfrequency = "fast"\n' >../nunatak.toml
 "$NUNATAK" run -- true 2>err.txt
 [ $? = 125 ] || fail "a broken config must exit 125 before launch"
 grep -q "nunatak.toml:3:13" err.txt || fail "no file:line:column in: $(cat err.txt)"
+
+# llvm-symbolizer missing: announced before launch, recorded, and names
+# still come from the ELF symbols (function level, no source line)
+printf '[tools]\nllvm-symbolizer = "/nonexistent/llvm-symbolizer"\n' >../nunatak.toml
+"$NUNATAK" run -- "$WORKLOADS/hotspots" 0.5 >/dev/null 2>err.txt || fail "run without symbolizer: $(cat err.txt)"
+grep -q 'degradation symbolizer-missing' err.txt || fail "missing symbolizer not announced: $(cat err.txt)"
+run=$(run_dir_of err.txt)
+[ "$(sql "$run" "select resolution_level from hotspots where name='heavy_kernel'")" = function ] ||
+	fail "without symbolizer heavy_kernel is not named at function level"
+json "$run/manifest.json" '[x["name"] for x in d["degradations"]]' | grep -q symbolizer-missing ||
+	fail "the Run does not record symbolizer-missing"

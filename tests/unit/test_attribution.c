@@ -4,7 +4,6 @@
  * in gaps, a module rebuilt after sampling, a missing symbolizer and one
  * large batch. Addresses come from nm. */
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_helpers.h"
 #include "userspace/attribution/attribution.h"
 #include "userspace/elf/elf_file.h"
 
@@ -30,58 +30,6 @@ static int have_tool, have_gxx;
 static char prog_path[PATH_MAX + 32], nodebug_path[PATH_MAX + 32], lib_path[PATH_MAX + 32],
     stripped_path[PATH_MAX + 32], cxx_path[PATH_MAX + 32];
 static int have_prog, have_nodebug, have_lib, have_cxx;
-
-struct nm_symbol {
-	uint64_t addr, size;
-};
-
-static int run_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run_cmd(const char *fmt, ...)
-{
-	char cmd[8 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	return fclose(f) ? -errno : 0;
-}
-
-/* address and size of name in path, from nm (raw, mangled names) */
-static int nm_lookup(const char *path, const char *name, struct nm_symbol *out)
-{
-	char cmd[PATH_MAX + 64], line[1024];
-	int found = -ENOENT;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s' 2>/dev/null", path);
-	p = popen(cmd, "r");
-	if (!p)
-		return -errno;
-	while (fgets(line, sizeof(line), p)) {
-		unsigned long long a, s;
-		char type, sym[512];
-
-		if (sscanf(line, "%llx %llx %c %511s", &a, &s, &type, sym) == 4 &&
-		    strcmp(sym, name) == 0) {
-			out->addr = a;
-			out->size = s;
-			found = 0;
-		}
-	}
-	pclose(p);
-	return found;
-}
 
 /* An address after the end of a sized text symbol that no symbol covers and
  * that lies before the next symbol: the padding between two functions. */
@@ -192,14 +140,6 @@ static int attribute_one(const char *symbolizer, const char *path, uint64_t addr
 	return err;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static const char PROG_C[] =
     "static inline int sq(int x) { return x * x + 3; }\n"
     "__attribute__((noinline)) int caller(int x)\n"
@@ -226,14 +166,11 @@ static int group_setup(void **state)
 	char src[PATH_MAX + 32];
 
 	(void)state;
-	tool = getenv("NUNATAK_LLVM_SYMBOLIZER");
-	if (!tool)
-		tool = "llvm-symbolizer";
-	have_tool = run_cmd("command -v '%s' >/dev/null 2>&1", tool) == 0;
-	have_gxx = run_cmd("command -v g++ >/dev/null 2>&1") == 0;
+	tool = symbolizer_tool();
+	have_tool = have_command(tool);
+	have_gxx = have_command("g++");
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nunatak-test-attribution-XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (make_tmpdir(tmpdir, sizeof(tmpdir), "attribution"))
 		return -1;
 
 	snprintf(src, sizeof(src), "%s/prog.c", tmpdir);
@@ -266,18 +203,9 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (tmpdir[0])
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	remove_tree(tmpdir);
 	return 0;
 }
-
-#define SKIP_UNLESS(cond, why)                                                                     \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			printf("SKIPPED: %s\n", why);                                              \
-			skip();                                                                    \
-		}                                                                                  \
-	} while (0)
 
 #define NEED_TOOL()                                                                                \
 	SKIP_UNLESS(have_tool, "llvm-symbolizer not found (set NUNATAK_LLVM_SYMBOLIZER)")
@@ -374,7 +302,7 @@ static void test_cxx_demangled(void **state)
 static void test_no_debug_info(void **state)
 {
 	struct attributed_address a;
-	struct nm_symbol caller;
+	struct nm_symbol caller = {0};
 
 	(void)state;
 	NEED_TOOL();

@@ -18,15 +18,9 @@
 
 #include "analysis/balance.h"
 #include "tests/unit/mpi_fixture.h"
+#include "tests/unit/test_helpers.h"
 
 #define EPS 1e-12
-
-#define assert_near(a, b, eps)                                                                     \
-	do {                                                                                       \
-		double a_ = (a), b_ = (b);                                                         \
-		if (!(a_ - b_ <= (eps) && b_ - a_ <= (eps)))                                       \
-			fail_msg("%.17g != %.17g", a_, b_);                                        \
-	} while (0)
 
 static char tmpdir[PATH_MAX];
 
@@ -226,17 +220,13 @@ static void test_no_mpi(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nunatak-test-balance-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return make_tmpdir(tmpdir, sizeof(tmpdir), "balance") ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return remove_tree(tmpdir);
 }
 
 int main(void)

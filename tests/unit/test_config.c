@@ -2,7 +2,6 @@
  * project file (found walking up) -> flags, refusals with their position,
  * and the provenance JSON. Each test works in its own temporary tree. */
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -17,6 +16,7 @@
 /* cmocka needs the headers above */
 #include <cmocka.h>
 
+#include "tests/unit/test_helpers.h"
 #include "userspace/config/config.h"
 
 struct tree {
@@ -76,18 +76,10 @@ static int setup_tree(void **state)
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int teardown_tree(void **state)
 {
 	struct tree *t = *state;
-	int ret = nftw(t->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	int ret = remove_tree(t->root);
 
 	free(t);
 	return ret;

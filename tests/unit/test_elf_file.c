@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_helpers.h"
 #include "userspace/agent/proc_maps.h"
 #include "userspace/elf/elf_file.h"
 
@@ -73,89 +74,44 @@ static char dir[256];
 static int have_gcc;
 
 #define SKIP_WITHOUT_GCC()                                                                         \
-	do {                                                                                       \
-		if (!have_gcc) {                                                                   \
-			print_message("SKIPPED: gcc not found in PATH, cannot build test ELF "     \
-				      "files\n");                                                  \
-			skip();                                                                    \
-		}                                                                                  \
-	} while (0)
-
-static const char *in_dir(const char *name)
-{
-	static char paths[8][PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, PATH_MAX, "%s/%s", dir, name);
-	return p;
-}
-
-__attribute__((format(printf, 1, 2))) static int run(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-	int status;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	status = system(cmd);
-	if (status)
-		print_error("command failed (%d): %s\n", status, cmd);
-	return status;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-	int err;
-
-	if (!fp)
-		return -errno;
-	fputs(text, fp);
-	err = fclose(fp) ? -errno : 0;
-	return err;
-}
+	SKIP_UNLESS(have_gcc, "gcc not found in PATH, cannot build test ELF files")
 
 static int build_all(void)
 {
 	const char *d = dir;
 
-	if (write_file(in_dir("prog.c"), prog_src) || write_file(in_dir("lib.c"), lib_src))
+	if (write_file(path_in(dir, "prog.c"), prog_src) ||
+	    write_file(path_in(dir, "lib.c"), lib_src))
 		return -1;
-	return run("cd %s && "
-		   "gcc -O1 -fPIE -pie -Wl,--build-id prog.c -o prog_pie -ldl && "
-		   "gcc -O1 -fno-pie -no-pie -Wl,--build-id prog.c -o prog_nopie -ldl && "
-		   "gcc -O1 -shared -fPIC -Wl,--build-id lib.c -o libnt.so && "
-		   "gcc -O1 -Wl,--build-id=none prog.c -o prog_nobid -ldl && "
-		   "gcc -O1 -shared -fPIC -Wl,--build-id=none lib.c -o libnt_nobid.so && "
-		   "cp prog_nobid prog_nobid_copy && "
-		   "cp libnt.so libnt_stripped.so && strip libnt_stripped.so && "
-		   "gcc -O1 -g prog.c -o prog_g -ldl && "
-		   ": > empty",
-		   d);
+	return run_cmd("cd %s && "
+		       "gcc -O1 -fPIE -pie -Wl,--build-id prog.c -o prog_pie -ldl && "
+		       "gcc -O1 -fno-pie -no-pie -Wl,--build-id prog.c -o prog_nopie -ldl && "
+		       "gcc -O1 -shared -fPIC -Wl,--build-id lib.c -o libnt.so && "
+		       "gcc -O1 -Wl,--build-id=none prog.c -o prog_nobid -ldl && "
+		       "gcc -O1 -shared -fPIC -Wl,--build-id=none lib.c -o libnt_nobid.so && "
+		       "cp prog_nobid prog_nobid_copy && "
+		       "cp libnt.so libnt_stripped.so && strip libnt_stripped.so && "
+		       "gcc -O1 -g prog.c -o prog_g -ldl && "
+		       ": > empty",
+		       d);
 }
 
 static int group_setup(void **state)
 {
 	(void)state;
-	have_gcc = system("command -v gcc >/dev/null 2>&1") == 0;
+	have_gcc = have_command("gcc");
 	if (!have_gcc)
 		return 0;
-	snprintf(dir, sizeof(dir), "%s/nunatak-test-elf-XXXXXX", getenv("TMPDIR") ?: "/tmp");
-	if (!mkdtemp(dir)) {
-		print_error("cannot create temporary directory '%s': %s\n", dir, strerror(errno));
+	if (make_tmpdir(dir, sizeof(dir), "elf"))
 		return -1;
-	}
 	return build_all() ? -1 : 0;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (have_gcc && dir[0] && strstr(dir, "nunatak-test-elf-"))
-		run("rm -rf '%s'", dir);
+	if (have_gcc)
+		remove_tree(dir);
 	return 0;
 }
 
@@ -254,7 +210,7 @@ static void readelf_build_id(const char *path, char *hex, size_t len)
 
 static struct elf_file *open_ok(const char *name)
 {
-	struct elf_file *f = elf_file__open(in_dir(name));
+	struct elf_file *f = elf_file__open(path_in(dir, name));
 
 	if (!f)
 		fail_msg("cannot open '%s': %s", name, strerror(errno));
@@ -274,18 +230,18 @@ static void test_build_id_matches_readelf(void **state)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct elf_file *f = open_ok(names[i]);
 
-		readelf_build_id(in_dir(names[i]), expected, sizeof(expected));
+		readelf_build_id(path_in(dir, names[i]), expected, sizeof(expected));
 		assert_true(strlen(expected) >= 16);
 		assert_non_null(elf_file__build_id(f));
 		assert_string_equal(elf_file__build_id(f), expected);
 		assert_string_equal(elf_file__identity(f), expected);
-		assert_int_equal(elf_read_build_id(in_dir(names[i]), hex, sizeof(hex)), 0);
+		assert_int_equal(elf_read_build_id(path_in(dir, names[i]), hex, sizeof(hex)), 0);
 		assert_string_equal(hex, expected);
 		elf_file__free(f);
 	}
-	assert_int_equal(elf_read_build_id(in_dir("prog_pie"), hex, 8), -ENOSPC);
-	assert_int_equal(elf_read_build_id(in_dir("prog_nobid"), hex, sizeof(hex)), -ENODATA);
-	assert_int_equal(elf_read_build_id(in_dir("nope"), hex, sizeof(hex)), -ENOENT);
+	assert_int_equal(elf_read_build_id(path_in(dir, "prog_pie"), hex, 8), -ENOSPC);
+	assert_int_equal(elf_read_build_id(path_in(dir, "prog_nobid"), hex, sizeof(hex)), -ENODATA);
+	assert_int_equal(elf_read_build_id(path_in(dir, "nope"), hex, sizeof(hex)), -ENOENT);
 }
 
 /* The rule stated in elf_file.h, computed independently. */
@@ -328,7 +284,7 @@ static void test_fallback_identity(void **state)
 
 	(void)state;
 	SKIP_WITHOUT_GCC();
-	readelf_build_id(in_dir("prog_nobid"), hex, sizeof(hex));
+	readelf_build_id(path_in(dir, "prog_nobid"), hex, sizeof(hex));
 	assert_string_equal(hex, ""); /* the toolchain honoured --build-id=none */
 	a = open_ok("prog_nobid");
 	a2 = open_ok("prog_nobid");
@@ -339,7 +295,7 @@ static void test_fallback_identity(void **state)
 	assert_null(elf_file__build_id(a));
 	assert_non_null(elf_file__identity(a));
 	assert_int_equal(strlen(elf_file__identity(a)), strlen("nobuildid:") + 16);
-	expected_fallback_identity(in_dir("prog_nobid"), expected, sizeof(expected));
+	expected_fallback_identity(path_in(dir, "prog_nobid"), expected, sizeof(expected));
 	assert_string_equal(elf_file__identity(a), expected);
 	/* stable for the same content, whatever the path */
 	assert_string_equal(elf_file__identity(a), elf_file__identity(a2));
@@ -347,7 +303,7 @@ static void test_fallback_identity(void **state)
 	/* different for a different file */
 	assert_null(elf_file__build_id(lib));
 	assert_string_not_equal(elf_file__identity(a), elf_file__identity(lib));
-	expected_fallback_identity(in_dir("libnt_nobid.so"), expected, sizeof(expected));
+	expected_fallback_identity(path_in(dir, "libnt_nobid.so"), expected, sizeof(expected));
 	assert_string_equal(elf_file__identity(lib), expected);
 	assert_null(strstr(elf_file__identity(with_id), "nobuildid:"));
 
@@ -363,13 +319,13 @@ static void test_open_errors(void **state)
 	(void)state;
 	SKIP_WITHOUT_GCC();
 	errno = 0;
-	assert_null(elf_file__open(in_dir("does-not-exist")));
+	assert_null(elf_file__open(path_in(dir, "does-not-exist")));
 	assert_int_equal(errno, ENOENT);
 	errno = 0;
-	assert_null(elf_file__open(in_dir("prog.c")));
+	assert_null(elf_file__open(path_in(dir, "prog.c")));
 	assert_int_equal(errno, ENOEXEC);
 	errno = 0;
-	assert_null(elf_file__open(in_dir("empty")));
+	assert_null(elf_file__open(path_in(dir, "empty")));
 	assert_int_equal(errno, ENOEXEC);
 	errno = 0;
 	assert_null(elf_file__open(dir));
@@ -428,7 +384,7 @@ static void assert_named(const struct elf_file *f, uint64_t vaddr, const char *n
 static void check_extent_rule(const char *name)
 {
 	struct elf_file *f = open_ok(name);
-	struct nm_list l = nm_load(in_dir(name), 0);
+	struct nm_list l = nm_load(path_in(dir, name), 0);
 	int gaps = 0;
 
 	assert_true(l.n > 3);
@@ -476,7 +432,7 @@ static void test_named_functions_and_gap(void **state)
 	(void)state;
 	SKIP_WITHOUT_GCC();
 	f = open_ok("prog_pie");
-	l = nm_load(in_dir("prog_pie"), 0);
+	l = nm_load(path_in(dir, "prog_pie"), 0);
 	assert_named(f, nm_find(&l, "nt_prog_exported")->addr + 1, "nt_prog_exported", 0);
 	assert_named(f, nm_find(&l, "nt_prog_static")->addr, "nt_prog_static", 0);
 	aligned = nm_find(&l, "nt_prog_aligned");
@@ -502,8 +458,8 @@ static void test_stripped_uses_dynsym(void **state)
 	SKIP_WITHOUT_GCC();
 	lib = open_ok("libnt.so");
 	stripped = open_ok("libnt_stripped.so");
-	full = nm_load(in_dir("libnt.so"), 0);
-	dyn = nm_load(in_dir("libnt_stripped.so"), 1);
+	full = nm_load(path_in(dir, "libnt.so"), 0);
+	dyn = nm_load(path_in(dir, "libnt_stripped.so"), 1);
 
 	exported = nm_find(&dyn, "nt_lib_exported");
 	assert_named(stripped, exported->addr + 1, "nt_lib_exported", 1);
@@ -531,7 +487,7 @@ static void test_aliases_prefer_global(void **state)
 	SKIP_WITHOUT_GCC();
 	lib = open_ok("libnt.so");
 	stripped = open_ok("libnt_stripped.so");
-	l = nm_load(in_dir("libnt.so"), 0);
+	l = nm_load(path_in(dir, "libnt.so"), 0);
 	target = nm_find(&l, "nt_lib_target");
 	assert_int_equal(nm_find(&l, "nt_lib_weak_alias")->addr, target->addr);
 	assert_int_equal(nm_find(&l, "nt_lib_local_alias")->addr, target->addr);
@@ -594,7 +550,7 @@ static void check_spawned(const char *prog, const char *lib, int expect_pie)
 	int in_maps = 0;
 	FILE *fp;
 
-	snprintf(cmd, sizeof(cmd), "'%s' %s", in_dir(prog), lib ? in_dir(lib) : "");
+	snprintf(cmd, sizeof(cmd), "'%s' %s", path_in(dir, prog), lib ? path_in(dir, lib) : "");
 	fp = popen(cmd, "r");
 	assert_non_null(fp);
 	while (fgets(line, sizeof(line), fp)) {
@@ -697,7 +653,7 @@ static void test_offset_outside_load(void **state)
 	(void)state;
 	SKIP_WITHOUT_GCC();
 	f = open_ok("prog_pie");
-	assert_int_equal(stat(in_dir("prog_pie"), &st), 0);
+	assert_int_equal(stat(path_in(dir, "prog_pie"), &st), 0);
 	/* the section header table lies after every PT_LOAD */
 	assert_int_equal(elf_file__offset_to_vaddr(f, (uint64_t)st.st_size - 1, &vaddr), -ENOENT);
 	assert_int_equal(elf_file__offset_to_vaddr(f, UINT64_MAX, &vaddr), -ENOENT);

@@ -33,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_helpers.h"
 #include "userspace/agent/mpi_datatypes.h"
 #include "userspace/agent/proc_maps.h"
 #include "userspace/elf/elf_file.h"
@@ -182,43 +183,6 @@ static char dir[256];
 		}                                                                                  \
 	} while (0)
 
-static const char *in_dir(const char *name)
-{
-	static char paths[4][PATH_MAX];
-	static int next;
-	char *p = paths[next++ % 4];
-
-	snprintf(p, PATH_MAX, "%s/%s", dir, name);
-	return p;
-}
-
-__attribute__((format(printf, 1, 2))) static int run(const char *fmt, ...)
-{
-	char cmd[16 * 1024];
-	va_list ap;
-	int status;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	status = system(cmd);
-	if (status)
-		print_error("command failed (%d): %s\n", status, cmd);
-	return status;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-	int err;
-
-	if (!fp)
-		return -errno;
-	fputs(text, fp);
-	err = fclose(fp) ? -errno : 0;
-	return err;
-}
-
 static int parse_output(const char *path, struct run_output *o)
 {
 	char line[PROC_MAP_PATH_MAX + 256];
@@ -288,15 +252,16 @@ static int build_and_run(struct runtime *rt, const char *env, const char *args)
 	char src[PATH_MAX], exe[PATH_MAX], out[PATH_MAX + 8];
 	int err;
 
-	rt->available = !run("command -v %s >/dev/null 2>&1", rt->compiler);
+	rt->available = have_command(rt->compiler);
 	if (!rt->available)
 		return 0;
-	snprintf(src, sizeof(src), "%s", in_dir("prog.c"));
-	snprintf(exe, sizeof(exe), "%s", in_dir(rt->exe));
+	snprintf(src, sizeof(src), "%s", path_in(dir, "prog.c"));
+	snprintf(exe, sizeof(exe), "%s", path_in(dir, rt->exe));
 	snprintf(out, sizeof(out), "%s.out", exe);
-	err = run("%s %s -O1 '%s' -o '%s' -ldl", rt->compiler, rt->cflags, src, exe);
+	err = run_cmd("%s %s -O1 '%s' -o '%s' -ldl", rt->compiler, rt->cflags, src, exe);
 	if (!err)
-		err = run("cd '%s' && env %s '%s' %s > '%s' </dev/null", dir, env, exe, args, out);
+		err = run_cmd("cd '%s' && env %s '%s' %s > '%s' </dev/null", dir, env, exe, args,
+			      out);
 	if (!err)
 		err = parse_output(out, &rt->out);
 	return err;
@@ -308,12 +273,9 @@ static int group_setup(void **state)
 	int err;
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/nunatak-test-mpi-dt-XXXXXX", getenv("TMPDIR") ?: "/tmp");
-	if (!mkdtemp(dir)) {
-		print_error("cannot create temporary directory '%s': %s\n", dir, strerror(errno));
+	if (make_tmpdir(dir, sizeof(dir), "mpi-dt"))
 		return -1;
-	}
-	if (write_file(in_dir("prog.c"), prog_src))
+	if (write_file(path_in(dir, "prog.c"), prog_src))
 		return -1;
 	err = build_and_run(&mpich, "", "");
 	if (err)
@@ -350,8 +312,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (dir[0] && strstr(dir, "nunatak-test-mpi-dt-"))
-		run("rm -rf '%s'", dir);
+	remove_tree(dir);
 	return 0;
 }
 
@@ -594,27 +555,11 @@ static void test_openmpi_pic_libmpi_objects(void **state)
 /* nm -D's address for name in lib, or fails */
 static uint64_t nm_address(const char *lib, const char *name)
 {
-	char cmd[PATH_MAX + 128], line[512];
-	unsigned long long addr = 0;
-	int found = 0;
-	FILE *fp;
+	struct nm_symbol s;
 
-	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s'", lib);
-	fp = popen(cmd, "r");
-	assert_non_null(fp);
-	while (fgets(line, sizeof(line), fp)) {
-		char type, sym[256];
-		unsigned long long a;
-
-		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 && !strcmp(sym, name)) {
-			addr = a;
-			found = 1;
-		}
-	}
-	pclose(fp);
-	if (!found)
+	if (nm_lookup_with("-D", lib, name, &s))
 		fail_msg("nm -D has no '%s' in '%s'", name, lib);
-	return addr;
+	return s.addr;
 }
 
 static void check_lookup(const char *lib_name, const char *object)

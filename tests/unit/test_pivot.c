@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "tests/unit/mpi_fixture.h"
+#include "tests/unit/test_helpers.h"
 #include "userspace/pivot/pivot.h"
 
 static char tmpdir[PATH_MAX];
@@ -296,10 +297,12 @@ static void test_store_batch_once(void **state)
 	assert_int_equal(c.value, 38000000);
 	assert_int_equal(c.degradations, 1);
 	assert_int_equal(c.counters, 1);
-	assert_int_equal(c.measurements, 10); /* one ProcessExit: 8 counters + cycles, instructions */
+	assert_int_equal(c.measurements,
+			 10); /* one ProcessExit: 8 counters + cycles, instructions */
 	/* no counts sent for the hardware counters: unavailable, with no value, never 0 */
-	assert_int_equal(sql_int(p, "SELECT count(*) FROM measurements WHERE counter = 'cycles'"
-				    " AND quality = 'unavailable' AND value IS NULL AND reason <> ''"),
+	assert_int_equal(sql_int(p,
+				 "SELECT count(*) FROM measurements WHERE counter = 'cycles'"
+				 " AND quality = 'unavailable' AND value IS NULL AND reason <> ''"),
 			 1);
 	assert_int_equal(sql_int(p, "SELECT has_build_id FROM modules WHERE display_name ="
 				    " 'libx.so'"),
@@ -933,17 +936,13 @@ static void test_mpi_refusals_and_unavailable(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nunatak-test-pivot-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return make_tmpdir(tmpdir, sizeof(tmpdir), "pivot") ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return remove_tree(tmpdir);
 }
 
 int main(void)

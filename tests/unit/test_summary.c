@@ -19,17 +19,10 @@
 #include "analysis/diagnose.h"
 #include "report/summary.h"
 #include "tests/unit/mpi_fixture.h"
+#include "tests/unit/test_helpers.h"
 #include "userspace/pivot/pivot.h"
 
 #define EPS 1e-12
-
-/* cmocka 1.1 has no assert_double_equal */
-#define assert_near(a, b, eps)                                                                     \
-	do {                                                                                       \
-		double a_ = (a), b_ = (b);                                                         \
-		if (!(a_ - b_ <= (eps) && b_ - a_ <= (eps)))                                       \
-			fail_msg("%.15g != %.15g", a_, b_);                                        \
-	} while (0)
 
 static char tmpdir[PATH_MAX];
 static int pivot_serial;
@@ -591,17 +584,13 @@ static void test_summary_mpi_json(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nunatak-test-summary-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return make_tmpdir(tmpdir, sizeof(tmpdir), "summary") ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return remove_tree(tmpdir);
 }
 
 int main(void)

@@ -3,7 +3,6 @@
  * malformed input, and symbolizer_run() on a binary built at run time. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_helpers.h"
 #include "userspace/attribution/symbolizer.h"
 
 /* copied verbatim from llvm-symbolizer 14 output */
@@ -73,46 +73,6 @@ static void assert_empty_result(const struct symbolizer_result *r)
 	assert_int_equal(r->address, 0);
 }
 
-static int run_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run_cmd(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return st == 0 ? 0 : -1;
-}
-
-/* address and size of name in path, from nm */
-static int nm_lookup(const char *path, const char *name, uint64_t *addr, uint64_t *size)
-{
-	char cmd[PATH_MAX + 64], line[1024];
-	int found = -ENOENT;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s' 2>/dev/null", path);
-	p = popen(cmd, "r");
-	if (!p)
-		return -errno;
-	while (fgets(line, sizeof(line), p)) {
-		unsigned long long a, s;
-		char type, sym[512];
-
-		if (sscanf(line, "%llx %llx %c %511s", &a, &s, &type, sym) == 4 &&
-		    strcmp(sym, name) == 0) {
-			*addr = a;
-			*size = s;
-			found = 0;
-		}
-	}
-	pclose(p);
-	return found;
-}
-
 /* symbolizer_run() must leave no descriptor behind */
 static int count_open_fds(void)
 {
@@ -123,59 +83,39 @@ static int count_open_fds(void)
 	return n;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int group_setup(void **state)
 {
 	char src[PATH_MAX + 16];
-	FILE *f;
+	struct nm_symbol caller = {0};
 
 	(void)state;
-	tool = getenv("NUNATAK_LLVM_SYMBOLIZER");
-	if (!tool)
-		tool = "llvm-symbolizer";
-	have_tool = run_cmd("command -v '%s' >/dev/null 2>&1", tool) == 0;
+	tool = symbolizer_tool();
+	have_tool = have_command(tool);
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nunatak-test-symbolizer-XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (make_tmpdir(tmpdir, sizeof(tmpdir), "symbolizer"))
 		return -1;
 	snprintf(src, sizeof(src), "%s/prog.c", tmpdir);
 	snprintf(prog_path, sizeof(prog_path), "%s/prog", tmpdir);
-	f = fopen(src, "w");
-	if (!f)
+	if (write_file(src,
+		       "static inline int sq(int x) { return x * x + 3; }\n"
+		       "__attribute__((noinline)) int caller(int x)\n"
+		       "{\n\tint s = 0;\n\tfor (int i = 0; i < x; i++)\n\t\ts += sq(i);\n\treturn "
+		       "s;\n}\n"
+		       "int main(int c, char **v) { (void)v; return caller(c); }\n"))
 		return -1;
-	fputs("static inline int sq(int x) { return x * x + 3; }\n"
-	      "__attribute__((noinline)) int caller(int x)\n"
-	      "{\n\tint s = 0;\n\tfor (int i = 0; i < x; i++)\n\t\ts += sq(i);\n\treturn s;\n}\n"
-	      "int main(int c, char **v) { (void)v; return caller(c); }\n",
-	      f);
-	fclose(f);
 	have_prog = run_cmd("gcc -O2 -g '%s' -o '%s' >/dev/null 2>&1", src, prog_path) == 0 &&
-		    nm_lookup(prog_path, "caller", &caller_start, &caller_size) == 0;
+		    nm_lookup(prog_path, "caller", &caller) == 0;
+	caller_start = caller.addr;
+	caller_size = caller.size;
 	return 0;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (tmpdir[0])
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	remove_tree(tmpdir);
 	return 0;
 }
-
-#define SKIP_UNLESS(cond, why)                                                                     \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			printf("SKIPPED: %s\n", why);                                              \
-			skip();                                                                    \
-		}                                                                                  \
-	} while (0)
 
 static void test_parse_simple(void **state)
 {
@@ -454,7 +394,8 @@ static void test_run_modules(void **state)
 	SKIP_UNLESS(access(libc, R_OK) == 0, "no x86_64 libc at /lib/x86_64-linux-gnu");
 
 	/* a libc function's address from its dynamic symbols */
-	p = popen("nm -D --defined-only /lib/x86_64-linux-gnu/libc.so.6 | awk '$3 ~ /^malloc(@|$)/{print $1}'",
+	p = popen("nm -D --defined-only /lib/x86_64-linux-gnu/libc.so.6 | awk '$3 ~ "
+		  "/^malloc(@|$)/{print $1}'",
 		  "r");
 	assert_non_null(p);
 	assert_non_null(fgets(line, sizeof(line), p));

@@ -3,10 +3,12 @@
  * times for every 1), for about SECONDS seconds (default 2).
  *
  * usage: hotspots [SECONDS] [EXIT_CODE]
- * Prints one line with a checksum so stdout can be compared with a bare run.
+ *        hotspots --rounds N      a fixed amount of work instead (benchmarks)
+ * Prints one line so stdout can be compared with a bare run.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static volatile double sink;
@@ -41,16 +43,17 @@ __attribute__((noinline)) double light_kernel(double x)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 2.0;
-	int exit_code = argc > 2 ? atoi(argv[2]) : 0;
+	int fixed = argc > 2 && !strcmp(argv[1], "--rounds");
+	double seconds = argc > 1 && !fixed ? atof(argv[1]) : 2.0;
+	int exit_code = argc > 2 && !fixed ? atoi(argv[2]) : 0;
+	long rounds = 0, limit = fixed ? atol(argv[2]) : -1;
 	double start = now(), x = 1.0;
-	long rounds = 0;
 
 	do {
 		x = heavy_kernel(x);
 		x = light_kernel(x);
 		rounds++;
-	} while (now() - start < seconds);
+	} while (fixed ? rounds < limit : now() - start < seconds);
 	sink = x;
 	printf("hotspots: %s\n", x > 0 ? "ok" : "odd");
 	(void)rounds;
