@@ -87,7 +87,9 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	if (!p) {
 		ret = -errno;
 		fprintf(stderr, "nunatak: cannot read '%s': %s\n", path,
-			ret == -EPROTONOSUPPORT ? "written by a newer nunatak" : strerror(-ret));
+			ret == -EPROTONOSUPPORT ? "written by a newer nunatak: upgrade nunatak"
+			: ret == -EBADMSG	? "not a nunatak pivot (corrupt, or not SQLite)"
+						: strerror(-ret));
 		goto out;
 	}
 	d = diagnosis__new(p);

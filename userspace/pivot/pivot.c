@@ -122,6 +122,21 @@ void pivot_rollback(struct pivot *p)
 		sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+int pivot_in_transaction(struct pivot *p, int (*body)(struct pivot *p))
+{
+	int err;
+
+	err = pivot_begin(p);
+	if (err)
+		return err;
+	err = body(p);
+	if (!err)
+		err = pivot_commit(p);
+	if (err)
+		pivot_rollback(p);
+	return err;
+}
+
 int pivot_bind_text(sqlite3_stmt *stmt, int idx, const char *s)
 {
 	int rc =
@@ -132,13 +147,30 @@ int pivot_bind_text(sqlite3_stmt *stmt, int idx, const char *s)
 
 int pivot_step_done(struct pivot *p, sqlite3_stmt *stmt, const char *what)
 {
-	int rc;
+	int rc, err = 0;
 
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
 		;
 	if (rc != SQLITE_DONE)
-		return pivot_sql_error(p, what);
-	return 0;
+		err = pivot_sql_error(p, what);
+	sqlite3_reset(stmt);
+	return err;
+}
+
+int pivot_query_int64(struct pivot *p, const char *sql, const char *what, int64_t *value)
+{
+	sqlite3_stmt *stmt;
+	int err;
+
+	err = pivot_prepare(p, sql, &stmt);
+	if (err)
+		return err;
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		*value = sqlite3_column_int64(stmt, 0);
+	else
+		err = pivot_sql_error(p, what);
+	sqlite3_finalize(stmt);
+	return err;
 }
 
 sqlite3 *pivot_sqlite(struct pivot *p)
@@ -266,7 +298,8 @@ cleanup:
 static int pivot_check(struct pivot *p)
 {
 	sqlite3_stmt *stmt = NULL;
-	int rc, version, tables, err;
+	int64_t tables;
+	int rc, version, err;
 
 	rc = sqlite3_prepare_v2(p->db, "PRAGMA user_version", -1, &stmt, NULL);
 	if (rc == SQLITE_OK)
@@ -290,17 +323,13 @@ static int pivot_check(struct pivot *p)
 		err = -EBADMSG;
 		goto cleanup;
 	}
-	err = pivot_prepare(p,
-			    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
-			    " ('batches','modules','loci','samples','measurements')",
-			    &stmt);
+	err =
+	    pivot_query_int64(p,
+			      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+			      " ('batches','modules','loci','samples','measurements')",
+			      "read the schema", &tables);
 	if (err)
 		goto cleanup;
-	if (sqlite3_step(stmt) != SQLITE_ROW) {
-		err = pivot_sql_error(p, "read the schema");
-		goto cleanup;
-	}
-	tables = sqlite3_column_int(stmt, 0);
 	if (tables != 5) {
 		pr_warn("pivot '%s': not a nunatak pivot (tables missing)", p->path);
 		err = -EBADMSG;

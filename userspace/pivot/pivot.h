@@ -155,7 +155,7 @@ struct pivot_hotspot_total {
 	const char *source_file;      /* NULL when unknown */
 	const char *resolution_level; /* "line", "function", "symbol", "unresolved" */
 	uint64_t sample_count;
-	double value; /* Σ value, in the counter's unit */
+	double value;	  /* Σ value, in the counter's unit */
 	const char *comm; /* the command name of the Loci of this row */
 };
 

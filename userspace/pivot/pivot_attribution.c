@@ -194,14 +194,6 @@ static int step_row_id(struct pivot *p, sqlite3_stmt *stmt, int64_t *id, const c
 	return rc == SQLITE_DONE ? 0 : pivot_sql_error(p, what);
 }
 
-static int step_reset(struct pivot *p, sqlite3_stmt *stmt, const char *what)
-{
-	int err = pivot_step_done(p, stmt, what);
-
-	sqlite3_reset(stmt);
-	return err;
-}
-
 static void bind_positive(sqlite3_stmt *stmt, int idx, uint32_t v)
 {
 	if (v)
@@ -244,7 +236,7 @@ static int store_one(struct pivot *p, sqlite3_stmt **st, int64_t module,
 		return err;
 
 	sqlite3_bind_int64(st[AT_FRAMES_DELETE], 1, address);
-	err = step_reset(p, st[AT_FRAMES_DELETE], "replace inline frames");
+	err = pivot_step_done(p, st[AT_FRAMES_DELETE], "replace inline frames");
 	for (i = 0; !err && i < a->n_frames; i++) {
 		const struct attribution_frame *f = &a->frames[i];
 
@@ -254,7 +246,7 @@ static int store_one(struct pivot *p, sqlite3_stmt **st, int64_t module,
 		pivot_bind_text(st[AT_FRAME], 4, f->file);
 		bind_positive(st[AT_FRAME], 5, f->line);
 		bind_positive(st[AT_FRAME], 6, f->column);
-		err = step_reset(p, st[AT_FRAME], "store an inline frame");
+		err = pivot_step_done(p, st[AT_FRAME], "store an inline frame");
 	}
 	return err;
 }
@@ -282,7 +274,7 @@ int pivot_store_attribution(struct pivot *p, int64_t module_id, const struct att
 	pivot_bind_text(st[AT_MODULE], 1, status);
 	pivot_bind_text(st[AT_MODULE], 2, reason && *reason ? reason : NULL);
 	sqlite3_bind_int64(st[AT_MODULE], 3, module_id);
-	err = step_reset(p, st[AT_MODULE], "record a module attribution");
+	err = pivot_step_done(p, st[AT_MODULE], "record a module attribution");
 	if (err)
 		goto cleanup;
 	if (sqlite3_changes(p->db) != 1) {
@@ -301,21 +293,16 @@ cleanup:
 	return err;
 }
 
-int pivot_derive_measurements(struct pivot *p)
+/* the Hotspot-level Measurements from the samples, then the MPI ones */
+static int derive_in_transaction(struct pivot *p)
 {
-	sqlite3_stmt *stmt = NULL;
 	int64_t unattributed = 0;
 	int err;
 
-	if (!p)
-		return -EINVAL;
-	err = pivot_begin(p);
-	if (err)
-		return err;
 	err = pivot_exec(p, "DELETE FROM measurements WHERE hotspot IS NOT NULL AND counter IN"
 			    " (SELECT DISTINCT counter FROM samples)");
 	if (err)
-		goto cleanup;
+		return err;
 	err = pivot_exec(
 	    p, "INSERT INTO measurements(hotspot, locus, counter, value, unit, quality,"
 	       " sample_count)"
@@ -326,30 +313,25 @@ int pivot_derive_measurements(struct pivot *p)
 	       " JOIN addresses a ON a.id = f.address WHERE a.hotspot IS NOT NULL"
 	       " GROUP BY a.hotspot, s.locus, s.counter ORDER BY a.hotspot, s.locus, s.counter");
 	if (err)
-		goto cleanup;
-	err = pivot_prepare(p,
-			    "SELECT coalesce(sum(s.sample_count), 0) FROM samples s"
-			    " LEFT JOIN stack_frames f ON f.stack = s.stack AND f.position = 0"
-			    " LEFT JOIN addresses a ON a.id = f.address WHERE a.hotspot IS NULL",
-			    &stmt);
+		return err;
+	err =
+	    pivot_query_int64(p,
+			      "SELECT coalesce(sum(s.sample_count), 0) FROM samples s"
+			      " LEFT JOIN stack_frames f ON f.stack = s.stack AND f.position = 0"
+			      " LEFT JOIN addresses a ON a.id = f.address WHERE a.hotspot IS NULL",
+			      "count unattributed samples", &unattributed);
 	if (err)
-		goto cleanup;
-	if (sqlite3_step(stmt) != SQLITE_ROW) {
-		err = pivot_sql_error(p, "count unattributed samples");
-		goto cleanup;
-	}
-	unattributed = sqlite3_column_int64(stmt, 0);
+		return err;
 	if (unattributed)
 		pr_debug("pivot '%s': %" PRId64 " samples have no hotspot (empty stack or"
 			 " module not attributed)",
 			 p->path, unattributed);
-	err = pivot_derive_mpi_in_transaction(p);
-	if (err)
-		goto cleanup;
-	err = pivot_commit(p);
-cleanup:
-	sqlite3_finalize(stmt);
-	if (err)
-		pivot_rollback(p);
-	return err;
+	return pivot_derive_mpi_in_transaction(p);
+}
+
+int pivot_derive_measurements(struct pivot *p)
+{
+	if (!p)
+		return -EINVAL;
+	return pivot_in_transaction(p, derive_in_transaction);
 }

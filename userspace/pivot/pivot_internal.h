@@ -3,6 +3,7 @@
 #define NUNATAK_PIVOT_INTERNAL_H
 
 #include <sqlite3.h>
+#include <stdint.h>
 
 struct pivot {
 	sqlite3 *db;
@@ -25,11 +26,29 @@ int pivot_commit(struct pivot *p);
 /* ROLLBACK, ignoring errors (used on paths that already failed) */
 void pivot_rollback(struct pivot *p);
 
+/* body(p) between pivot_begin() and pivot_commit(), rolled back when either
+ * fails: 0, body's error, or pivot_begin()'s or pivot_commit()'s. */
+int pivot_in_transaction(struct pivot *p, int (*body)(struct pivot *p));
+
 /* Binds a possibly NULL string */
 int pivot_bind_text(sqlite3_stmt *stmt, int idx, const char *s);
 
-/* Steps stmt to its end (SQLITE_DONE); -EIO (logged) otherwise. */
+/* Steps stmt to its end (SQLITE_DONE) and resets it for the next bindings:
+ * 0, or -EIO (logged) with what was attempted. */
 int pivot_step_done(struct pivot *p, sqlite3_stmt *stmt, const char *what);
+
+/* The first column of the first row of sql (no parameters) in *value: 0,
+ * or -EIO (logged with what) when it gives no row. */
+int pivot_query_int64(struct pivot *p, const char *sql, const char *what, int64_t *value);
+
+/* Column col of the current row of stmt as text; NULL for SQL NULL. */
+const char *pivot_column_text(sqlite3_stmt *stmt, int col);
+
+/* Steps through the rows of stmt (already bound), calling row(stmt, arg)
+ * for each until it returns non-zero, which is returned; -EIO (logged with
+ * what) when a step fails. Finalizes stmt in every case. */
+int pivot_walk(struct pivot *p, sqlite3_stmt *stmt, int (*row)(sqlite3_stmt *stmt, void *arg),
+	       void *arg, const char *what);
 
 /* The MPI Locus-level Measurements, inside the caller's transaction
  * (pivot_derive_mpi_measurements() without BEGIN/COMMIT). */

@@ -72,21 +72,16 @@ static const char derive_cpu_time_sql[] =
  * existed (same schema version: it simply has no MPI data), -EIO. */
 static int mpi_tables_exist(struct pivot *p)
 {
-	sqlite3_stmt *stmt;
-	int err, n;
+	int64_t n;
+	int err;
 
-	err = pivot_prepare(p,
-			    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
-			    " ('mpi_calls', 'mpi_processes')",
-			    &stmt);
+	err =
+	    pivot_query_int64(p,
+			      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+			      " ('mpi_calls', 'mpi_processes')",
+			      "read the schema", &n);
 	if (err)
 		return err;
-	if (sqlite3_step(stmt) != SQLITE_ROW) {
-		sqlite3_finalize(stmt);
-		return pivot_sql_error(p, "read the schema");
-	}
-	n = sqlite3_column_int(stmt, 0);
-	sqlite3_finalize(stmt);
 	return n == 2;
 }
 
@@ -111,43 +106,52 @@ int pivot_derive_mpi_in_transaction(struct pivot *p)
 
 int pivot_derive_mpi_measurements(struct pivot *p)
 {
-	int err;
-
 	if (!p)
 		return -EINVAL;
-	err = pivot_begin(p);
-	if (err)
-		return err;
-	err = pivot_derive_mpi_in_transaction(p);
-	if (!err)
-		err = pivot_commit(p);
-	if (err)
-		pivot_rollback(p);
-	return err;
-}
-
-static const char *col_text(sqlite3_stmt *stmt, int col)
-{
-	return (const char *)sqlite3_column_text(stmt, col);
+	return pivot_in_transaction(p, pivot_derive_mpi_in_transaction);
 }
 
 static void locus_value(sqlite3_stmt *stmt, int col, struct pivot_locus_value *v)
 {
 	v->value =
 	    sqlite3_column_type(stmt, col) == SQLITE_NULL ? NAN : sqlite3_column_double(stmt, col);
-	v->quality = col_text(stmt, col + 1);
-	v->reason = col_text(stmt, col + 2);
+	v->quality = pivot_column_text(stmt, col + 1);
+	v->reason = pivot_column_text(stmt, col + 2);
 }
 
 #define LOCUS_MEASUREMENT(alias, counter)                                                          \
 	" LEFT JOIN measurements " alias " ON " alias ".locus = l.id AND " alias                   \
 	".hotspot IS NULL AND " alias ".counter = '" counter "'"
 
+struct mpi_locus_walk {
+	int (*cb)(const struct pivot_mpi_locus *l, void *ctx);
+	void *ctx;
+};
+
+static int mpi_locus_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct mpi_locus_walk *w = arg;
+	struct pivot_mpi_locus l = {
+	    .locus = sqlite3_column_int64(stmt, 0),
+	    .node = pivot_column_text(stmt, 1),
+	    .has_rank = sqlite3_column_type(stmt, 2) != SQLITE_NULL,
+	    .rank = sqlite3_column_int(stmt, 2),
+	    .world_size = sqlite3_column_int(stmt, 3),
+	};
+
+	locus_value(stmt, 4, &l.app_time);
+	locus_value(stmt, 7, &l.mpi_time);
+	locus_value(stmt, 10, &l.cpu_time);
+	locus_value(stmt, 13, &l.sent_bytes);
+	return w->cb(&l, w->ctx);
+}
+
 int pivot_for_each_mpi_locus(struct pivot *p, int (*cb)(const struct pivot_mpi_locus *l, void *ctx),
 			     void *ctx)
 {
+	struct mpi_locus_walk w = {cb, ctx};
 	sqlite3_stmt *stmt;
-	int rc, err;
+	int err;
 
 	if (!p || !cb)
 		return -EINVAL;
@@ -167,34 +171,47 @@ int pivot_for_each_mpi_locus(struct pivot *p, int (*cb)(const struct pivot_mpi_l
 	    &stmt);
 	if (err)
 		return err;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct pivot_mpi_locus l = {
-		    .locus = sqlite3_column_int64(stmt, 0),
-		    .node = col_text(stmt, 1),
-		    .has_rank = sqlite3_column_type(stmt, 2) != SQLITE_NULL,
-		    .rank = sqlite3_column_int(stmt, 2),
-		    .world_size = sqlite3_column_int(stmt, 3),
-		};
+	return pivot_walk(p, stmt, mpi_locus_row, &w, "read mpi loci");
+}
 
-		locus_value(stmt, 4, &l.app_time);
-		locus_value(stmt, 7, &l.mpi_time);
-		locus_value(stmt, 10, &l.cpu_time);
-		locus_value(stmt, 13, &l.sent_bytes);
-		err = cb(&l, ctx);
-		if (err)
-			break;
-	}
-	if (!err && rc != SQLITE_DONE)
-		err = pivot_sql_error(p, "read mpi loci");
-	sqlite3_finalize(stmt);
-	return err;
+struct mpi_call_walk {
+	int (*cb)(const struct pivot_mpi_call *c, void *ctx);
+	void *ctx;
+};
+
+static int mpi_call_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct mpi_call_walk *w = arg;
+	struct pivot_mpi_call c = {
+	    .locus = sqlite3_column_int64(stmt, 0),
+	    .has_rank = sqlite3_column_type(stmt, 1) != SQLITE_NULL,
+	    .rank = sqlite3_column_int(stmt, 1),
+	    .function = pivot_column_text(stmt, 2),
+	    .call_site = sqlite3_column_int64(stmt, 3),
+	    .module = pivot_column_text(stmt, 4),
+	    .offset = (uint64_t)sqlite3_column_int64(stmt, 5),
+	    .source_file = pivot_column_text(stmt, 6),
+	    .line = sqlite3_column_int(stmt, 7),
+	    .containing_function = pivot_column_text(stmt, 8),
+	    .calls = (uint64_t)sqlite3_column_int64(stmt, 9),
+	    .total_ns = (uint64_t)sqlite3_column_int64(stmt, 10),
+	    .min_ns = (uint64_t)sqlite3_column_int64(stmt, 11),
+	    .max_ns = (uint64_t)sqlite3_column_int64(stmt, 12),
+	    .has_bytes = sqlite3_column_type(stmt, 13) != SQLITE_NULL,
+	    .bytes = (uint64_t)sqlite3_column_int64(stmt, 13),
+	    .bytes_reason = pivot_column_text(stmt, 14),
+	    .sends = sqlite3_column_int(stmt, 15),
+	};
+
+	return w->cb(&c, w->ctx);
 }
 
 int pivot_for_each_mpi_call(struct pivot *p, int (*cb)(const struct pivot_mpi_call *c, void *ctx),
 			    void *ctx)
 {
+	struct mpi_call_walk w = {cb, ctx};
 	sqlite3_stmt *stmt;
-	int rc, err;
+	int err;
 
 	if (!p || !cb)
 		return -EINVAL;
@@ -212,34 +229,5 @@ int pivot_for_each_mpi_call(struct pivot *p, int (*cb)(const struct pivot_mpi_ca
 			    &stmt);
 	if (err)
 		return err;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		struct pivot_mpi_call c = {
-		    .locus = sqlite3_column_int64(stmt, 0),
-		    .has_rank = sqlite3_column_type(stmt, 1) != SQLITE_NULL,
-		    .rank = sqlite3_column_int(stmt, 1),
-		    .function = col_text(stmt, 2),
-		    .call_site = sqlite3_column_int64(stmt, 3),
-		    .module = col_text(stmt, 4),
-		    .offset = (uint64_t)sqlite3_column_int64(stmt, 5),
-		    .source_file = col_text(stmt, 6),
-		    .line = sqlite3_column_int(stmt, 7),
-		    .containing_function = col_text(stmt, 8),
-		    .calls = (uint64_t)sqlite3_column_int64(stmt, 9),
-		    .total_ns = (uint64_t)sqlite3_column_int64(stmt, 10),
-		    .min_ns = (uint64_t)sqlite3_column_int64(stmt, 11),
-		    .max_ns = (uint64_t)sqlite3_column_int64(stmt, 12),
-		    .has_bytes = sqlite3_column_type(stmt, 13) != SQLITE_NULL,
-		    .bytes = (uint64_t)sqlite3_column_int64(stmt, 13),
-		    .bytes_reason = col_text(stmt, 14),
-		    .sends = sqlite3_column_int(stmt, 15),
-		};
-
-		err = cb(&c, ctx);
-		if (err)
-			break;
-	}
-	if (!err && rc != SQLITE_DONE)
-		err = pivot_sql_error(p, "read mpi calls");
-	sqlite3_finalize(stmt);
-	return err;
+	return pivot_walk(p, stmt, mpi_call_row, &w, "read mpi calls");
 }

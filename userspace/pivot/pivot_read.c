@@ -31,15 +31,13 @@ int pivot_add_degradation(struct pivot *p, const char *name, const char *message
 	return err;
 }
 
-static const char *col_text(sqlite3_stmt *stmt, int col)
+const char *pivot_column_text(sqlite3_stmt *stmt, int col)
 {
 	return (const char *)sqlite3_column_text(stmt, col);
 }
 
-/* Walks the rows of stmt (already bound) calling row(stmt, ...) until it
- * returns non-zero; finalizes stmt. */
-static int walk(struct pivot *p, sqlite3_stmt *stmt, int (*row)(sqlite3_stmt *stmt, void *arg),
-		void *arg, const char *what)
+int pivot_walk(struct pivot *p, sqlite3_stmt *stmt, int (*row)(sqlite3_stmt *stmt, void *arg),
+	       void *arg, const char *what)
 {
 	int rc, err = 0;
 
@@ -63,7 +61,8 @@ static int degradation_row(sqlite3_stmt *stmt, void *arg)
 {
 	struct degradation_walk *w = arg;
 
-	return w->cb(col_text(stmt, 0), col_text(stmt, 1), col_text(stmt, 2), w->ctx);
+	return w->cb(pivot_column_text(stmt, 0), pivot_column_text(stmt, 1),
+		     pivot_column_text(stmt, 2), w->ctx);
 }
 
 int pivot_for_each_degradation(struct pivot *p,
@@ -81,7 +80,7 @@ int pivot_for_each_degradation(struct pivot *p,
 	    pivot_prepare(p, "SELECT name, message, remedy FROM degradations ORDER BY name", &stmt);
 	if (err)
 		return err;
-	return walk(p, stmt, degradation_row, &w, "read degradations");
+	return pivot_walk(p, stmt, degradation_row, &w, "read degradations");
 }
 
 struct counter_walk {
@@ -93,8 +92,8 @@ static int counter_row(sqlite3_stmt *stmt, void *arg)
 {
 	struct counter_walk *w = arg;
 
-	return w->cb(col_text(stmt, 0), col_text(stmt, 1), (uint64_t)sqlite3_column_int64(stmt, 2),
-		     w->ctx);
+	return w->cb(pivot_column_text(stmt, 0), pivot_column_text(stmt, 1),
+		     (uint64_t)sqlite3_column_int64(stmt, 2), w->ctx);
 }
 
 int pivot_for_each_counter(struct pivot *p,
@@ -110,7 +109,7 @@ int pivot_for_each_counter(struct pivot *p,
 	err = pivot_prepare(p, "SELECT node, name, value FROM counters ORDER BY node, name", &stmt);
 	if (err)
 		return err;
-	return walk(p, stmt, counter_row, &w, "read counters");
+	return pivot_walk(p, stmt, counter_row, &w, "read counters");
 }
 
 struct node_walk {
@@ -122,7 +121,7 @@ static int node_row(sqlite3_stmt *stmt, void *arg)
 {
 	struct node_walk *w = arg;
 
-	return w->cb(col_text(stmt, 0), w->ctx);
+	return w->cb(pivot_column_text(stmt, 0), w->ctx);
 }
 
 int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *ctx)
@@ -136,7 +135,7 @@ int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *c
 	err = pivot_prepare(p, "SELECT DISTINCT node FROM loci ORDER BY node", &stmt);
 	if (err)
 		return err;
-	return walk(p, stmt, node_row, &w, "read nodes");
+	return pivot_walk(p, stmt, node_row, &w, "read nodes");
 }
 
 struct hotspot_walk {
@@ -149,13 +148,13 @@ static int hotspot_row(sqlite3_stmt *stmt, void *arg)
 	struct hotspot_walk *w = arg;
 	struct pivot_hotspot_total t = {
 	    .id = sqlite3_column_int64(stmt, 0),
-	    .name = col_text(stmt, 1),
-	    .module = col_text(stmt, 2),
-	    .source_file = col_text(stmt, 3),
-	    .resolution_level = col_text(stmt, 4),
+	    .name = pivot_column_text(stmt, 1),
+	    .module = pivot_column_text(stmt, 2),
+	    .source_file = pivot_column_text(stmt, 3),
+	    .resolution_level = pivot_column_text(stmt, 4),
 	    .sample_count = (uint64_t)sqlite3_column_int64(stmt, 5),
 	    .value = sqlite3_column_double(stmt, 6),
-	    .comm = col_text(stmt, 7),
+	    .comm = pivot_column_text(stmt, 7),
 	};
 
 	return w->cb(&t, w->ctx);
@@ -183,5 +182,5 @@ int pivot_for_each_hotspot_total(struct pivot *p, const char *counter,
 	if (err)
 		return err;
 	pivot_bind_text(stmt, 1, counter);
-	return walk(p, stmt, hotspot_row, &w, "read hotspot totals");
+	return pivot_walk(p, stmt, hotspot_row, &w, "read hotspot totals");
 }

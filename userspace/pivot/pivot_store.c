@@ -184,14 +184,6 @@ static int step_id(struct store *s, sqlite3_stmt *stmt, int64_t *id, const char 
 	return rc == SQLITE_DONE ? 0 : pivot_sql_error(s->p, what);
 }
 
-static int step_once(struct store *s, sqlite3_stmt *stmt, const char *what)
-{
-	int err = pivot_step_done(s->p, stmt, what);
-
-	sqlite3_reset(stmt);
-	return err;
-}
-
 /* 1 when (node, seq) is already there */
 static int store_batch_row(struct store *s)
 {
@@ -206,7 +198,7 @@ static int store_batch_row(struct store *s)
 	pivot_bind_text(st, 1, s->b->node);
 	sqlite3_bind_int64(st, 2, (int64_t)s->b->seq);
 	sqlite3_bind_text(st, 3, received, -1, SQLITE_TRANSIENT);
-	err = step_once(s, st, "record the batch");
+	err = pivot_step_done(s->p, st, "record the batch");
 	if (err)
 		return err;
 	return sqlite3_changes(s->p->db) == 0;
@@ -291,7 +283,7 @@ static int store_address(struct store *s, uint32_t module, uint64_t offset, int6
 
 	sqlite3_bind_int64(ins, 1, s->module_ids[module]);
 	sqlite3_bind_int64(ins, 2, (int64_t)offset);
-	err = step_once(s, ins, "store an address");
+	err = pivot_step_done(s->p, ins, "store an address");
 	if (err)
 		return err;
 	if (sqlite3_changes(s->p->db)) {
@@ -319,7 +311,7 @@ static int store_stack(struct store *s, size_t idx)
 	sqlite3_bind_text(st, 1, digest, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, (int64_t)stack->n_frames);
 	sqlite3_bind_int(st, 3, stack->truncated ? 1 : 0);
-	err = step_once(s, st, "store a stack");
+	err = pivot_step_done(s->p, st, "store a stack");
 	if (err)
 		goto cleanup;
 	if (!sqlite3_changes(s->p->db)) {
@@ -343,7 +335,7 @@ static int store_stack(struct store *s, size_t idx)
 		sqlite3_bind_int64(sf, 1, s->stack_ids[idx]);
 		sqlite3_bind_int64(sf, 2, (int64_t)i);
 		sqlite3_bind_int64(sf, 3, address);
-		err = step_once(s, sf, "store a stack frame");
+		err = pivot_step_done(s->p, sf, "store a stack frame");
 		if (err)
 			goto cleanup;
 	}
@@ -377,7 +369,8 @@ static int store_unattribute(struct store *s)
 		if (!s->new_address[i])
 			continue;
 		sqlite3_bind_int64(s->st[ST_MODULE_UNATTRIBUTE], 1, s->module_ids[i]);
-		err = step_once(s, s->st[ST_MODULE_UNATTRIBUTE], "reset a module attribution");
+		err = pivot_step_done(s->p, s->st[ST_MODULE_UNATTRIBUTE],
+				      "reset a module attribution");
 		if (err)
 			return err;
 	}
@@ -399,7 +392,7 @@ static int store_samples(struct store *s)
 		sqlite3_bind_int(st, 4, sc->in_kernel ? 1 : 0);
 		sqlite3_bind_int64(st, 5, (int64_t)sc->sample_count);
 		sqlite3_bind_int64(st, 6, (int64_t)sc->value);
-		err = step_once(s, st, "store a sample count");
+		err = pivot_step_done(s->p, st, "store a sample count");
 		if (err)
 			return err;
 	}
@@ -418,7 +411,7 @@ static int store_degradations_counters(struct store *s)
 		pivot_bind_text(deg, 1, d->name);
 		pivot_bind_text(deg, 2, d->message);
 		pivot_bind_text(deg, 3, d->remedy);
-		err = step_once(s, deg, "store a degradation");
+		err = pivot_step_done(s->p, deg, "store a degradation");
 		if (err)
 			return err;
 	}
@@ -426,48 +419,55 @@ static int store_degradations_counters(struct store *s)
 		pivot_bind_text(cnt, 1, s->b->node);
 		pivot_bind_text(cnt, 2, s->b->counters[i]->name);
 		sqlite3_bind_int64(cnt, 3, (int64_t)s->b->counters[i]->value);
-		err = step_once(s, cnt, "store a counter");
+		err = pivot_step_done(s->p, cnt, "store a counter");
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-static int store_exit_measurement(struct store *s, int64_t locus, const char *counter,
-				  uint64_t value, const char *unit)
+/* Drops the locus-level measurement of counter stored for locus before, so
+ * that the one stored next replaces it. */
+static int delete_exit_measurement(struct store *s, int64_t locus, const char *counter)
 {
-	sqlite3_stmt *del = s->st[ST_EXIT_DELETE], *ins = s->st[ST_EXIT_INSERT];
-	int err;
+	sqlite3_stmt *del = s->st[ST_EXIT_DELETE];
 
 	sqlite3_bind_int64(del, 1, locus);
 	sqlite3_bind_text(del, 2, counter, -1, SQLITE_STATIC);
-	err = step_once(s, del, "replace a locus measurement");
+	return pivot_step_done(s->p, del, "replace a locus measurement");
+}
+
+static int store_exit_measurement(struct store *s, int64_t locus, const char *counter,
+				  uint64_t value, const char *unit)
+{
+	sqlite3_stmt *ins = s->st[ST_EXIT_INSERT];
+	int err;
+
+	err = delete_exit_measurement(s, locus, counter);
 	if (err)
 		return err;
 	sqlite3_bind_int64(ins, 1, locus);
 	sqlite3_bind_text(ins, 2, counter, -1, SQLITE_STATIC);
 	sqlite3_bind_double(ins, 3, (double)value);
 	sqlite3_bind_text(ins, 4, unit, -1, SQLITE_STATIC);
-	return step_once(s, ins, "store a locus measurement");
+	return pivot_step_done(s->p, ins, "store a locus measurement");
 }
 
 /* a counter the Agent could not read: no value, and why */
 static int store_exit_unavailable(struct store *s, int64_t locus, const char *counter,
 				  const char *unit, const char *reason)
 {
-	sqlite3_stmt *del = s->st[ST_EXIT_DELETE], *ins = s->st[ST_EXIT_UNAVAILABLE];
+	sqlite3_stmt *ins = s->st[ST_EXIT_UNAVAILABLE];
 	int err;
 
-	sqlite3_bind_int64(del, 1, locus);
-	sqlite3_bind_text(del, 2, counter, -1, SQLITE_STATIC);
-	err = step_once(s, del, "replace a locus measurement");
+	err = delete_exit_measurement(s, locus, counter);
 	if (err)
 		return err;
 	sqlite3_bind_int64(ins, 1, locus);
 	sqlite3_bind_text(ins, 2, counter, -1, SQLITE_STATIC);
 	sqlite3_bind_text(ins, 3, unit, -1, SQLITE_STATIC);
 	sqlite3_bind_text(ins, 4, reason ? reason : "not collected", -1, SQLITE_TRANSIENT);
-	return step_once(s, ins, "store an unavailable locus measurement");
+	return pivot_step_done(s->p, ins, "store an unavailable locus measurement");
 }
 
 static int store_hardware_counter(struct store *s, int64_t locus, const char *counter, int has,
@@ -550,7 +550,7 @@ static int store_mpi_call_sites(struct store *s)
 		/* a reason only explains missing bytes */
 		pivot_bind_text(st, 9, c->has_bytes ? NULL : c->bytes_reason);
 		sqlite3_bind_int(st, 10, c->sends ? 1 : 0);
-		err = step_once(s, st, "store an mpi call site");
+		err = pivot_step_done(s->p, st, "store an mpi call site");
 		if (err)
 			return err;
 	}
@@ -570,7 +570,7 @@ static int store_mpi_processes_events(struct store *s)
 		bind_u64_or_null(proc, 2, m->has_init_end_ns, m->init_end_ns);
 		bind_u64_or_null(proc, 3, m->has_finalize_start_ns, m->finalize_start_ns);
 		bind_u64_or_null(proc, 4, m->has_last_seen_ns, m->last_seen_ns);
-		err = step_once(s, proc, "store an mpi process");
+		err = pivot_step_done(s->p, proc, "store an mpi process");
 		if (err)
 			return err;
 	}
@@ -586,7 +586,7 @@ static int store_mpi_processes_events(struct store *s)
 			sqlite3_bind_int(ev, 6, e->peer);
 		else
 			sqlite3_bind_null(ev, 6);
-		err = step_once(s, ev, "store an mpi event");
+		err = pivot_step_done(s->p, ev, "store an mpi event");
 		if (err)
 			return err;
 	}
