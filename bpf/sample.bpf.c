@@ -14,6 +14,7 @@
 #include "bpf/sample.h"
 #include "bpf/target.bpf.h"
 
+#define EFAULT 14
 #define EEXIST 17
 
 char LICENSE[] SEC("license") = "GPL";
@@ -28,12 +29,17 @@ struct sample_map {
 struct sample_map samples0 SEC(".maps");
 struct sample_map samples1 SEC(".maps");
 
-struct {
+/* stacks0 holds the stacks of samples0's keys, stacks1 of samples1's:
+ * the Agent empties the inactive pair without racing the program */
+struct stack_map {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, MAX_STACKS);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
-} stacks SEC(".maps");
+};
+
+struct stack_map stacks0 SEC(".maps");
+struct stack_map stacks1 SEC(".maps");
 
 volatile __u32 active_slot;
 __u64 sample_counters[SAMPLE_COUNTERS];
@@ -87,17 +93,24 @@ SEC("perf_event")
 int sample_cpu(struct bpf_perf_event_data *ctx)
 {
 	struct sample_key key = {};
+	__u32 slot;
 	int err;
 
 	if (!sample_key_build(&key, bpf_get_current_pid_tgid(), PT_REGS_IP(&ctx->regs)))
 		return 0;
 	__sync_fetch_and_add(&sample_counters[SAMPLE_SEEN], 1);
 
-	key.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-	if (key.user_stack_id < 0)
+	slot = active_slot; /* once: the stack and the sample go to one pair */
+	if (slot)
+		key.user_stack_id = bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK);
+	else
+		key.user_stack_id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
+	if (key.user_stack_id == -EFAULT)
+		__sync_fetch_and_add(&sample_counters[SAMPLE_STACK_UNREADABLE], 1);
+	else if (key.user_stack_id < 0)
 		__sync_fetch_and_add(&sample_counters[SAMPLE_DROP_STACKS], 1);
 
-	if (active_slot)
+	if (slot)
 		err = sample_add(&samples1, &key, ctx->sample_period);
 	else
 		err = sample_add(&samples0, &key, ctx->sample_period);

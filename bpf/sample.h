@@ -2,8 +2,9 @@
  *
  * The kernel aggregates timed samples of Target processes per
  * (tgid, tid, user stack id, leaf ip); the Agent drains the inactive one of
- * two maps (double buffering: `active_slot` says which map the program
- * writes) so that no increment is lost while draining.
+ * two map pairs (double buffering: `active_slot` says which pair of sample
+ * and stack maps the program writes) so that no increment and no stack is
+ * lost while draining.
  */
 #ifndef NUNATAK_BPF_SAMPLE_H
 #define NUNATAK_BPF_SAMPLE_H
@@ -40,7 +41,8 @@ struct sample_value {
 enum sample_counter {
 	SAMPLE_SEEN = 0,         /* samples of Target processes */
 	SAMPLE_DROP_KEYS,        /* sample map full: sample lost */
-	SAMPLE_DROP_STACKS,      /* stack not stored: leaf kept, stack lost */
+	SAMPLE_DROP_STACKS,      /* stack map full: leaf kept, stack lost */
+	SAMPLE_STACK_UNREADABLE, /* no user stack to read (e.g. mid-exec): leaf kept */
 	SAMPLE_COUNTERS,
 };
 

@@ -561,6 +561,8 @@ static int agent_add_counters(struct agent *a, struct batch_builder *b)
 	err = err ?: batch_builder_add_counter(b, "samples_seen", c.seen);
 	err = err ?: batch_builder_add_counter(b, "samples_dropped", c.drop_keys);
 	err = err ?: batch_builder_add_counter(b, "stacks_dropped", c.drop_stacks);
+	/* counted, not a Degradation: nothing was lost that could be read */
+	err = err ?: batch_builder_add_counter(b, "stacks_unreadable", c.stacks_unreadable);
 	err = err ?: batch_builder_add_counter(b, "processes_not_followed", c.drop_targets);
 	err = err ?: batch_builder_add_counter(b, "task_reports_dropped", c.drop_events);
 	err = err ?: batch_builder_add_counter(b, "mapping_records_lost", sideband_lost(a->sideband));

@@ -23,7 +23,7 @@ struct sampler {
 	struct bpf_link **links;
 	int n_events;
 	uint64_t drained_keys;
-	uint64_t stacks_missing; /* stack ids gone when drained */
+
 	sampler_task_event_fn task_event_fn;
 	void *task_event_ctx;
 	/* scratch for draining */
@@ -94,7 +94,8 @@ static void sampler_size_maps(struct sampler *s, long frequency)
 
 	bpf_map__set_max_entries(s->sample->maps.samples0, keys);
 	bpf_map__set_max_entries(s->sample->maps.samples1, keys);
-	bpf_map__set_max_entries(s->sample->maps.stacks, stacks);
+	bpf_map__set_max_entries(s->sample->maps.stacks0, stacks);
+	bpf_map__set_max_entries(s->sample->maps.stacks1, stacks);
 }
 
 struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t errlen)
@@ -261,7 +262,7 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
 	s->sample->bss->active_slot = !drained_slot;
 	usleep(2000);
 	map_fd = bpf_map__fd(drained_slot ? s->sample->maps.samples1 : s->sample->maps.samples0);
-	stacks_fd = bpf_map__fd(s->sample->maps.stacks);
+	stacks_fd = bpf_map__fd(drained_slot ? s->sample->maps.stacks1 : s->sample->maps.stacks0);
 
 	err = sampler_collect_keys(s, map_fd, &n);
 	if (err)
@@ -273,12 +274,10 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
 		if (bpf_map_lookup_elem(map_fd, key, &value))
 			continue;
 		depth = 0;
-		if (key->user_stack_id >= 0) {
-			if (!bpf_map_lookup_elem(stacks_fd, &key->user_stack_id, ips))
-				while (depth < MAX_STACK_DEPTH && ips[depth])
-					depth++;
-			else
-				s->stacks_missing++;
+		if (key->user_stack_id >= 0 &&
+		    !bpf_map_lookup_elem(stacks_fd, &key->user_stack_id, ips)) {
+			while (depth < MAX_STACK_DEPTH && ips[depth])
+				depth++;
 		}
 		if (depth == 0 || ips[0] != key->leaf_ip) {
 			/* the unwinder gave nothing we can trust: keep the leaf */
@@ -288,9 +287,8 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
 		}
 		err = fn(key, &value, ips, depth, stack_lost, ctx);
 	}
-	/* Free the stacks too, or the stack map fills for good in a long Run
-	 * of many processes. A sample taken since the flip on one of these
-	 * stacks loses its stack (not its leaf): counted as stacks_missing. */
+	/* empty the pair: nothing writes to it until the next flip, and a
+	 * stack map never emptied fills for good in a long Run */
 	for (i = 0; i < n; i++) {
 		bpf_map_delete_elem(map_fd, &s->keys[i]);
 		if (s->keys[i].user_stack_id >= 0)
@@ -307,7 +305,8 @@ void sampler_read_counters(const struct sampler *s, struct sampler_counters *out
 
 	out->seen = sc[SAMPLE_SEEN];
 	out->drop_keys = sc[SAMPLE_DROP_KEYS];
-	out->drop_stacks = sc[SAMPLE_DROP_STACKS] + s->stacks_missing;
+	out->drop_stacks = sc[SAMPLE_DROP_STACKS];
+	out->stacks_unreadable = sc[SAMPLE_STACK_UNREADABLE];
 	out->drop_targets = tc[TASK_DROP_TARGETS];
 	out->drop_events = tc[TASK_DROP_EVENTS];
 }

@@ -26,7 +26,8 @@ struct sampler_opts {
 struct sampler_counters {
 	uint64_t seen;         /* samples of Target processes */
 	uint64_t drop_keys;    /* samples lost: sample map full */
-	uint64_t drop_stacks;  /* stacks lost (leaf kept) */
+	uint64_t drop_stacks;  /* stacks lost (leaf kept): map full */
+	uint64_t stacks_unreadable; /* no user stack to read (leaf kept) */
 	uint64_t drop_targets; /* children not followed: target map full */
 	uint64_t drop_events;  /* exec/exit reports lost: ring buffer full */
 };

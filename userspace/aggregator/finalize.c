@@ -171,9 +171,9 @@ static const struct counter_degradation counter_degradations[] = {
 	{ "samples_dropped", "samples-dropped", "samples were lost: the kernel sample map was full",
 	  "lower --frequency, or drain more often" },
 	{ "stacks_dropped", "stacks-dropped",
-	  "samples have no call stack (unwinding failed or the stack map was full); they are kept, "
-	  "attributed to their leaf only",
-	  "build with -fno-omit-frame-pointer for complete stacks; flame graphs miss these" },
+	  "samples lost their call stack: the stack map was full; they are kept, attributed to "
+	  "their leaf only",
+	  "lower --frequency; flame graphs miss these stacks" },
 	{ "processes_not_followed", "processes-not-followed",
 	  "child processes were not followed: the target map was full", "profile fewer processes" },
 	{ "task_reports_dropped", "task-reports-dropped",
