@@ -28,7 +28,7 @@ if [ -n "$unit_dir" ]; then
 		[ -x "$t" ] || continue
 		name=$(basename "$t")
 		out="$log_dir/$name.log"
-		"$t" >"$out" 2>&1
+		timeout 300 "$t" >"$out" 2>&1
 		rc=$?
 		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
 		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)

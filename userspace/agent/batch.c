@@ -34,6 +34,9 @@ struct batch_builder {
 	struct ptr_vec owned; /* every other allocation, freed at the end */
 	void *locus_tree, *stack_tree;
 	uint64_t seq;
+	/* tags the modules indexed by this builder: unique per builder, not
+	 * the seq, which a Batch rebuilt after a failed send reuses */
+	uint64_t generation;
 };
 
 static int vec_push(struct ptr_vec *v, void *item)
@@ -71,6 +74,9 @@ static char *owned_strdup(struct batch_builder *b, const char *s)
 	return p;
 }
 
+/* builders made so far: each tags the modules it indexes with its number */
+static uint64_t generations;
+
 struct batch_builder *batch_builder__new(const char *run_id, const char *node, uint64_t seq)
 {
 	struct batch_builder *b = calloc(1, sizeof(*b));
@@ -82,6 +88,7 @@ struct batch_builder *batch_builder__new(const char *run_id, const char *node, u
 	b->env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_BATCH;
 	b->env.batch = &b->batch;
 	b->seq = seq;
+	b->generation = ++generations; /* never 0, which a new module holds */
 	b->batch.seq = seq;
 	b->batch.run_id = owned_strdup(b, run_id);
 	b->batch.node = owned_strdup(b, node);
@@ -131,7 +138,7 @@ static int module_index(struct batch_builder *b, struct module *m, uint32_t *ind
 {
 	Nunatak__Wire__Module *wm;
 
-	if (m->batch_seq == b->seq + 1) { /* +1: seq 0 must not match a zeroed module */
+	if (m->batch_seq == b->generation) {
 		*index = m->index;
 		return 0;
 	}
@@ -146,7 +153,7 @@ static int module_index(struct batch_builder *b, struct module *m, uint32_t *ind
 	if (vec_push(&b->modules, wm))
 		return -ENOMEM;
 	m->index = b->modules.n - 1;
-	m->batch_seq = b->seq + 1;
+	m->batch_seq = b->generation;
 	*index = m->index;
 	return 0;
 }

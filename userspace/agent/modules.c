@@ -468,7 +468,7 @@ int module_table_bias(const struct module_table *table, pid_t tgid, const struct
 		      uint64_t *bias)
 {
 	const struct process *proc = process_find(table, tgid);
-	uint64_t vaddr, half;
+	uint64_t vaddr;
 	size_t i;
 
 	for (i = 0; proc && i < proc->n_mappings; i++) {
@@ -476,12 +476,9 @@ int module_table_bias(const struct module_table *table, pid_t tgid, const struct
 
 		if (map->module != m || !m->elf)
 			continue;
-		/* the middle of a code mapping is inside its PT_LOAD, where
-		 * its first byte may not be (p_offset need not be aligned) */
-		half = (map->end - map->start) / 2;
-		if (elf_file__offset_to_vaddr(m->elf, map->pgoff + half, &vaddr))
+		if (elf_file__mapping_vaddr(m->elf, map->pgoff, &vaddr))
 			continue;
-		*bias = map->start + half - vaddr;
+		*bias = map->start - vaddr;
 		return 0;
 	}
 	return -ENOENT;

@@ -29,7 +29,7 @@ struct module {
 	struct elf_file *elf; /* NULL for pseudo modules and unreadable files */
 	uint64_t dev, inode;
 	uint32_t index;       /* scratch for batch building */
-	uint64_t batch_seq;   /* scratch: the batch that last indexed this module */
+	uint64_t batch_seq;   /* scratch: the builder that last indexed this module */
 };
 
 struct module_table;

@@ -210,10 +210,32 @@ static int aggregator_handle(struct aggregator *agg, zmq_msg_t *identity, const 
 		}
 		if (err)
 			return reply_error(agg, identity, why);
-		return reply_ack(agg, identity, c->run_id, "", 0);
+		err = reply_ack(agg, identity, c->run_id, "", 0);
+		if (*finalized)
+			aggregator_close_run(agg); /* the next START opens another Run */
+		return err;
 	}
 	default:
 		return reply_error(agg, identity, "unexpected message: only Batch and Control are served");
+	}
+}
+
+/* Reads what remains of the current message; 1 when something did. */
+static int aggregator_discard_rest(struct aggregator *agg)
+{
+	size_t more_size;
+	int more, extra = 0;
+
+	for (;;) {
+		zmq_msg_t frame;
+
+		more_size = sizeof(more);
+		if (zmq_getsockopt(agg->socket, ZMQ_RCVMORE, &more, &more_size) || !more)
+			return extra;
+		zmq_msg_init(&frame);
+		zmq_msg_recv(&frame, agg->socket, 0);
+		zmq_msg_close(&frame);
+		extra = 1;
 	}
 }
 
@@ -239,6 +261,12 @@ int aggregator_serve(struct aggregator *agg, int once)
 		zmq_getsockopt(agg->socket, ZMQ_RCVMORE, &more, &more_size);
 		if (!more || zmq_msg_recv(&payload, agg->socket, 0) < 0)
 			goto next;
+		/* one message = one frame: the rest of a longer one is read and
+		 * refused here, or it would pass for the next peer's message */
+		if (aggregator_discard_rest(agg)) {
+			reply_error(agg, &identity, "malformed message: one frame expected");
+			goto next;
+		}
 		env = wire_unpack(zmq_msg_data(&payload), zmq_msg_size(&payload), why, sizeof(why));
 		if (!env) {
 			reply_error(agg, &identity, why);

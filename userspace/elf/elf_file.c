@@ -478,6 +478,23 @@ int elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t file_offset, ui
 	return -ENOENT;
 }
 
+int elf_file__mapping_vaddr(const struct elf_file *f, uint64_t pgoff, uint64_t *vaddr)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct load_segment *s = &f->segs[i];
+
+		/* the kernel maps a segment from the page holding its first
+		 * byte; file and memory stay in step from there */
+		if ((s->offset & ~(page - 1)) <= pgoff && pgoff < s->offset + s->filesz) {
+			*vaddr = s->vaddr + pgoff - s->offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Is a a better name for an address than b? See elf_file__find_symbol(). */
 static int sym_better(const struct elf_file *f, const struct func_sym *a, const struct func_sym *b)
 {

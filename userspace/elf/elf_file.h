@@ -67,6 +67,13 @@ int elf_file__is_pie_or_shared(const struct elf_file *f);
  * Returns 0, or -ENOENT when no PT_LOAD covers the offset. */
 int elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t file_offset, uint64_t *vaddr);
 
+/* The virtual address at which a mapping starting at file offset pgoff
+ * (page-aligned, as /proc/PID/maps and MMAP2 records give it) begins: the
+ * kernel maps a PT_LOAD from the page holding its first byte, which may
+ * lie before p_offset, where elf_file__offset_to_vaddr() has no answer.
+ * load bias = mapping start - this. 0 or -ENOENT. */
+int elf_file__mapping_vaddr(const struct elf_file *f, uint64_t pgoff, uint64_t *vaddr);
+
 struct elf_symbol {
 	const char *name; /* raw (mangled) name, owned by the elf_file */
 	uint64_t start;	  /* vaddr */

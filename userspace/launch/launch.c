@@ -42,8 +42,9 @@ int launch_resolve(const char *cmd, char *path, size_t pathlen)
 
 		end = strchrnul(dir, ':');
 		len = end - dir;
-		if (snprintf(path, pathlen, "%.*s%s%s", (int)len, len ? dir : ".", "/", cmd) <
-		    (int)pathlen) {
+		/* an empty entry is the current directory, as for execvp(3) */
+		if ((len ? snprintf(path, pathlen, "%.*s/%s", (int)len, dir, cmd)
+			 : snprintf(path, pathlen, "./%s", cmd)) < (int)pathlen) {
 			err = check_executable(path);
 			if (!err)
 				return 0;

@@ -18,8 +18,8 @@
 
 typedef Nunatak__Wire__Envelope wire_envelope;
 
-/* Sets the protocol version of env, packs it and sends it as one frame on
- * socket (more = ZMQ_SNDMORE or 0). Returns 0 or -errno. */
+/* Sets the protocol version of env, packs it and sends it as the last (or
+ * only) frame of a message on socket. Returns 0 or -errno. */
 int wire_send(void *socket, wire_envelope *env);
 
 /* Unpacks one frame. Returns the Envelope (free with wire_envelope_free) or
