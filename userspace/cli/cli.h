@@ -12,8 +12,11 @@ int cmd_summary(int argc, char **argv);
 
 /* Prints the summary of the Run in run_dir: text to text_out (NULL: none),
  * and, when json_out is set, one JSON object to it, with `extra` merged in
- * (may be NULL). 0 or -errno (a message was printed). */
-int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json);
+ * (may be NULL). A Run nunatak never finalized (it was killed) is
+ * finalized first with symbolizer, unless that is NULL. 0 without
+ * Degradations, 1 with, or -errno (a message was printed). */
+int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json,
+		 const char *symbolizer);
 
 /* the runs directory and site config as the cascade gives them */
 struct config;

@@ -426,7 +426,7 @@ out:
 		json_t *extra = json_pack("{s:s, s:s, s:i}", "run", run_dir, "name", name,
 					  "exit_code", exit_code);
 
-		if (summary_show(run_dir, stderr, env.json ? stdout : NULL, extra) == 1 &&
+		if (summary_show(run_dir, stderr, env.json ? stdout : NULL, extra, NULL) == 1 &&
 		    env.strict)
 			exit_code = EXIT_STRICT_DEGRADED;
 		json_decref(extra);

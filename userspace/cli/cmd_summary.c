@@ -10,6 +10,7 @@
 
 #include "analysis/diagnose.h"
 #include "report/summary.h"
+#include "userspace/aggregator/finalize.h"
 #include "userspace/aggregator/manifest.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_dir.h"
@@ -69,7 +70,33 @@ static int count_degradation(const char *name, const char *message, const char *
 	return 0;
 }
 
-int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json)
+/* The Aggregator stopped before the end (nunatak was killed): what was
+ * stored is kept, attributed and derived now, and the Run says so. */
+static struct pivot *finalize_interrupted(const char *run_dir, const char *path,
+					  json_t *manifest, const char *symbolizer)
+{
+	struct pivot *p = pivot__open(path, 0);
+	int err;
+
+	if (!p)
+		return NULL;
+	fprintf(stderr, "nunatak: '%s' was never finalized (nunatak stopped before the "
+			"application ended): finalizing it now\n", run_dir);
+	err = pivot_add_degradation(p, "run-interrupted",
+				    "nunatak stopped before the application ended: the Run holds "
+				    "what was published until then, and no exit code",
+				    "keep nunatak running until the application ends");
+	err = err ?: finalize_run(p, run_dir, manifest, symbolizer);
+	pivot__free(p);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return pivot__open(path, 1);
+}
+
+int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json,
+		 const char *symbolizer)
 {
 	char path[PATH_MAX], err[1024];
 	struct diagnosis *d = NULL;
@@ -91,6 +118,16 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 			: ret == -EBADMSG	? "not a nunatak pivot (corrupt, or not SQLite)"
 						: strerror(-ret));
 		goto out;
+	}
+	if (symbolizer && pivot_needs_finalize(p) == 1) {
+		pivot__free(p);
+		p = finalize_interrupted(run_dir, path, manifest, symbolizer);
+		if (!p) {
+			ret = -errno;
+			fprintf(stderr, "nunatak: cannot finalize '%s': %s\n", run_dir,
+				strerror(-ret));
+			goto out;
+		}
 	}
 	d = diagnosis__new(p);
 	if (!d) {
@@ -155,12 +192,14 @@ int cmd_summary(int argc, char **argv)
 	if (env.output)
 		config_set_runs_dir(&cfg, env.output);
 	ret = run_dir_find(cfg.runs_dir, env.run, run_dir, sizeof(run_dir), err, sizeof(err));
-	config_release(&cfg);
 	if (ret) {
+		config_release(&cfg);
 		fprintf(stderr, "nunatak: %s\n", err);
 		return 1;
 	}
-	ret = summary_show(run_dir, env.json ? NULL : stderr, env.json ? stdout : NULL, NULL);
+	ret = summary_show(run_dir, env.json ? NULL : stderr, env.json ? stdout : NULL, NULL,
+			   cfg.llvm_symbolizer);
+	config_release(&cfg);
 	if (ret < 0)
 		return 1;
 	if (!env.json)

@@ -127,6 +127,10 @@ int pivot_derive_measurements(struct pivot *p);
  * -EINVAL, -EROFS, -EIO. */
 int pivot_derive_mpi_measurements(struct pivot *p);
 
+/* 1 when the Run was never finalized (a module is not attributed yet:
+ * the Aggregator stopped before the end), 0 when it was, -errno. */
+int pivot_needs_finalize(struct pivot *p);
+
 /* Records a Degradation; a name already recorded is kept as it is.
  * -EINVAL on NULL strings, -EROFS, -EIO. */
 int pivot_add_degradation(struct pivot *p, const char *name, const char *message,

@@ -184,3 +184,15 @@ int pivot_for_each_hotspot_total(struct pivot *p, const char *counter,
 	pivot_bind_text(stmt, 1, counter);
 	return pivot_walk(p, stmt, hotspot_row, &w, "read hotspot totals");
 }
+
+int pivot_needs_finalize(struct pivot *p)
+{
+	int64_t n;
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	err = pivot_query_int64(p, "SELECT count(*) FROM modules WHERE attribution IS NULL",
+				"find modules not attributed", &n);
+	return err ? err : n > 0;
+}
