@@ -16,6 +16,7 @@
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_report.h"
+#include "userspace/launch/library_closure.h"
 #include "userspace/launch/rank_identity.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sideband.h"
@@ -145,15 +146,27 @@ static void agent_on_new_module(struct module *m, void *ctx)
 				       "MPI statistics are missing for this library; run `nunatak doctor`");
 }
 
-/* Probe the MPI libraries the application can load (those ldconfig knows
- * and those in LD_LIBRARY_PATH) before it starts: probing a library when
- * a rank maps it would miss MPI_Init and the first calls. */
+static void agent_open_library(const char *path, void *ctx)
+{
+	struct agent *a = ctx;
+
+	module_table_open_file(a->modules, path); /* the hook probes an MPI one */
+}
+
+/* Probe the MPI libraries the application can load before it starts:
+ * probing a library when a rank maps it would miss MPI_Init and the first
+ * calls. The libraries of the target program when it can be read (an
+ * ELF program: its DT_NEEDED closure); else every MPI library installed
+ * (those ldconfig knows and those in LD_LIBRARY_PATH). */
 static void agent_probe_installed_mpi(struct agent *a)
 {
 	const char *ldpath = getenv("LD_LIBRARY_PATH");
 	char line[4096], cmd[4200];
 	FILE *p;
 
+	if (a->opts.target_exe &&
+	    !library_closure(a->opts.target_exe, agent_open_library, a))
+		return;
 	p = popen("ldconfig -p 2>/dev/null", "r");
 	while (p && fgets(line, sizeof(line), p)) {
 		char *path = strstr(line, "=> ");
@@ -272,6 +285,7 @@ struct agent *agent__new(const struct agent_opts *opts)
 		goto fail;
 	}
 	agent_start_sampling(a);
+	a->opts.target_exe = NULL; /* borrowed: used while starting only */
 	return a;
 fail:
 	agent__free(a);

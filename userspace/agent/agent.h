@@ -24,6 +24,7 @@ struct agent_opts {
 	long frequency;       /* samples per second per CPU */
 	int ack_timeout_ms;   /* per try; 3 tries */
 	int mpi_events;       /* record every MPI call as an Event */
+	const char *target_exe; /* the program behind any launcher; NULL unknown */
 };
 
 /* NULL + errno only when the Agent cannot exist at all (ENOMEM, socket) */

@@ -268,7 +268,7 @@ int cmd_run(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "[--] CMD [ARGS...]", doc, NULL, NULL, NULL };
 	char err[1024] = "", exe[PATH_MAX], run_dir[PATH_MAX], node[256] = "localhost";
-	char start[32], end[32], endpoint[64], result[128];
+	char start[32], end[32], endpoint[64], result[128], target[PATH_MAX];
 	struct aggregator *agg = NULL;
 	struct agent *agent = NULL;
 	struct launch l = { .pid = -1, .gate_fd = -1, .error_fd = -1 };
@@ -350,6 +350,9 @@ int cmd_run(int argc, char **argv)
 				  .endpoint = endpoint, .zmq_ctx = zctx,
 				  .frequency = cfg.sampling_frequency, .ack_timeout_ms = 60000,
 				  .mpi_events = env.mpi_events };
+	if (split.target_index >= 0 &&
+	    !launch_resolve(env.cmd[split.target_index], target, sizeof(target)))
+		ao.target_exe = target;
 	agent = agent__new(&ao);
 	if (seed_started)
 		pthread_join(seed_thread, NULL);

@@ -1,0 +1,17 @@
+/* library_closure — the shared libraries a program will load, found as
+ * the dynamic loader would before the program runs: its DT_NEEDED
+ * entries and theirs, searched in DT_RUNPATH/DT_RPATH ($ORIGIN expanded),
+ * LD_LIBRARY_PATH, the ldconfig cache, then the default directories.
+ * Libraries loaded with dlopen() are not in it.
+ */
+#ifndef NUNATAK_LAUNCH_LIBRARY_CLOSURE_H
+#define NUNATAK_LAUNCH_LIBRARY_CLOSURE_H
+
+#define LIBRARY_CLOSURE_MAX 256 /* libraries followed at most */
+
+/* Calls fn once per library path (resolved, in breadth-first order).
+ * 0, -ENOEXEC when exe is not a dynamically linked ELF program (a script,
+ * a static binary: its libraries cannot be known in advance), -errno. */
+int library_closure(const char *exe, void (*fn)(const char *path, void *ctx), void *ctx);
+
+#endif
