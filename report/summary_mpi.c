@@ -161,9 +161,14 @@ static json_t *string_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static json_t *rank_json(const struct balance_rank *r)
+/* imbalance: this rank's time outside MPI over the mean of the ranks' */
+static json_t *rank_json(const struct balance_rank *r, double mean_outside)
 {
-	return json_pack("{s:i, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "rank", r->rank, "node",
+	return json_pack("{s:i, s:o, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "rank", r->rank,
+			 "imbalance",
+			 summary_json_number(mean_outside > 0 ? r->outside_mpi_time / mean_outside
+							      : NAN),
+			 "node",
 			 r->node, "app_time", summary_json_number(r->app_time), "app_time_quality",
 			 r->app_time_quality, "app_time_reason", string_or_null(r->app_time_reason),
 			 "mpi_time", summary_json_number(r->mpi_time), "mpi_fraction",
@@ -218,6 +223,7 @@ static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks
 int summary_mpi_json(json_t *root, const struct balance *b)
 {
 	json_t *ranks, *mpi, *o;
+	double mean_outside = 0;
 	size_t i;
 
 	/* json_object_set_new takes the reference even when it fails */
@@ -227,8 +233,10 @@ int summary_mpi_json(json_t *root, const struct balance *b)
 		return -ENOMEM;
 	ranks = json_object_get(root, "ranks");
 	mpi = json_object_get(root, "mpi");
+	for (i = 0; b && i < b->n_ranks; i++)
+		mean_outside += b->ranks[i].outside_mpi_time / (double)b->n_ranks;
 	for (i = 0; b && i < b->n_ranks; i++) {
-		o = rank_json(&b->ranks[i]);
+		o = rank_json(&b->ranks[i], mean_outside);
 		if (!o || json_array_append_new(ranks, o))
 			return -ENOMEM;
 	}

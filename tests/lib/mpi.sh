@@ -77,6 +77,8 @@ check(site["file"] and site["file"].endswith("pattern.c") and site["line"], f"Al
 
 # each rank's time outside MPI and its compute function in the ratio r+1
 out = [ranks[r]["outside_mpi_time"] for r in (0, 1)]
+check(abs(ranks[1]["imbalance"] - out[1] / (sum(out) / 2)) < 1e-9 and d["balance"]["busiest_rank"] == 1,
+      f"rank 1 imbalance {ranks[1]['imbalance']:.3f} = its outside-MPI time over the mean")
 check(abs(out[1] / out[0] - 2) <= 0.1, f"outside-MPI time ratio {out[1]/out[0]:.3f} within 5% of 2")
 db = sqlite3.connect(f"file:{sys.argv[3]}/pivot.sqlite?mode=ro", uri=True)
 comp = dict(db.execute("""select l.rank, sum(m.value) from measurements m join hotspots h on h.id=m.hotspot
