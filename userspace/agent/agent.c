@@ -670,8 +670,18 @@ int agent_publish(struct agent *a)
 		return err;
 	a->seq++;
 	/* the last totals of exited processes are published: forget them */
-	for (i = 0; a->mpi && i < a->n_exits; i++)
-		mpi_probes_forget(a->mpi, a->exits[i].tgid);
+	for (i = 0; i < a->n_exits; i++) {
+		struct process_info key = { .tgid = a->exits[i].tgid }, *pi;
+		void *node = tfind(&key, &a->processes, process_info_cmp);
+
+		if (a->mpi)
+			mpi_probes_forget(a->mpi, a->exits[i].tgid);
+		if (node) {
+			pi = *(struct process_info **)node;
+			tdelete(pi, &a->processes, process_info_cmp);
+			free(pi);
+		}
+	}
 	a->n_exits = 0;
 	a->n_mpi_events = 0;
 	if (a->modules)
