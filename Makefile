@@ -121,7 +121,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB) | $(GENERATED)
 # Workloads are what users profile: -O2 -g, frame pointers kept, never sanitized.
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $< -lpthread
 
 # benchmark tools: the bare sampling interrupt, the bare uprobe, an MPI loop
 $(BUILD)/bench/bare-interrupt: tests/bench/bare_interrupt.c | $(GENERATED)

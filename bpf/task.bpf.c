@@ -20,7 +20,37 @@ struct {
 	__uint(max_entries, TASK_EVENTS_BYTES);
 } task_events SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGET_PROCESSES);
+	__type(key, __u32);
+	__type(value, struct task_totals);
+} task_totals SEC(".maps");
+
 __u64 task_counters[TASK_COUNTERS];
+
+/* this thread's share of its process' totals */
+static __always_inline struct task_totals *task_totals_add(__u32 tgid, struct task_struct *task)
+{
+	struct task_totals *t, zero = {};
+
+	t = bpf_map_lookup_elem(&task_totals, &tgid);
+	if (!t) {
+		bpf_map_update_elem(&task_totals, &tgid, &zero, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&task_totals, &tgid);
+		if (!t) {
+			__sync_fetch_and_add(&task_counters[TASK_DROP_TOTALS], 1);
+			return NULL;
+		}
+	}
+	__sync_fetch_and_add(&t->utime_ns, BPF_CORE_READ(task, utime));
+	__sync_fetch_and_add(&t->stime_ns, BPF_CORE_READ(task, stime));
+	__sync_fetch_and_add(&t->nvcsw, BPF_CORE_READ(task, nvcsw));
+	__sync_fetch_and_add(&t->nivcsw, BPF_CORE_READ(task, nivcsw));
+	__sync_fetch_and_add(&t->min_flt, BPF_CORE_READ(task, min_flt));
+	__sync_fetch_and_add(&t->maj_flt, BPF_CORE_READ(task, maj_flt));
+	return t;
+}
 
 static __always_inline struct task_event *task_event_reserve(__u32 kind, struct task_struct *task,
 							     const struct target_info *target)
@@ -84,28 +114,38 @@ int BPF_PROG(task_exit, struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 	struct signal_struct *signal = BPF_CORE_READ(task, signal);
-	struct target_info *target;
+	struct target_info *target, info;
+	struct task_totals *totals;
 	struct task_event *e;
 
 	target = bpf_map_lookup_elem(&targets, &tgid);
 	if (!target)
 		return 0;
-	/* only the last thread of the group: the process is gone */
+	/* every thread adds its share: followed from its first instruction,
+	 * the process' threads all exit here */
+	totals = task_totals_add(tgid, task);
+	/* only the last thread of the group: the process is gone. Two threads
+	 * exiting at once may both read 0: the first removes the target, so
+	 * the second stops at the lookup above (its share may be lost then) */
 	if (BPF_CORE_READ(signal, live.counter) > 0)
 		return 0;
-	e = task_event_reserve(TASK_EVENT_EXIT, task, target);
+	info = *target;
+	if (bpf_map_delete_elem(&targets, &tgid))
+		return 0;
+	e = task_event_reserve(TASK_EVENT_EXIT, task, &info);
 	if (e) {
-		/* dead threads were folded into signal; this one is not yet */
 		e->exit_code = BPF_CORE_READ(task, exit_code);
-		e->utime_ns = BPF_CORE_READ(signal, utime) + BPF_CORE_READ(task, utime);
-		e->stime_ns = BPF_CORE_READ(signal, stime) + BPF_CORE_READ(task, stime);
-		e->nvcsw = BPF_CORE_READ(signal, nvcsw) + BPF_CORE_READ(task, nvcsw);
-		e->nivcsw = BPF_CORE_READ(signal, nivcsw) + BPF_CORE_READ(task, nivcsw);
-		e->min_flt = BPF_CORE_READ(signal, min_flt) + BPF_CORE_READ(task, min_flt);
-		e->maj_flt = BPF_CORE_READ(signal, maj_flt) + BPF_CORE_READ(task, maj_flt);
+		if (totals) {
+			e->utime_ns = totals->utime_ns;
+			e->stime_ns = totals->stime_ns;
+			e->nvcsw = totals->nvcsw;
+			e->nivcsw = totals->nivcsw;
+			e->min_flt = totals->min_flt;
+			e->maj_flt = totals->maj_flt;
+		}
 		e->maxrss_pages = BPF_CORE_READ(signal, maxrss);
 		bpf_ringbuf_submit(e, 0);
 	}
-	bpf_map_delete_elem(&targets, &tgid);
+	bpf_map_delete_elem(&task_totals, &tgid);
 	return 0;
 }

@@ -38,9 +38,22 @@ struct task_event {
 	char comm[TASK_COMM_BYTES];
 };
 
+/* what the threads of one process used, added up as each thread exits:
+ * at the last exit, signal_struct does not hold the threads that are not
+ * released yet (a zombie group leader, threads between exit and release) */
+struct task_totals {
+	__u64 utime_ns;
+	__u64 stime_ns;
+	__u64 nvcsw;
+	__u64 nivcsw;
+	__u64 min_flt;
+	__u64 maj_flt;
+};
+
 enum task_counter {
 	TASK_DROP_TARGETS = 0, /* target map full: a child is not observed */
 	TASK_DROP_EVENTS,      /* ring buffer full: an exec/exit is not reported */
+	TASK_DROP_TOTALS,      /* totals map full: a process' counters are partial */
 	TASK_COUNTERS,
 };
 

@@ -579,6 +579,7 @@ static int agent_add_counters(struct agent *a, struct batch_builder *b)
 	err = err ?: batch_builder_add_counter(b, "stacks_unreadable", c.stacks_unreadable);
 	err = err ?: batch_builder_add_counter(b, "processes_not_followed", c.drop_targets);
 	err = err ?: batch_builder_add_counter(b, "task_reports_dropped", c.drop_events);
+	err = err ?: batch_builder_add_counter(b, "process_totals_partial", c.drop_totals);
 	err = err ?: batch_builder_add_counter(b, "mapping_records_lost", sideband_lost(a->sideband));
 	if (a->mpi) {
 		uint64_t mc[MPI_COUNTERS];

@@ -52,8 +52,10 @@ static int sampler_open_events(struct sampler *s, long frequency, char *err, siz
 	s->links = calloc(s->ncpu, sizeof(*s->links));
 	if (!s->perf_fds || !s->links)
 		return -ENOMEM;
-	for (cpu = 0; cpu < s->ncpu; cpu++) {
+	/* before anything can fail: a 0 here would close our stdin */
+	for (cpu = 0; cpu < s->ncpu; cpu++)
 		s->perf_fds[cpu] = -1;
+	for (cpu = 0; cpu < s->ncpu; cpu++) {
 		fd = perf_open_cpu_clock(cpu, frequency);
 		if (fd < 0) {
 			e = -errno;
@@ -309,4 +311,5 @@ void sampler_read_counters(const struct sampler *s, struct sampler_counters *out
 	out->stacks_unreadable = sc[SAMPLE_STACK_UNREADABLE];
 	out->drop_targets = tc[TASK_DROP_TARGETS];
 	out->drop_events = tc[TASK_DROP_EVENTS];
+	out->drop_totals = tc[TASK_DROP_TOTALS];
 }

@@ -30,6 +30,7 @@ struct sampler_counters {
 	uint64_t stacks_unreadable; /* no user stack to read (leaf kept) */
 	uint64_t drop_targets; /* children not followed: target map full */
 	uint64_t drop_events;  /* exec/exit reports lost: ring buffer full */
+	uint64_t drop_totals;  /* processes whose counters are partial */
 };
 
 /* NULL + errno on failure; err then says which step failed and why. */
