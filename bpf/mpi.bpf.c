@@ -29,7 +29,7 @@ struct mpi_call_state {
 	__s32 peer;
 	__u32 function;
 	__u32 depth; /* nested MPI calls of this thread */
-	__u32 pad;
+	__u32 tgid;  /* a tid reused by another process is a new thread */
 };
 
 struct {
@@ -96,11 +96,12 @@ int BPF_KPROBE(mpi_entry)
 	if (!bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
 	st = bpf_map_lookup_elem(&mpi_calls, &tid);
-	if (st && st->depth > 0) {
+	if (st && st->depth > 0 && st->tgid == tgid) {
 		st->depth++;
 		return 0;
 	}
 	fresh.depth = 1;
+	fresh.tgid = tgid;
 	fresh.function = MPI_COOKIE_FN(cookie);
 	fresh.peer = -1;
 	bpf_probe_read_user(&fresh.call_site, sizeof(fresh.call_site), (void *)PT_REGS_SP(ctx));
@@ -165,7 +166,7 @@ int BPF_KRETPROBE(mpi_return)
 	__u64 duration;
 
 	st = bpf_map_lookup_elem(&mpi_calls, &tid);
-	if (!st || st->depth == 0)
+	if (!st || st->depth == 0 || st->tgid != tgid)
 		return 0;
 	if (--st->depth > 0)
 		return 0;
@@ -198,5 +199,7 @@ int BPF_KRETPROBE(mpi_return)
 			bpf_ringbuf_submit(e, 0);
 		}
 	}
+	/* the outermost call is over: the map holds only calls in flight */
+	bpf_map_delete_elem(&mpi_calls, &tid);
 	return 0;
 }

@@ -1,4 +1,5 @@
 /* agent — see agent.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <search.h>
 #include <signal.h>
@@ -51,8 +52,8 @@ struct agent {
 	void *processes; /* tsearch tree of struct process_info, by tgid */
 	struct mpi_event *mpi_events;
 	size_t n_mpi_events, cap_mpi_events;
-	pid_t *forget;   /* exited processes to forget after the next publish */
-	size_t n_forget, cap_forget;
+	struct batch_builder *unsent; /* a Batch not acknowledged yet */
+	uint64_t unsent_seq;
 	char *run_id, *node, *endpoint;
 	void *socket;
 	struct sampler *sampler;
@@ -181,20 +182,22 @@ static void agent_probe_installed_mpi(struct agent *a)
 		pclose(p);
 	while (ldpath && *ldpath) {
 		size_t len = strcspn(ldpath, ":");
+		struct dirent *de;
+		DIR *dir;
 
-		snprintf(cmd, sizeof(cmd), "ls -1 '%.*s' 2>/dev/null", (int)len, ldpath);
-		p = popen(cmd, "r");
-		while (p && fgets(line, sizeof(line), p)) {
-			char path[4200];
+		snprintf(cmd, sizeof(cmd), "%.*s", (int)len, ldpath);
+		dir = opendir(cmd);
+		while (dir && (de = readdir(dir))) {
+			char path[4400];
 
-			line[strcspn(line, "\n")] = '\0';
-			if (strncmp(line, "lib", 3) || !strstr(line, "mpi") || !strstr(line, ".so"))
+			if (strncmp(de->d_name, "lib", 3) || !strstr(de->d_name, "mpi") ||
+			    !strstr(de->d_name, ".so"))
 				continue;
-			snprintf(path, sizeof(path), "%.*s/%s", (int)len, ldpath, line);
+			snprintf(path, sizeof(path), "%s/%s", cmd, de->d_name);
 			module_table_open_file(a->modules, path);
 		}
-		if (p)
-			pclose(p);
+		if (dir)
+			closedir(dir);
 		ldpath += len + (ldpath[len] == ':');
 	}
 }
@@ -225,7 +228,11 @@ static void agent_start_sampling(struct agent *a)
 
 	a->sampler = sampler__new(&so, err, sizeof(err));
 	if (!a->sampler) {
-		if (errno == EPERM || errno == EACCES)
+		if (!strncmp(err, "perf_event_open", 15))
+			agent_keep_degradation(a, "perf-events-refused", err,
+					       "lower --frequency under "
+					       "/proc/sys/kernel/perf_event_max_sample_rate, or run as root");
+		else if (errno == EPERM || errno == EACCES)
 			agent_keep_degradation(a, "bpf-denied", err,
 					       "run as root, or grant CAP_BPF and CAP_PERFMON");
 		else
@@ -305,7 +312,10 @@ void agent__free(struct agent *a)
 	hardware_counters__free(a->hw);
 	tdestroy(a->processes, free);
 	free(a->mpi_events);
-	free(a->forget);
+	if (a->unsent)
+		pr_warn("batch %llu was never acknowledged: its data is missing from the Run",
+			(unsigned long long)a->unsent_seq);
+	batch_builder__free(a->unsent);
 	sideband__free(a->sideband);
 	sampler__free(a->sampler);
 	module_table__free(a->modules);
@@ -635,12 +645,58 @@ static int agent_send_batch(struct agent *a, wire_envelope *env, uint64_t seq)
 	return -ETIMEDOUT;
 }
 
+/* What the Batch just built holds is the Batch's now: the Agent forgets
+ * it (exited processes, their MPI totals, sent Events). */
+static void agent_forget_published(struct agent *a)
+{
+	size_t i;
+
+	/* the last totals of exited processes are published: forget them */
+	for (i = 0; i < a->n_exits; i++) {
+		struct process_info key = { .tgid = a->exits[i].tgid }, *pi;
+		void *node = tfind(&key, &a->processes, process_info_cmp);
+
+		if (a->mpi)
+			mpi_probes_forget(a->mpi, a->exits[i].tgid);
+		if (node) {
+			pi = *(struct process_info **)node;
+			tdelete(pi, &a->processes, process_info_cmp);
+			free(pi);
+		}
+	}
+	a->n_exits = 0;
+	a->n_mpi_events = 0;
+	if (a->modules)
+		module_table_reap(a->modules);
+}
+
+/* Sends the Batch that could not be delivered before, unchanged (same
+ * seq: if it was stored but its Ack lost, the Aggregator acks the copy
+ * and stores nothing twice). 0 when there is none left. */
+static int agent_send_unsent(struct agent *a)
+{
+	int err;
+
+	if (!a->unsent)
+		return 0;
+	err = agent_send_batch(a, batch_builder_envelope(a->unsent), a->unsent_seq);
+	if (err)
+		return err;
+	batch_builder__free(a->unsent);
+	a->unsent = NULL;
+	return 0;
+}
+
 int agent_publish(struct agent *a)
 {
 	struct batch_builder *b;
 	size_t i;
-	int err = 0;
+	int err;
 
+	/* the older Batch first: the kernel keeps aggregating meanwhile */
+	err = agent_send_unsent(a);
+	if (err)
+		return err;
 	a->n_drained = 0;
 	if (a->sampler) {
 		/* drain first, then apply the mapping records: every mapping a
@@ -664,28 +720,18 @@ int agent_publish(struct agent *a)
 		err = batch_builder_add_degradation(b, a->degradations[i].name,
 						    a->degradations[i].message,
 						    a->degradations[i].remedy);
-	if (!err)
-		err = agent_send_batch(a, batch_builder_envelope(b), a->seq);
-	batch_builder__free(b);
-	if (err)
+	if (err) {
+		batch_builder__free(b);
 		return err;
-	a->seq++;
-	/* the last totals of exited processes are published: forget them */
-	for (i = 0; i < a->n_exits; i++) {
-		struct process_info key = { .tgid = a->exits[i].tgid }, *pi;
-		void *node = tfind(&key, &a->processes, process_info_cmp);
-
-		if (a->mpi)
-			mpi_probes_forget(a->mpi, a->exits[i].tgid);
-		if (node) {
-			pi = *(struct process_info **)node;
-			tdelete(pi, &a->processes, process_info_cmp);
-			free(pi);
-		}
 	}
-	a->n_exits = 0;
-	a->n_mpi_events = 0;
-	if (a->modules)
-		module_table_reap(a->modules);
-	return 0;
+	agent_forget_published(a);
+	err = agent_send_batch(a, batch_builder_envelope(b), a->seq);
+	if (err) {
+		a->unsent = b; /* sent again, unchanged, before the next one */
+		a->unsent_seq = a->seq;
+	} else {
+		batch_builder__free(b);
+	}
+	a->seq++;
+	return err;
 }

@@ -53,8 +53,9 @@ int agent_fd(const struct agent *a);
 /* Apply pending kernel reports (mappings, exec, exit). 0 or -errno. */
 int agent_process_events(struct agent *a);
 
-/* Drain, build one Batch, send it and wait for its Ack. 0, -ETIMEDOUT
- * (no Ack after 3 tries), -errno. */
+/* Drain, build one Batch, send it and wait for its Ack. A Batch left
+ * without Ack is kept and sent again, unchanged, at the next call, before
+ * a new one. 0, -ETIMEDOUT (no Ack after 3 tries), -errno. */
 int agent_publish(struct agent *a);
 
 #endif

@@ -250,6 +250,29 @@ static int sampler_collect_keys(struct sampler *s, int map_fd, size_t *n)
 	}
 }
 
+/* one pass over the ids, then the deletes: a walk restarted after each
+ * delete would cost the map's size per stack */
+static void sampler_empty_stacks(int stacks_fd)
+{
+	__u32 *ids = NULL, *grown, id, last;
+	size_t n = 0, cap = 0, i;
+
+	while (!bpf_map_get_next_key(stacks_fd, n ? &last : NULL, &id)) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			grown = realloc(ids, cap * sizeof(*ids));
+			if (!grown)
+				break; /* the rest waits for the next drain */
+			ids = grown;
+		}
+		ids[n++] = id;
+		last = id;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(stacks_fd, &ids[i]);
+	free(ids);
+}
+
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
 {
 	uint64_t ips[MAX_STACK_DEPTH];
@@ -290,12 +313,11 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
 		err = fn(key, &value, ips, depth, stack_lost, ctx);
 	}
 	/* empty the pair: nothing writes to it until the next flip, and a
-	 * stack map never emptied fills for good in a long Run */
-	for (i = 0; i < n; i++) {
+	 * stack map never emptied fills for good in a long Run — including
+	 * the stacks of samples the full sample map did not keep */
+	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(map_fd, &s->keys[i]);
-		if (s->keys[i].user_stack_id >= 0)
-			bpf_map_delete_elem(stacks_fd, &s->keys[i].user_stack_id);
-	}
+	sampler_empty_stacks(stacks_fd);
 	s->drained_keys += n;
 	return err;
 }
