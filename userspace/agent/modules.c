@@ -171,8 +171,13 @@ int module_table_add_process(struct module_table *table, pid_t tgid, pid_t paren
 {
 	struct process *proc, *pproc;
 
-	if (process_find(table, tgid))
+	proc = process_find(table, tgid);
+	if (proc && !proc->exited)
 		return 0;
+	if (proc) { /* the pid of an exited process, reused: a new process */
+		tdelete(proc, &table->processes, process_cmp);
+		process_free(proc);
+	}
 	proc = process_insert(table, tgid);
 	if (!proc)
 		return -ENOMEM;
