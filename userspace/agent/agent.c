@@ -17,10 +17,10 @@
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_report.h"
-#include "userspace/launch/library_closure.h"
-#include "userspace/launch/rank_identity.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sideband.h"
+#include "userspace/launch/library_closure.h"
+#include "userspace/launch/rank_identity.h"
 #include "userspace/log/log.h"
 #include "userspace/wire/wire.h"
 
@@ -42,7 +42,7 @@ struct drained_sample {
 struct process_info {
 	pid_t tgid;
 	struct rank_identity identity; /* read from its environment at exec */
-	uint64_t exit_ns;              /* 0: running */
+	uint64_t exit_ns;	       /* 0: running */
 };
 
 struct agent {
@@ -69,8 +69,8 @@ struct agent {
 	size_t n_drained, cap_drained;
 };
 
-static int agent_keep_degradation(struct agent *a, const char *name, const char *message,
-				  const char *remedy)
+int agent_add_degradation(struct agent *a, const char *name, const char *message,
+			  const char *remedy)
 {
 	struct pending_degradation *d;
 
@@ -90,12 +90,6 @@ static int agent_keep_degradation(struct agent *a, const char *name, const char 
 	}
 	a->n_degradations++;
 	return 0;
-}
-
-int agent_add_degradation(struct agent *a, const char *name, const char *message,
-			  const char *remedy)
-{
-	return agent_keep_degradation(a, name, message, remedy);
 }
 
 int agent_for_each_degradation(const struct agent *a,
@@ -121,7 +115,7 @@ static int process_info_cmp(const void *a, const void *b)
 
 static struct process_info *process_info_get(struct agent *a, pid_t tgid, int create)
 {
-	struct process_info key = { .tgid = tgid }, *pi;
+	struct process_info key = {.tgid = tgid}, *pi;
 	void *node = tfind(&key, &a->processes, process_info_cmp);
 
 	if (node || !create)
@@ -143,8 +137,9 @@ static void agent_on_new_module(struct module *m, void *ctx)
 	char err[512];
 
 	if (a->mpi && mpi_probes_consider(a->mpi, m, err, sizeof(err)) < 0)
-		agent_keep_degradation(a, "mpi-probes-failed", err,
-				       "MPI statistics are missing for this library; run `nunatak doctor`");
+		agent_add_degradation(a, "mpi-probes-failed", err,
+				      "MPI statistics are missing for this library; run as root on "
+				      "a kernel with BTF");
 }
 
 static void agent_open_library(const char *path, void *ctx)
@@ -165,8 +160,7 @@ static void agent_probe_installed_mpi(struct agent *a)
 	char line[4096], cmd[4200];
 	FILE *p;
 
-	if (a->opts.target_exe &&
-	    !library_closure(a->opts.target_exe, agent_open_library, a))
+	if (a->opts.target_exe && !library_closure(a->opts.target_exe, agent_open_library, a))
 		return;
 	p = popen("ldconfig -p 2>/dev/null", "r");
 	while (p && fgets(line, sizeof(line), p)) {
@@ -204,14 +198,15 @@ static void agent_probe_installed_mpi(struct agent *a)
 
 static void agent_start_mpi(struct agent *a)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
-	a->mpi = mpi_probes__new(sampler_targets_fd(a->sampler), a->opts.mpi_events, err,
-				 sizeof(err));
+	a->mpi =
+	    mpi_probes__new(sampler_targets_fd(a->sampler), a->opts.mpi_events, err, sizeof(err));
 	if (!a->mpi) {
-		agent_keep_degradation(a, "mpi-probes-unavailable", err,
-				       "MPI calls will not be counted; run `nunatak doctor`");
+		agent_add_degradation(
+		    a, "mpi-probes-unavailable", err,
+		    "MPI calls will not be counted; use a kernel with uprobes and BTF");
 		return;
 	}
 	module_table_on_new_module(a->modules, agent_on_new_module, a);
@@ -222,23 +217,24 @@ static void agent_start_mpi(struct agent *a)
 
 static void agent_start_sampling(struct agent *a)
 {
-	struct sampler_opts so = { .frequency = a->opts.frequency };
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct sampler_opts so = {.frequency = a->opts.frequency};
+	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
 	a->sampler = sampler__new(&so, err, sizeof(err));
 	if (!a->sampler) {
 		if (!strncmp(err, "perf_event_open", 15))
-			agent_keep_degradation(a, "perf-events-refused", err,
-					       "lower --frequency under "
-					       "/proc/sys/kernel/perf_event_max_sample_rate, or run as root");
+			agent_add_degradation(
+			    a, "perf-events-refused", err,
+			    "lower --frequency under "
+			    "/proc/sys/kernel/perf_event_max_sample_rate, or run as root");
 		else if (errno == EPERM || errno == EACCES)
-			agent_keep_degradation(a, "bpf-denied", err,
-					       "run as root, or grant CAP_BPF and CAP_PERFMON");
+			agent_add_degradation(a, "bpf-denied", err,
+					      "run as root, or grant CAP_BPF and CAP_PERFMON");
 		else
-			agent_keep_degradation(a, "bpf-unavailable", err,
-					       "use a kernel with BPF and BTF (/sys/kernel/btf/vmlinux); "
-					       "run `nunatak doctor`");
+			agent_add_degradation(
+			    a, "bpf-unavailable", err,
+			    "use a kernel with BPF and BTF (/sys/kernel/btf/vmlinux)");
 		return;
 	}
 	a->modules = module_table__new();
@@ -246,8 +242,9 @@ static void agent_start_sampling(struct agent *a)
 		a->sideband = sideband__new(a->modules);
 	if (!a->sideband) {
 		snprintf(err, sizeof(err), "cannot follow code mappings: %s", strerror(errno));
-		agent_keep_degradation(a, "mappings-unavailable", err,
-				       "run as root (perf_event_paranoid allows no system-wide events)");
+		agent_add_degradation(
+		    a, "mappings-unavailable", err,
+		    "run as root (perf_event_paranoid allows no system-wide events)");
 		sampler__free(a->sampler);
 		a->sampler = NULL;
 		return;
@@ -489,8 +486,8 @@ static int agent_add_mpi(struct agent *a, struct batch_builder *b)
 		return 0;
 	err = mpi_report_sites(a->mpi, a->modules, b, agent_process_locus, agent_exit_ns, a);
 	for (i = 0; i < a->n_mpi_events && !err; i++)
-		err = mpi_report_event(a->mpi, a->modules, b, &a->mpi_events[i], agent_process_locus,
-				       a);
+		err = mpi_report_event(a->mpi, a->modules, b, &a->mpi_events[i],
+				       agent_process_locus, a);
 	return err;
 }
 
@@ -546,8 +543,8 @@ static int agent_add_exits(struct agent *a, struct batch_builder *b)
 						       &hw_reason)) {
 			pe.has_cycles = pe.has_instructions = 1;
 		} else {
-			pe.hardware_counters_reason = (char *)(a->hw ? hw_reason
-								     : "hardware counters not set up");
+			pe.hardware_counters_reason =
+			    (char *)(a->hw ? hw_reason : "hardware counters not set up");
 		}
 		agent_locus(a, e->tgid, e->tgid, &locus);
 		if (!locus.comm)
@@ -559,13 +556,15 @@ static int agent_add_exits(struct agent *a, struct batch_builder *b)
 			char name[64], message[256];
 
 			snprintf(name, sizeof(name), "rank-%d-killed", locus.rank);
-			snprintf(message, sizeof(message),
-				 "rank %d (pid %d) was killed by signal %d (%s): its data stops there",
-				 locus.rank, e->tgid, WTERMSIG(e->exit_code),
-				 strsignal(WTERMSIG(e->exit_code)));
-			err = batch_builder_add_degradation(b, name, message,
-							    "find why the rank died; the other ranks' "
-							    "data is complete");
+			snprintf(
+			    message, sizeof(message),
+			    "rank %d (pid %d) was killed by signal %d (%s): its data stops there",
+			    locus.rank, e->tgid, WTERMSIG(e->exit_code),
+			    strsignal(WTERMSIG(e->exit_code)));
+			err = batch_builder_add_degradation(
+			    b, name, message,
+			    "find why the rank died; the other ranks' "
+			    "data is complete");
 			if (err)
 				return err;
 		}
@@ -590,15 +589,18 @@ static int agent_add_counters(struct agent *a, struct batch_builder *b)
 	err = err ?: batch_builder_add_counter(b, "processes_not_followed", c.drop_targets);
 	err = err ?: batch_builder_add_counter(b, "task_reports_dropped", c.drop_events);
 	err = err ?: batch_builder_add_counter(b, "process_totals_partial", c.drop_totals);
-	err = err ?: batch_builder_add_counter(b, "mapping_records_lost", sideband_lost(a->sideband));
+	err =
+	    err ?: batch_builder_add_counter(b, "mapping_records_lost", sideband_lost(a->sideband));
 	if (a->mpi) {
 		uint64_t mc[MPI_COUNTERS];
 
 		mpi_probes_read_counters(a->mpi, mc);
 		err = err ?: batch_builder_add_counter(b, "mpi_calls_seen", mc[MPI_CALLS_SEEN]);
 		err = err ?: batch_builder_add_counter(b, "mpi_sites_dropped", mc[MPI_DROP_SITES]);
-		err = err ?: batch_builder_add_counter(b, "mpi_calls_untimed", mc[MPI_DROP_THREADS]);
-		err = err ?: batch_builder_add_counter(b, "mpi_events_dropped", mc[MPI_DROP_EVENTS]);
+		err =
+		    err ?: batch_builder_add_counter(b, "mpi_calls_untimed", mc[MPI_DROP_THREADS]);
+		err =
+		    err ?: batch_builder_add_counter(b, "mpi_events_dropped", mc[MPI_DROP_EVENTS]);
 	}
 	return err;
 }
@@ -609,7 +611,7 @@ static int agent_send_batch(struct agent *a, wire_envelope *env, uint64_t seq)
 	int tries, err;
 
 	for (tries = 0; tries < 3; tries++) {
-		zmq_pollitem_t item = { .socket = a->socket, .events = ZMQ_POLLIN };
+		zmq_pollitem_t item = {.socket = a->socket, .events = ZMQ_POLLIN};
 
 		err = wire_send(a->socket, env);
 		if (err)
@@ -625,7 +627,8 @@ static int agent_send_batch(struct agent *a, wire_envelope *env, uint64_t seq)
 				zmq_msg_close(&msg);
 				break;
 			}
-			reply = wire_unpack(zmq_msg_data(&msg), zmq_msg_size(&msg), why, sizeof(why));
+			reply =
+			    wire_unpack(zmq_msg_data(&msg), zmq_msg_size(&msg), why, sizeof(why));
 			zmq_msg_close(&msg);
 			if (!reply) {
 				pr_warn("aggregator reply refused: %s", why);
@@ -635,8 +638,8 @@ static int agent_send_batch(struct agent *a, wire_envelope *env, uint64_t seq)
 			    reply->ack->seq == seq)
 				acked = 1;
 			else if (reply->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR)
-				pr_warn("aggregator refused batch %llu: %s", (unsigned long long)seq,
-					reply->error->message);
+				pr_warn("aggregator refused batch %llu: %s",
+					(unsigned long long)seq, reply->error->message);
 			wire_envelope_free(reply);
 			if (acked)
 				return 0;
@@ -653,7 +656,7 @@ static void agent_forget_published(struct agent *a)
 
 	/* the last totals of exited processes are published: forget them */
 	for (i = 0; i < a->n_exits; i++) {
-		struct process_info key = { .tgid = a->exits[i].tgid }, *pi;
+		struct process_info key = {.tgid = a->exits[i].tgid}, *pi;
 		void *node = tfind(&key, &a->processes, process_info_cmp);
 
 		if (a->mpi)

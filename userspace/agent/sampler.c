@@ -22,7 +22,6 @@ struct sampler {
 	int *perf_fds;
 	struct bpf_link **links;
 	int n_events;
-	uint64_t drained_keys;
 
 	sampler_task_event_fn task_event_fn;
 	void *task_event_ctx;
@@ -318,7 +317,6 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(map_fd, &s->keys[i]);
 	sampler_empty_stacks(stacks_fd);
-	s->drained_keys += n;
 	return err;
 }
 
