@@ -1,5 +1,4 @@
 /* agent — see agent.h. */
-#include <dirent.h>
 #include <errno.h>
 #include <search.h>
 #include <signal.h>
@@ -156,44 +155,9 @@ static void agent_open_library(const char *path, void *ctx)
  * (those ldconfig knows and those in LD_LIBRARY_PATH). */
 static void agent_probe_installed_mpi(struct agent *a)
 {
-	const char *ldpath = getenv("LD_LIBRARY_PATH");
-	char line[4096], cmd[4200];
-	FILE *p;
-
 	if (a->opts.target_exe && !library_closure(a->opts.target_exe, agent_open_library, a))
 		return;
-	p = popen("ldconfig -p 2>/dev/null", "r");
-	while (p && fgets(line, sizeof(line), p)) {
-		char *path = strstr(line, "=> ");
-
-		if (!path || !strstr(line, "mpi"))
-			continue;
-		path += 3;
-		path[strcspn(path, "\n")] = '\0';
-		module_table_open_file(a->modules, path); /* the hook probes it */
-	}
-	if (p)
-		pclose(p);
-	while (ldpath && *ldpath) {
-		size_t len = strcspn(ldpath, ":");
-		struct dirent *de;
-		DIR *dir;
-
-		snprintf(cmd, sizeof(cmd), "%.*s", (int)len, ldpath);
-		dir = opendir(cmd);
-		while (dir && (de = readdir(dir))) {
-			char path[4400];
-
-			if (strncmp(de->d_name, "lib", 3) || !strstr(de->d_name, "mpi") ||
-			    !strstr(de->d_name, ".so"))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", cmd, de->d_name);
-			module_table_open_file(a->modules, path);
-		}
-		if (dir)
-			closedir(dir);
-		ldpath += len + (ldpath[len] == ':');
-	}
+	library_installed("mpi", agent_open_library, a);
 }
 
 static void agent_start_mpi(struct agent *a)

@@ -1,4 +1,5 @@
 /* library_closure — see library_closure.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -121,6 +122,52 @@ static int remember(struct closure *c, const char *path)
 	return 1;
 }
 
+static void closure_release(struct closure *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_seen; i++)
+		free(c->seen[i]);
+	for (i = 0; i < c->n_cache; i++) {
+		free(c->cache[i].soname);
+		free(c->cache[i].path);
+	}
+	free(c->cache);
+}
+
+int library_installed(const char *word, void (*fn)(const char *path, void *ctx), void *ctx)
+{
+	const char *ldpath = getenv("LD_LIBRARY_PATH");
+	struct closure c = {};
+	size_t i;
+
+	read_ldconfig_cache(&c);
+	for (i = 0; i < c.n_cache; i++)
+		if (strstr(c.cache[i].soname, word))
+			fn(c.cache[i].path, ctx);
+	closure_release(&c);
+	while (ldpath && *ldpath) {
+		size_t len = strcspn(ldpath, ":");
+		char dir_path[PATH_MAX], path[PATH_MAX + 256];
+		struct dirent *de;
+		DIR *dir;
+
+		snprintf(dir_path, sizeof(dir_path), "%.*s", (int)len, len ? ldpath : ".");
+		dir = opendir(dir_path);
+		while (dir && (de = readdir(dir))) {
+			if (strncmp(de->d_name, "lib", 3) || !strstr(de->d_name, word) ||
+			    !strstr(de->d_name, ".so"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir_path, de->d_name);
+			fn(path, ctx);
+		}
+		if (dir)
+			closedir(dir);
+		ldpath += len + (ldpath[len] == ':');
+	}
+	return 0;
+}
+
 int library_closure(const char *exe, void (*fn)(const char *path, void *ctx), void *ctx)
 {
 	struct closure c = {};
@@ -150,12 +197,6 @@ int library_closure(const char *exe, void (*fn)(const char *path, void *ctx), vo
 				fn(c.seen[c.n_seen - 1], ctx);
 		elf_dynamic_release(&d);
 	}
-	for (i = 0; i < c.n_seen; i++)
-		free(c.seen[i]);
-	for (i = 0; i < c.n_cache; i++) {
-		free(c.cache[i].soname);
-		free(c.cache[i].path);
-	}
-	free(c.cache);
+	closure_release(&c);
 	return 0;
 }

@@ -14,4 +14,10 @@
  * a static binary: its libraries cannot be known in advance), -errno. */
 int library_closure(const char *exe, void (*fn)(const char *path, void *ctx), void *ctx);
 
+/* Calls fn for every installed library whose file name holds word: those
+ * the ldconfig cache lists, then those in the LD_LIBRARY_PATH directories
+ * (for a program that cannot be read, the libraries it could load). A
+ * library may be reported twice, under two names. 0 or -ENOMEM. */
+int library_installed(const char *word, void (*fn)(const char *path, void *ctx), void *ctx);
+
 #endif
