@@ -181,79 +181,65 @@ fail:
 }
 
 
-#define DETACH_THREADS 16
+#define RELEASE_THREADS 16
 
-struct detach_share {
-	struct bpf_link **links;
-	size_t n;
+struct release_share {
+	char *items;
+	size_t n, size;
+	void (*release)(void *item);
 };
 
-static void *detach_links(void *arg)
+static void *release_share_run(void *arg)
 {
-	struct detach_share *share = arg;
+	struct release_share *share = arg;
 	size_t i;
 
 	for (i = 0; i < share->n; i++)
-		bpf_link__destroy(share->links[i]);
+		share->release(share->items + i * share->size);
 	return NULL;
 }
 
-/* Removing a uprobe waits for a grace period (tens of ms each here):
- * detaching from several threads lets the waits overlap. */
-static void detach_all(struct bpf_link **links, size_t n)
+/* Removing a uprobe waits for a grace period (tens of ms each here, per
+ * perf-event probe as per uprobe_multi link): releasing from several
+ * threads lets the waits overlap. release gets a pointer to each item. */
+static void release_all(void *items, size_t n, size_t size, void (*release)(void *item))
 {
-	struct detach_share shares[DETACH_THREADS];
-	pthread_t threads[DETACH_THREADS];
-	size_t per = (n + DETACH_THREADS - 1) / DETACH_THREADS, i;
-	int started[DETACH_THREADS] = {};
+	struct release_share shares[RELEASE_THREADS];
+	pthread_t threads[RELEASE_THREADS];
+	size_t per = (n + RELEASE_THREADS - 1) / RELEASE_THREADS, i;
+	int started[RELEASE_THREADS] = {};
 
-	for (i = 0; i < DETACH_THREADS && per; i++) {
-		size_t first = i * per;
+	for (i = 0; i < RELEASE_THREADS && per; i++) {
+		size_t first = i * per < n ? i * per : n;
 
-		shares[i].links = links + (first < n ? first : n);
-		shares[i].n = first >= n ? 0 : (n - first < per ? n - first : per);
-		started[i] = !pthread_create(&threads[i], NULL, detach_links, &shares[i]);
+		shares[i] = (struct release_share){ (char *)items + first * size,
+						    n - first < per ? n - first : per, size, release };
+		started[i] = !pthread_create(&threads[i], NULL, release_share_run, &shares[i]);
 		if (!started[i])
-			detach_links(&shares[i]);
+			release_share_run(&shares[i]);
 	}
-	for (i = 0; i < DETACH_THREADS; i++)
+	for (i = 0; i < RELEASE_THREADS; i++)
 		if (started[i])
 			pthread_join(threads[i], NULL);
 }
 
-static void *close_one(void *arg)
+static void release_link(void *item)
 {
-	close(*(int *)arg);
-	return NULL;
+	bpf_link__destroy(*(struct bpf_link **)item);
 }
 
-/* each uprobe_multi link waits for a grace period when closed: overlap */
-static void close_all(int *fds, size_t n)
+static void release_fd(void *item)
 {
-	pthread_t *threads = calloc(n ? n : 1, sizeof(*threads));
-	int *started = calloc(n ? n : 1, sizeof(*started));
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (threads && started)
-			started[i] = !pthread_create(&threads[i], NULL, close_one, &fds[i]);
-		if (!threads || !started || !started[i])
-			close(fds[i]);
-	}
-	for (i = 0; threads && started && i < n; i++)
-		if (started[i])
-			pthread_join(threads[i], NULL);
-	free(threads);
-	free(started);
+	close(*(int *)item);
 }
 
 void mpi_probes__free(struct mpi_probes *mp)
 {
 	if (!mp)
 		return;
-	close_all(mp->multi_fds, mp->n_multi_fds);
+	release_all(mp->multi_fds, mp->n_multi_fds, sizeof(*mp->multi_fds), release_fd);
 	free(mp->multi_fds);
-	detach_all(mp->links, mp->n_links);
+	release_all(mp->links, mp->n_links, sizeof(*mp->links), release_link);
 	free(mp->links);
 	free(mp->libraries);
 	ring_buffer__free(mp->events);
