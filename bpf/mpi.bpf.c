@@ -196,7 +196,13 @@ int BPF_KRETPROBE(mpi_return)
 			e->duration_ns = duration;
 			e->count = st->count;
 			e->datatype = st->datatype;
-			bpf_ringbuf_submit(e, 0);
+			/* the Agent reads Events when it publishes: waking it at
+			 * every call would take a CPU from the ranks; only a
+			 * filling buffer is worth a wakeup */
+			bpf_ringbuf_submit(e, bpf_ringbuf_query(&mpi_events, BPF_RB_AVAIL_DATA) >
+						      MPI_EVENTS_BYTES / 2
+						  ? BPF_RB_FORCE_WAKEUP
+						  : BPF_RB_NO_WAKEUP);
 		}
 	}
 	/* the outermost call is over: the map holds only calls in flight */

@@ -86,15 +86,19 @@ comp = dict(db.execute("""select l.rank, sum(m.value) from measurements m join h
 check(abs(comp[1] / comp[0] - 2) <= 0.1, f"compute_units time ratio {comp[1]/comp[0]:.3f} within 5% of 2")
 
 # MPI time per rank against the workload's own MPI_Wtime measurement,
-# within 10 %; the workload's clock also counts the traps of the entry and
-# return probes, which the probes cannot time (about 20 µs each on these
-# VMs: see tests/bench/mpi_call.sh), so a rank with little MPI time gets
-# that much per call on top
+# within 10 %. The workload's clock also counts the entry and return
+# uprobe traps, which the probes cannot time, and the CPU contention they
+# add on 2 cores: measured here for rank 1 (little MPI time, 201 calls) on
+# MPICH, 5.5-7 ms bare, 9.5-22 ms by its own clock under nunatak, 7-11 ms
+# by the probes. So below the workload's figure a rank may miss up to
+# 100 µs per call; above it, never more than 10 %: the probes time a part
+# of what the workload's clock times.
 for r in (0, 1):
     mine, theirs = ranks[r]["mpi_time"], float(own[r]["mpi_s"])
     n = sum(v for (f, rr), v in calls.items() if rr == r and f not in ("MPI_Init", "MPI_Finalize"))
-    tol = max(0.10 * theirs, n * 60e-6)
-    check(abs(mine - theirs) <= tol, f"rank {r} MPI time {mine:.4f} vs own {theirs:.4f} (tolerance {tol:.4f})")
+    below = max(0.10 * theirs, n * 100e-6)
+    check(theirs - below <= mine <= theirs * 1.10,
+          f"rank {r} MPI time {mine:.4f} vs own {theirs:.4f} (from -{below:.4f} to +10 %)")
 
 # the counting layer on every rank: read from the task at exit
 rows = db.execute("""select l.rank, m.counter, m.value, m.quality, m.reason from measurements m
