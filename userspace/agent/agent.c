@@ -360,19 +360,47 @@ static int agent_keep_mpi_event(const struct mpi_event *e, void *ctx);
 
 int agent_process_events(struct agent *a)
 {
+	size_t i, first = a->n_exits;
 	int err;
 
 	if (!a->sampler)
 		return 0;
 	err = sideband_poll(a->sideband);
-	if (err)
-		return err;
-	if (a->mpi) {
+	if (!err && a->mpi)
 		err = mpi_probes_poll_events(a->mpi, agent_keep_mpi_event, a);
-		if (err)
-			return err;
-	}
-	return sampler_poll_task_events(a->sampler, agent_on_task_event, a);
+	if (!err)
+		err = sampler_poll_task_events(a->sampler, agent_on_task_event, a);
+	/* a child's FORK record is written before its exit is reported: read
+	 * the records again, so that no exit is applied before its fork */
+	if (!err)
+		err = sideband_poll(a->sideband);
+	for (i = first; i < a->n_exits; i++)
+		module_table_exit(a->modules, a->exits[i].tgid);
+	return err;
+}
+
+static int agent_count_live(pid_t pid, const char *comm, void *ctx)
+{
+	(void)pid;
+	(void)comm;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+int agent_live_processes(const struct agent *a)
+{
+	int n = 0;
+
+	if (!a->modules)
+		return 0;
+	module_table_for_each_live(a->modules, agent_count_live, &n);
+	return n;
+}
+
+int agent_for_each_live_process(const struct agent *a,
+				int (*cb)(pid_t pid, const char *comm, void *ctx), void *ctx)
+{
+	return a->modules ? module_table_for_each_live(a->modules, cb, ctx) : 0;
 }
 
 static int agent_keep_sample(const struct sample_key *key, const struct sample_value *value,

@@ -48,6 +48,18 @@ int agent_for_each_degradation(const struct agent *a,
 					 void *ctx),
 			       void *ctx);
 
+/* Target processes the Agent has seen start (followed, forked or
+ * exec'd) and not yet seen exit; -errno. Learnt from the kernel's FORK
+ * records and process exit reports as of the last agent_process_events()
+ * or agent_publish(): a double-forked grandchild counts, threads do not.
+ * 0 when nothing is observed (no sampling). */
+int agent_live_processes(const struct agent *a);
+/* Calls cb(pid, comm, ctx) for each of those processes, in pid order
+ * (comm "" when unknown); stops at cb's first non-zero return and returns
+ * it; 0 otherwise. */
+int agent_for_each_live_process(const struct agent *a,
+				int (*cb)(pid_t pid, const char *comm, void *ctx), void *ctx);
+
 /* fd to poll for pending kernel reports; -1 when nothing is observed */
 int agent_fd(const struct agent *a);
 /* Apply pending kernel reports (mappings, exec, exit). 0 or -errno. */

@@ -416,6 +416,30 @@ void module_table_reap(struct module_table *table)
 	free(rc.list);
 }
 
+struct live_ctx {
+	int (*cb)(pid_t tgid, const char *comm, void *ctx);
+	void *ctx;
+	int err;
+};
+
+static void live_visit(const void *node, VISIT which, void *closure)
+{
+	const struct process *proc = *(const struct process *const *)node;
+	struct live_ctx *lc = closure;
+
+	if ((which == postorder || which == leaf) && !proc->exited && !lc->err)
+		lc->err = lc->cb(proc->tgid, proc->comm, lc->ctx);
+}
+
+int module_table_for_each_live(const struct module_table *table,
+			       int (*cb)(pid_t tgid, const char *comm, void *ctx), void *ctx)
+{
+	struct live_ctx lc = { cb, ctx, 0 };
+
+	twalk_r(table->processes, live_visit, &lc);
+	return lc.err;
+}
+
 void module_table_resolve(struct module_table *table, pid_t tgid, uint32_t exec_seq, uint64_t ip,
 			  struct module **module, uint64_t *offset)
 {

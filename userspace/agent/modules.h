@@ -60,6 +60,11 @@ int module_table_load_proc(struct module_table *table, pid_t tgid, pid_t parent)
 void module_table_exit(struct module_table *table, pid_t tgid);
 /* Frees the processes that exited before the previous call. */
 void module_table_reap(struct module_table *table);
+/* Calls cb(tgid, comm or "", ctx) for every process added and not
+ * exited, in tgid order; stops at cb's first non-zero return, which it
+ * returns. 0 otherwise. */
+int module_table_for_each_live(const struct module_table *table,
+			       int (*cb)(pid_t tgid, const char *comm, void *ctx), void *ctx);
 
 /* ip of process tgid, in the image its exec_seq-th exec loaded (0: the
  * image it had when followed or forked; the kernel counts the same way),
