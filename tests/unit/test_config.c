@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* cmocka needs the headers above */
@@ -56,6 +57,8 @@ static void tree_write(struct tree *t, const char *rel, const char *text)
 	assert_non_null(f);
 	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
 	assert_int_equal(fclose(f), 0);
+	/* whatever the umask: a group-writable file would be refused */
+	assert_int_equal(chmod(tree_path(t, rel), 0644), 0);
 }
 
 static int setup_tree(void **state)
@@ -355,7 +358,7 @@ static void test_site_file_errors(void **state)
 	/* a site path that is not a regular file is an error, not "missing" */
 	assert_int_equal(
 	    config_load(&cfg, tree_path(t, "proj"), tree_path(t, "proj"), err, sizeof(err)),
-	    -EINVAL);
+	    -EISDIR);
 	assert_non_null(strstr(err, "not a regular file"));
 	assert_null(cfg.name);
 
@@ -364,6 +367,60 @@ static void test_site_file_errors(void **state)
 	    config_load(&cfg, tree_path(t, "none.toml"), tree_path(t, "nowhere"), err, sizeof(err)),
 	    -ENOENT);
 	assert_non_null(strstr(err, "cannot resolve"));
+	config_release(&cfg);
+}
+
+/* A project file another user planted in a parent directory refuses the
+ * whole cascade, with its path and owner named; so do a link, a directory
+ * and a FIFO bearing the name (the FIFO at once). */
+static void test_untrusted_project_file_refused(void **state)
+{
+	struct tree *t = *state;
+	char err[1024] = "", want[PATH_MAX + 32];
+	struct timespec t0, t1;
+	struct config cfg;
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to chown a file to nobody");
+	tree_mkdirs(t, "shared/proj/deep");
+	tree_write(t, "site.toml", "name = \"from-site\"\n");
+	tree_write(t, "shared/nunatak.toml", "[tools]\nllvm-symbolizer = \"/tmp/evil.sh\"\n");
+	assert_int_equal(chown(tree_path(t, "shared/nunatak.toml"), 65534, 65534), 0);
+	config_init(&cfg);
+	assert_int_equal(config_load(&cfg, tree_path(t, "site.toml"),
+				     tree_path(t, "shared/proj/deep"), err, sizeof(err)),
+			 -EPERM);
+	snprintf(want, sizeof(want), "refusing '%s'", tree_path(t, "shared/nunatak.toml"));
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "nobody (uid 65534)"));
+	assert_non_null(strstr(err, "pass the settings as options"));
+	assert_null(cfg.name); /* not even the site file was applied */
+	assert_string_equal(cfg.llvm_symbolizer, CONFIG_DEFAULT_LLVM_SYMBOLIZER);
+
+	assert_int_equal(unlink(tree_path(t, "shared/nunatak.toml")), 0);
+	assert_int_equal(symlink(tree_path(t, "site.toml"), tree_path(t, "shared/nunatak.toml")),
+			 0);
+	assert_int_equal(config_load(&cfg, tree_path(t, "site.toml"),
+				     tree_path(t, "shared/proj"), err, sizeof(err)),
+			 -ELOOP);
+	assert_non_null(strstr(err, "symbolic link"));
+
+	assert_int_equal(unlink(tree_path(t, "shared/nunatak.toml")), 0);
+	assert_int_equal(mkdir(tree_path(t, "shared/nunatak.toml"), 0755), 0);
+	assert_int_equal(config_load(&cfg, tree_path(t, "site.toml"),
+				     tree_path(t, "shared/proj"), err, sizeof(err)),
+			 -EISDIR);
+	assert_non_null(strstr(err, "not a regular file"));
+
+	assert_int_equal(rmdir(tree_path(t, "shared/nunatak.toml")), 0);
+	assert_int_equal(mkfifo(tree_path(t, "site.fifo"), 0644), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(config_load(&cfg, tree_path(t, "site.fifo"),
+				     tree_path(t, "shared/proj"), err, sizeof(err)),
+			 -EINVAL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	assert_non_null(strstr(err, "not a regular file but a FIFO"));
+	assert_null(cfg.name);
 	config_release(&cfg);
 }
 
@@ -432,6 +489,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_refusals_have_positions, setup_tree,
 					    teardown_tree),
 	    cmocka_unit_test_setup_teardown(test_site_file_errors, setup_tree, teardown_tree),
+	    cmocka_unit_test_setup_teardown(test_untrusted_project_file_refused, setup_tree,
+					    teardown_tree),
 	    cmocka_unit_test_setup_teardown(test_load_file, setup_tree, teardown_tree),
 	    cmocka_unit_test(test_setters),
 	};

@@ -11,6 +11,7 @@
 
 #include "userspace/config/config.h"
 #include "userspace/config/toml.h"
+#include "userspace/config/trust.h"
 #include "userspace/log/log.h"
 
 /* A configuration file is a few lines; anything this big is a mistake. */
@@ -180,21 +181,18 @@ static int read_whole_file(const char *path, char **out, size_t *len, char *err,
 	ssize_t n;
 	int fd, ret = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		if (ret != -ENOENT)
-			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
+	/* a file that another user can write or replace is not obeyed; a
+	 * FIFO or a device is refused before it is opened */
+	ret = trust_open(path, &fd, err, errlen);
+	if (ret) {
+		if (ret == -EPERM || ret == -ELOOP || ret == -EISDIR || ret == -EINVAL)
+			snprintf(err + strlen(err), errlen - strlen(err),
+				 ", or pass the settings as options");
 		return ret;
 	}
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot stat '%s': %s", path, strerror(-ret));
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
-		snprintf(err, errlen, "not a regular file '%s'", path);
 		goto cleanup;
 	}
 	if (st.st_size > CONFIG_MAX_FILE_BYTES) {
@@ -369,7 +367,7 @@ int config_load_file(struct config *cfg, const char *path, char *err, size_t err
 	return ret;
 }
 
-/* The first nunatak.toml from @start_dir up to "/": 0 and a path in *@out
+/* The first nunatak.toml (of any type) from @start_dir up to "/": 0 and a path in *@out
  * (to free) or NULL if there is none; -errno if @start_dir cannot be
  * resolved. */
 static int find_project_file(const char *start_dir, char **out, char *err, size_t errlen)
@@ -392,7 +390,9 @@ static int find_project_file(const char *start_dir, char **out, char *err, size_
 			ret = -ENOMEM;
 			break;
 		}
-		if (!stat(candidate, &st) && S_ISREG(st.st_mode)) {
+		/* whatever bears the name stops the search, to be trusted or
+		 * refused: a directory or a link there is not skipped silently */
+		if (!lstat(candidate, &st)) {
 			*out = candidate;
 			break;
 		}
@@ -413,7 +413,7 @@ static bool same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 
-	if (stat(a, &sa) || stat(b, &sb))
+	if (lstat(a, &sa) || lstat(b, &sb))
 		return false;
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -17,6 +17,15 @@
  *	[tools]
  *	llvm-symbolizer = "llvm-symbolizer" # string, not empty
  *
+ * A file is obeyed only if trust_file() (trust.h) accepts it: a regular
+ * file, not a symbolic link, owned by the effective uid or root (a root
+ * nunatak obeys only files root owns), not writable by group or others,
+ * under directories only the euid or root can write (sticky ones aside).
+ * Otherwise it is refused, the whole cascade with it, with a message naming
+ * the file, its owner and what to do, as git refuses a repository owned by
+ * someone else: a configuration planted in a shared parent directory never
+ * reaches a root nunatak, and a FIFO or a device never blocks it.
+ *
  * runs_dir is kept as written: a relative runs_dir, even one set in a
  * project file, is relative to the current working directory of the
  * process, not to the file that set it.
@@ -71,17 +80,24 @@ const char *config_source(const struct config *cfg, enum config_key key);
 
 /* Applies one TOML file over @cfg. Returns 0; -ENOENT if the file does not
  * exist; -EINVAL with "file:line:column: message" in @err for a syntax
- * error, an unknown key, a wrong type or an out-of-range value; another
- * -errno (with a message in @err) if it cannot be read. On any error but
- * -ENOMEM, @cfg is unchanged.
+ * error, an unknown key, a wrong type or an out-of-range value; the
+ * refusals of trust_file() with "refusing 'file': why; what to do" in @err:
+ * -EPERM (owned by another user, writable by others, under a directory
+ * others can write), -ELOOP (a symbolic link), -EISDIR (a directory),
+ * -EINVAL (a FIFO, device or socket, never opened); -EFBIG over 1 MiB;
+ * another -errno (with a message in @err) if it cannot be read. On any
+ * error but -ENOMEM, @cfg is unchanged.
  */
 int config_load_file(struct config *cfg, const char *path, char *err, size_t errlen);
 
 /* The cascade's file part: @site_path (NULL = CONFIG_SITE_PATH; a missing
  * site file is fine), then the first "nunatak.toml" found walking up from
- * @start_dir (NULL = current directory) to "/". A project file that is the
- * site file itself is read once, as the site file. Returns 0 or -errno as
- * config_load_file(); @cfg is unchanged on error but -ENOMEM.
+ * @start_dir (NULL = current directory) to "/". Whatever bears that name
+ * ends the search (a directory, FIFO or link named nunatak.toml is refused,
+ * not skipped). A project file that is the site file itself is read once,
+ * as the site file. Both pass trust_file() before a byte is read. Returns 0
+ * or -errno as config_load_file(); a refused file refuses the cascade;
+ * @cfg is unchanged on error but -ENOMEM.
  */
 int config_load(struct config *cfg, const char *site_path, const char *start_dir, char *err,
 		size_t errlen);

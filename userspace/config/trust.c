@@ -156,7 +156,7 @@ static int check_kind(const char *path, const struct stat *st, char *err, size_t
 	if (S_ISLNK(st->st_mode)) {
 		snprintf(err, errlen,
 			 "refusing '%s': a symbolic link; nunatak obeys no file through a "
-			 "link: name the file itself",
+			 "link: replace it by the file it points to",
 			 path);
 		return -ELOOP;
 	}
@@ -170,8 +170,8 @@ static int check_kind(const char *path, const struct stat *st, char *err, size_t
 	} else {
 		kind = "a device";
 	}
-	snprintf(err, errlen, "refusing '%s': not a regular file but %s: name a regular file", path,
-		 kind);
+	snprintf(err, errlen, "refusing '%s': not a regular file but %s: remove it or make it a regular file",
+		 path, kind);
 	return ret;
 }
 
@@ -193,7 +193,8 @@ static int trust_at(const char *path, int flags, int *fd, char *err, size_t errl
 		return -EINVAL;
 	ret = split_path(path, &dir_real, &base);
 	if (ret == -EISDIR)
-		snprintf(err, errlen, "refusing '%s': not a regular file but a directory", path);
+		snprintf(err, errlen, "refusing '%s': not a regular file but a directory: name a file",
+			 path);
 	else if (ret)
 		snprintf(err, errlen, "cannot resolve the directory of '%s': %s", path,
 			 strerror(-ret));
