@@ -8,6 +8,11 @@
 # Every .c under userspace/ (but cli/), analysis/ and report/ lands in
 # libnunatak.a; tests/unit/test_X.c links against it, so adding a module or
 # a test needs no edit here.
+#
+# Fuzzing: tests/fuzz/fuzz_X.c is a libFuzzer target, built with clang under
+# ASan/UBSan in $(FUZZ_BUILD) (the library too, with coverage) and started
+# from tests/fuzz/corpus/X/. `make test` runs each one FUZZ_TEST_SECONDS;
+# `make fuzz FUZZ_SECONDS=N` runs each N seconds and prints its executions.
 
 BUILD ?= build
 SAN ?=
@@ -23,7 +28,7 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
-	openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran util-linux procps python3
+	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran util-linux procps python3
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
@@ -31,6 +36,18 @@ LDLIBS := -lbpf -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson -lpthread
 ifneq ($(SAN),)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
+endif
+# FUZZER=1: clang, coverage for libFuzzer, ASan/UBSan (set by `make fuzz`)
+FUZZER ?=
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 12
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# (-Werror is the gcc build's gate: a warning only clang has stays a warning)
+ifneq ($(FUZZER),)
+CC := $(CLANG)
+CFLAGS := $(filter-out -Werror,$(CFLAGS)) -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
+	-Wno-unknown-warning-option
 endif
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
@@ -51,6 +68,8 @@ NUNATAK := $(BUILD)/nunatak
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
 # MPI workloads, one build per MPI family (never sanitized)
@@ -59,8 +78,8 @@ MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $
 
 .SECONDARY:
 
-.PHONY: all deps build unit-bins test test-unit test-integration demo install \
-	vmlinux bench clean
+.PHONY: all deps build unit-bins fuzz-bins fuzz test test-unit test-integration test-fuzz \
+	demo install vmlinux bench clean
 
 all: build
 
@@ -147,14 +166,30 @@ $(BUILD)/workloads/mpi/pattern_f.%: tests/workloads/mpi/pattern_f.f90
 
 unit-bins: $(UNIT_BINS)
 
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(LIB) $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+
 test: deps
 	$(MAKE) build
 	$(MAKE) BUILD=build-asan SAN=1 unit-bins
-	tests/run.sh --unit build-asan/tests --integration tests/integration --nunatak $(abspath $(NUNATAK)) --workloads $(abspath $(BUILD)/workloads)
+	$(MAKE) BUILD=$(FUZZ_BUILD) FUZZER=1 fuzz-bins
+	tests/run.sh --unit build-asan/tests --fuzz $(FUZZ_BUILD)/fuzz --fuzz-seconds $(FUZZ_TEST_SECONDS) --integration tests/integration --nunatak $(abspath $(NUNATAK)) --workloads $(abspath $(BUILD)/workloads)
 
 test-unit: deps
 	$(MAKE) BUILD=build-asan SAN=1 unit-bins
 	tests/run.sh --unit build-asan/tests
+
+test-fuzz: deps
+	$(MAKE) BUILD=$(FUZZ_BUILD) FUZZER=1 fuzz-bins
+	tests/run.sh --fuzz $(FUZZ_BUILD)/fuzz --fuzz-seconds $(FUZZ_TEST_SECONDS)
+
+# each target FUZZ_SECONDS, one after the other; a crash stops it, its input kept
+fuzz: deps
+	$(MAKE) BUILD=$(FUZZ_BUILD) FUZZER=1 fuzz-bins
+	tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) $(FUZZ_BUILD)/fuzz
 
 test-integration: deps
 	$(MAKE) build
@@ -179,6 +214,6 @@ vmlinux:
 	mv vmlinux/vmlinux.h.tmp vmlinux/vmlinux.h
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan $(FUZZ_BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/tests $(BUILD)/fuzz -name '*.d' 2>/dev/null)

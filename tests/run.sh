@@ -2,17 +2,22 @@
 # run.sh — runs the unit test binaries (cmocka) and the integration test
 # scripts, and closes with one line: "N passed, N failed, N skipped".
 #
-#   tests/run.sh [--unit DIR] [--integration DIR --nunatak BIN --workloads DIR]
+#   tests/run.sh [--unit DIR] [--fuzz DIR [--fuzz-seconds N]]
+#                [--integration DIR --nunatak BIN --workloads DIR]
 #
 # An integration script passes with exit 0, is SKIPPED with exit 77 (it
 # prints the reason), and fails otherwise. A cmocka binary counts as its
-# tests: passed, failed and skipped as cmocka reports them.
+# tests: passed, failed and skipped as cmocka reports them. A libFuzzer
+# target (DIR/fuzz_X, run by tests/fuzz/run.sh for N seconds, 12 by
+# default) is one test: it fails on any finding, whose input is kept.
 set -u
-unit_dir= integ_dir=
+unit_dir= integ_dir= fuzz_dir= fuzz_seconds=12
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--unit) unit_dir=$2; shift 2 ;;
 	--integration) integ_dir=$2; shift 2 ;;
+	--fuzz) fuzz_dir=$2; shift 2 ;;
+	--fuzz-seconds) fuzz_seconds=$2; shift 2 ;;
 	--nunatak) export NUNATAK=$2; shift 2 ;;
 	--workloads) export WORKLOADS=$2; shift 2 ;;
 	*) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
@@ -43,6 +48,25 @@ if [ -n "$unit_dir" ]; then
 		if [ "$f" -ne 0 ]; then
 			failures+=("unit/$name")
 			sed 's/^/    | /' "$out" | grep -v '^\s*| \[       OK \]' | tail -40
+		fi
+	done
+fi
+
+if [ -n "$fuzz_dir" ]; then
+	for t in "$fuzz_dir"/fuzz_*; do
+		[ -f "$t" ] && [ -x "$t" ] || continue
+		name=$(basename "$t")
+		out="$log_dir/$name.log"
+		"$(dirname "$0")/fuzz/run.sh" --seconds "$fuzz_seconds" --artifacts "$log_dir/fuzz" \
+			"$fuzz_dir" "$name" >"$out" 2>&1
+		rc=$?
+		if [ "$rc" -eq 0 ]; then
+			passed=$((passed + 1))
+			printf '%-34s ok: %s\n' "fuzz/$name" "$(sed -n "s/^$name: //p" "$out" | head -1)"
+		else
+			failed=$((failed + 1)); failures+=("fuzz/$name")
+			printf '%-34s FAILED (exit %d)\n' "fuzz/$name" "$rc"
+			sed 's/^/    | /' "$out" | tail -20
 		fi
 	done
 fi

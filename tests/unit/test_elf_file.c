@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <elf.h>
 
 #include "tests/unit/test_helpers.h"
 #include "userspace/agent/proc_maps.h"
@@ -663,6 +664,60 @@ static void test_offset_outside_load(void **state)
 	elf_file__free(f);
 }
 
+/* Found by fuzz_elf (regression seed tests/fuzz/corpus/elf/regress-load-wraps):
+ * a PT_LOAD whose extent passes 2^64 answered a vaddr for an offset that
+ * no vaddr converts back from. Such a segment maps nothing and is ignored;
+ * the sane segment beside it still converts both ways. */
+static void test_load_extent_past_2_64_ignored(void **state)
+{
+	struct {
+		Elf64_Ehdr ehdr;
+		Elf64_Phdr phdr[2];
+	} img;
+	struct elf_file *f;
+	uint64_t v = 0xdead, o = 0xdead;
+	FILE *fp;
+
+	(void)state;
+	SKIP_WITHOUT_GCC(); /* no scratch directory without it */
+	memset(&img, 0, sizeof(img));
+	memcpy(img.ehdr.e_ident, ELFMAG, SELFMAG);
+	img.ehdr.e_ident[EI_CLASS] = ELFCLASS64;
+	img.ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
+	img.ehdr.e_ident[EI_VERSION] = EV_CURRENT;
+	img.ehdr.e_type = ET_DYN;
+	img.ehdr.e_machine = EM_X86_64;
+	img.ehdr.e_version = EV_CURRENT;
+	img.ehdr.e_phoff = sizeof(img.ehdr);
+	img.ehdr.e_ehsize = sizeof(img.ehdr);
+	img.ehdr.e_phentsize = sizeof(Elf64_Phdr);
+	img.ehdr.e_phnum = 2;
+	img.phdr[0].p_type = PT_LOAD;
+	img.phdr[0].p_vaddr = 0xffff000000000000ull;
+	img.phdr[0].p_filesz = UINT64_MAX;
+	img.phdr[1].p_type = PT_LOAD;
+	img.phdr[1].p_offset = 0;
+	img.phdr[1].p_vaddr = 0x400000;
+	img.phdr[1].p_filesz = sizeof(img);
+	fp = fopen(path_in(dir, "load_wraps"), "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(&img, sizeof(img), 1, fp), 1);
+	assert_int_equal(fclose(fp), 0);
+
+	f = elf_file__open(path_in(dir, "load_wraps"));
+	assert_non_null(f);
+	assert_int_equal(elf_file__offset_to_vaddr(f, 0x10, &v), 0);
+	assert_int_equal(v, 0x400010);
+	assert_int_equal(elf_file__vaddr_to_offset(f, v, &o), 0);
+	assert_int_equal(o, 0x10);
+	/* past the sane segment, only the wrapping one would have answered */
+	v = 0xdead;
+	assert_int_equal(elf_file__offset_to_vaddr(f, 0x100000, &v), -ENOENT);
+	assert_int_equal(v, 0xdead);
+	assert_int_equal(elf_file__vaddr_to_offset(f, 0xffff000000001000ull, &o), -ENOENT);
+	elf_file__free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +733,7 @@ int main(void)
 	    cmocka_unit_test(test_e2e_nopie),
 	    cmocka_unit_test(test_e2e_self),
 	    cmocka_unit_test(test_offset_outside_load),
+	    cmocka_unit_test(test_load_extent_past_2_64_ignored),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -433,6 +433,29 @@ static void test_nesting_limit(void **state)
 	assert_string_equal(err, FILENAME ":1:69: arrays nested too deeply");
 }
 
+/* Found by fuzz_toml (regression seed tests/fuzz/corpus/toml/regress-long-key):
+ * a key of 256 characters or more was parsed, listed by toml_doc_foreach,
+ * and then not found by its own path. */
+static void test_long_key_found(void **state)
+{
+	char text[1024], path[1024];
+	struct toml_doc *doc;
+	long long v;
+
+	(void)state;
+	memset(path, 'k', 600);
+	path[600] = '\0';
+	snprintf(text, sizeof(text), "[t]\n%s = 7\n", path);
+	doc = parse_ok(text);
+	memmove(path + 2, path, 601);
+	memcpy(path, "t.", 2);
+	assert_int_equal(toml_doc_get_int(doc, path, &v), 0);
+	assert_int_equal(v, 7);
+	path[strlen(path) - 1] = '\0'; /* a prefix of the key is not the key */
+	assert_null(toml_doc_find(doc, path));
+	toml_doc__free(doc);
+}
+
 static void test_error_buffer_handling(void **state)
 {
 	char small[8];
@@ -498,6 +521,7 @@ int main(void)
 	    cmocka_unit_test(test_crlf_and_bom),
 	    cmocka_unit_test(test_invalid_inputs),
 	    cmocka_unit_test(test_nesting_limit),
+	    cmocka_unit_test(test_long_key_found),
 	    cmocka_unit_test(test_error_buffer_handling),
 	    cmocka_unit_test(test_allocation_failures),
 	};

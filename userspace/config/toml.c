@@ -814,14 +814,20 @@ static char *path_join(const char *prefix, const char *key)
 	return path;
 }
 
-static struct toml_kv *table_find(const struct toml_value *table, const char *key)
+/* The entry of @table whose key is key[0..len) (keys hold no NUL). */
+static struct toml_kv *table_find_len(const struct toml_value *table, const char *key, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < table->tab.len; i++)
-		if (!strcmp(table->tab.kvs[i].key, key))
+		if (!strncmp(table->tab.kvs[i].key, key, len) && !table->tab.kvs[i].key[len])
 			return &table->tab.kvs[i];
 	return NULL;
+}
+
+static struct toml_kv *table_find(const struct toml_value *table, const char *key)
+{
+	return table_find_len(table, key, strlen(key));
 }
 
 /* Appends @key to @table, taking @value; returns the new entry or NULL
@@ -1065,20 +1071,16 @@ const struct toml_value *toml_doc_find(const struct toml_doc *doc, const char *p
 	const struct toml_value *table;
 	const struct toml_kv *kv = NULL;
 	const char *seg = path, *dot;
-	char name[256];
 	size_t n;
 
 	if (!doc || !path)
 		return NULL;
 	table = doc->root;
 	for (;;) {
+		/* no copy of the segment: a key of any length is found */
 		dot = strchr(seg, '.');
 		n = dot ? (size_t)(dot - seg) : strlen(seg);
-		if (n >= sizeof(name))
-			return NULL;
-		memcpy(name, seg, n);
-		name[n] = '\0';
-		kv = table_find(table, name);
+		kv = table_find_len(table, seg, n);
 		if (!kv)
 			return NULL;
 		if (!dot)

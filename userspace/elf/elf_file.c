@@ -360,6 +360,11 @@ static int read_segments(struct elf_file *f, Elf *elf)
 		}
 		if (phdr.p_type != PT_LOAD)
 			continue;
+		/* an extent past 2^64 maps nothing (a corrupt file): kept, it
+		 * would wrap and answer a vaddr that no offset converts back */
+		if (phdr.p_offset + phdr.p_filesz < phdr.p_offset ||
+		    phdr.p_vaddr + phdr.p_filesz < phdr.p_vaddr)
+			continue;
 		f->segs[f->nsegs].offset = phdr.p_offset;
 		f->segs[f->nsegs].filesz = phdr.p_filesz;
 		f->segs[f->nsegs].vaddr = phdr.p_vaddr;

@@ -1,0 +1,111 @@
+/* fuzz_wire_aggregator — a frame as the Aggregator receives it: wire_unpack()
+ * of arbitrary bytes; an Envelope that unpacks packs again to bytes that
+ * unpack (what a reply or a relay does), and a Batch is stored with
+ * pivot_store_batch() into a real pivot, as aggregator_handle() does.
+ *
+ * The pivot lives on tmpfs, is created once per process and reused across
+ * inputs (a Batch already stored answers 1); it is recreated every
+ * PIVOT_RENEW stored Batches so that a long run does not fill memory.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/fuzz/fuzz_helpers.h"
+#include "userspace/log/log.h"
+#include "userspace/pivot/pivot.h"
+#include "userspace/wire/wire.h"
+
+#define PIVOT_RENEW 5000
+
+static struct pivot *pivot;
+static unsigned long stored;
+static char pivot_path[128];
+
+static void remove_pivot(void)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	char path[160];
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", pivot_path, suffixes[i]);
+		unlink(path);
+	}
+}
+
+static struct pivot *the_pivot(void)
+{
+	if (pivot && stored < PIVOT_RENEW)
+		return pivot;
+	pivot__free(pivot);
+	if (!pivot_path[0]) {
+		snprintf(pivot_path, sizeof(pivot_path), "%s/pivot.sqlite", fuzz_scratch_dir());
+		atexit(remove_pivot);
+	}
+	remove_pivot();
+	stored = 0;
+	pivot = pivot__create(pivot_path);
+	if (!pivot) {
+		perror("fuzz: cannot create the pivot");
+		abort();
+	}
+	return pivot;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	/* an Invalidity is logged at warn level: one line per input is noise */
+	log_set_level(LOG_QUIET);
+	return 0;
+}
+
+/* what the Aggregator would send back, or relay: it must unpack again */
+static void check_repack(const wire_envelope *env)
+{
+	size_t len = nunatak__wire__envelope__get_packed_size(env);
+	uint8_t *buf = malloc(len ? len : 1);
+	wire_envelope *again;
+	char why[256];
+
+	FUZZ_CHECK(buf);
+	FUZZ_CHECK(nunatak__wire__envelope__pack(env, buf) == len);
+	again = wire_unpack(buf, len, why, sizeof(why));
+	FUZZ_CHECK(again);
+	FUZZ_CHECK(again->body_case == env->body_case);
+	wire_envelope_free(again);
+	free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	wire_envelope *env;
+	char why[256];
+	int err;
+
+	why[0] = '\0';
+	env = wire_unpack(data, size, why, sizeof(why));
+	if (!env) {
+		FUZZ_CHECK(errno == EBADMSG || errno == EPROTONOSUPPORT);
+		FUZZ_CHECK(why[0]);
+		return 0;
+	}
+	check_repack(env);
+	if (env->body_case == NUNATAK__WIRE__ENVELOPE__BODY_BATCH) {
+		err = pivot_store_batch(the_pivot(), env->batch);
+		/* the Aggregator's reply names these: never NULL */
+		FUZZ_CHECK(env->batch->run_id && env->batch->node);
+		FUZZ_CHECK(err == 0 || err == 1 || err == -EINVAL || err == -ENOMEM);
+		if (err == 0)
+			stored++;
+		/* the same Batch again is recognised and writes nothing */
+		if (err == 0)
+			FUZZ_CHECK(pivot_store_batch(pivot, env->batch) == 1);
+	}
+	wire_envelope_free(env);
+	return 0;
+}
