@@ -1,4 +1,6 @@
 /* provenance — see provenance.h. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <bpf/libbpf.h>
@@ -8,43 +10,64 @@
 
 #include "userspace/cli/provenance.h"
 #include "userspace/config/config.h"
+#include "userspace/launch/tool.h"
+#include "userspace/log/log.h"
 #include "version.h" /* generated: NUNATAK_COMMIT, NUNATAK_DIRTY */
 
-/* first line of `tool --version` that names a version, or null */
-static json_t *tool_version(const char *tool)
+/* A symbolizer that never answers must not hold the start of the Run. */
+#define TOOL_VERSION_TIMEOUT_MS 2000
+
+/* The first line of `tool --version` that names a version, asked only of
+ * a tool that passed tool_resolve_trusted(), with execve and a bound; NULL
+ * with the reason in @why otherwise. */
+static json_t *tool_version(const char *tool, char *why, size_t whylen)
 {
-	char cmd[4200], line[256];
+	char path[PATH_MAX], out[4096], *line, *save = NULL;
+	char *argv[] = {(char *)tool, "--version", NULL};
+	struct tool_result res;
 	json_t *v = NULL;
-	FILE *p;
+	int ret;
 
-	snprintf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", tool);
-	p = popen(cmd, "r");
-	if (!p)
-		return json_null();
-	while (!v && fgets(line, sizeof(line), p)) {
-		char *at = strstr(line, "version");
-
-		if (!at)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		v = json_string(line);
+	ret = tool_resolve_trusted(tool, path, sizeof(path), why, whylen);
+	if (ret) {
+		if (ret != -ENOENT)
+			pr_warn("%s", why);
+		return NULL;
 	}
-	pclose(p);
-	return v ? v : json_null();
+	ret = tool_run(path, argv, TOOL_VERSION_TIMEOUT_MS, out, sizeof(out), &res);
+	if (ret) {
+		if (ret == -ETIMEDOUT)
+			snprintf(why, whylen, "'%s --version' did not answer within %d ms: killed",
+				 path, TOOL_VERSION_TIMEOUT_MS);
+		else
+			snprintf(why, whylen, "cannot run '%s': %s", path, strerror(-ret));
+		pr_warn("%s", why);
+		return NULL;
+	}
+	for (line = strtok_r(out, "\n", &save); line && !v; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, "version"))
+			v = json_string(line); /* NULL for a line that is not UTF-8 */
+	if (!v)
+		snprintf(why, whylen, "'%s --version' named no version", path);
+	return v;
 }
 
 json_t *provenance_json(const struct config *cfg)
 {
-	char libbpf[32], zmq[32];
+	char libbpf[32], zmq[32], why[1024] = "";
 	int major, minor, patch;
+	json_t *symbolizer;
 
 	snprintf(libbpf, sizeof(libbpf), "%u.%u", libbpf_major_version(), libbpf_minor_version());
 	zmq_version(&major, &minor, &patch);
 	snprintf(zmq, sizeof(zmq), "%d.%d.%d", major, minor, patch);
-	return json_pack("{s:s, s:b, s:{s:s, s:s, s:s, s:s, s:s, s:o}, s:o}", "commit",
+	symbolizer = tool_version(cfg->llvm_symbolizer, why, sizeof(why));
+	/* "llvm-symbolizer": null comes with "llvm-symbolizer-unavailable":
+	 * the reason */
+	return json_pack("{s:s, s:b, s:{s:s, s:s, s:s, s:s, s:s, s:o?, s:s*}, s:o}", "commit",
 			 NUNATAK_COMMIT, "dirty_tree", NUNATAK_DIRTY, "dependencies", "libbpf",
 			 libbpf, "libzmq", zmq, "sqlite", sqlite3_libversion(), "jansson",
 			 JANSSON_VERSION, "protobuf-c", protobuf_c_version(), "llvm-symbolizer",
-			 tool_version(cfg->llvm_symbolizer), "effective_configuration",
-			 config_effective_json(cfg));
+			 symbolizer, "llvm-symbolizer-unavailable", symbolizer ? NULL : why,
+			 "effective_configuration", config_effective_json(cfg));
 }

@@ -9,6 +9,7 @@
 
 #include "userspace/elf/elf_dynamic.h"
 #include "userspace/launch/library_closure.h"
+#include "userspace/launch/tool.h"
 
 struct cache_entry {
 	char *soname, *path;
@@ -22,35 +23,63 @@ struct closure {
 	size_t n_seen;
 };
 
+/* ldconfig is run by its absolute path, never found in PATH; its cache
+ * listing is ~80 bytes a library */
+static const char *const ldconfig_paths[] = {"/sbin/ldconfig", "/usr/sbin/ldconfig"};
+#define LDCONFIG_TIMEOUT_MS 5000
+#define LDCONFIG_MAX_OUTPUT (8 << 20)
+
+/* One "\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1" line. */
+static void cache_add_line(struct closure *c, char *line)
+{
+	char *arrow = strstr(line, " => "), *name = line;
+	struct cache_entry *cache;
+
+	if (!arrow || !strstr(line, "x86-64"))
+		return; /* other architectures' libraries */
+	while (*name == ' ' || *name == '\t')
+		name++;
+	name[strcspn(name, " \t")] = '\0';
+	arrow += 4;
+	cache = realloc(c->cache, (c->n_cache + 1) * sizeof(*cache));
+	if (!cache)
+		return;
+	c->cache = cache;
+	c->cache[c->n_cache].soname = strdup(name);
+	c->cache[c->n_cache].path = strdup(arrow);
+	if (c->cache[c->n_cache].soname && c->cache[c->n_cache].path) {
+		c->n_cache++;
+	} else {
+		free(c->cache[c->n_cache].soname);
+		free(c->cache[c->n_cache].path);
+	}
+}
+
+/* The cache as `ldconfig -p` lists it, bounded in time and size; an empty
+ * cache when no trusted ldconfig answers (the default directories remain). */
 static void read_ldconfig_cache(struct closure *c)
 {
-	char line[4096];
-	FILE *p;
+	char path[PATH_MAX], *argv[] = {"ldconfig", "-p", NULL}, *out, *line, *save = NULL;
+	struct tool_result res;
+	size_t i;
 
 	c->cache_read = 1;
-	p = popen("ldconfig -p 2>/dev/null", "r");
-	while (p && fgets(line, sizeof(line), p)) {
-		char *arrow = strstr(line, " => "), *name = line;
-		struct cache_entry *cache;
-
-		if (!arrow || !strstr(line, "x86-64"))
-			continue; /* other architectures' libraries */
-		while (*name == ' ' || *name == '\t')
-			name++;
-		name[strcspn(name, " \t")] = '\0';
-		arrow += 4;
-		arrow[strcspn(arrow, "\n")] = '\0';
-		cache = realloc(c->cache, (c->n_cache + 1) * sizeof(*cache));
-		if (!cache)
+	for (i = 0; i < sizeof(ldconfig_paths) / sizeof(ldconfig_paths[0]); i++)
+		if (!tool_resolve_trusted(ldconfig_paths[i], path, sizeof(path), NULL, 0))
 			break;
-		c->cache = cache;
-		c->cache[c->n_cache].soname = strdup(name);
-		c->cache[c->n_cache].path = strdup(arrow);
-		if (c->cache[c->n_cache].soname && c->cache[c->n_cache].path)
-			c->n_cache++;
+	if (i == sizeof(ldconfig_paths) / sizeof(ldconfig_paths[0]))
+		return;
+	out = malloc(LDCONFIG_MAX_OUTPUT);
+	if (!out)
+		return;
+	if (!tool_run(path, argv, LDCONFIG_TIMEOUT_MS, out, LDCONFIG_MAX_OUTPUT, &res)) {
+		/* a truncated listing loses its last, partial line */
+		if (res.truncated && (line = strrchr(out, '\n')))
+			line[1] = '\0';
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			cache_add_line(c, line);
 	}
-	if (p)
-		pclose(p);
+	free(out);
 }
 
 /* dir:dir list, with $ORIGIN (or ${ORIGIN}) as origin */

@@ -3,6 +3,11 @@
  * entries and theirs, searched in DT_RUNPATH/DT_RPATH ($ORIGIN expanded),
  * LD_LIBRARY_PATH, the ldconfig cache, then the default directories.
  * Libraries loaded with dlopen() are not in it.
+ *
+ * The cache is what `ldconfig -p` lists, ldconfig being /sbin/ldconfig or
+ * /usr/sbin/ldconfig (never looked up in PATH), accepted by
+ * tool_resolve_trusted() and run through tool_run(): execve, no shell,
+ * 5 s and 8 MiB at most. Without a trusted ldconfig the cache is empty.
  */
 #ifndef NUNATAK_LAUNCH_LIBRARY_CLOSURE_H
 #define NUNATAK_LAUNCH_LIBRARY_CLOSURE_H
