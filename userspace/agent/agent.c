@@ -1,5 +1,6 @@
 /* agent — see agent.h. */
 #include <errno.h>
+#include <poll.h>
 #include <search.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -16,6 +18,7 @@
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_report.h"
+#include "userspace/agent/publish_queue.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sideband.h"
 #include "userspace/launch/library_closure.h"
@@ -51,8 +54,8 @@ struct agent {
 	void *processes; /* tsearch tree of struct process_info, by tgid */
 	struct mpi_event *mpi_events;
 	size_t n_mpi_events, cap_mpi_events;
-	struct batch_builder *unsent; /* a Batch not acknowledged yet */
-	uint64_t unsent_seq;
+	struct publish_queue *queue; /* Batches not acknowledged yet */
+	int finished;		     /* agent_finish() done */
 	char *run_id, *node, *endpoint;
 	void *socket;
 	struct sampler *sampler;
@@ -224,6 +227,8 @@ static void agent_start_sampling(struct agent *a)
 	a->hw = hardware_counters__new();
 }
 
+static void agent_report_loss(struct agent *a);
+
 struct agent *agent__new(const struct agent_opts *opts)
 {
 	struct agent *a = calloc(1, sizeof(*a));
@@ -246,6 +251,15 @@ struct agent *agent__new(const struct agent_opts *opts)
 		goto fail;
 	}
 	zmq_setsockopt(a->socket, ZMQ_LINGER, &linger, sizeof(linger));
+	a->queue = publish_queue__new(a->socket, opts->queue_cap_bytes);
+	if (!a->queue) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (a->opts.ack_timeout_ms <= 0)
+		a->opts.ack_timeout_ms = AGENT_ACK_WAIT_DEFAULT_MS;
+	if (a->opts.ack_timeout_ms > AGENT_ACK_WAIT_MAX_MS)
+		a->opts.ack_timeout_ms = AGENT_ACK_WAIT_MAX_MS;
 	if (zmq_connect(a->socket, opts->endpoint)) {
 		err = -zmq_errno();
 		pr_warn("cannot connect to the aggregator at '%s': %s", opts->endpoint,
@@ -273,10 +287,9 @@ void agent__free(struct agent *a)
 	hardware_counters__free(a->hw);
 	tdestroy(a->processes, free);
 	free(a->mpi_events);
-	if (a->unsent)
-		pr_warn("batch %llu was never acknowledged: its data is missing from the Run",
-			(unsigned long long)a->unsent_seq);
-	batch_builder__free(a->unsent);
+	if (a->queue && !a->finished)
+		agent_report_loss(a);
+	publish_queue__free(a->queue);
 	sideband__free(a->sideband);
 	sampler__free(a->sampler);
 	module_table__free(a->modules);
@@ -597,49 +610,6 @@ static int agent_add_counters(struct agent *a, struct batch_builder *b)
 	return err;
 }
 
-/* Send and wait for the Ack of seq; 3 tries. */
-static int agent_send_batch(struct agent *a, wire_envelope *env, uint64_t seq)
-{
-	int tries, err;
-
-	for (tries = 0; tries < 3; tries++) {
-		zmq_pollitem_t item = {.socket = a->socket, .events = ZMQ_POLLIN};
-
-		err = wire_send(a->socket, env);
-		if (err)
-			return err;
-		while (zmq_poll(&item, 1, a->opts.ack_timeout_ms) > 0) {
-			char why[256];
-			zmq_msg_t msg;
-			wire_envelope *reply;
-			int acked = 0;
-
-			zmq_msg_init(&msg);
-			if (zmq_msg_recv(&msg, a->socket, 0) < 0) {
-				zmq_msg_close(&msg);
-				break;
-			}
-			reply =
-			    wire_unpack(zmq_msg_data(&msg), zmq_msg_size(&msg), why, sizeof(why));
-			zmq_msg_close(&msg);
-			if (!reply) {
-				pr_warn("aggregator reply refused: %s", why);
-				continue;
-			}
-			if (reply->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK &&
-			    reply->ack->seq == seq)
-				acked = 1;
-			else if (reply->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR)
-				pr_warn("aggregator refused batch %llu: %s",
-					(unsigned long long)seq, reply->error->message);
-			wire_envelope_free(reply);
-			if (acked)
-				return 0;
-		}
-	}
-	return -ETIMEDOUT;
-}
-
 /* What the Batch just built holds is the Batch's now: the Agent forgets
  * it (exited processes, their MPI totals, sent Events). */
 static void agent_forget_published(struct agent *a)
@@ -665,35 +635,33 @@ static void agent_forget_published(struct agent *a)
 		module_table_reap(a->modules);
 }
 
-/* Sends the Batch that could not be delivered before, unchanged (same
- * seq: if it was stored but its Ack lost, the Aggregator acks the copy
- * and stores nothing twice). 0 when there is none left. */
-static int agent_send_unsent(struct agent *a)
-{
-	int err;
 
-	if (!a->unsent)
+static int agent_add_loss_counters(struct agent *a, struct batch_builder *b)
+{
+	const struct publish_loss *l = publish_queue_loss(a->queue);
+	int err = 0;
+
+	if (!l->failed_batches && !l->refused_batches)
 		return 0;
-	err = agent_send_batch(a, batch_builder_envelope(a->unsent), a->unsent_seq);
-	if (err)
-		return err;
-	batch_builder__free(a->unsent);
-	a->unsent = NULL;
-	return 0;
+	err = err ?: batch_builder_add_counter(b, "storage_failed_samples", l->failed_samples);
+	err = err ?: batch_builder_add_counter(b, "storage_failed_batches", l->failed_batches);
+	err = err ?: batch_builder_add_counter(b, "storage_failed_errno", (uint64_t)l->code);
+	err = err ?: batch_builder_add_counter(b, "storage_refused_samples", l->refused_samples);
+	err = err ?: batch_builder_add_counter(b, "storage_refused_batches", l->refused_batches);
+	return err;
 }
 
-int agent_publish(struct agent *a)
+/* Builds the next Batch and queues it. with_data 0: counters and
+ * Degradations only (the final Batch: small enough for the Aggregator's
+ * reserve when the disk is full). */
+static int agent_queue_batch(struct agent *a, int with_data)
 {
 	struct batch_builder *b;
 	size_t i;
-	int err;
+	int err = 0;
 
-	/* the older Batch first: the kernel keeps aggregating meanwhile */
-	err = agent_send_unsent(a);
-	if (err)
-		return err;
 	a->n_drained = 0;
-	if (a->sampler) {
+	if (a->sampler && with_data) {
 		/* drain first, then apply the mapping records: every mapping a
 		 * drained sample refers to was recorded before the drain */
 		err = sampler_drain(a->sampler, agent_keep_sample, a);
@@ -705,28 +673,124 @@ int agent_publish(struct agent *a)
 	b = batch_builder__new(a->run_id, a->node, a->seq);
 	if (!b)
 		return -ENOMEM;
-	if (a->sampler) {
+	if (a->sampler && with_data) {
 		err = agent_add_drained(a, b);
 		err = err ?: agent_add_mpi(a, b);
 		err = err ?: agent_add_exits(a, b);
-		err = err ?: agent_add_counters(a, b);
 	}
+	err = err ?: agent_add_counters(a, b);
+	err = err ?: agent_add_loss_counters(a, b);
 	for (i = 0; i < a->n_degradations && !err; i++)
 		err = batch_builder_add_degradation(b, a->degradations[i].name,
 						    a->degradations[i].message,
 						    a->degradations[i].remedy);
-	if (err) {
-		batch_builder__free(b);
+	if (!err && !with_data) {
+		batch_builder_envelope(b)->batch->has_last = 1;
+		batch_builder_envelope(b)->batch->last = 1;
+	}
+	err = err ?: publish_queue_push(a->queue, batch_builder_envelope(b));
+	batch_builder__free(b);
+	if (err)
 		return err;
-	}
-	agent_forget_published(a);
-	err = agent_send_batch(a, batch_builder_envelope(b), a->seq);
-	if (err) {
-		a->unsent = b; /* sent again, unchanged, before the next one */
-		a->unsent_seq = a->seq;
-	} else {
-		batch_builder__free(b);
-	}
+	if (with_data)
+		agent_forget_published(a);
 	a->seq++;
+	return 0;
+}
+
+int agent_publish(struct agent *a)
+{
+	int err = agent_queue_batch(a, 1);
+
+	if (err)
+		return err;
+	err = publish_queue_flush(a->queue, a->opts.ack_timeout_ms);
+	/* kept for the next call: not a failure of this one */
+	if (err == -ETIMEDOUT || wire_storage_error_transient(-err))
+		err = 0;
 	return err;
+}
+
+size_t agent_unacknowledged(const struct agent *a)
+{
+	return publish_queue_length(a->queue);
+}
+
+const struct publish_loss *agent_loss(const struct agent *a)
+{
+	return publish_queue_loss(a->queue);
+}
+
+/* Says on stderr what never reached the Run: the Degradation the Run
+ * could not record. */
+static void agent_report_loss(struct agent *a)
+{
+	const struct publish_loss *l;
+	char message[512];
+
+	publish_queue_abandon(a->queue);
+	l = publish_queue_loss(a->queue);
+	if (l->failed_batches) {
+		wire_storage_failed_message(message, sizeof(message), l->failed_samples,
+					    l->failed_batches, l->code);
+		pr_warn("degradation storage-failed: %s; %s", message, WIRE_STORAGE_FAILED_REMEDY);
+	}
+	if (l->refused_batches)
+		pr_warn("degradation batches-refused: %llu samples in %llu Batches were refused by "
+			"the aggregator: %s",
+			(unsigned long long)l->refused_samples,
+			(unsigned long long)l->refused_batches, l->reason);
+}
+
+/* Flushes for up to ms; a storage error is retried after a short pause. */
+static int agent_flush_for(struct agent *a, long long ms)
+{
+	struct timespec ts, end;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (ms % 1000) * 1000000;
+	for (;;) {
+		long long left;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		left = (end.tv_sec - ts.tv_sec) * 1000 + (end.tv_nsec - ts.tv_nsec) / 1000000;
+		if (left <= 0)
+			return err ? err : (publish_queue_length(a->queue) ? -ETIMEDOUT : 0);
+		err = publish_queue_flush(a->queue, (int)left);
+		if (!err || !wire_storage_error_transient(-err))
+			return err;
+		if (err != -ETIMEDOUT)
+			poll(NULL, 0, left < 200 ? (int)left : 200);
+	}
+}
+
+int agent_finish(struct agent *a, int wait_ms)
+{
+	const struct publish_loss *l;
+	int err;
+
+	if (a->finished)
+		return 0;
+	if (wait_ms <= 0)
+		wait_ms = AGENT_FINISH_WAIT_DEFAULT_MS;
+	err = agent_queue_batch(a, 1);
+	if (!err)
+		err = agent_flush_for(a, wait_ms / 2);
+	/* what is still not stored is lost: counted, then said in a last
+	 * small Batch (the Aggregator's reserve holds it on a full disk) */
+	publish_queue_abandon(a->queue);
+	err = agent_queue_batch(a, 0);
+	if (!err)
+		err = agent_flush_for(a, wait_ms - wait_ms / 2);
+	a->finished = 1;
+	l = publish_queue_loss(a->queue);
+	if (err || publish_queue_length(a->queue)) {
+		agent_report_loss(a); /* the Run could not record it */
+		return err ? err : -ETIMEDOUT;
+	}
+	if (l->failed_batches)
+		return l->code > 0 ? -l->code : -EIO;
+	return 0;
 }

@@ -1,9 +1,12 @@
 /* aggregator — see aggregator.h. */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zmq.h>
 #include <jansson.h>
 
@@ -172,6 +175,89 @@ static int aggregator_finalize(struct aggregator *agg, const Nunatak__Wire__Cont
 	return err;
 }
 
+/* The room the Agent's last Batch and the finalize need when the disk
+ * fills up during the Run: a file of zeros made with the first Batch and
+ * removed for the last one (Batch.last), so that what was lost can still
+ * be said in the Run. make 0: remove it. Best effort: without a reserve,
+ * the loss is said on stderr by the Agent. */
+#define STORAGE_RESERVE "storage-reserve"
+#define STORAGE_RESERVE_BYTES (256 * 1024)
+
+static void aggregator_storage_reserve(const struct aggregator *agg, int make)
+{
+	static const char zeros[64 * 1024];
+	int dfd, fd;
+	size_t done;
+
+	dfd = open(agg->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	if (!make) {
+		unlinkat(dfd, STORAGE_RESERVE, 0);
+		close(dfd);
+		return;
+	}
+	fd = openat(dfd, STORAGE_RESERVE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	for (done = 0; fd >= 0 && done < STORAGE_RESERVE_BYTES; done += sizeof(zeros))
+		if (write(fd, zeros, sizeof(zeros)) != (ssize_t)sizeof(zeros))
+			break;
+	if (fd >= 0 && (done < STORAGE_RESERVE_BYTES || fsync(fd))) {
+		pr_debug("no storage reserve in '%s': %s", agg->run_dir, strerror(errno));
+		unlinkat(dfd, STORAGE_RESERVE, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+}
+
+/* An Error about Batch b, with code (an errno) saying whether storing it
+ * again later may work (wire_storage_error_transient). */
+static int reply_batch_error(struct aggregator *agg, zmq_msg_t *identity,
+			     const Nunatak__Wire__Batch *b, int code, const char *message)
+{
+	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
+	Nunatak__Wire__Error error = NUNATAK__WIRE__ERROR__INIT;
+
+	if (wire_storage_error_transient(code))
+		pr_debug("%s", message); /* the Agent says it once, not at each resend */
+	else
+		pr_warn("%s", message);
+	error.message = (char *)message;
+	error.has_code = error.has_seq = 1;
+	error.code = code;
+	error.seq = b->seq;
+	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ERROR;
+	env.error = &error;
+	return reply(agg, identity, &env);
+}
+
+static int aggregator_store_batch(struct aggregator *agg, zmq_msg_t *identity,
+				  const Nunatak__Wire__Batch *b)
+{
+	char why[1024], cause[128];
+	int err;
+
+	if (!agg->run_id || strcmp(b->run_id, agg->run_id)) {
+		snprintf(why, sizeof(why), "batch %llu from '%s' names unknown run '%s'",
+			 (unsigned long long)b->seq, b->node, b->run_id);
+		return reply_batch_error(agg, identity, b, ENOENT, why);
+	}
+	if (b->seq == 0)
+		aggregator_storage_reserve(agg, 1);
+	if (b->has_last && b->last)
+		aggregator_storage_reserve(agg, 0);
+	err = pivot_store_batch(agg->pivot, b);
+	if (err < 0) {
+		snprintf(cause, sizeof(cause), "%s", strerror(-err));
+		cause[0] = (char)tolower((unsigned char)cause[0]);
+		snprintf(why, sizeof(why), "batch %llu from '%s' not stored in '%s': %s",
+			 (unsigned long long)b->seq, b->node, agg->run_dir, cause);
+		return reply_batch_error(agg, identity, b, -err, why);
+	}
+	return reply_ack(agg, identity, b->run_id, b->node, b->seq);
+}
+
 static int aggregator_handle(struct aggregator *agg, zmq_msg_t *identity, const wire_envelope *env,
 			     int *finalized)
 {
@@ -179,22 +265,8 @@ static int aggregator_handle(struct aggregator *agg, zmq_msg_t *identity, const 
 	int err;
 
 	switch (env->body_case) {
-	case NUNATAK__WIRE__ENVELOPE__BODY_BATCH: {
-		const Nunatak__Wire__Batch *b = env->batch;
-
-		if (!agg->run_id || strcmp(b->run_id, agg->run_id)) {
-			snprintf(why, sizeof(why), "batch %llu from '%s' names unknown run '%s'",
-				 (unsigned long long)b->seq, b->node, b->run_id);
-			return reply_error(agg, identity, why);
-		}
-		err = pivot_store_batch(agg->pivot, b);
-		if (err < 0) {
-			snprintf(why, sizeof(why), "batch %llu from '%s' not stored: %s",
-				 (unsigned long long)b->seq, b->node, strerror(-err));
-			return reply_error(agg, identity, why);
-		}
-		return reply_ack(agg, identity, b->run_id, b->node, b->seq);
-	}
+	case NUNATAK__WIRE__ENVELOPE__BODY_BATCH:
+		return aggregator_store_batch(agg, identity, env->batch);
 	case NUNATAK__WIRE__ENVELOPE__BODY_CONTROL: {
 		const Nunatak__Wire__Control *c = env->control;
 

@@ -10,6 +10,7 @@
 #include "userspace/attribution/symbolizer.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
+#include "userspace/wire/wire.h"
 
 /* One module to attribute: copied out of the pivot, attributed, then
  * stored (the pivot is written once everything is symbolized). */
@@ -193,7 +194,30 @@ static const struct counter_degradation counter_degradations[] = {
 	{ "mapping_records_lost", "mappings-lost",
 	  "code mapping records were lost: some addresses may stay [unmapped]",
 	  "the kernel's sideband buffer overflowed; retry on a quieter machine" },
+	{ "storage_refused_batches", "batches-refused",
+	  "Batches were refused by the Aggregator (malformed, or for another Run): their samples "
+	  "are missing",
+	  "report it: an Agent and an Aggregator of different versions, or a bug" },
+	/* storage_failed_batches: see counter_to_degradation() */
 };
+
+/* The value of counter name of node, 0 when absent. */
+static uint64_t node_counter(struct pivot *p, const char *node, const char *name)
+{
+	sqlite3_stmt *st = NULL;
+	uint64_t value = 0;
+
+	if (sqlite3_prepare_v2(pivot_sqlite(p),
+			       "SELECT value FROM counters WHERE node = ? AND name = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		value = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return value;
+}
 
 static int counter_to_degradation(const char *node, const char *name, uint64_t value, void *ctx)
 {
@@ -203,6 +227,16 @@ static int counter_to_degradation(const char *node, const char *name, uint64_t v
 
 	if (!value)
 		return 0;
+	/* three counters make one message: how many samples, Batches, and why */
+	if (!strcmp(name, "storage_failed_batches")) {
+		wire_storage_failed_message(message, sizeof(message),
+					    node_counter(p, node, "storage_failed_samples"), value,
+					    (int)node_counter(p, node, "storage_failed_errno"));
+		snprintf(message + strlen(message), sizeof(message) - strlen(message),
+			 " (node %s)", node);
+		return pivot_add_degradation(p, "storage-failed", message,
+					     WIRE_STORAGE_FAILED_REMEDY);
+	}
 	for (i = 0; i < sizeof(counter_degradations) / sizeof(counter_degradations[0]); i++) {
 		const struct counter_degradation *cd = &counter_degradations[i];
 

@@ -607,6 +607,42 @@ static int store_alloc(struct store *s)
 	return 0;
 }
 
+/* After a failed statement: the errno that says why (the disk is full is
+ * not the same news as a corrupt file), the transaction rolled back, so
+ * the pivot stays what the previous Batch left. On a full disk the WAL
+ * is checkpointed and truncated: it holds every page version written
+ * since the last checkpoint, and giving that room back lets the next
+ * Batch fit. */
+static int store_failed(struct pivot *p, int err)
+{
+	int rc = sqlite3_extended_errcode(p->db);
+
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+		err = -ENOSPC;
+		break;
+	case SQLITE_IOERR:
+		err = rc == SQLITE_IOERR_NOMEM ? -ENOMEM : -EIO;
+		break;
+	case SQLITE_NOMEM:
+		err = -ENOMEM;
+		break;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		err = -EBUSY;
+		break;
+	case SQLITE_READONLY:
+		err = -EROFS;
+		break;
+	default:
+		break;
+	}
+	pivot_rollback(p);
+	if (err == -ENOSPC)
+		sqlite3_wal_checkpoint_v2(p->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	return err;
+}
+
 int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch)
 {
 	struct store s = {.p = p, .b = batch};
@@ -664,7 +700,7 @@ int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch)
 	if (!err)
 		err = pivot_commit(p);
 	if (err)
-		pivot_rollback(p);
+		err = store_failed(p, err);
 cleanup:
 	store_release(&s);
 	return err;

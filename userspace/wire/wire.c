@@ -2,9 +2,24 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
 #include <zmq.h>
 
 #include "userspace/wire/wire.h"
+
+void *wire_pack(wire_envelope *env, size_t *len)
+{
+	void *buf;
+
+	env->protocol_major = WIRE_PROTOCOL_MAJOR;
+	env->protocol_minor = WIRE_PROTOCOL_MINOR;
+	*len = nunatak__wire__envelope__get_packed_size(env);
+	buf = malloc(*len ? *len : 1);
+	if (buf)
+		nunatak__wire__envelope__pack(env, buf);
+	return buf;
+}
 
 int wire_send(void *socket, wire_envelope *env)
 {
@@ -12,13 +27,9 @@ int wire_send(void *socket, wire_envelope *env)
 	void *buf;
 	int err = 0;
 
-	env->protocol_major = WIRE_PROTOCOL_MAJOR;
-	env->protocol_minor = WIRE_PROTOCOL_MINOR;
-	len = nunatak__wire__envelope__get_packed_size(env);
-	buf = malloc(len ? len : 1);
+	buf = wire_pack(env, &len);
 	if (!buf)
 		return -ENOMEM;
-	nunatak__wire__envelope__pack(env, buf);
 	if (zmq_send(socket, buf, len, 0) < 0)
 		err = -zmq_errno();
 	free(buf);
@@ -50,4 +61,34 @@ void wire_envelope_free(wire_envelope *env)
 {
 	if (env)
 		nunatak__wire__envelope__free_unpacked(env, NULL);
+}
+
+int wire_storage_error_transient(int code)
+{
+	switch (code) {
+	case ENOSPC:
+	case EDQUOT:
+	case EIO:
+	case ENOMEM:
+	case EBUSY:
+	case EAGAIN:
+	case ETIMEDOUT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void wire_storage_failed_message(char *buf, size_t len, unsigned long long samples,
+				 unsigned long long batches, int code)
+{
+	char why[128];
+
+	if (code == ETIMEDOUT || code <= 0)
+		snprintf(why, sizeof(why), "the Aggregator did not acknowledge them");
+	else
+		snprintf(why, sizeof(why), "%s", strerror(code));
+	why[0] = (char)tolower((unsigned char)why[0]);
+	snprintf(buf, len, "%llu samples in %llu Batches were not stored: %s", samples, batches,
+		 why);
 }

@@ -14,7 +14,7 @@
 #include "userspace/wire/nunatak.pb-c.h"
 
 #define WIRE_PROTOCOL_MAJOR 1
-#define WIRE_PROTOCOL_MINOR 0
+#define WIRE_PROTOCOL_MINOR 1 /* 1.1: Error.code, Error.seq, Batch.last */
 
 typedef Nunatak__Wire__Envelope wire_envelope;
 
@@ -22,11 +22,28 @@ typedef Nunatak__Wire__Envelope wire_envelope;
  * only) frame of a message on socket. Returns 0 or -errno. */
 int wire_send(void *socket, wire_envelope *env);
 
+/* Sets the protocol version of env and packs it into a buffer the caller
+ * frees; *len its size. NULL + errno (ENOMEM). */
+void *wire_pack(wire_envelope *env, size_t *len);
+
 /* Unpacks one frame. Returns the Envelope (free with wire_envelope_free) or
  * NULL with errno EBADMSG (not an Envelope) or EPROTONOSUPPORT (newer
  * major); err then holds a one-line explanation. */
 wire_envelope *wire_unpack(const void *data, size_t len, char *err, size_t errlen);
 
 void wire_envelope_free(wire_envelope *env);
+
+/* 1 when a Batch refused with code (an errno) may be stored if sent again
+ * later (storage full or failing); 0 when it never will (malformed,
+ * unknown Run, ...). */
+int wire_storage_error_transient(int code);
+
+/* The text of the storage-failed Degradation: "N samples in M Batches
+ * were not stored: <why>", why said from code (ETIMEDOUT: no Ack). */
+void wire_storage_failed_message(char *buf, size_t len, unsigned long long samples,
+				 unsigned long long batches, int code);
+#define WIRE_STORAGE_FAILED_REMEDY                                                               \
+	"free space in the runs directory (or point runs_dir at a larger file system) and run " \
+	"again; what was stored is consistent and readable"
 
 #endif
