@@ -399,23 +399,23 @@ static void test_untrusted_project_file_refused(void **state)
 	assert_int_equal(unlink(tree_path(t, "shared/nunatak.toml")), 0);
 	assert_int_equal(symlink(tree_path(t, "site.toml"), tree_path(t, "shared/nunatak.toml")),
 			 0);
-	assert_int_equal(config_load(&cfg, tree_path(t, "site.toml"),
-				     tree_path(t, "shared/proj"), err, sizeof(err)),
+	assert_int_equal(config_load(&cfg, tree_path(t, "site.toml"), tree_path(t, "shared/proj"),
+				     err, sizeof(err)),
 			 -ELOOP);
 	assert_non_null(strstr(err, "symbolic link"));
 
 	assert_int_equal(unlink(tree_path(t, "shared/nunatak.toml")), 0);
 	assert_int_equal(mkdir(tree_path(t, "shared/nunatak.toml"), 0755), 0);
-	assert_int_equal(config_load(&cfg, tree_path(t, "site.toml"),
-				     tree_path(t, "shared/proj"), err, sizeof(err)),
+	assert_int_equal(config_load(&cfg, tree_path(t, "site.toml"), tree_path(t, "shared/proj"),
+				     err, sizeof(err)),
 			 -EISDIR);
 	assert_non_null(strstr(err, "not a regular file"));
 
 	assert_int_equal(rmdir(tree_path(t, "shared/nunatak.toml")), 0);
 	assert_int_equal(mkfifo(tree_path(t, "site.fifo"), 0644), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(config_load(&cfg, tree_path(t, "site.fifo"),
-				     tree_path(t, "shared/proj"), err, sizeof(err)),
+	assert_int_equal(config_load(&cfg, tree_path(t, "site.fifo"), tree_path(t, "shared/proj"),
+				     err, sizeof(err)),
 			 -EINVAL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_true(t1.tv_sec - t0.tv_sec < 2);

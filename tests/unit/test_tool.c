@@ -199,15 +199,15 @@ static void test_missing_and_not_executable(void **state)
 	(void)state;
 	assert_int_equal(tool_run("/nonexistent/tool", argv, 1000, out, sizeof(out), &res),
 			 -ENOENT);
-	assert_int_equal(tool_resolve_trusted("/nonexistent/tool", path, sizeof(path), err,
-					      sizeof(err)),
-			 -ENOENT);
-	assert_non_null(strstr(err, "/nonexistent/tool"));
-	assert_int_equal(tool_resolve_trusted("nunatak-no-such-tool", path, sizeof(path), err,
-					      sizeof(err)),
-			 -ENOENT);
 	assert_int_equal(
-	    tool_resolve_trusted("/etc/passwd", path, sizeof(path), err, sizeof(err)), -EACCES);
+	    tool_resolve_trusted("/nonexistent/tool", path, sizeof(path), err, sizeof(err)),
+	    -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/tool"));
+	assert_int_equal(
+	    tool_resolve_trusted("nunatak-no-such-tool", path, sizeof(path), err, sizeof(err)),
+	    -ENOENT);
+	assert_int_equal(tool_resolve_trusted("/etc/passwd", path, sizeof(path), err, sizeof(err)),
+			 -EACCES);
 	assert_non_null(strstr(err, "not executable"));
 	assert_int_equal(tool_run("/bin/echo", NULL, 1000, out, sizeof(out), &res), -EINVAL);
 	assert_no_child_left();

@@ -1,11 +1,11 @@
 /* provenance — see provenance.h. */
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdio.h>
-#include <string.h>
-#include <bpf/libbpf.h>
 #include <protobuf-c/protobuf-c.h>
 #include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
 #include <zmq.h>
 
 #include "userspace/cli/provenance.h"

@@ -50,10 +50,11 @@ static int check_owner_mode(const char *path, const char *dir, const struct stat
 				 path, subject, owner);
 		} else {
 			owner_name(geteuid(), me, sizeof(me));
-			snprintf(err, errlen,
-				 "refusing '%s': %s owned by %s, not by %s or root; nunatak "
-				 "obeys only files its own user or root owns: remove it or chown it",
-				 path, subject, owner, me);
+			snprintf(
+			    err, errlen,
+			    "refusing '%s': %s owned by %s, not by %s or root; nunatak "
+			    "obeys only files its own user or root owns: remove it or chown it",
+			    path, subject, owner, me);
 		}
 		return -EPERM;
 	}
@@ -170,7 +171,8 @@ static int check_kind(const char *path, const struct stat *st, char *err, size_t
 	} else {
 		kind = "a device";
 	}
-	snprintf(err, errlen, "refusing '%s': not a regular file but %s: remove it or make it a regular file",
+	snprintf(err, errlen,
+		 "refusing '%s': not a regular file but %s: remove it or make it a regular file",
 		 path, kind);
 	return ret;
 }
@@ -193,8 +195,8 @@ static int trust_at(const char *path, int flags, int *fd, char *err, size_t errl
 		return -EINVAL;
 	ret = split_path(path, &dir_real, &base);
 	if (ret == -EISDIR)
-		snprintf(err, errlen, "refusing '%s': not a regular file but a directory: name a file",
-			 path);
+		snprintf(err, errlen,
+			 "refusing '%s': not a regular file but a directory: name a file", path);
 	else if (ret)
 		snprintf(err, errlen, "cannot resolve the directory of '%s': %s", path,
 			 strerror(-ret));

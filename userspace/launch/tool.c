@@ -56,16 +56,47 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* The child's side, set up by posix_spawn(): see tool.h. */
-static int tool_spawn(const char *path, char *const argv[], int out_fd, pid_t *pid)
+/* stdin and stderr on /dev/null, stdout on @out_fd, nothing else */
+static int child_files(posix_spawn_file_actions_t *fa, int out_fd)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
+	/* stdout first: out_fd may be 0 or 2 when nunatak's own are closed */
+	int err = posix_spawn_file_actions_adddup2(fa, out_fd, STDOUT_FILENO);
+
+	if (!err)
+		err = posix_spawn_file_actions_addopen(fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	if (!err)
+		err = posix_spawn_file_actions_addopen(fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	if (!err)
+		err = posix_spawn_file_actions_addclosefrom_np(fa, STDERR_FILENO + 1);
+	return err;
+}
+
+/* default dispositions (nunatak ignores some), no signal blocked, a
+ * process group of its own */
+static int child_attributes(posix_spawnattr_t *attr)
+{
 	sigset_t all, none;
 	int err;
 
 	sigfillset(&all);
 	sigemptyset(&none);
+	err = posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+						 POSIX_SPAWN_SETPGROUP);
+	if (!err)
+		err = posix_spawnattr_setsigdefault(attr, &all);
+	if (!err)
+		err = posix_spawnattr_setsigmask(attr, &none);
+	if (!err)
+		err = posix_spawnattr_setpgroup(attr, 0);
+	return err;
+}
+
+static int tool_spawn(const char *path, char *const argv[], int out_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	int err;
+
 	err = posix_spawnattr_init(&attr);
 	if (err)
 		return -err;
@@ -74,17 +105,11 @@ static int tool_spawn(const char *path, char *const argv[], int out_fd, pid_t *p
 		posix_spawnattr_destroy(&attr);
 		return -err;
 	}
-	/* stdout first: out_fd may be 0 or 2 when nunatak's own are closed */
-	err = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
-	err = err ?: posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	err = err ?: posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-	err = err ?: posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-	err = err ?: posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-							     POSIX_SPAWN_SETPGROUP);
-	err = err ?: posix_spawnattr_setsigdefault(&attr, &all);
-	err = err ?: posix_spawnattr_setsigmask(&attr, &none);
-	err = err ?: posix_spawnattr_setpgroup(&attr, 0);
-	err = err ?: posix_spawn(pid, path, &fa, &attr, argv, environ);
+	err = child_files(&fa, out_fd);
+	if (!err)
+		err = child_attributes(&attr);
+	if (!err)
+		err = posix_spawn(pid, path, &fa, &attr, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	return -err;
