@@ -78,6 +78,19 @@ struct mpi_site_value {
 	__u64 count_sum; /* Σ count argument */
 };
 
+/* the call of one thread in flight (kernel-side, in mpi_calls by tid;
+ * here so that the BPF selftests can read it) */
+struct mpi_call_state {
+	__u64 start_ns;
+	__u64 call_site;
+	__u64 count;
+	__u64 datatype;
+	__s32 peer;
+	__u32 function;
+	__u32 depth; /* nested MPI calls of this thread */
+	__u32 tgid;  /* a tid reused by another process is a new thread */
+};
+
 struct mpi_process {
 	__u64 init_end_ns;       /* 0: not yet */
 	__u64 finalize_start_ns; /* 0: not yet */

@@ -4,7 +4,8 @@
  * Contract in bpf/sample.h. Runs on every sample of every CPU: a task
  * outside the Target set costs one map lookup and returns. The user stack is
  * unwound by frame pointers; the leaf ip comes from the user registers and
- * is always right even where the unwinder is not.
+ * is always right even where the unwinder is not. What is decided (key,
+ * addition, slot) is in bpf/sample.bpf.h, tested apart.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -13,9 +14,9 @@
 
 #include "bpf/sample.h"
 #include "bpf/target.bpf.h"
+#include "bpf/sample.bpf.h"
 
 #define EFAULT 14
-#define EEXIST 17
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -41,80 +42,49 @@ struct stack_map {
 struct stack_map stacks0 SEC(".maps");
 struct stack_map stacks1 SEC(".maps");
 
-volatile __u32 active_slot;
 __u64 sample_counters[SAMPLE_COUNTERS];
 
-static __always_inline int sample_add(void *map, const struct sample_key *key, __u64 period)
+/* the stack and the sample of one slot's pair */
+static __always_inline void sample_record(struct bpf_perf_event_data *ctx, struct sample_key *key,
+					  int slot)
 {
-	struct sample_value *value, zero = {};
-	long err;
-
-	value = bpf_map_lookup_elem(map, key);
-	if (!value) {
-		/* -EEXIST: another CPU inserted it first, which is fine */
-		err = bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
-		if (err && err != -EEXIST)
-			return -1;
-		value = bpf_map_lookup_elem(map, key);
-		if (!value)
-			return -1;
-	}
-	__sync_fetch_and_add(&value->samples, 1);
-	__sync_fetch_and_add(&value->period_sum, period);
-	return 0;
-}
-
-/* Build the key of a sample of the current task; 0 when the task is not in
- * a Target. Kept apart from the perf_event wrapper so it can be reasoned
- * about (and driven) without a sampling interrupt. */
-static __always_inline int sample_key_build(struct sample_key *key, __u64 pid_tgid,
-					    __u64 interrupted_ip)
-{
-	struct target_info *target;
-	struct task_struct *task;
-	struct pt_regs *user_regs;
-	__u32 tgid = pid_tgid >> 32;
-
-	target = bpf_map_lookup_elem(&targets, &tgid);
-	if (!target)
-		return 0;
-	key->exec_seq = target->exec_seq;
-	key->tgid = tgid;
-	key->tid = (__u32)pid_tgid;
-	task = bpf_get_current_task_btf();
-	user_regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	key->leaf_ip = BPF_CORE_READ(user_regs, ip);
-	if (interrupted_ip != key->leaf_ip)
-		key->flags |= SAMPLE_FLAG_KERNEL;
-	return 1;
+	if (slot)
+		key->user_stack_id = bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK);
+	else
+		key->user_stack_id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
+	if (key->user_stack_id == -EFAULT)
+		__sync_fetch_and_add(&sample_counters[SAMPLE_STACK_UNREADABLE], 1);
+	else if (key->user_stack_id < 0)
+		__sync_fetch_and_add(&sample_counters[SAMPLE_DROP_STACKS], 1);
+	if (sample_add(slot ? (void *)&samples1 : (void *)&samples0, key, ctx->sample_period))
+		__sync_fetch_and_add(&sample_counters[SAMPLE_DROP_KEYS], 1);
 }
 
 SEC("perf_event")
 int sample_cpu(struct bpf_perf_event_data *ctx)
 {
-	struct sample_key key = {};
-	__u32 slot;
-	int err;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct target_info *target;
+	struct sample_key key;
+	struct pt_regs *user_regs;
+	__u32 cpu;
+	int slot;
 
-	if (!sample_key_build(&key, bpf_get_current_pid_tgid(), PT_REGS_IP(&ctx->regs)))
+	target = target_lookup(pid_tgid >> 32);
+	if (!target)
 		return 0;
 	__sync_fetch_and_add(&sample_counters[SAMPLE_SEEN], 1);
+	user_regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	sample_key_fill(&key, target, pid_tgid, BPF_CORE_READ(user_regs, ip),
+			PT_REGS_IP(&ctx->regs));
 
-	slot = active_slot; /* once: the stack and the sample go to one pair */
-	if (slot)
-		key.user_stack_id = bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK);
-	else
-		key.user_stack_id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
-	if (key.user_stack_id == -EFAULT)
-		__sync_fetch_and_add(&sample_counters[SAMPLE_STACK_UNREADABLE], 1);
-	else if (key.user_stack_id < 0)
-		__sync_fetch_and_add(&sample_counters[SAMPLE_DROP_STACKS], 1);
-
-	if (slot)
-		err = sample_add(&samples1, &key, ctx->sample_period);
-	else
-		err = sample_add(&samples0, &key, ctx->sample_period);
-	if (err)
-		__sync_fetch_and_add(&sample_counters[SAMPLE_DROP_KEYS], 1);
+	cpu = bpf_get_smp_processor_id();
+	slot = sample_slot_enter(cpu);
+	if (slot < 0) {
+		__sync_fetch_and_add(&sample_counters[SAMPLE_DROP_FLIP], 1);
+		return 0;
+	}
+	sample_record(ctx, &key, slot);
+	sample_slot_exit(cpu, slot);
 	return 0;
 }

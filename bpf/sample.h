@@ -5,6 +5,14 @@
  * two map pairs (double buffering: `active_slot` says which pair of sample
  * and stack maps the program writes) so that no increment and no stack is
  * lost while draining.
+ *
+ * The flip: a program counts itself in `sample_inflight[cpu].count[slot]`
+ * (a fetching atomic, a full barrier), then reads `active_slot` again, and
+ * writes to that slot only if it did not change; otherwise it leaves and
+ * tries the new one. The Agent stores the new `active_slot`, then waits
+ * (with a bound) until the old slot's counts sum to 0: after that, no
+ * program can write to the old pair (Dekker's argument: either the program
+ * saw the new slot, or the Agent saw its count).
  */
 #ifndef NUNATAK_BPF_SAMPLE_H
 #define NUNATAK_BPF_SAMPLE_H
@@ -18,6 +26,17 @@
 #ifndef MAX_STACK_DEPTH
 #define MAX_STACK_DEPTH 127
 #endif
+
+#ifndef MAX_SAMPLE_CPUS
+#define MAX_SAMPLE_CPUS 1024 /* CPUs beyond share the last entry: slower, still exact */
+#endif
+
+/* the programs running on one CPU inside each slot (0 or 1 but for the
+ * shared last entry); one cache line per CPU */
+struct sample_inflight {
+	__u64 count[2];
+	__u64 pad[6];
+};
 
 /* the sample interrupted the task in kernel mode: leaf_ip is where user
  * code entered the kernel */
@@ -43,6 +62,7 @@ enum sample_counter {
 	SAMPLE_DROP_KEYS,        /* sample map full: sample lost */
 	SAMPLE_DROP_STACKS,      /* stack map full: leaf kept, stack lost */
 	SAMPLE_STACK_UNREADABLE, /* no user stack to read (e.g. mid-exec): leaf kept */
+	SAMPLE_DROP_FLIP,        /* the slot flipped twice under the program: sample lost */
 	SAMPLE_COUNTERS,
 };
 

@@ -27,7 +27,8 @@ struct task_event {
 	__u64 time_ns;       /* bpf_ktime_get_ns */
 	__s32 exit_code;     /* wait status as the parent sees it */
 	__u32 pad;
-	__u64 start_time_ns; /* process start, boot-based */
+	__u64 start_time_ns; /* start of the process (its thread group leader),
+			      * CLOCK_MONOTONIC like time_ns */
 	__u64 utime_ns;      /* whole thread group */
 	__u64 stime_ns;
 	__u64 nvcsw;
@@ -40,7 +41,21 @@ struct task_event {
 
 /* what the threads of one process used, added up as each thread exits:
  * at the last exit, signal_struct does not hold the threads that are not
- * released yet (a zombie group leader, threads between exit and release) */
+ * released yet (a zombie group leader, threads between exit and release).
+ *
+ * Keyed by the process' identity, not by its pid: a thread whose exit is
+ * reported after the last one (it left the group first but reached the
+ * tracepoint late) adds its share to an entry the last exit already took
+ * and removed, and so creates it again. Under a pid key a later process
+ * given the same pid inherited that share; under (tgid, start time) no
+ * later process can have the key. The Agent deletes such a leftover when
+ * it reads the exit report of the process (same tgid and start_time_ns). */
+struct task_totals_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_time_ns; /* of the thread group leader: kept across exec */
+};
+
 struct task_totals {
 	__u64 utime_ns;
 	__u64 stime_ns;

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -28,6 +30,8 @@ struct sampler {
 	/* scratch for draining */
 	struct sample_key *keys;
 	size_t cap_keys;
+	uint64_t drain_lost;    /* samples a failed drain did not hand over */
+	uint64_t flip_timeouts; /* drains that did not see the old map quiet */
 };
 
 static int perf_open_cpu_clock(int cpu, long frequency)
@@ -79,11 +83,19 @@ static int sampler_open_events(struct sampler *s, long frequency, char *err, siz
 
 static int task_event_dispatch(void *ctx, void *data, size_t size)
 {
+	const struct task_event *e = data;
 	struct sampler *s = ctx;
 
-	if (size < sizeof(struct task_event) || !s->task_event_fn)
+	if (size < sizeof(struct task_event))
 		return 0;
-	return s->task_event_fn(data, s->task_event_ctx);
+	if (e->kind == TASK_EVENT_EXIT) {
+		/* a thread reported after the last one re-created the totals
+		 * (bpf/task.h): its key dies with the process */
+		struct task_totals_key key = { .tgid = e->tgid, .start_time_ns = e->start_time_ns };
+
+		bpf_map_delete_elem(bpf_map__fd(s->task->maps.task_totals), &key);
+	}
+	return s->task_event_fn ? s->task_event_fn(e, s->task_event_ctx) : 0;
 }
 
 static void sampler_size_maps(struct sampler *s, long frequency)
@@ -272,44 +284,102 @@ static void sampler_empty_stacks(int stacks_fd)
 	free(ids);
 }
 
-int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int sampler_wait_slot_quiet(const struct sample_inflight *inflight, int n, unsigned int slot,
+			    uint64_t timeout_ns)
+{
+	const struct timespec pause = { .tv_nsec = 20 * 1000 };
+	uint64_t deadline = monotonic_ns() + timeout_ns, sum;
+	int i, round;
+
+	for (round = 0;; round++) {
+		sum = 0;
+		for (i = 0; i < n; i++)
+			sum += __atomic_load_n(&inflight[i].count[slot & 1], __ATOMIC_ACQUIRE);
+		if (!sum)
+			return 0;
+		if (monotonic_ns() >= deadline)
+			return -ETIMEDOUT;
+		/* a program runs for microseconds: yield first, then sleep */
+		if (round < 16)
+			sched_yield();
+		else
+			nanosleep(&pause, NULL);
+	}
+}
+
+/* Makes the other pair active and waits for the programs still writing
+ * to the old one (bpf/sample.h): the old slot. */
+static __u32 sampler_flip(struct sampler *s)
+{
+	__u32 old = s->sample->bss->active_slot & 1;
+	int n = s->ncpu < MAX_SAMPLE_CPUS ? s->ncpu : MAX_SAMPLE_CPUS;
+
+	/* a sequentially consistent store, then the counts are read: a
+	 * program either sees the new slot or is seen here */
+	__atomic_store_n(&s->sample->bss->active_slot, !old, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (sampler_wait_slot_quiet(s->sample->bss->sample_inflight, n, old,
+				    SAMPLER_FLIP_TIMEOUT_NS)) {
+		s->flip_timeouts++;
+		pr_warn("sampling programs still inside sample map %u after %llu ms: draining it "
+			"anyway, samples they add now are lost",
+			old, SAMPLER_FLIP_TIMEOUT_NS / 1000000);
+	}
+	return old;
+}
+
+/* one drained key: its stack, or the leaf alone when the unwinder gave
+ * nothing to trust */
+static int sampler_deliver(int stacks_fd, const struct sample_key *key,
+			   const struct sample_value *value, sampler_sample_fn fn, void *ctx)
 {
 	uint64_t ips[MAX_STACK_DEPTH];
+	int depth = 0, stack_lost = 0;
+
+	if (key->user_stack_id >= 0 && !bpf_map_lookup_elem(stacks_fd, &key->user_stack_id, ips)) {
+		while (depth < MAX_STACK_DEPTH && ips[depth])
+			depth++;
+	}
+	if (depth == 0 || ips[0] != key->leaf_ip) {
+		ips[0] = key->leaf_ip;
+		depth = 1;
+		stack_lost = 1;
+	}
+	return fn(key, value, ips, depth, stack_lost, ctx);
+}
+
+int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
+{
 	struct sample_value value;
-	int map_fd, stacks_fd, depth, err = 0;
+	int map_fd, stacks_fd, err = 0;
 	__u32 drained_slot;
 	size_t i, n;
 
-	/* flip, then let the programs already running on the old map finish:
-	 * a perf_event program runs for microseconds */
-	drained_slot = s->sample->bss->active_slot;
-	s->sample->bss->active_slot = !drained_slot;
-	usleep(2000);
+	drained_slot = sampler_flip(s);
 	map_fd = bpf_map__fd(drained_slot ? s->sample->maps.samples1 : s->sample->maps.samples0);
 	stacks_fd = bpf_map__fd(drained_slot ? s->sample->maps.stacks1 : s->sample->maps.stacks0);
 
+	/* a failure here deletes nothing: the keys wait for the next drain
+	 * of this pair */
 	err = sampler_collect_keys(s, map_fd, &n);
 	if (err)
 		return err;
-	for (i = 0; i < n && !err; i++) {
-		const struct sample_key *key = &s->keys[i];
-		int stack_lost = 0;
-
-		if (bpf_map_lookup_elem(map_fd, key, &value))
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(map_fd, &s->keys[i], &value))
 			continue;
-		depth = 0;
-		if (key->user_stack_id >= 0 &&
-		    !bpf_map_lookup_elem(stacks_fd, &key->user_stack_id, ips)) {
-			while (depth < MAX_STACK_DEPTH && ips[depth])
-				depth++;
-		}
-		if (depth == 0 || ips[0] != key->leaf_ip) {
-			/* the unwinder gave nothing we can trust: keep the leaf */
-			ips[0] = key->leaf_ip;
-			depth = 1;
-			stack_lost = 1;
-		}
-		err = fn(key, &value, ips, depth, stack_lost, ctx);
+		if (!err)
+			err = sampler_deliver(stacks_fd, &s->keys[i], &value, fn, ctx);
+		/* refused by fn, or after it refused one: deleted below, lost */
+		if (err)
+			s->drain_lost += value.samples;
 	}
 	/* empty the pair: nothing writes to it until the next flip, and a
 	 * stack map never emptied fills for good in a long Run — including
@@ -332,4 +402,6 @@ void sampler_read_counters(const struct sampler *s, struct sampler_counters *out
 	out->drop_targets = tc[TASK_DROP_TARGETS];
 	out->drop_events = tc[TASK_DROP_EVENTS];
 	out->drop_totals = tc[TASK_DROP_TOTALS];
+	out->drain_lost = s->drain_lost + sc[SAMPLE_DROP_FLIP];
+	out->flip_timeouts = s->flip_timeouts;
 }

@@ -4,7 +4,13 @@
  *
  * Lifecycle (STYLE.md 2): open, configure, load, attach, all inside
  * sampler__new(). Draining flips the active sample map and reads the other
- * one, so increments made while draining are kept for the next drain.
+ * one, so increments made while draining are kept for the next drain. The
+ * flip waits until no sampling program is still inside the old map (the
+ * in-flight counts of bpf/sample.h), within SAMPLER_FLIP_TIMEOUT_NS; a
+ * drain that waited longer goes on and is counted (flip_timeouts). A
+ * sample is either handed to the drain's callback, or counted in one of
+ * the counters below: seen = handed over + drop_keys + drain_lost, once
+ * the Target is gone and two drains have emptied both maps.
  */
 #ifndef NUNATAK_AGENT_SAMPLER_H
 #define NUNATAK_AGENT_SAMPLER_H
@@ -31,7 +37,16 @@ struct sampler_counters {
 	uint64_t drop_targets; /* children not followed: target map full */
 	uint64_t drop_events;  /* exec/exit reports lost: ring buffer full */
 	uint64_t drop_totals;  /* processes whose counters are partial */
+	uint64_t drain_lost;   /* samples lost at a drain: not handed over by a
+				* drain whose callback failed, or met a slot
+				* flipping twice (kernel SAMPLE_DROP_FLIP) */
+	uint64_t flip_timeouts; /* drains that went on before the sampling
+				 * programs had left the old map: samples they
+				 * added after it was read are lost, uncounted */
 };
+
+/* how long a drain waits for the sampling programs to leave the old map */
+#define SAMPLER_FLIP_TIMEOUT_NS (100 * 1000 * 1000ull)
 
 /* NULL + errno on failure; err then says which step failed and why. */
 struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t errlen);
@@ -57,8 +72,15 @@ int sampler_poll_task_events(struct sampler *s, sampler_task_event_fn fn, void *
 typedef int (*sampler_sample_fn)(const struct sample_key *key, const struct sample_value *value,
 				 const uint64_t *ips, int depth, int stack_lost, void *ctx);
 /* Drain every sample aggregated since the previous drain. 0 or -errno; a
- * non-zero return of fn stops the drain and is returned. */
+ * non-zero return of fn stops the drain and is returned: the samples not
+ * handed over are counted in drain_lost (those fn received are fn's). */
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx);
+
+/* Waits until no sampling program is inside slot, as counted in
+ * inflight[0..n) (the sampler's own or, in tests, any): 0, or -ETIMEDOUT
+ * after timeout_ns. */
+int sampler_wait_slot_quiet(const struct sample_inflight *inflight, int n, unsigned int slot,
+			    uint64_t timeout_ns);
 
 void sampler_read_counters(const struct sampler *s, struct sampler_counters *out);
 

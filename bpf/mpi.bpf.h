@@ -1,0 +1,164 @@
+/* mpi.bpf.h — what bpf/mpi.bpf.c decides about one MPI call, for BPF
+ * programs only (contract in bpf/mpi.h): the state of a call from its
+ * attach cookie and arguments, the outermost call of a thread (nested
+ * calls and PMPI_X reached from MPI_X are not counted twice), and the
+ * running totals of a call site.
+ *
+ * `static __always_inline` helpers of plain values (no uprobe ctx), so
+ * that bpf/selftest.bpf.c drives them through bpf_prog_test_run_opts
+ * (tests/unit/test_bpf_helpers.c). The maps are declared here: every
+ * object that includes it has its own.
+ */
+#ifndef NUNATAK_BPF_MPI_BPF_H
+#define NUNATAK_BPF_MPI_BPF_H
+
+#include "bpf/mpi.h"
+#include "bpf/target.h"
+
+#ifndef ENOENT
+#define ENOENT 2
+#endif
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_MPI_THREADS);
+	__type(key, __u32); /* tid */
+	__type(value, struct mpi_call_state);
+} mpi_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_MPI_SITES);
+	__type(key, struct mpi_site_key);
+	__type(value, struct mpi_site_value);
+} mpi_sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGET_PROCESSES);
+	__type(key, __u32); /* tgid */
+	__type(value, struct mpi_process);
+} mpi_processes SEC(".maps");
+
+/* The state of an outermost call of process tgid to the function the
+ * attach cookie names; count_arg, type_arg and peer_arg are the raw
+ * registers of the argument positions the cookie gives (ignored where it
+ * gives none). count and peer are C ints: only the low 32 bits of their
+ * registers are defined. */
+static __always_inline void mpi_call_state_init(struct mpi_call_state *st, __u32 tgid,
+						__u64 cookie, __u64 count_arg, __u64 type_arg,
+						__u64 peer_arg)
+{
+	__builtin_memset(st, 0, sizeof(*st));
+	st->depth = 1;
+	st->tgid = tgid;
+	st->function = MPI_COOKIE_FN(cookie);
+	st->count = MPI_COOKIE_COUNT_ARG(cookie) ? (__u32)count_arg : 0;
+	st->datatype = MPI_COOKIE_TYPE_ARG(cookie) ? type_arg : 0;
+	st->peer = MPI_COOKIE_PEER_ARG(cookie) ? (__s32)peer_arg : -1;
+}
+
+/* An MPI entry of thread tid of tgid inside a call of that thread already
+ * in flight: counted as nested (1), not as a call. 0: it is an outermost
+ * call (a tid reused by another process does not inherit a depth). */
+static __always_inline int mpi_call_nested(__u32 tid, __u32 tgid)
+{
+	struct mpi_call_state *st = bpf_map_lookup_elem(&mpi_calls, &tid);
+
+	if (st && st->depth > 0 && st->tgid == tgid) {
+		st->depth++;
+		return 1;
+	}
+	return 0;
+}
+
+/* An outermost call begins. 0, or -errno (map full: the caller counts
+ * MPI_DROP_THREADS). */
+static __always_inline int mpi_call_begin(__u32 tid, const struct mpi_call_state *st)
+{
+	return (int)bpf_map_update_elem(&mpi_calls, &tid, st, BPF_ANY);
+}
+
+/* An MPI return of thread tid of tgid: 1 and *done when it ends the
+ * thread's outermost call (the state is removed: the map holds only calls
+ * in flight), 0 when it ends a nested one or none is known. */
+static __always_inline int mpi_call_end(__u32 tid, __u32 tgid, struct mpi_call_state *done)
+{
+	struct mpi_call_state *st = bpf_map_lookup_elem(&mpi_calls, &tid);
+
+	if (!st || st->depth == 0 || st->tgid != tgid)
+		return 0;
+	if (--st->depth > 0)
+		return 0;
+	*done = *st;
+	bpf_map_delete_elem(&mpi_calls, &tid);
+	return 1;
+}
+
+/* One call of duration_ns and count elements at site key. 0, or -errno
+ * when the map refused a new site (the caller counts MPI_DROP_SITES). */
+static __always_inline int mpi_site_add(const struct mpi_site_key *key, __u64 duration_ns,
+					__u64 count)
+{
+	struct mpi_site_value *v, zero = {};
+	long err;
+
+	v = bpf_map_lookup_elem(&mpi_sites, key);
+	if (!v) {
+		zero.min_ns = ~0ULL;
+		err = bpf_map_update_elem(&mpi_sites, key, &zero, BPF_NOEXIST);
+		if (err && err != -EEXIST)
+			return (int)err;
+		v = bpf_map_lookup_elem(&mpi_sites, key);
+		if (!v)
+			return -ENOENT;
+	}
+	__sync_fetch_and_add(&v->calls, 1);
+	__sync_fetch_and_add(&v->total_ns, duration_ns);
+	__sync_fetch_and_add(&v->count_sum, count);
+	/* min/max: threads of one process rarely share a call site at the
+	 * same instant; a lost race costs an extreme, not a count */
+	if (duration_ns < v->min_ns)
+		v->min_ns = duration_ns;
+	if (duration_ns > v->max_ns)
+		v->max_ns = duration_ns;
+	return 0;
+}
+
+/* the MPI state of process tgid, created at its first need; NULL when
+ * the map is full */
+static __always_inline struct mpi_process *mpi_process_of(__u32 tgid)
+{
+	struct mpi_process *p, zero = {};
+
+	p = bpf_map_lookup_elem(&mpi_processes, &tgid);
+	if (p)
+		return p;
+	bpf_map_update_elem(&mpi_processes, &tgid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&mpi_processes, &tgid);
+}
+
+/* The outermost call done of process tgid ended at now_ns: its site's
+ * totals, and when MPI_Init returned. 0 or what mpi_site_add said. */
+static __always_inline int mpi_call_account(__u32 tgid, const struct mpi_call_state *done,
+					    __u64 now_ns)
+{
+	struct mpi_site_key key = {};
+	struct mpi_process *proc;
+
+	if (done->function == MPI_FN_INIT || done->function == MPI_FN_INIT_THREAD) {
+		proc = mpi_process_of(tgid);
+		if (proc && !proc->init_end_ns)
+			proc->init_end_ns = now_ns;
+	}
+	key.tgid = tgid;
+	key.function = done->function;
+	key.call_site = done->call_site;
+	key.datatype = done->datatype;
+	return mpi_site_add(&key, now_ns - done->start_ns, done->count);
+}
+
+#endif

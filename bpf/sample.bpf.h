@@ -1,0 +1,109 @@
+/* sample.bpf.h — what bpf/sample.bpf.c decides about one sample, for BPF
+ * programs only (contract in bpf/sample.h): the key of a sample, its
+ * addition to a sample map, and entering/leaving the active slot.
+ *
+ * `static __always_inline` helpers of plain values (no perf_event ctx), so
+ * that bpf/selftest.bpf.c drives them through bpf_prog_test_run_opts,
+ * since a perf_event program cannot be test-run
+ * (tests/unit/test_bpf_helpers.c). Declares the globals the Agent flips
+ * and waits on: every object that includes it has its own.
+ */
+#ifndef NUNATAK_BPF_SAMPLE_BPF_H
+#define NUNATAK_BPF_SAMPLE_BPF_H
+
+#include "bpf/sample.h"
+#include "bpf/target.h"
+
+#ifndef ENOENT
+#define ENOENT 2
+#endif
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+#ifndef EBUSY
+#define EBUSY 16
+#endif
+
+volatile __u32 active_slot;
+struct sample_inflight sample_inflight[MAX_SAMPLE_CPUS];
+
+/* The key of a sample of thread pid_tgid (bpf_get_current_pid_tgid()
+ * layout) of Target process target: user_ip is where its user registers
+ * point (always right, the unwinder or not), interrupted_ip where the
+ * sample interrupted it; they differ when it was in the kernel. The stack
+ * id is the caller's to set. */
+static __always_inline void sample_key_fill(struct sample_key *key,
+					    const struct target_info *target, __u64 pid_tgid,
+					    __u64 user_ip, __u64 interrupted_ip)
+{
+	__builtin_memset(key, 0, sizeof(*key));
+	key->tgid = pid_tgid >> 32;
+	key->tid = (__u32)pid_tgid;
+	key->exec_seq = target->exec_seq;
+	key->leaf_ip = user_ip;
+	if (interrupted_ip != user_ip)
+		key->flags |= SAMPLE_FLAG_KERNEL;
+}
+
+/* One more sample of key, of period, in map. 0, or -errno when the map
+ * refused a new key (full: the caller counts SAMPLE_DROP_KEYS). */
+static __always_inline int sample_add(void *map, const struct sample_key *key, __u64 period)
+{
+	struct sample_value *value, zero = {};
+	long err;
+
+	value = bpf_map_lookup_elem(map, key);
+	if (!value) {
+		/* -EEXIST: another CPU inserted it first, which is fine */
+		err = bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+		if (err && err != -EEXIST)
+			return (int)err;
+		value = bpf_map_lookup_elem(map, key);
+		if (!value)
+			return -ENOENT;
+	}
+	__sync_fetch_and_add(&value->samples, 1);
+	__sync_fetch_and_add(&value->period_sum, period);
+	return 0;
+}
+
+static __always_inline struct sample_inflight *sample_inflight_of(__u32 cpu)
+{
+	return &sample_inflight[cpu < MAX_SAMPLE_CPUS ? cpu : MAX_SAMPLE_CPUS - 1];
+}
+
+/* a fetching atomic, its result kept: the BPF memory model makes it a
+ * full barrier (a non-fetching add orders nothing on arm64) */
+static __always_inline __u64 sample_fetch_add(__u64 *p, __u64 v)
+{
+	__u64 old = __sync_fetch_and_add(p, v);
+
+	asm volatile("" : : "r"(old) : "memory");
+	return old;
+}
+
+/* Enters the active slot on cpu (bpf_get_smp_processor_id()): the slot,
+ * to write to and then leave with sample_slot_exit(), or -EBUSY when it
+ * flipped twice while entering (the caller counts SAMPLE_DROP_FLIP). */
+static __always_inline int sample_slot_enter(__u32 cpu)
+{
+	struct sample_inflight *in = sample_inflight_of(cpu);
+	__u32 slot, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		slot = active_slot & 1;
+		sample_fetch_add(&in->count[slot], 1);
+		if ((active_slot & 1) == slot)
+			return (int)slot;
+		sample_fetch_add(&in->count[slot], (__u64)-1);
+	}
+	return -EBUSY;
+}
+
+/* Leaves slot: what the program wrote is visible before the count drops */
+static __always_inline void sample_slot_exit(__u32 cpu, __u32 slot)
+{
+	sample_fetch_add(&sample_inflight_of(cpu)->count[slot & 1], (__u64)-1);
+}
+
+#endif

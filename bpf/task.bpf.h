@@ -1,0 +1,93 @@
+/* task.bpf.h — the per-process totals of bpf/task.bpf.c, for BPF programs
+ * only (contract in bpf/task.h).
+ *
+ * Each exiting thread of a Target process adds its share under the
+ * process' identity (task_totals_key_of); the last thread takes the
+ * totals and removes them. The helpers are `static __always_inline` so
+ * that bpf/selftest.bpf.c drives them through bpf_prog_test_run_opts,
+ * late thread included (tests/unit/test_bpf_helpers.c).
+ */
+#ifndef NUNATAK_BPF_TASK_BPF_H
+#define NUNATAK_BPF_TASK_BPF_H
+
+#include "bpf/task.h"
+
+#ifndef ENOENT
+#define ENOENT 2
+#endif
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGET_PROCESSES);
+	__type(key, struct task_totals_key);
+	__type(value, struct task_totals);
+} task_totals SEC(".maps");
+
+/* The process task belongs to, as a key no later process can have: a pid
+ * is reused, the start time of a thread group leader is not (exec by
+ * another thread hands the leader's start time over, de_thread()). */
+static __always_inline void task_totals_key_of(struct task_struct *task,
+					       struct task_totals_key *key)
+{
+	key->tgid = BPF_CORE_READ(task, tgid);
+	key->pad = 0;
+	key->start_time_ns = BPF_CORE_READ(task, group_leader, start_time);
+}
+
+/* what task itself used: its share of its process' totals */
+static __always_inline void task_share_read(struct task_struct *task, struct task_totals *share)
+{
+	share->utime_ns = BPF_CORE_READ(task, utime);
+	share->stime_ns = BPF_CORE_READ(task, stime);
+	share->nvcsw = BPF_CORE_READ(task, nvcsw);
+	share->nivcsw = BPF_CORE_READ(task, nivcsw);
+	share->min_flt = BPF_CORE_READ(task, min_flt);
+	share->maj_flt = BPF_CORE_READ(task, maj_flt);
+}
+
+/* Adds share to the totals of key, creating them. 0, or -errno when the
+ * map refused the entry (full: the caller counts TASK_DROP_TOTALS). */
+static __always_inline int task_totals_add(const struct task_totals_key *key,
+					   const struct task_totals *share)
+{
+	struct task_totals *t, zero = {};
+	long err;
+
+	t = bpf_map_lookup_elem(&task_totals, key);
+	if (!t) {
+		/* -EEXIST: another thread of the process created it first */
+		err = bpf_map_update_elem(&task_totals, key, &zero, BPF_NOEXIST);
+		if (err && err != -EEXIST)
+			return (int)err;
+		t = bpf_map_lookup_elem(&task_totals, key);
+		if (!t)
+			return -ENOENT;
+	}
+	__sync_fetch_and_add(&t->utime_ns, share->utime_ns);
+	__sync_fetch_and_add(&t->stime_ns, share->stime_ns);
+	__sync_fetch_and_add(&t->nvcsw, share->nvcsw);
+	__sync_fetch_and_add(&t->nivcsw, share->nivcsw);
+	__sync_fetch_and_add(&t->min_flt, share->min_flt);
+	__sync_fetch_and_add(&t->maj_flt, share->maj_flt);
+	return 0;
+}
+
+/* Moves the totals of key into *out (the last exit of the process): 0, or
+ * -ENOENT when there are none (the map was full at every add). */
+static __always_inline int task_totals_take(const struct task_totals_key *key,
+					    struct task_totals *out)
+{
+	struct task_totals *t;
+
+	t = bpf_map_lookup_elem(&task_totals, key);
+	if (!t)
+		return -ENOENT;
+	*out = *t;
+	bpf_map_delete_elem(&task_totals, key);
+	return 0;
+}
+
+#endif
