@@ -1,6 +1,7 @@
 /* test_manifest — manifest.json written atomically and read back; what is
  * not a nunatak manifest is refused with the reason. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -19,16 +20,22 @@
 #include "userspace/aggregator/manifest.h"
 
 static char dir[PATH_MAX];
+static int run_fd = -1; /* dir, as the Aggregator holds its Run directory */
 
 static int setup(void **state)
 {
 	(void)state;
-	return make_tmpdir(dir, sizeof(dir), "manifest") ? -1 : 0;
+	if (make_tmpdir(dir, sizeof(dir), "manifest"))
+		return -1;
+	run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return run_fd < 0 ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
+	close(run_fd);
+	run_fd = -1;
 	remove_tree(dir);
 	return 0;
 }
@@ -67,7 +74,7 @@ static void test_write_then_read(void **state)
 	char err[512] = "", names[256];
 
 	(void)state;
-	assert_int_equal(manifest_write(dir, m1), 0);
+	assert_int_equal(manifest_write(run_fd, m1), 0);
 	got = manifest_read(dir, err, sizeof(err));
 	assert_non_null(got);
 	assert_true(json_equal(got, m1));
@@ -76,7 +83,7 @@ static void test_write_then_read(void **state)
 
 	/* the second write (the Run finalized) replaces the first */
 	m2 = manifest("run-1", json_integer(3));
-	assert_int_equal(manifest_write(dir, m2), 0);
+	assert_int_equal(manifest_write(run_fd, m2), 0);
 	got = manifest_read(dir, err, sizeof(err));
 	assert_non_null(got);
 	assert_true(json_equal(got, m2));
@@ -96,19 +103,118 @@ static void test_failed_write_keeps_previous(void **state)
 	char err[512] = "", tmp[PATH_MAX];
 
 	(void)state;
-	assert_int_equal(manifest_write(dir, m1), 0);
+	assert_int_equal(manifest_write(run_fd, m1), 0);
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, MANIFEST_FILE);
 	assert_int_equal(mkdir(tmp, 0755), 0); /* the temporary file cannot be created */
-	assert_int_equal(manifest_write(dir, m2), -EISDIR);
+	assert_int_equal(manifest_write(run_fd, m2), -EISDIR);
 	got = manifest_read(dir, err, sizeof(err));
 	assert_non_null(got);
 	assert_true(json_equal(got, m1));
 	json_decref(got);
 	assert_int_equal(rmdir(tmp), 0);
 
-	assert_int_equal(manifest_write(path_in(dir, "no-such-dir"), m2), -ENOENT);
+	assert_int_equal(manifest_write(-1, m2), -EBADF);
 	json_decref(m1);
 	json_decref(m2);
+}
+
+/* the whole content of path in buf ("" when it cannot be read) */
+static void read_all(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+}
+
+/* A symbolic link planted at the temporary name (another user's, or a
+ * crashed writer's leftover) is never followed: the file it points to
+ * keeps its content, and the manifest is a new 0600 regular file. */
+static void test_link_at_temporary_name_not_followed(void **state)
+{
+	json_t *m = manifest("run-3", json_integer(0)), *got;
+	char victim[PATH_MAX], tmp[PATH_MAX], content[256], err[512] = "";
+	struct stat st;
+
+	(void)state;
+	snprintf(victim, sizeof(victim), "%s.victim", dir);
+	assert_int_equal(write_file(victim, "root-only secret\n"), 0);
+	assert_int_equal(chmod(victim, 0600), 0);
+	snprintf(tmp, sizeof(tmp), "%s/%s", dir, MANIFEST_TMP_FILE);
+	assert_int_equal(symlink(victim, tmp), 0);
+
+	assert_int_equal(manifest_write(run_fd, m), 0);
+	read_all(victim, content, sizeof(content));
+	assert_string_equal(content, "root-only secret\n");
+	assert_int_equal(lstat(path_in(dir, MANIFEST_FILE), &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	got = manifest_read(dir, err, sizeof(err));
+	assert_non_null(got);
+	assert_true(json_equal(got, m));
+	json_decref(got);
+	assert_int_equal(lstat(tmp, &st), -1); /* the link is gone, nothing replaced it */
+	unlink(victim);
+	json_decref(m);
+}
+
+/* The Run directory renamed and replaced by a link to another directory
+ * while the Run is written: the manifest still lands in the real one,
+ * through the descriptor, and the other directory is untouched. */
+static void test_directory_swapped_for_link(void **state)
+{
+	json_t *m = manifest("run-4", json_integer(7)), *got;
+	char moved[PATH_MAX], other[PATH_MAX], content[256], err[512] = "";
+	mode_t old_umask;
+	struct stat st;
+
+	(void)state;
+	snprintf(moved, sizeof(moved), "%s.moved", dir);
+	snprintf(other, sizeof(other), "%s.other", dir);
+	assert_int_equal(mkdir(other, 0700), 0);
+	assert_int_equal(write_file(path_in(other, MANIFEST_FILE), "other's manifest\n"), 0);
+	assert_int_equal(rename(dir, moved), 0);
+	assert_int_equal(symlink(other, dir), 0);
+
+	old_umask = umask(0); /* 0600 whatever the umask */
+	assert_int_equal(manifest_write(run_fd, m), 0);
+	umask(old_umask);
+	read_all(path_in(other, MANIFEST_FILE), content, sizeof(content));
+	assert_string_equal(content, "other's manifest\n");
+	assert_int_equal(stat(path_in(other, MANIFEST_TMP_FILE), &st), -1);
+	got = manifest_read(moved, err, sizeof(err));
+	assert_non_null(got);
+	assert_true(json_equal(got, m));
+	json_decref(got);
+	assert_int_equal(stat(path_in(moved, MANIFEST_FILE), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+
+	assert_int_equal(unlink(dir), 0);
+	assert_int_equal(rename(moved, dir), 0);
+	remove_tree(other);
+	json_decref(m);
+}
+
+static void test_finalized(void **state)
+{
+	json_t *m;
+
+	(void)state;
+	m = json_pack("{s:{s:n}, s:[]}", "run", "exit_code", "degradations");
+	assert_int_equal(manifest_finalized(m), 0); /* the first manifest */
+	json_object_set_new(json_object_get(m, "run"), "exit_code", json_integer(0));
+	assert_int_equal(manifest_finalized(m), 1);
+	json_object_set_new(json_object_get(m, "run"), "exit_code", json_null());
+	json_array_append_new(json_object_get(m, "degradations"),
+			      json_pack("{s:s}", "name", "samples-dropped"));
+	assert_int_equal(manifest_finalized(m), 0);
+	json_array_append_new(json_object_get(m, "degradations"),
+			      json_pack("{s:s}", "name", "run-interrupted"));
+	assert_int_equal(manifest_finalized(m), 1); /* finalized late, without exit code */
+	json_decref(m);
+	assert_int_equal(manifest_finalized(NULL), 0);
 }
 
 static void expect_refused(int want_errno, const char *want_in_err)
@@ -155,6 +261,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_write_then_read, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_write_keeps_previous, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_link_at_temporary_name_not_followed, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_directory_swapped_for_link, setup, teardown),
+	    cmocka_unit_test(test_finalized),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

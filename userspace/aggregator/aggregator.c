@@ -2,9 +2,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -25,6 +27,10 @@ struct aggregator {
 	char *symbolizer;
 	struct pivot *pivot;
 	json_t *manifest;
+	/* the Run directory, opened and checked at START and locked (flock)
+	 * until the Run is closed: every file of the Run is made under it */
+	int run_dir_fd;
+	int has_run_dir_fd;
 };
 
 struct aggregator *aggregator__new(void *router_socket)
@@ -40,6 +46,9 @@ struct aggregator *aggregator__new(void *router_socket)
 static void aggregator_close_run(struct aggregator *agg)
 {
 	pivot__free(agg->pivot);
+	if (agg->has_run_dir_fd)
+		close(agg->run_dir_fd); /* releases the lock: the Run is no longer written */
+	agg->has_run_dir_fd = 0;
 	json_decref(agg->manifest);
 	free(agg->run_id);
 	free(agg->run_dir);
@@ -92,13 +101,63 @@ static int reply_error(struct aggregator *agg, zmq_msg_t *identity, const char *
 	return reply(agg, identity, &env);
 }
 
+/* Opens the Run directory START names (created by `nunatak run`, which
+ * sends its st_dev/st_ino) and keeps it for the whole Run, locked: a
+ * directory replaced by another or by a symbolic link, not ours, or not
+ * private is refused, and nothing is created in it. */
+static int aggregator_open_run_dir(struct aggregator *agg, const json_t *spec, const char *run_dir,
+				   char *why, size_t whylen)
+{
+	json_t *dev = json_object_get(spec, "run_dir_dev"), *ino = json_object_get(spec, "run_dir_ino");
+	struct stat st;
+	int fd, err = 0;
+
+	if (!json_is_integer(dev) || !json_is_integer(ino)) {
+		snprintf(why, whylen, "malformed START: run directory '%s' given without its "
+			 "run_dir_dev and run_dir_ino", run_dir);
+		return -EINVAL;
+	}
+	fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open run directory '%s': %s", run_dir, strerror(-err));
+		goto out;
+	}
+	if ((json_int_t)st.st_dev != json_integer_value(dev) ||
+	    (json_int_t)st.st_ino != json_integer_value(ino)) {
+		err = -ESTALE;
+		snprintf(why, whylen, "refusing run directory '%s': it is not the directory created "
+			 "for this Run (replaced since); start the Run again", run_dir);
+		goto out;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
+		err = -EPERM;
+		snprintf(why, whylen, "refusing run directory '%s': owner uid %u, mode %04o; a Run "
+			 "directory is its writer's (uid %u) and 0700", run_dir, (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+		goto out;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		snprintf(why, whylen, "run directory '%s' is locked: another nunatak writes it",
+			 run_dir);
+		goto out;
+	}
+	agg->run_dir_fd = fd;
+	agg->has_run_dir_fd = 1;
+out:
+	if (err && fd >= 0)
+		close(fd);
+	return err;
+}
+
 static int aggregator_start(struct aggregator *agg, const Nunatak__Wire__Control *c, char *why,
 			    size_t whylen)
 {
 	const char *run_dir, *symbolizer;
 	json_error_t jerr;
 	json_t *spec;
-	char path[4096];
+	char path[PATH_MAX];
 	int err;
 
 	if (agg->run_id) {
@@ -113,21 +172,18 @@ static int aggregator_start(struct aggregator *agg, const Nunatak__Wire__Control
 		json_decref(spec);
 		return -EINVAL;
 	}
-	if (mkdir(run_dir, 0700) && errno != EEXIST) {
-		err = -errno;
-		snprintf(why, whylen, "cannot create run directory '%s': %s", run_dir,
-			 strerror(-err));
+	err = aggregator_open_run_dir(agg, spec, run_dir, why, whylen);
+	if (err)
 		goto out;
-	}
-	snprintf(path, sizeof(path), "%s/pivot.sqlite", run_dir);
-	agg->pivot = pivot__create(path);
+	snprintf(path, sizeof(path), "%s/" PIVOT_FILE, run_dir);
+	agg->pivot = pivot__create_at(agg->run_dir_fd, PIVOT_FILE, path);
 	if (!agg->pivot) {
 		err = -errno;
 		snprintf(why, whylen, "cannot create '%s': %s", path, strerror(-err));
 		goto out;
 	}
 	agg->manifest = json_incref(json_object_get(spec, "manifest"));
-	err = manifest_write(run_dir, agg->manifest);
+	err = manifest_write(agg->run_dir_fd, agg->manifest);
 	if (err) {
 		snprintf(why, whylen, "cannot write the manifest in '%s': %s", run_dir,
 			 strerror(-err));
@@ -168,7 +224,7 @@ static int aggregator_finalize(struct aggregator *agg, const Nunatak__Wire__Cont
 		json_object_set(pass, "end", json_object_get(result, "end"));
 	}
 	json_decref(result);
-	err = finalize_run(agg->pivot, agg->run_dir, agg->manifest, agg->symbolizer);
+	err = finalize_run(agg->pivot, agg->run_dir_fd, agg->manifest, agg->symbolizer);
 	if (err)
 		snprintf(why, whylen, "finalizing run '%s' failed: %s", agg->run_id,
 			 strerror(-err));

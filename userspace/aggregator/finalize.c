@@ -263,7 +263,7 @@ static int collect_degradation(const char *name, const char *message, const char
 	return !d || json_array_append_new(ctx, d) ? -ENOMEM : 0;
 }
 
-int finalize_run(struct pivot *p, const char *run_dir, json_t *manifest, const char *symbolizer)
+int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *symbolizer)
 {
 	struct attribute_ctx ac = {};
 	char message[1400];
@@ -308,5 +308,6 @@ int finalize_run(struct pivot *p, const char *run_dir, json_t *manifest, const c
 	json_object_set_new(manifest, "degradations", degradations);
 	err = pivot_nodes(p, collect_node, nodes);
 	err = err ?: pivot_for_each_degradation(p, collect_degradation, degradations);
-	return err ?: manifest_write(run_dir, manifest);
+	err = err ?: manifest_write(run_dir_fd, manifest);
+	return err ?: pivot_seal(p);
 }

@@ -14,7 +14,9 @@
 struct pivot;
 
 /* manifest: the Run's manifest, updated in place (nodes, degradations) and
- * written to run_dir. symbolizer: the llvm-symbolizer to run. 0 or -errno. */
-int finalize_run(struct pivot *p, const char *run_dir, json_t *manifest, const char *symbolizer);
+ * written in the Run directory run_dir_fd; then the pivot is sealed
+ * (pivot_seal: plain SQLite, journal_mode DELETE). symbolizer: the
+ * llvm-symbolizer to run. 0 or -errno. */
+int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *symbolizer);
 
 #endif

@@ -1,39 +1,64 @@
 /* manifest — see manifest.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "userspace/aggregator/manifest.h"
 
-int manifest_write(const char *run_dir, json_t *manifest)
+/* the temporary file, new: O_EXCL|O_NOFOLLOW, so nothing planted at its
+ * name is followed or truncated; a stale one is unlinked (the name only) */
+static int manifest_create_tmp(int dirfd)
 {
-	char path[4096], tmp[4096];
-	int fd, err = 0;
+	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int fd, err;
 
-	if (snprintf(path, sizeof(path), "%s/%s", run_dir, MANIFEST_FILE) >= (int)sizeof(path) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", run_dir, MANIFEST_FILE) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = openat(dirfd, MANIFEST_TMP_FILE, flags, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		if (unlinkat(dirfd, MANIFEST_TMP_FILE, 0))
+			return -errno;
+		fd = openat(dirfd, MANIFEST_TMP_FILE, flags, 0600);
+	}
 	if (fd < 0)
 		return -errno;
+	if (fchmod(fd, 0600)) { /* 0600 whatever the umask */
+		err = -errno;
+		close(fd);
+		unlinkat(dirfd, MANIFEST_TMP_FILE, 0);
+		return err;
+	}
+	return fd;
+}
+
+int manifest_write(int run_dir_fd, json_t *manifest)
+{
+	int fd, err = 0;
+
+	fd = manifest_create_tmp(run_dir_fd);
+	if (fd < 0)
+		return fd;
+	errno = 0;
 	if (json_dumpfd(manifest, fd, JSON_INDENT(2) | JSON_SORT_KEYS) || write(fd, "\n", 1) != 1)
-		err = -EIO;
+		err = errno ? -errno : -EIO;
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
-	if (!err && rename(tmp, path))
+	if (!err && renameat(run_dir_fd, MANIFEST_TMP_FILE, run_dir_fd, MANIFEST_FILE))
 		err = -errno;
 	if (err)
-		unlink(tmp);
+		unlinkat(run_dir_fd, MANIFEST_TMP_FILE, 0);
+	else if (fsync(run_dir_fd)) /* the rename itself survives a crash */
+		err = -errno;
 	return err;
 }
 
 json_t *manifest_read(const char *run_dir, char *err, size_t errlen)
 {
-	char path[4096];
+	char path[PATH_MAX];
 	json_error_t jerr;
 	json_t *m, *format;
 
@@ -58,4 +83,21 @@ json_t *manifest_read(const char *run_dir, char *err, size_t errlen)
 		return NULL;
 	}
 	return m;
+}
+
+int manifest_finalized(const json_t *manifest)
+{
+	json_t *degradations, *d;
+	const char *name;
+	size_t i;
+
+	if (json_is_integer(json_object_get(json_object_get(manifest, "run"), "exit_code")))
+		return 1;
+	degradations = json_object_get(manifest, "degradations");
+	json_array_foreach(degradations, i, d) {
+		name = json_string_value(json_object_get(d, "name"));
+		if (name && !strcmp(name, "run-interrupted"))
+			return 1;
+	}
+	return 0;
 }

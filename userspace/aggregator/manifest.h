@@ -1,10 +1,16 @@
 /* manifest — the Run's manifest.json: plain JSON, readable without nunatak
  * (keys in DESIGN.md section 7).
  *
- * Written atomically (temporary file, fsync, rename), so a reader sees the
- * previous complete manifest or the new one, never half of one. The
- * Aggregator writes it when the Run starts (exit_code null) and again when
- * the Run is finalized, so a crashed Run still has one.
+ * Written atomically (temporary file, fsync, rename, fsync of the
+ * directory), so a reader sees the previous complete manifest or the new
+ * one, never half of one. The Aggregator writes it when the Run starts
+ * (exit_code null) and again when the Run is finalized, so a crashed Run
+ * still has one.
+ *
+ * Written under the Run directory's descriptor only: the temporary file is
+ * created with O_CREAT|O_EXCL|O_NOFOLLOW, 0600, and renamed within that
+ * directory, so neither a symbolic link planted at its name nor the Run
+ * directory replaced by a link to another one makes it write elsewhere.
  */
 #ifndef NUNATAK_AGGREGATOR_MANIFEST_H
 #define NUNATAK_AGGREGATOR_MANIFEST_H
@@ -12,13 +18,24 @@
 #include <jansson.h>
 
 #define MANIFEST_FILE "manifest.json"
+#define MANIFEST_TMP_FILE "." MANIFEST_FILE ".tmp"
 #define MANIFEST_FORMAT "nunatak-run"
 #define MANIFEST_SCHEMA 1
 
-/* 0 or -errno */
-int manifest_write(const char *run_dir, json_t *manifest);
+/* Writes manifest as MANIFEST_FILE in the directory run_dir_fd. A stale
+ * temporary file (a writer that crashed) is unlinked, never followed nor
+ * truncated. 0 or -errno (-ENOSPC, -EISDIR: a directory at the temporary
+ * name, ...); on failure the previous manifest is left whole. */
+int manifest_write(int run_dir_fd, json_t *manifest);
+
 /* NULL + errno (ENOENT: no manifest; EBADMSG: not a nunatak manifest, with
  * err saying why) */
 json_t *manifest_read(const char *run_dir, char *err, size_t errlen);
+
+/* 1 when manifest is the one of a finalized Run: it has the application's
+ * exit code, or it says the Run was interrupted (a run-interrupted
+ * Degradation: finalized without an exit code); 0 when it is the first
+ * manifest of a Run that was never finalized. */
+int manifest_finalized(const json_t *manifest);
 
 #endif

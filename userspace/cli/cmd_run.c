@@ -276,6 +276,7 @@ int cmd_run(int argc, char **argv)
 	struct agent_opts ao;
 	struct launcher_split split;
 	struct timespec app_end, written;
+	struct stat run_st; /* the Run directory made: the Aggregator checks it is the one */
 	struct seed_job sj;
 	pthread_t seed_thread;
 	int seed_started;
@@ -313,8 +314,8 @@ int cmd_run(int argc, char **argv)
 	launcher_split(env.ncmd, env.cmd, &split);
 	name = cfg.name ? cfg.name : default_name(&split);
 	gethostname(node, sizeof(node) - 1);
-	e = run_dir_create(cfg.runs_dir, name, time(NULL), run_dir, sizeof(run_dir), err,
-			   sizeof(err));
+	e = run_dir_create(cfg.runs_dir, name, time(NULL), run_dir, sizeof(run_dir), &run_st,
+			   err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "nunatak: %s\n", err);
 		goto out_config;
@@ -362,7 +363,9 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	{
-		json_t *spec = json_pack("{s:s, s:s, s:O}", "run_dir", run_dir, "symbolizer",
+		json_t *spec = json_pack("{s:s, s:I, s:I, s:s, s:O}", "run_dir", run_dir,
+					 "run_dir_dev", (json_int_t)run_st.st_dev, "run_dir_ino",
+					 (json_int_t)run_st.st_ino, "symbolizer",
 					 cfg.llvm_symbolizer, "manifest", seed);
 
 		spec_text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;

@@ -6,6 +6,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <jansson.h>
 
 #include "analysis/diagnose.h"
@@ -71,11 +73,12 @@ static int count_degradation(const char *name, const char *message, const char *
 }
 
 /* The Aggregator stopped before the end (nunatak was killed): what was
- * stored is kept, attributed and derived now, and the Run says so. */
-static struct pivot *finalize_interrupted(const char *run_dir, const char *path,
+ * stored is kept, attributed and derived now, and the Run says so; written
+ * under dirfd, the Run directory, locked. */
+static struct pivot *finalize_interrupted(int dirfd, const char *run_dir, const char *path,
 					  json_t *manifest, const char *symbolizer)
 {
-	struct pivot *p = pivot__open(path, 0);
+	struct pivot *p = pivot__open_at(dirfd, PIVOT_FILE, 0, path);
 	int err;
 
 	if (!p)
@@ -86,13 +89,45 @@ static struct pivot *finalize_interrupted(const char *run_dir, const char *path,
 				    "nunatak stopped before the application ended: the Run holds "
 				    "what was published until then, and no exit code",
 				    "keep nunatak running until the application ends");
-	err = err ?: finalize_run(p, run_dir, manifest, symbolizer);
+	err = err ?: finalize_run(p, dirfd, manifest, symbolizer);
 	pivot__free(p);
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	return pivot__open(path, 1);
+	return pivot__open_at(dirfd, PIVOT_FILE, 1, path);
+}
+
+/* 1 when `nunatak summary` finalizes the Run now: it was never finalized,
+ * its writer is gone (the lock is free: *dirfd holds it) and it is a
+ * private Run of ours (root never writes into a directory another user
+ * can change). Otherwise 0, saying on stderr why the Run is read as it is;
+ * *dirfd is -1 or holds the lock, for the caller to close. */
+static int summary_may_finalize(const char *run_dir, const json_t *manifest, int *dirfd)
+{
+	struct stat st;
+	int e;
+
+	*dirfd = -1;
+	e = run_dir_lock(run_dir, dirfd);
+	if (e == -EWOULDBLOCK) {
+		fprintf(stderr, "nunatak: '%s' is still being written (its nunatak is running): "
+				"this is what it holds so far, not final\n", run_dir);
+		return 0;
+	}
+	if (e) {
+		fprintf(stderr, "nunatak: cannot lock '%s' to tell whether it is still being "
+				"written (%s): read as it is\n", run_dir, strerror(-e));
+		return 0;
+	}
+	if (manifest_finalized(manifest))
+		return 0;
+	if (fstat(*dirfd, &st) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
+		fprintf(stderr, "nunatak: '%s' was never finalized, but it is not a private (0700) "
+				"Run of yours: read as it is, not finalized\n", run_dir);
+		return 0;
+	}
+	return 1;
 }
 
 int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json,
@@ -102,14 +137,14 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	struct diagnosis *d = NULL;
 	struct pivot *p = NULL;
 	json_t *manifest, *j = NULL;
-	int ret = -EINVAL, degradations = 0;
+	int ret = -EINVAL, degradations = 0, dirfd = -1;
 
 	manifest = manifest_read(run_dir, err, sizeof(err));
 	if (!manifest) {
 		fprintf(stderr, "nunatak: %s\n", err);
 		return -errno;
 	}
-	snprintf(path, sizeof(path), "%s/pivot.sqlite", run_dir);
+	snprintf(path, sizeof(path), "%s/" PIVOT_FILE, run_dir);
 	p = pivot__open(path, 1);
 	if (!p) {
 		ret = -errno;
@@ -119,9 +154,9 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 						: strerror(-ret));
 		goto out;
 	}
-	if (symbolizer && pivot_needs_finalize(p) == 1) {
+	if (symbolizer && summary_may_finalize(run_dir, manifest, &dirfd)) {
 		pivot__free(p);
-		p = finalize_interrupted(run_dir, path, manifest, symbolizer);
+		p = finalize_interrupted(dirfd, run_dir, path, manifest, symbolizer);
 		if (!p) {
 			ret = -errno;
 			fprintf(stderr, "nunatak: cannot finalize '%s': %s\n", run_dir,
@@ -158,6 +193,8 @@ out:
 	json_decref(j);
 	diagnosis__free(d);
 	pivot__free(p);
+	if (dirfd >= 0)
+		close(dirfd); /* the lock */
 	json_decref(manifest);
 	return ret;
 }

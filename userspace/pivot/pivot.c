@@ -1,7 +1,9 @@
-/* pivot — lifecycle of the measured pivot: create (schema), open (checks),
+/* pivot — lifecycle of the measured pivot: create (schema), open (checks), seal,
  * free, and the SQL helpers the other pivot_*.c files share. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,8 +190,71 @@ void pivot__free(struct pivot *p)
 	free(p);
 }
 
-static struct pivot *pivot_connect(const char *path, int flags, int read_only)
+/* SQLite resolves the symbolic links in a database's name (3.40: every
+ * component, /proc/self/fd/N included) and then opens the -wal, -shm and
+ * -journal files by the resolved path: a Run directory replaced by a link
+ * would then receive them. This VFS is the default one with names kept as
+ * given, for the pivots opened under a directory descriptor only. */
+#define PIVOT_DIRFD_VFS "nunatak-dirfd"
+
+static sqlite3_vfs pivot_dirfd_vfs;
+static pthread_once_t pivot_dirfd_vfs_once = PTHREAD_ONCE_INIT;
+static int pivot_dirfd_vfs_err;
+
+static int pivot_dirfd_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
 {
+	size_t len = strlen(name);
+
+	(void)vfs;
+	if (name[0] != '/' || len >= (size_t)n)
+		return SQLITE_CANTOPEN;
+	memcpy(out, name, len + 1);
+	return SQLITE_OK;
+}
+
+static void pivot_dirfd_vfs_register(void)
+{
+	sqlite3_vfs *base = sqlite3_vfs_find(NULL);
+
+	if (!base) {
+		pivot_dirfd_vfs_err = -EIO;
+		return;
+	}
+	pivot_dirfd_vfs = *base;
+	pivot_dirfd_vfs.pNext = NULL;
+	pivot_dirfd_vfs.zName = PIVOT_DIRFD_VFS;
+	pivot_dirfd_vfs.xFullPathname = pivot_dirfd_full_pathname;
+	if (sqlite3_vfs_register(&pivot_dirfd_vfs, 0) != SQLITE_OK)
+		pivot_dirfd_vfs_err = -EIO;
+}
+
+/* The name SQLite is given for name under dirfd, and its VFS (NULL: the
+ * default). 0 or -errno. */
+static int pivot_sqlite_name(int dirfd, const char *name, char *buf, size_t len,
+			     const char **vfs)
+{
+	*vfs = NULL;
+	if (dirfd == AT_FDCWD) {
+		if (snprintf(buf, len, "%s", name) >= (int)len)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (strchr(name, '/'))
+		return -EINVAL; /* a name in dirfd, not a path */
+	pthread_once(&pivot_dirfd_vfs_once, pivot_dirfd_vfs_register);
+	if (pivot_dirfd_vfs_err)
+		return pivot_dirfd_vfs_err;
+	*vfs = PIVOT_DIRFD_VFS;
+	if (snprintf(buf, len, "/proc/self/fd/%d/%s", dirfd, name) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static struct pivot *pivot_connect(int dirfd, const char *name, const char *shown_as, int flags,
+				   int read_only)
+{
+	char sqlite_name[PATH_MAX];
+	const char *vfs;
 	struct pivot *p;
 	int err;
 
@@ -197,12 +262,15 @@ static struct pivot *pivot_connect(const char *path, int flags, int read_only)
 	if (!p)
 		return NULL;
 	p->read_only = read_only;
-	p->path = strdup(path);
+	p->path = strdup(shown_as ? shown_as : name);
 	if (!p->path) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	if (sqlite3_open_v2(path, &p->db, flags, NULL) != SQLITE_OK) {
+	err = pivot_sqlite_name(dirfd, name, sqlite_name, sizeof(sqlite_name), &vfs);
+	if (err)
+		goto cleanup;
+	if (sqlite3_open_v2(sqlite_name, &p->db, flags, vfs) != SQLITE_OK) {
 		err = p->db && sqlite3_errcode(p->db) == SQLITE_NOMEM ? -ENOMEM : -EIO;
 		if (err == -EIO)
 			pivot_sql_error(p, "open");
@@ -231,57 +299,64 @@ static int pivot_configure(struct pivot *p)
 	return pivot_exec(p, "PRAGMA synchronous = FULL");
 }
 
-static void pivot_unlink_all(const char *path)
+static void pivot_unlink_all(int dirfd, const char *name)
 {
-	char aux[4096];
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	char aux[PATH_MAX];
+	size_t i;
 
-	unlink(path);
-	snprintf(aux, sizeof(aux), "%s-wal", path);
-	unlink(aux);
-	snprintf(aux, sizeof(aux), "%s-shm", path);
-	unlink(aux);
-	snprintf(aux, sizeof(aux), "%s-journal", path);
-	unlink(aux);
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		snprintf(aux, sizeof(aux), "%s%s", name, suffixes[i]);
+		unlinkat(dirfd, aux, 0);
+	}
 }
 
-struct pivot *pivot__create(const char *path)
+/* the empty main file, made here so that nothing is written over and the
+ * mode is 0600 (SQLite gives its -wal, -shm and -journal the same) */
+static int pivot_precreate(int dirfd, const char *name)
+{
+	int fd, err = 0;
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, 0600)) /* whatever the umask */
+		err = -errno;
+	close(fd);
+	if (err)
+		unlinkat(dirfd, name, 0);
+	return err;
+}
+
+struct pivot *pivot__create_at(int dirfd, const char *name, const char *shown_as)
 {
 	struct pivot *p = NULL;
 	char version[64];
-	int fd, err;
+	int err;
 
-	if (!path) {
+	if (!name) {
 		errno = EINVAL;
 		return NULL;
 	}
-	/* O_EXCL: a Run's pivot is never written over */
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
+	err = pivot_precreate(dirfd, name);
+	if (err) {
+		errno = -err;
 		return NULL;
-	close(fd);
-
-	p = pivot_connect(path, SQLITE_OPEN_READWRITE, 0);
+	}
+	p = pivot_connect(dirfd, name, shown_as, SQLITE_OPEN_READWRITE, 0);
 	if (!p) {
 		err = -errno;
 		goto cleanup;
 	}
 	err = pivot_exec(p, "PRAGMA journal_mode = WAL");
-	if (err)
-		goto cleanup;
-	err = pivot_configure(p);
-	if (err)
-		goto cleanup;
-	err = pivot_begin(p);
-	if (err)
-		goto cleanup;
-	err = pivot_exec(p, pivot_schema);
+	err = err ?: pivot_configure(p);
+	err = err ?: pivot_begin(p);
+	err = err ?: pivot_exec(p, pivot_schema);
 	if (err)
 		goto cleanup;
 	snprintf(version, sizeof(version), "PRAGMA user_version = %d", PIVOT_SCHEMA_VERSION);
 	err = pivot_exec(p, version);
-	if (err)
-		goto cleanup;
-	err = pivot_commit(p);
+	err = err ?: pivot_commit(p);
 	if (err)
 		goto cleanup;
 	return p;
@@ -289,9 +364,60 @@ cleanup:
 	if (p)
 		pivot_rollback(p);
 	pivot__free(p);
-	pivot_unlink_all(path);
+	pivot_unlink_all(dirfd, name);
 	errno = -err;
 	return NULL;
+}
+
+struct pivot *pivot__create(const char *path)
+{
+	return pivot__create_at(AT_FDCWD, path, path);
+}
+
+#define PIVOT_SEAL_TRIES 50 /* x 100 ms: readers of a live Run are brief */
+
+/* the journal mode after "PRAGMA journal_mode = DELETE": "delete" when the
+ * pivot is sealed, "wal" while another connection keeps it open */
+static int pivot_set_journal_delete(struct pivot *p, char *mode, size_t len)
+{
+	sqlite3_stmt *stmt;
+	int rc, err;
+
+	err = pivot_prepare(p, "PRAGMA journal_mode = DELETE", &stmt);
+	if (err)
+		return err;
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		snprintf(mode, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
+	else
+		err = rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? -EBUSY : -EIO;
+	sqlite3_finalize(stmt);
+	return err;
+}
+
+int pivot_seal(struct pivot *p)
+{
+	char mode[32] = "";
+	int i, err = -EBUSY;
+
+	if (!p)
+		return -EINVAL;
+	if (p->read_only)
+		return -EROFS;
+	for (i = 0; i < PIVOT_SEAL_TRIES && err == -EBUSY; i++) {
+		if (i)
+			usleep(100 * 1000);
+		err = pivot_set_journal_delete(p, mode, sizeof(mode));
+		if (!err && strcmp(mode, "delete"))
+			err = -EBUSY;
+	}
+	if (err == -EBUSY)
+		pr_warn("pivot '%s': cannot seal it (still in %s mode): another process keeps it "
+			"open; close it and run `nunatak summary` on the Run",
+			p->path, mode[0] ? mode : "WAL");
+	else if (err)
+		pivot_sql_error(p, "seal it (journal_mode DELETE)");
+	return err;
 }
 
 /* 0 when the file is a pivot this nunatak can read */
@@ -341,24 +467,24 @@ cleanup:
 	return err;
 }
 
-struct pivot *pivot__open(const char *path, int read_only)
+struct pivot *pivot__open_at(int dirfd, const char *name, int read_only, const char *shown_as)
 {
 	struct pivot *p = NULL;
 	struct stat st;
 	int err;
 
-	if (!path) {
+	if (!name) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (stat(path, &st) < 0)
+	if (fstatat(dirfd, name, &st, 0) < 0)
 		return NULL;
 	if (!S_ISREG(st.st_mode)) {
 		errno = EBADMSG;
 		return NULL;
 	}
-	p = pivot_connect(path, read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE,
-			  read_only);
+	p = pivot_connect(dirfd, name, shown_as,
+			  read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE, read_only);
 	if (!p)
 		return NULL;
 	err = pivot_check(p);
@@ -372,4 +498,9 @@ cleanup:
 	pivot__free(p);
 	errno = -err;
 	return NULL;
+}
+
+struct pivot *pivot__open(const char *path, int read_only)
+{
+	return pivot__open_at(AT_FDCWD, path, read_only, path);
 }

@@ -1,8 +1,19 @@
 /* pivot — the measured pivot of a Run (pivot.sqlite, DESIGN.md section 7).
  *
  * One SQLite file per Run, schema version in PRAGMA user_version
- * (PIVOT_SCHEMA_VERSION), WAL journal, foreign keys on. It holds measured
- * data only: no absolute address, no cross-Locus aggregate, no conclusion.
+ * (PIVOT_SCHEMA_VERSION), WAL journal while the Run is written, foreign
+ * keys on. It holds measured data only: no absolute address, no cross-Locus
+ * aggregate, no conclusion. Once finalized it is sealed (pivot_seal()):
+ * journal_mode DELETE, one plain file that any SQLite reader opens from a
+ * read-only copy.
+ *
+ * Files: pivot.sqlite and the -wal/-shm/-journal SQLite adds beside it are
+ * 0600 (SQLite gives them the main file's mode). A pivot made or opened
+ * under a directory descriptor (pivot__create_at, pivot__open_at) reaches
+ * every one of its files through that descriptor
+ * ("/proc/self/fd/N/pivot.sqlite", with SQLite's resolution of symbolic
+ * links turned off), so replacing the directory by a link while the Run is
+ * written changes nothing.
  *
  * Invariants kept by this module:
  *  - every Batch is stored exactly once: (node, seq) in `batches` is written
@@ -31,18 +42,32 @@
 #include "userspace/wire/nunatak.pb-c.h"
 
 #define PIVOT_SCHEMA_VERSION 1
+#define PIVOT_FILE "pivot.sqlite"
 
 struct pivot;
 
-/* Creates a new pivot at path (fails with EEXIST when anything is there) and
- * applies the schema. On failure the half-made file is removed.
- * NULL + errno. */
+/* Creates a new pivot named name in the directory dirfd (AT_FDCWD: name is
+ * a path), 0600, O_EXCL|O_NOFOLLOW: fails with EEXIST when anything is
+ * there; applies the schema. shown_as names it in messages (NULL: name).
+ * On failure the half-made files are removed. NULL + errno. */
+struct pivot *pivot__create_at(int dirfd, const char *name, const char *shown_as);
+/* pivot__create_at(AT_FDCWD, path, path) */
 struct pivot *pivot__create(const char *path);
 
 /* Opens an existing pivot. NULL + errno: ENOENT (no file), EBADMSG (not an
  * SQLite file, or not a nunatak pivot), EPROTONOSUPPORT (written by a newer
- * nunatak: user_version above PIVOT_SCHEMA_VERSION), EIO. */
+ * nunatak: user_version above PIVOT_SCHEMA_VERSION), EIO. read_only: a
+ * sealed pivot opens read-only from a read-only place. */
+struct pivot *pivot__open_at(int dirfd, const char *name, int read_only, const char *shown_as);
+/* pivot__open_at(AT_FDCWD, path, read_only, path) */
 struct pivot *pivot__open(const char *path, int read_only);
+
+/* Seals a finalized pivot: the WAL checkpointed into the main file and the
+ * journal mode set to DELETE, so no -wal/-shm is left and any reader can
+ * open it without writing. Waits a bounded time (seconds) for readers that
+ * hold it open. 0, -EROFS, -EBUSY (still in WAL: another connection kept
+ * it), -EIO. Writing after it is still possible (rollback journal). */
+int pivot_seal(struct pivot *p);
 
 /* NULL-safe. */
 void pivot__free(struct pivot *p);
