@@ -1,0 +1,479 @@
+/* test_sampler — the sampler on real BPF: samples of a Target process and
+ * of nothing else, the map flip losing nothing, a failed drain counted,
+ * a double-forked process kept in the Target after its parent exits, and
+ * the exit reports (totals of the whole thread group, a reused pid).
+ *
+ * Each test builds its own sampler (its counters start at 0) and forks
+ * the processes it observes: they wait on a pipe until they are in the
+ * Target, then spin on a pinned CPU for a set CPU time. Expected figures
+ * come from the kernel's own accounting (wait4's rusage) or from the
+ * sampler's kernel counters, never from the code under test.
+ *
+ * Without root or kernel BTF every test is SKIPPED with the reason.
+ */
+#include <errno.h>
+#include <linux/sched.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include <cmocka.h>
+
+#include "tests/unit/test_helpers.h"
+#include "tests/unit/bpf_fixture.h"
+#include "userspace/agent/sampler.h"
+
+#define FREQUENCY 999
+
+static const char *why_not;
+static struct sampler *s;
+
+static int setup(void **state)
+{
+	char err[256] = "";
+	struct sampler_opts opts = { .frequency = FREQUENCY };
+
+	(void)state;
+	why_not = bpf_unavailable();
+	if (why_not)
+		return 0;
+	s = sampler__new(&opts, err, sizeof(err));
+	if (!s) {
+		print_error("sampler__new failed: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sampler__free(s);
+	s = NULL;
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* burns cpu_ms of this thread's CPU time (5 s of wall time at most) */
+static void spin(int cpu_ms)
+{
+	uint64_t end = thread_cpu_ns() + (uint64_t)cpu_ms * 1000000ull;
+	uint64_t wall_end = now_ns() + 5000000000ull;
+	volatile double x = 1.0;
+
+	while (thread_cpu_ns() < end && now_ns() < wall_end)
+		for (int i = 0; i < 10000; i++)
+			x = x * 1.0000001 + 0.5 / (x + 1.0);
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* a child that waits for one byte on *gate, then spins cpu_ms on cpu */
+static pid_t spinner(int gate[2], int cpu, int cpu_ms)
+{
+	pid_t pid;
+	char c;
+
+	if (pipe(gate))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(gate[1]);
+		pin(cpu);
+		if (read(gate[0], &c, 1) != 1)
+			_exit(2);
+		spin(cpu_ms);
+		_exit(0);
+	}
+	close(gate[0]);
+	return pid;
+}
+
+static void release(int gate[2])
+{
+	assert_int_equal(write(gate[1], "g", 1), 1);
+	close(gate[1]);
+}
+
+static void reap(pid_t pid, struct rusage *ru)
+{
+	int status;
+
+	assert_int_equal(wait4(pid, &status, 0, ru), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+struct tally {
+	pid_t tgid;           /* the process counted apart */
+	uint64_t samples;     /* of tgid */
+	uint64_t others;      /* of any other process */
+	uint64_t all;         /* every sample handed over */
+	int bad;              /* a sample that breaks the contract */
+	int fail;             /* refuse every sample (-ENOMEM) */
+};
+
+static int tally_sample(const struct sample_key *key, const struct sample_value *value,
+			const uint64_t *ips, int depth, int stack_lost, void *ctx)
+{
+	struct tally *t = ctx;
+
+	if (t->fail)
+		return -ENOMEM;
+	if (depth < 1 || ips[0] != key->leaf_ip || (stack_lost && depth != 1) ||
+	    value->samples == 0 || value->period_sum == 0)
+		t->bad++;
+	t->all += value->samples;
+	if ((pid_t)key->tgid == t->tgid) {
+		t->samples += value->samples;
+		if (key->tid != key->tgid || key->exec_seq != 0)
+			t->bad++;
+	} else {
+		t->others += value->samples;
+	}
+	return 0;
+}
+
+/* both maps, so that nothing stays behind */
+static void drain_all(struct tally *t)
+{
+	assert_int_equal(sampler_drain(s, tally_sample, t), 0);
+	assert_int_equal(sampler_drain(s, tally_sample, t), 0);
+}
+
+static void assert_nothing_lost(const struct tally *t)
+{
+	struct sampler_counters c;
+
+	sampler_read_counters(s, &c);
+	assert_int_equal(c.flip_timeouts, 0);
+	assert_int_equal(t->all + c.drop_keys + c.drain_lost, c.seen);
+}
+
+static void test_samples_of_target_only(void **state)
+{
+	int gate_in[2], gate_out[2];
+	struct tally t = { 0 };
+	pid_t in, out;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	in = spinner(gate_in, 0, 300);
+	out = spinner(gate_out, 1, 300);
+	assert_true(in > 0 && out > 0);
+	assert_int_equal(sampler_add_target(s, in, 42), 0);
+	release(gate_in);
+	release(gate_out);
+	reap(in, NULL);
+	reap(out, NULL);
+	t.tgid = in;
+	drain_all(&t);
+	/* 300 ms at 999 Hz: ~300 samples, fewer when the CPU is shared */
+	assert_true(t.samples >= 60);
+	assert_int_equal(t.others, 0);
+	assert_int_equal(t.bad, 0);
+	assert_nothing_lost(&t);
+}
+
+/* many flips while the Target runs: every sample the kernel saw is
+ * either handed over or counted as dropped */
+static void test_flip_loses_nothing(void **state)
+{
+	struct tally t = { 0 };
+	int gate[2], drains = 0, status;
+	pid_t pid;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	pid = spinner(gate, 0, 500);
+	assert_true(pid > 0);
+	assert_int_equal(sampler_add_target(s, pid, 1), 0);
+	t.tgid = pid;
+	release(gate);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		assert_int_equal(sampler_drain(s, tally_sample, &t), 0);
+		drains++;
+		usleep(5000);
+	}
+	drain_all(&t);
+	assert_true(drains >= 10);
+	assert_true(t.samples >= 100);
+	assert_int_equal(t.bad, 0);
+	assert_nothing_lost(&t);
+}
+
+static void test_failed_drain_counted(void **state)
+{
+	struct sampler_counters c;
+	struct tally t = { 0 };
+	int gate[2];
+	pid_t pid;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	pid = spinner(gate, 0, 400);
+	assert_true(pid > 0);
+	assert_int_equal(sampler_add_target(s, pid, 1), 0);
+	t.tgid = pid;
+	release(gate);
+	usleep(200000);
+	t.fail = 1;
+	assert_int_equal(sampler_drain(s, tally_sample, &t), -ENOMEM);
+	t.fail = 0;
+	reap(pid, NULL);
+	drain_all(&t);
+	sampler_read_counters(s, &c);
+	assert_true(c.drain_lost > 0);
+	assert_true(t.samples > 0);
+	assert_nothing_lost(&t);
+}
+
+struct exits {
+	pid_t tgid[8];
+	struct task_event e[8];
+	int n;
+};
+
+static int keep_exit(const struct task_event *e, void *ctx)
+{
+	struct exits *x = ctx;
+
+	if (e->kind == TASK_EVENT_EXIT && x->n < 8)
+		x->e[x->n++] = *e;
+	return 0;
+}
+
+/* the exit report of tgid, waiting up to 2 s for it */
+static int exit_of(struct exits *x, pid_t tgid, struct task_event *out)
+{
+	uint64_t end = now_ns() + 2000000000ull;
+
+	do {
+		assert_int_equal(sampler_poll_task_events(s, keep_exit, x), 0);
+		for (int i = 0; i < x->n; i++)
+			if ((pid_t)x->e[i].tgid == tgid) {
+				*out = x->e[i];
+				return 0;
+			}
+		usleep(2000);
+	} while (now_ns() < end);
+	return -ETIMEDOUT;
+}
+
+static int in_target(pid_t tgid)
+{
+	struct target_info info;
+	__u32 key = (__u32)tgid;
+
+	return !bpf_map_lookup_elem(sampler_targets_fd(s), &key, &info);
+}
+
+/* the application forks X, X forks G and exits, the application exits:
+ * G, re-parented to the subreaper (this test), stays in the Target and
+ * is sampled until its own exit */
+static void test_double_fork_stays_in_target(void **state)
+{
+	int gate[2], ready[2], go[2];
+	struct exits x = { 0 };
+	struct task_event e;
+	struct tally t = { 0 };
+	pid_t app, g;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	assert_int_equal(pipe(gate), 0);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	app = fork();
+	if (app == 0) {
+		char c;
+
+		if (read(gate[0], &c, 1) != 1)
+			_exit(2);
+		if (fork() == 0) {      /* X */
+			pid_t x_pid = getpid();
+
+			if (fork() == 0) { /* G */
+				while (getppid() == x_pid)
+					usleep(1000);
+				g = getpid();
+				if (write(ready[1], &g, sizeof(g)) != sizeof(g) ||
+				    read(go[0], &c, 1) != 1)
+					_exit(2);
+				pin(0);
+				spin(300);
+				_exit(0);
+			}
+			_exit(0);
+		}
+		wait(NULL);
+		_exit(0);
+	}
+	assert_int_equal(sampler_add_target(s, app, 9), 0);
+	assert_int_equal(write(gate[1], "g", 1), 1);
+	reap(app, NULL);
+	assert_int_equal(read(ready[0], &g, sizeof(g)), sizeof(g));
+	/* X (reaped by us, the subreaper) is gone, G re-parented to us */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	assert_false(in_target(app));
+	assert_true(in_target(g));
+	drain_all(&t); /* what came before the parents' exit */
+	t = (struct tally){ .tgid = g };
+	assert_int_equal(write(go[1], "g", 1), 1);
+	reap(g, NULL);
+	drain_all(&t);
+	assert_true(t.samples >= 60);
+	assert_int_equal(t.others, 0);
+	assert_false(in_target(g));
+	assert_int_equal(exit_of(&x, g, &e), 0);
+	assert_int_equal(e.ppid, getpid());
+	assert_int_equal(e.target_id, 9);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		close(gate[i]);
+		close(ready[i]);
+		close(go[i]);
+	}
+}
+
+static void *spin_thread(void *arg)
+{
+	int ms = (int)(intptr_t)arg;
+
+	spin(ms);
+	if (ms > 100)
+		_exit(0); /* the last one: exit() would run the sanitizers' checks */
+	return NULL;
+}
+
+/* a process of 3 threads, started cpu_ms into its life; the main thread
+ * exits first (pthread_exit), so the last thread to leave is not the
+ * group leader, and started later than the process */
+static int threaded_child(int gate_fd, int cpu_ms)
+{
+	pthread_t th[2];
+	char c;
+
+	if (read(gate_fd, &c, 1) != 1)
+		return 2;
+	spin(cpu_ms);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, spin_thread, (void *)(intptr_t)(cpu_ms * (i + 1)));
+	spin(cpu_ms);
+	pthread_exit(NULL);
+}
+
+static uint64_t rusage_cpu_ns(const struct rusage *ru)
+{
+	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000ull;
+}
+
+/* a new process given the pid of one that exited (clone3 set_tid) */
+static pid_t fork_with_pid(pid_t pid)
+{
+	pid_t tids[1] = { pid };
+	struct clone_args args = { .exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)tids,
+				   .set_tid_size = 1 };
+
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static void test_exit_totals_and_reused_pid(void **state)
+{
+	struct task_event first, second;
+	struct exits x = { 0 };
+	struct rusage ru;
+	uint64_t cpu_ns, reported;
+	uint64_t forked_ns;
+	int gate[2];
+	pid_t pid, again;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(pipe(gate), 0);
+	forked_ns = now_ns();
+	pid = fork();
+	if (pid == 0) {
+		close(gate[1]);
+		threaded_child(gate[0], 100);
+		_exit(3);
+	}
+	assert_int_equal(sampler_add_target(s, pid, 1), 0);
+	release(gate);
+	reap(pid, &ru);
+	assert_int_equal(exit_of(&x, pid, &first), 0);
+	/* the whole group: 100 + 100 + 100 + 200 ms, as the kernel accounted it */
+	cpu_ns = rusage_cpu_ns(&ru);
+	reported = first.utime_ns + first.stime_ns;
+	assert_true(cpu_ns >= 400000000ull);
+	assert_true(reported + reported / 10 + 20000000ull >= cpu_ns);
+	assert_true(reported <= cpu_ns + cpu_ns / 10 + 20000000ull);
+	/* the process' start (its leader's), not the last thread's */
+	assert_true(first.start_time_ns >= forked_ns);
+	assert_true(first.start_time_ns < forked_ns + 50000000ull);
+
+	/* the same pid for a new process that only sleeps */
+	again = fork_with_pid(pid);
+	if (again == 0) {
+		usleep(100000);
+		_exit(0);
+	}
+	SKIP_UNLESS(again == pid, "clone3 could not reuse the pid (set_tid)");
+	assert_int_equal(sampler_add_target(s, again, 1), 0);
+	reap(again, NULL);
+	x.n = 0;
+	assert_int_equal(exit_of(&x, again, &second), 0);
+	assert_true(second.start_time_ns > first.time_ns);
+	assert_true(second.utime_ns + second.stime_ns < 50000000ull);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_samples_of_target_only, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_flip_loses_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failed_drain_counted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_double_fork_stays_in_target, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exit_totals_and_reused_pid, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
