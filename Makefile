@@ -12,7 +12,8 @@
 # Fuzzing: tests/fuzz/fuzz_X.c is a libFuzzer target, built with clang under
 # ASan/UBSan in $(FUZZ_BUILD) (the library too, with coverage) and started
 # from tests/fuzz/corpus/X/. `make test` runs each one FUZZ_TEST_SECONDS;
-# `make fuzz FUZZ_SECONDS=N` runs each N seconds and prints its executions.
+# `make fuzz FUZZ_SECONDS=N` runs each N seconds and prints its executions
+# (FUZZ_RUNS=N stops a target earlier, after N executions).
 
 BUILD ?= build
 SAN ?=
@@ -41,6 +42,7 @@ endif
 FUZZER ?=
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?= -1
 FUZZ_TEST_SECONDS ?= 12
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # (-Werror is the gcc build's gate: a warning only clang has stays a warning)
@@ -189,7 +191,7 @@ test-fuzz: deps
 # each target FUZZ_SECONDS, one after the other; a crash stops it, its input kept
 fuzz: deps
 	$(MAKE) BUILD=$(FUZZ_BUILD) FUZZER=1 fuzz-bins
-	tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) $(FUZZ_BUILD)/fuzz
+	tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) $(FUZZ_BUILD)/fuzz
 
 test-integration: deps
 	$(MAKE) build
