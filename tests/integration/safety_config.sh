@@ -81,6 +81,16 @@ rc=$?
 [ ! -e "$MARKER" ] || fail "the tools.llvm-symbolizer value was run by a shell"
 grep -q "symbolizer-missing" err.txt || fail "a tool that is not there is not announced: $(cat err.txt)"
 
+# a trusted file naming a tool another user owns: never executed, the
+# application runs with its exit code, the refusal names the tool
+printf '[tools]\nllvm-symbolizer = "%s"\n' "$T/evil.sh" >"$T/shared/nunatak.toml"
+timeout 60 "$NUNATAK" run -- "$WORKLOADS/hotspots" 0.2 5 >/dev/null 2>err.txt
+rc=$?
+[ $rc = 5 ] || fail "untrusted tool: exit $rc, not the application's 5: $(cat err.txt)"
+[ ! -e "$MARKER" ] || fail "a symbolizer owned by nobody was executed by root"
+grep -q "refusing '$T/evil.sh': it is owned by nobody" err.txt ||
+	fail "the refused tool is not named with its owner: $(cat err.txt)"
+
 # a trusted symbolizer that never answers --version (and works otherwise):
 # the probe is bounded, the Run finishes with the application's code
 cat >"$T/slow-symbolizer" <<EOF

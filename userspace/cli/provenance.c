@@ -28,12 +28,9 @@ static json_t *tool_version(const char *tool, char *why, size_t whylen)
 	json_t *v = NULL;
 	int ret;
 
-	ret = tool_resolve_trusted(tool, path, sizeof(path), why, whylen);
-	if (ret) {
-		if (ret != -ENOENT)
-			pr_warn("%s", why);
+	/* a missing or refused tool is announced as a Degradation by run */
+	if (tool_resolve_trusted(tool, path, sizeof(path), why, whylen))
 		return NULL;
-	}
 	ret = tool_run(path, argv, TOOL_VERSION_TIMEOUT_MS, out, sizeof(out), &res);
 	if (ret) {
 		if (ret == -ETIMEDOUT)
