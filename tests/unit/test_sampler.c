@@ -1,6 +1,7 @@
 /* test_sampler — the sampler on real BPF: samples of a Target process and
  * of nothing else, the map flip losing nothing, a failed drain counted,
- * a double-forked process kept in the Target after its parent exits, and
+ * a double-forked process kept in the Target after its parents exit
+ * (re-parented to init, or to this test as a subreaper), and
  * the exit reports (totals of the whole thread group, a reused pid).
  *
  * Each test builds its own sampler (its counters start at 0) and forks
@@ -13,6 +14,7 @@
  */
 #include <errno.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -303,22 +305,48 @@ static int in_target(pid_t tgid)
 	return !bpf_map_lookup_elem(sampler_targets_fd(s), &key, &info);
 }
 
-/* the application forks X, X forks G and exits, the application exits:
- * G, re-parented to the subreaper (this test), stays in the Target and
- * is sampled until its own exit */
-static void test_double_fork_stays_in_target(void **state)
+/* one int from fd within 5 s: 0, or -1 */
+static int read_bounded(int fd, pid_t *out)
 {
-	int gate[2], ready[2], go[2];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, 5000) != 1)
+		return -1;
+	return read(fd, out, sizeof(*out)) == sizeof(*out) ? 0 : -1;
+}
+
+/* G: once re-parented, says who it is and who its parent is now; spins
+ * on "go"; says it is done; exits */
+static void grandchild_main(pid_t x_pid, int report, int go)
+{
+	pid_t me = getpid(), parent;
+	char c;
+
+	while ((parent = getppid()) == x_pid)
+		usleep(1000);
+	if (write(report, &me, sizeof(me)) != sizeof(me) ||
+	    write(report, &parent, sizeof(parent)) != sizeof(parent) || read(go, &c, 1) != 1)
+		_exit(2);
+	pin(0);
+	spin(300);
+	_exit(write(report, &me, sizeof(me)) == sizeof(me) ? 0 : 2);
+}
+
+/* the application forks X, X forks G and exits, the application exits:
+ * G, re-parented to init or to a subreaper, stays in the Target and is
+ * sampled until its own exit */
+static void check_double_fork(int subreaper)
+{
+	int gate[2], report[2], go[2];
 	struct exits x = { 0 };
 	struct task_event e;
 	struct tally t = { 0 };
-	pid_t app, g;
+	pid_t app, g, g_parent, done;
 
-	(void)state;
 	SKIP_UNLESS(!why_not, why_not);
-	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, subreaper), 0);
 	assert_int_equal(pipe(gate), 0);
-	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(report), 0);
 	assert_int_equal(pipe(go), 0);
 	app = fork();
 	if (app == 0) {
@@ -326,20 +354,11 @@ static void test_double_fork_stays_in_target(void **state)
 
 		if (read(gate[0], &c, 1) != 1)
 			_exit(2);
-		if (fork() == 0) {      /* X */
+		if (fork() == 0) { /* X */
 			pid_t x_pid = getpid();
 
-			if (fork() == 0) { /* G */
-				while (getppid() == x_pid)
-					usleep(1000);
-				g = getpid();
-				if (write(ready[1], &g, sizeof(g)) != sizeof(g) ||
-				    read(go[0], &c, 1) != 1)
-					_exit(2);
-				pin(0);
-				spin(300);
-				_exit(0);
-			}
+			if (fork() == 0)
+				grandchild_main(x_pid, report[1], go[0]);
 			_exit(0);
 		}
 		wait(NULL);
@@ -348,29 +367,46 @@ static void test_double_fork_stays_in_target(void **state)
 	assert_int_equal(sampler_add_target(s, app, 9), 0);
 	assert_int_equal(write(gate[1], "g", 1), 1);
 	reap(app, NULL);
-	assert_int_equal(read(ready[0], &g, sizeof(g)), sizeof(g));
-	/* X (reaped by us, the subreaper) is gone, G re-parented to us */
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	assert_int_equal(read_bounded(report[0], &g), 0);
+	assert_int_equal(read_bounded(report[0], &g_parent), 0);
+	if (subreaper)
+		assert_int_equal(g_parent, getpid());
+	/* its parents are gone, G is not */
 	assert_false(in_target(app));
 	assert_true(in_target(g));
-	drain_all(&t); /* what came before the parents' exit */
+	drain_all(&t); /* what came before */
 	t = (struct tally){ .tgid = g };
 	assert_int_equal(write(go[1], "g", 1), 1);
-	reap(g, NULL);
+	assert_int_equal(read_bounded(report[0], &done), 0);
+	assert_int_equal(done, g);
+	if (subreaper)
+		reap(g, NULL);
+	assert_int_equal(exit_of(&x, g, &e), 0);
 	drain_all(&t);
 	assert_true(t.samples >= 60);
 	assert_int_equal(t.others, 0);
+	assert_int_equal(t.bad, 0);
 	assert_false(in_target(g));
-	assert_int_equal(exit_of(&x, g, &e), 0);
-	assert_int_equal(e.ppid, getpid());
+	assert_int_equal(e.ppid, g_parent);
 	assert_int_equal(e.target_id, 9);
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
 	for (int i = 0; i < 2; i++) {
 		close(gate[i]);
-		close(ready[i]);
+		close(report[i]);
 		close(go[i]);
 	}
+}
+
+static void test_double_fork_to_init(void **state)
+{
+	(void)state;
+	check_double_fork(0);
+}
+
+static void test_double_fork_to_subreaper(void **state)
+{
+	(void)state;
+	check_double_fork(1);
 }
 
 static void *spin_thread(void *arg)
@@ -471,7 +507,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_samples_of_target_only, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_flip_loses_nothing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_drain_counted, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_double_fork_stays_in_target, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_double_fork_to_init, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_double_fork_to_subreaper, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_totals_and_reused_pid, setup, teardown),
 	};
 
