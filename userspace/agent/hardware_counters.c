@@ -16,14 +16,16 @@ struct counted {
 
 struct hardware_counters {
 	char reason[160]; /* "" when counting works */
+	uint32_t type;
+	uint64_t config[2]; /* cycles, instructions */
 	struct counted *procs;
 	size_t n, cap;
 };
 
-static int open_counter(pid_t pid, uint64_t config)
+static int open_counter(const struct hardware_counters *hc, pid_t pid, uint64_t config)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
+		.type = hc->type,
 		.size = sizeof(attr),
 		.config = config,
 		.inherit = 1,
@@ -33,21 +35,38 @@ static int open_counter(pid_t pid, uint64_t config)
 	return syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-struct hardware_counters *hardware_counters__new(void)
+struct hardware_counters *hardware_counters__new_events(uint32_t type, uint64_t first,
+							uint64_t second)
 {
 	struct hardware_counters *hc = calloc(1, sizeof(*hc));
 	int fd;
 
 	if (!hc)
 		return NULL;
-	fd = open_counter(0, PERF_COUNT_HW_CPU_CYCLES);
+	hc->type = type;
+	hc->config[0] = first;
+	hc->config[1] = second;
+	fd = open_counter(hc, 0, first);
 	if (fd < 0)
 		snprintf(hc->reason, sizeof(hc->reason),
-			 "no PMU on this Machine: a cycles counter cannot be opened (%s)",
+			 type == PERF_TYPE_HARDWARE
+			     ? "no PMU on this Machine: a cycles counter cannot be opened (%s)"
+			     : "the counter cannot be opened (%s)",
 			 strerror(errno));
 	else
 		close(fd);
 	return hc;
+}
+
+struct hardware_counters *hardware_counters__new(void)
+{
+	return hardware_counters__new_events(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+					     PERF_COUNT_HW_INSTRUCTIONS);
+}
+
+size_t hardware_counters_processes(const struct hardware_counters *hc)
+{
+	return hc->n;
 }
 
 void hardware_counters__free(struct hardware_counters *hc)
@@ -72,9 +91,13 @@ const char *hardware_counters_unavailable(const struct hardware_counters *hc)
 int hardware_counters_start(struct hardware_counters *hc, pid_t tgid)
 {
 	struct counted c = { .tgid = tgid };
+	size_t i;
 
 	if (hc->reason[0])
 		return -EOPNOTSUPP;
+	for (i = 0; i < hc->n; i++)
+		if (hc->procs[i].tgid == tgid)
+			return 0; /* an exec again: the pair goes on counting */
 	if (hc->n == hc->cap) {
 		size_t cap = hc->cap ? hc->cap * 2 : 32;
 		struct counted *procs = realloc(hc->procs, cap * sizeof(*procs));
@@ -84,8 +107,8 @@ int hardware_counters_start(struct hardware_counters *hc, pid_t tgid)
 		hc->procs = procs;
 		hc->cap = cap;
 	}
-	c.cycles_fd = open_counter(tgid, PERF_COUNT_HW_CPU_CYCLES);
-	c.instructions_fd = open_counter(tgid, PERF_COUNT_HW_INSTRUCTIONS);
+	c.cycles_fd = open_counter(hc, tgid, hc->config[0]);
+	c.instructions_fd = open_counter(hc, tgid, hc->config[1]);
 	if (c.cycles_fd < 0 || c.instructions_fd < 0) {
 		int err = -errno;
 

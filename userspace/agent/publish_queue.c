@@ -115,9 +115,9 @@ int publish_queue_push(struct publish_queue *q, wire_envelope *env)
 	q->bytes += qb->len;
 	while (q->bytes > q->cap_bytes && q->n > 1) {
 		if (q->loss.failed_batches == 0)
-			pr_warn("batches not stored exceed %zu MiB in memory: dropping the oldest, "
-				"counted as storage-failed",
-				q->cap_bytes >> 20);
+			pr_warn("batches not stored exceed %zu bytes in memory: dropping the "
+				"oldest, counted as storage-failed",
+				q->cap_bytes);
 		queue_drop(q, 0);
 	}
 	return 0;
@@ -145,8 +145,8 @@ static void queue_storage_state(struct publish_queue *q, int failing, const char
 {
 	if (failing && !q->storage_failing)
 		pr_warn("the aggregator cannot store batches (%s): keeping them in memory, up to "
-			"%zu MiB",
-			why, q->cap_bytes >> 20);
+			"%zu bytes",
+			why, q->cap_bytes);
 	else if (!failing && q->storage_failing)
 		pr_info("the aggregator stores batches again");
 	q->storage_failing = failing;
