@@ -1,0 +1,102 @@
+# What `nunatak summary` does with a Run, by its state:
+#  - still being written (its nunatak holds the lock): it reads what is
+#    there, says on stderr that the Run is not final, exits 0, and neither
+#    finalizes it nor records run-interrupted (the Run, once its nunatak
+#    ends, has its exit code and no run-interrupted);
+#  - its nunatak killed (-9) before any sample was stored: it finalizes
+#    it, and says it was interrupted (a Degradation, not "none");
+#  - finalized: sealed plain SQLite (no -wal, no -shm, journal_mode
+#    DELETE), read from a read-only mount by nunatak, sqlite3 and Python's
+#    plain sqlite3.connect(); a pivot still in WAL mode (the control) is
+#    not readable there.
+. "$TESTS_LIB/common.sh"
+need_root_bpf
+command -v sqlite3 >/dev/null || skip "sqlite3 missing (make deps)"
+
+cd "$T"
+# wait_run DIR: the Run directory under DIR once its first manifest exists
+wait_run() {
+	local run=
+	for _ in $(seq 1000); do
+		run=$(ls -d "$1"/*-2* 2>/dev/null | head -1)
+		[ -n "$run" ] && [ -f "$run/manifest.json" ] && break
+		sleep 0.01
+	done
+	[ -f "$run/manifest.json" ] || return 1
+	echo "$run"
+}
+# a plain connection, as a user's script opens a Run (no mode=ro)
+py_count() {
+	python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$1" "$2"
+}
+
+# --- 1. summary while the Run is written
+timeout 60 "$NUNATAK" run -o live -- sleep 3 >app.out 2>run.err &
+pid=$!
+run=$(wait_run live) || fail "no Run appeared: $(cat run.err)"
+sleep 1 # a Batch or two stored
+cp "$run/pivot.sqlite" wal-copy.sqlite # the control below: a pivot in WAL mode
+timeout 30 "$NUNATAK" summary -o live >s.out 2>s.err
+rc=$?
+[ $rc = 0 ] || fail "summary of a running Run: exit $rc: $(cat s.err)"
+grep -q "still being written" s.err || fail "summary does not say the Run is being written: $(cat s.err)"
+grep -q "not final" s.err || fail "summary does not say the Run is not final: $(cat s.err)"
+grep -q "finalizing it now" s.err && fail "summary finalized a running Run: $(cat s.err)"
+[ "$(json "$run/manifest.json" 'd["run"]["exit_code"]')" = None ] || fail "summary wrote the manifest of a running Run"
+kill -0 "$pid" 2>/dev/null || fail "nunatak did not outlive the summary"
+wait "$pid"
+rc=$?
+[ $rc = 0 ] || fail "the live Run's nunatak exited $rc: $(cat run.err)"
+[ "$(json "$run/manifest.json" 'd["run"]["exit_code"]')" = 0 ] || fail "the finished Run has no exit code"
+json "$run/manifest.json" '[x["name"] for x in d["degradations"]]' | grep -q run-interrupted &&
+	fail "the finished Run records run-interrupted: $(json "$run/manifest.json" 'd["degradations"]')"
+[ -z "$(sql "$run" "select name from degradations where name = 'run-interrupted'")" ] ||
+	fail "the pivot records run-interrupted"
+echo "live: summary said 'still being written', the Run ended with exit code 0, no run-interrupted"
+
+# --- 2. nunatak killed before any sample reached the pivot
+"$NUNATAK" run -o killed -- sleep 3 >app.out 2>run.err & # its pid, for the kill
+pid=$!
+run=$(wait_run killed) || fail "no Run appeared: $(cat run.err)"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+batches=$(sql "$run" 'select count(*) from batches')
+modules=$(sql "$run" 'select count(*) from modules')
+[ "$modules" = 0 ] || skip "the kill came too late: $modules modules already stored"
+timeout 60 "$NUNATAK" summary -o killed --json >k.json 2>k.err || fail "summary of the killed Run: $(cat k.err)"
+grep -q "was never finalized" k.err || fail "summary does not say the Run was interrupted: $(cat k.err)"
+json k.json '[x["name"] for x in d["degradations"]]' | grep -q run-interrupted ||
+	fail "no run-interrupted Degradation: $(json k.json 'd["degradations"]')"
+json "$run/manifest.json" '[x["name"] for x in d["degradations"]]' | grep -q run-interrupted ||
+	fail "the manifest does not record run-interrupted"
+timeout 60 "$NUNATAK" summary -o killed >k2.out 2>k2.err || fail "second summary: $(cat k2.err)"
+grep -q "degradations: none" k2.err && fail "the interrupted Run claims no Degradation: $(cat k2.err)"
+grep -q "was never finalized" k2.err && fail "finalized twice"
+echo "killed with $batches Batches, $modules modules stored: run-interrupted recorded"
+
+# --- 3. a finalized Run read from a read-only mount
+"$NUNATAK" run -o done -- "$WORKLOADS/hotspots" 0.5 >app.out 2>run.err || fail "run: $(cat run.err)"
+run=$(run_dir_of run.err)
+[ ! -e "$run/pivot.sqlite-wal" ] && [ ! -e "$run/pivot.sqlite-shm" ] || fail "-wal/-shm left: $(ls -a "$run")"
+[ "$(sql "$run" 'pragma journal_mode')" = delete ] || fail "the pivot is not sealed (journal_mode DELETE)"
+mkdir mnt
+mount -t tmpfs -o size=32m tmpfs mnt || skip "cannot mount a tmpfs here"
+trap 'umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT
+cp -a "$run" mnt/
+cp wal-copy.sqlite mnt/
+mount -o remount,ro mnt || fail "cannot remount the tmpfs read-only"
+copy=mnt/$(basename "$run")
+touch "$copy/x" 2>/dev/null && fail "the mount is not read-only"
+timeout 60 "$NUNATAK" summary "$copy" >r.out 2>r.err || fail "nunatak summary from a read-only mount: $(cat r.err)"
+grep -q heavy_kernel r.err || fail "the summary from the read-only copy misses the hotspots: $(cat r.err)"
+grep -q "finaliz" r.err && fail "summary tried to finalize a sealed Run: $(cat r.err)"
+[ "$(sqlite3 "$copy/pivot.sqlite" 'pragma integrity_check')" = ok ] || fail "sqlite3 cannot read the read-only copy"
+[ "$(sqlite3 "$copy/pivot.sqlite" 'select count(*) > 0 from samples')" = 1 ] || fail "sqlite3 reads no sample"
+n=$(py_count "$copy/pivot.sqlite" 'select sum(sample_count) from samples') || fail "python3's sqlite3 cannot read the read-only copy"
+[ "$n" -gt 100 ] || fail "python3 reads only $n samples"
+# the control: a pivot left in WAL mode is what a read-only place cannot read
+py_count mnt/wal-copy.sqlite 'select count(*) from batches' >/dev/null 2>&1 &&
+	fail "the control (a WAL pivot) is readable: the read-only check proves nothing"
+umount mnt
+echo "sealed Run read read-only by nunatak, sqlite3 and python3 ($n samples); the WAL control is not"
