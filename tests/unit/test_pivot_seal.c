@@ -4,7 +4,7 @@
  * written; a sealed pivot is one plain file (no -wal, no -shm, journal_mode
  * DELETE) that pivot__open(read_only), and a plain read-write SQLite
  * connection as Python's sqlite3 opens, read from a read-only mount, where
- * an unsealed one cannot be read. Real SQLite, real mounts (root only:
+ * an unsealed one cannot be read; a full disk said as ENOSPC. Real SQLite, real mounts (root only:
  * skipped otherwise). */
 #include <errno.h>
 #include <fcntl.h>
@@ -206,11 +206,36 @@ static void test_sealed_reads_from_read_only_mount(void **state)
 	assert_int_equal(umount(mnt), 0);
 }
 
+/* a full file system: said as ENOSPC (not EIO), and no file left */
+static void test_create_on_full_disk(void **state)
+{
+	char mnt[PATH_MAX];
+	struct pivot *p;
+	int fd;
+
+	(void)state;
+	SKIP_UNLESS(geteuid() == 0, "mounting a small tmpfs needs root");
+	snprintf(mnt, sizeof(mnt), "%s/small", tmpdir);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	SKIP_UNLESS(!mount("tmpfs", mnt, "tmpfs", 0, "size=8k"), "cannot mount a tmpfs here");
+	fd = open(mnt, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	p = pivot__create_at(fd, PIVOT_FILE, "small/" PIVOT_FILE);
+	assert_null(p);
+	assert_int_equal(errno, ENOSPC);
+	assert_false(exists(mnt, PIVOT_FILE));
+	assert_false(exists(mnt, PIVOT_FILE "-wal"));
+	assert_false(exists(mnt, PIVOT_FILE "-journal"));
+	close(fd);
+	assert_int_equal(umount(mnt), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_files_private_and_under_descriptor),
 	    cmocka_unit_test(test_sealed_reads_from_read_only_mount),
+	    cmocka_unit_test(test_create_on_full_disk),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

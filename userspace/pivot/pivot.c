@@ -328,6 +328,25 @@ static int pivot_precreate(int dirfd, const char *name)
 	return err;
 }
 
+/* The errno an SQLite failure of p stands for: a full disk or a failed
+ * system call is said as such ("no space left on device"), not as EIO. */
+static int pivot_failure_errno(struct pivot *p, int err)
+{
+	int rc, sys;
+
+	if (err != -EIO || !p || !p->db)
+		return err;
+	rc = sqlite3_errcode(p->db);
+	sys = sqlite3_system_errno(p->db);
+	if (rc == SQLITE_FULL)
+		return -ENOSPC;
+	if (rc == SQLITE_READONLY)
+		return -EROFS;
+	if ((rc == SQLITE_IOERR || rc == SQLITE_CANTOPEN) && sys > 0)
+		return -sys;
+	return err;
+}
+
 struct pivot *pivot__create_at(int dirfd, const char *name, const char *shown_as)
 {
 	struct pivot *p = NULL;
@@ -361,6 +380,7 @@ struct pivot *pivot__create_at(int dirfd, const char *name, const char *shown_as
 		goto cleanup;
 	return p;
 cleanup:
+	err = pivot_failure_errno(p, err);
 	if (p)
 		pivot_rollback(p);
 	pivot__free(p);
