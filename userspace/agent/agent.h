@@ -29,7 +29,7 @@ struct publish_loss;
 
 #define AGENT_ACK_WAIT_DEFAULT_MS 2000
 #define AGENT_ACK_WAIT_MAX_MS 5000
-#define AGENT_FINISH_WAIT_DEFAULT_MS 5000
+#define AGENT_FINISH_WAIT_DEFAULT_MS 3000
 
 struct agent_opts {
 	const char *run_id;

@@ -237,34 +237,32 @@ static int aggregator_finalize(struct aggregator *agg, const Nunatak__Wire__Cont
  * be said in the Run. make 0: remove it. Best effort: without a reserve,
  * the loss is said on stderr by the Agent. */
 #define STORAGE_RESERVE "storage-reserve"
-#define STORAGE_RESERVE_BYTES (256 * 1024)
+#define STORAGE_RESERVE_BYTES (512 * 1024)
 
 static void aggregator_storage_reserve(const struct aggregator *agg, int make)
 {
 	static const char zeros[64 * 1024];
-	int dfd, fd;
 	size_t done;
+	int fd;
 
-	dfd = open(agg->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
+	if (!agg->has_run_dir_fd)
 		return;
 	if (!make) {
-		unlinkat(dfd, STORAGE_RESERVE, 0);
-		close(dfd);
+		unlinkat(agg->run_dir_fd, STORAGE_RESERVE, 0);
 		return;
 	}
-	fd = openat(dfd, STORAGE_RESERVE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
-	for (done = 0; fd >= 0 && done < STORAGE_RESERVE_BYTES; done += sizeof(zeros))
+	fd = openat(agg->run_dir_fd, STORAGE_RESERVE,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return; /* EEXIST: made already */
+	for (done = 0; done < STORAGE_RESERVE_BYTES; done += sizeof(zeros))
 		if (write(fd, zeros, sizeof(zeros)) != (ssize_t)sizeof(zeros))
 			break;
-	if (fd >= 0 && (done < STORAGE_RESERVE_BYTES || fsync(fd))) {
+	if (done < STORAGE_RESERVE_BYTES || fsync(fd)) {
 		pr_debug("no storage reserve in '%s': %s", agg->run_dir, strerror(errno));
-		unlinkat(dfd, STORAGE_RESERVE, 0);
+		unlinkat(agg->run_dir_fd, STORAGE_RESERVE, 0);
 	}
-	if (fd >= 0)
-		close(fd);
-	close(dfd);
+	close(fd);
 }
 
 /* An Error about Batch b, with code (an errno) saying whether storing it

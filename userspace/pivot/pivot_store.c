@@ -643,6 +643,19 @@ static int store_failed(struct pivot *p, int err)
 	return err;
 }
 
+/* COMMIT, said once by the caller when the disk is full (the Agent sends
+ * the Batch again: a warning per try would flood stderr) */
+static int store_commit(struct pivot *p)
+{
+	int rc = sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		return 0;
+	if ((sqlite3_extended_errcode(p->db) & 0xff) != SQLITE_FULL)
+		pr_warn("pivot '%s': cannot commit a batch: %s", p->path, sqlite3_errmsg(p->db));
+	return -EIO;
+}
+
 int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch)
 {
 	struct store s = {.p = p, .b = batch};
@@ -698,7 +711,7 @@ int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch)
 	if (!err)
 		err = store_unattribute(&s);
 	if (!err)
-		err = pivot_commit(p);
+		err = store_commit(p);
 	if (err)
 		err = store_failed(p, err);
 cleanup:
