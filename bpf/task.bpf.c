@@ -112,6 +112,7 @@ int BPF_PROG(task_exit, struct task_struct *task)
 		e->nivcsw = totals.nivcsw;
 		e->min_flt = totals.min_flt;
 		e->maj_flt = totals.maj_flt;
+		e->runtime_ns = totals.runtime_ns;
 	}
 	e->maxrss_pages = BPF_CORE_READ(signal, maxrss);
 	bpf_ringbuf_submit(e, 0);

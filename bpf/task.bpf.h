@@ -46,6 +46,7 @@ static __always_inline void task_share_read(struct task_struct *task, struct tas
 	share->nivcsw = BPF_CORE_READ(task, nivcsw);
 	share->min_flt = BPF_CORE_READ(task, min_flt);
 	share->maj_flt = BPF_CORE_READ(task, maj_flt);
+	share->runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
 }
 
 /* Adds share to the totals of key, creating them. 0, or -errno when the
@@ -72,6 +73,7 @@ static __always_inline int task_totals_add(const struct task_totals_key *key,
 	__sync_fetch_and_add(&t->nivcsw, share->nivcsw);
 	__sync_fetch_and_add(&t->min_flt, share->min_flt);
 	__sync_fetch_and_add(&t->maj_flt, share->maj_flt);
+	__sync_fetch_and_add(&t->runtime_ns, share->runtime_ns);
 	return 0;
 }
 

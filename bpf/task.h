@@ -37,6 +37,11 @@ struct task_event {
 	__u64 maj_flt;
 	__u64 maxrss_pages;
 	char comm[TASK_COMM_BYTES];
+	__u64 runtime_ns;    /* whole thread group, Σ se.sum_exec_runtime: the
+			      * exact CPU time. utime/stime come from ticks
+			      * (biased low when the CPU is shared); the sampler
+			      * scales them to it before handing the report on,
+			      * as the kernel does for getrusage (cputime_adjust) */
 };
 
 /* what the threads of one process used, added up as each thread exits:
@@ -63,6 +68,7 @@ struct task_totals {
 	__u64 nivcsw;
 	__u64 min_flt;
 	__u64 maj_flt;
+	__u64 runtime_ns;
 };
 
 enum task_counter {

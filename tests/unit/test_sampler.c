@@ -7,7 +7,7 @@
  * Each test builds its own sampler (its counters start at 0) and forks
  * the processes it observes: they wait on a pipe until they are in the
  * Target, then spin on a pinned CPU for a set CPU time. Expected figures
- * come from the kernel's own accounting (wait4's rusage) or from the
+ * come from the kernel's own accounting (wait4's rusage, within 5 %) or from the
  * sampler's kernel counters, never from the code under test.
  *
  * Without root or kernel BTF every test is SKIPPED with the reason.
@@ -480,8 +480,10 @@ static void test_exit_totals_and_reused_pid(void **state)
 	cpu_ns = rusage_cpu_ns(&ru);
 	reported = first.utime_ns + first.stime_ns;
 	assert_true(cpu_ns >= 400000000ull);
-	assert_true(reported + reported / 10 + 20000000ull >= cpu_ns);
-	assert_true(reported <= cpu_ns + cpu_ns / 10 + 20000000ull);
+	if (reported + reported / 20 + 5000000ull < cpu_ns ||
+	    reported > cpu_ns + cpu_ns / 20 + 5000000ull)
+		fail_msg("exit report: %llu ns of CPU, wait4: %llu ns", (unsigned long long)reported,
+			 (unsigned long long)cpu_ns);
 	/* the process' start (its leader's), not the last thread's */
 	assert_true(first.start_time_ns >= forked_ns);
 	assert_true(first.start_time_ns < forked_ns + 50000000ull);

@@ -81,21 +81,40 @@ static int sampler_open_events(struct sampler *s, long frequency, char *err, siz
 	return 0;
 }
 
+/* utime and stime scaled to the exact runtime, in their ratio, as the
+ * kernel's cputime_adjust() does for getrusage */
+static void task_event_adjust_cputime(struct task_event *e)
+{
+	uint64_t ticks = e->utime_ns + e->stime_ns;
+
+	if (!e->runtime_ns)
+		return;
+	if (e->stime_ns == 0 || ticks == 0) {
+		e->utime_ns = e->runtime_ns;
+		e->stime_ns = 0;
+	} else {
+		e->stime_ns = (uint64_t)((unsigned __int128)e->runtime_ns * e->stime_ns / ticks);
+		e->utime_ns = e->runtime_ns - e->stime_ns;
+	}
+}
+
 static int task_event_dispatch(void *ctx, void *data, size_t size)
 {
-	const struct task_event *e = data;
 	struct sampler *s = ctx;
+	struct task_event e;
 
-	if (size < sizeof(struct task_event))
+	if (size < sizeof(e))
 		return 0;
-	if (e->kind == TASK_EVENT_EXIT) {
+	memcpy(&e, data, sizeof(e));
+	if (e.kind == TASK_EVENT_EXIT) {
 		/* a thread reported after the last one re-created the totals
 		 * (bpf/task.h): its key dies with the process */
-		struct task_totals_key key = { .tgid = e->tgid, .start_time_ns = e->start_time_ns };
+		struct task_totals_key key = { .tgid = e.tgid, .start_time_ns = e.start_time_ns };
 
 		bpf_map_delete_elem(bpf_map__fd(s->task->maps.task_totals), &key);
+		task_event_adjust_cputime(&e);
 	}
-	return s->task_event_fn ? s->task_event_fn(e, s->task_event_ctx) : 0;
+	return s->task_event_fn ? s->task_event_fn(&e, s->task_event_ctx) : 0;
 }
 
 static void sampler_size_maps(struct sampler *s, long frequency)

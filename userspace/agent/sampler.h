@@ -62,6 +62,8 @@ int sampler_cpus(const struct sampler *s);
  * target_id. 0 or -errno. */
 int sampler_add_target(struct sampler *s, pid_t tgid, uint32_t target_id);
 
+/* e is the sampler's copy; in an exit report utime_ns + stime_ns is the
+ * exact CPU time of the process (runtime_ns, split in the ticks' ratio) */
 typedef int (*sampler_task_event_fn)(const struct task_event *e, void *ctx);
 /* epoll fd readable when exec/exit reports are pending */
 int sampler_task_events_fd(const struct sampler *s);
