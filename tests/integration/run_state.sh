@@ -6,7 +6,7 @@
 #  - its nunatak killed (-9) before any sample was stored: it finalizes
 #    it, and says it was interrupted (a Degradation, not "none");
 #  - finalized: sealed plain SQLite (no -wal, no -shm, journal_mode
-#    DELETE), read from a read-only mount by nunatak, sqlite3 and Python's
+#    DELETE; a finalized Run left in WAL mode is sealed by summary), read from a read-only mount by nunatak, sqlite3 and Python's
 #    plain sqlite3.connect(); a pivot still in WAL mode (the control) is
 #    not readable there.
 . "$TESTS_LIB/common.sh"
@@ -80,6 +80,13 @@ echo "killed with $batches Batches, $modules modules stored: run-interrupted rec
 run=$(run_dir_of run.err)
 [ ! -e "$run/pivot.sqlite-wal" ] && [ ! -e "$run/pivot.sqlite-shm" ] || fail "-wal/-shm left: $(ls -a "$run")"
 [ "$(sql "$run" 'pragma journal_mode')" = delete ] || fail "the pivot is not sealed (journal_mode DELETE)"
+# a finalized Run left in WAL mode (an older nunatak, a reader at the end)
+# is sealed by the next summary
+cp -a "$run" unsealed
+[ "$(sqlite3 unsealed/pivot.sqlite 'pragma journal_mode = wal')" = wal ] || fail "cannot unseal the copy"
+timeout 60 "$NUNATAK" summary "$T/unsealed" >u.out 2>u.err || fail "summary of an unsealed Run: $(cat u.err)"
+[ "$(sqlite3 unsealed/pivot.sqlite 'pragma journal_mode')" = delete ] || fail "summary did not seal a finalized Run"
+grep -q "finaliz" u.err && fail "summary finalized a finalized Run again: $(cat u.err)"
 mkdir mnt
 mount -t tmpfs -o size=32m tmpfs mnt || skip "cannot mount a tmpfs here"
 trap 'umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT

@@ -98,12 +98,28 @@ static struct pivot *finalize_interrupted(int dirfd, const char *run_dir, const 
 	return pivot__open_at(dirfd, PIVOT_FILE, 1, path);
 }
 
-/* 1 when `nunatak summary` finalizes the Run now: it was never finalized,
- * its writer is gone (the lock is free: *dirfd holds it) and it is a
- * private Run of ours (root never writes into a directory another user
- * can change). Otherwise 0, saying on stderr why the Run is read as it is;
- * *dirfd is -1 or holds the lock, for the caller to close. */
-static int summary_may_finalize(const char *run_dir, const json_t *manifest, int *dirfd)
+/* A finalized Run whose pivot was left in WAL mode (a reader held it at
+ * the end, or an older nunatak wrote it) is sealed now: plain files. */
+static struct pivot *seal_finalized(int dirfd, const char *path, struct pivot *p)
+{
+	struct pivot *rw;
+
+	if (pivot_is_sealed(p) != 0)
+		return p;
+	pivot__free(p); /* the one connection: leaving WAL mode needs it */
+	rw = pivot__open_at(dirfd, PIVOT_FILE, 0, path);
+	if (rw)
+		pivot_seal(rw); /* on failure (logged) the Run is read as it is */
+	pivot__free(rw);
+	return pivot__open_at(dirfd, PIVOT_FILE, 1, path);
+}
+
+/* 1 when `nunatak summary` may write the Run (finalize or seal it): its
+ * writer is gone (the lock is free: *dirfd holds it) and it is a private
+ * Run of ours (root never writes into a directory another user can
+ * change). Otherwise 0, saying on stderr why a Run never finalized is read
+ * as it is; *dirfd is -1 or holds the lock, for the caller to close. */
+static int summary_may_write(const char *run_dir, const json_t *manifest, int *dirfd)
 {
 	struct stat st;
 	int e;
@@ -120,11 +136,10 @@ static int summary_may_finalize(const char *run_dir, const json_t *manifest, int
 				"written (%s): read as it is\n", run_dir, strerror(-e));
 		return 0;
 	}
-	if (manifest_finalized(manifest))
-		return 0;
 	if (fstat(*dirfd, &st) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
-		fprintf(stderr, "nunatak: '%s' was never finalized, but it is not a private (0700) "
-				"Run of yours: read as it is, not finalized\n", run_dir);
+		if (!manifest_finalized(manifest))
+			fprintf(stderr, "nunatak: '%s' was never finalized, but it is not a private "
+					"(0700) Run of yours: read as it is, not finalized\n", run_dir);
 		return 0;
 	}
 	return 1;
@@ -154,9 +169,13 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 						: strerror(-ret));
 		goto out;
 	}
-	if (symbolizer && summary_may_finalize(run_dir, manifest, &dirfd)) {
-		pivot__free(p);
-		p = finalize_interrupted(dirfd, run_dir, path, manifest, symbolizer);
+	if (symbolizer && summary_may_write(run_dir, manifest, &dirfd)) {
+		if (manifest_finalized(manifest)) {
+			p = seal_finalized(dirfd, path, p);
+		} else {
+			pivot__free(p);
+			p = finalize_interrupted(dirfd, run_dir, path, manifest, symbolizer);
+		}
 		if (!p) {
 			ret = -errno;
 			fprintf(stderr, "nunatak: cannot finalize '%s': %s\n", run_dir,

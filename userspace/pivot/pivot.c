@@ -440,6 +440,24 @@ int pivot_seal(struct pivot *p)
 	return err;
 }
 
+int pivot_is_sealed(struct pivot *p)
+{
+	sqlite3_stmt *stmt;
+	int sealed, err;
+
+	if (!p)
+		return -EINVAL;
+	err = pivot_prepare(p, "PRAGMA journal_mode", &stmt);
+	if (err)
+		return err;
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		sealed = strcmp((const char *)sqlite3_column_text(stmt, 0), "wal") != 0;
+	else
+		sealed = pivot_sql_error(p, "read the journal mode");
+	sqlite3_finalize(stmt);
+	return sealed;
+}
+
 /* 0 when the file is a pivot this nunatak can read */
 static int pivot_check(struct pivot *p)
 {

@@ -68,6 +68,8 @@ struct pivot *pivot__open(const char *path, int read_only);
  * hold it open. 0, -EROFS, -EBUSY (still in WAL: another connection kept
  * it), -EIO. Writing after it is still possible (rollback journal). */
 int pivot_seal(struct pivot *p);
+/* 1 when the pivot is sealed (not in WAL mode), 0 when not, -errno. */
+int pivot_is_sealed(struct pivot *p);
 
 /* NULL-safe. */
 void pivot__free(struct pivot *p);
