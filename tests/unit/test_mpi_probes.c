@@ -10,7 +10,8 @@
  * MPI_Finalize. It is followed through the sampler's Target set from before
  * its exec; the probes are attached to the library before it runs. The
  * expected figures are the program's arguments; the counts must be exact,
- * the Events one per outermost call.
+ * the Events one per outermost call. Given a fifth argument, it blocks in
+ * an MPI_Recv no message answers, and is killed there.
  *
  * Without root or kernel BTF every test is SKIPPED; without one MPI
  * family, its tests are.
@@ -49,6 +50,10 @@ static const char prog_src[] =
     "	int n = atoi(argv[1]), k = atoi(argv[2]), d = atoi(argv[3]);\n"
     "	double *in = calloc(d, sizeof(*in)), *out = calloc(d, sizeof(*out));\n"
     "	MPI_Init(&argc, &argv);\n"
+    "	if (argc > 4) { /* block in MPI_Recv: no message ever comes */\n"
+    "		MPI_Recv(in, d, MPI_DOUBLE, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n"
+    "		return 1;\n"
+    "	}\n"
     "	for (int i = 0; i < n; i++)\n"
     "		MPI_Allreduce(in, out, d, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);\n"
     "	for (int i = 0; i < k; i++)\n"
@@ -255,20 +260,14 @@ static int wait_bounded(pid_t pid)
 	return -1;
 }
 
-static void check_counted_exactly(struct family *f)
+/* runs f's program in the Target of fx's sampler, from before its exec;
+ * block: it stays in an MPI_Recv */
+static pid_t launch(struct fixture *fx, struct family *f, int block)
 {
-	struct site_tally st = { 0 };
-	struct event_tally et = { 0 };
-	struct mpi_process proc;
-	struct fixture fx;
-	int gate[2], status;
+	int gate[2];
 	pid_t pid;
 	char c;
 
-	SKIP_UNLESS(!why_not, why_not);
-	SKIP_UNLESS(f->available, "this MPI family is not installed");
-	fixture_init(&fx, 1);
-	assert_int_equal(consider(&fx, f->lib), 1);
 	assert_int_equal(pipe(gate), 0);
 	pid = fork();
 	if (pid == 0) {
@@ -282,13 +281,31 @@ static void check_counted_exactly(struct family *f)
 		snprintf(d, sizeof(d), "%d", D_DOUBLES);
 		setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
 		setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-		execl(f->exe, f->exe, n, k, d, (char *)NULL);
+		execl(f->exe, f->exe, n, k, d, block ? "block" : (char *)NULL, (char *)NULL);
 		_exit(121);
 	}
 	close(gate[0]);
-	assert_int_equal(sampler_add_target(fx.sampler, pid, 1), 0);
+	assert_true(pid > 0);
+	assert_int_equal(sampler_add_target(fx->sampler, pid, 1), 0);
 	assert_int_equal(write(gate[1], "g", 1), 1);
 	close(gate[1]);
+	return pid;
+}
+
+static void check_counted_exactly(struct family *f)
+{
+	struct site_tally st = { 0 };
+	struct event_tally et = { 0 };
+	struct mpi_process proc;
+	struct fixture fx;
+	int status;
+	pid_t pid;
+
+	SKIP_UNLESS(!why_not, why_not);
+	SKIP_UNLESS(f->available, "this MPI family is not installed");
+	fixture_init(&fx, 1);
+	assert_int_equal(consider(&fx, f->lib), 1);
+	pid = launch(&fx, f, 0);
 	status = wait_bounded(pid);
 	assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
@@ -316,6 +333,51 @@ static void check_counted_exactly(struct family *f)
 	fixture_release(&fx);
 }
 
+/* a rank killed inside MPI_Recv: its call stays in flight until the
+ * process is forgotten, and is never counted as a call */
+static void check_killed_inside_mpi(struct family *f)
+{
+	struct site_tally st = { 0 };
+	struct mpi_process proc;
+	struct fixture fx;
+	pid_t pid;
+	int i;
+
+	SKIP_UNLESS(!why_not, why_not);
+	SKIP_UNLESS(f->available, "this MPI family is not installed");
+	fixture_init(&fx, 0);
+	assert_int_equal(consider(&fx, f->lib), 1);
+	pid = launch(&fx, f, 1);
+	/* MPI_Init returned, then one call (the MPI_Recv) stays in flight */
+	for (i = 0; i < 3000 && !(mpi_probes_process(fx.mp, pid, &proc) == 0 && proc.init_end_ns &&
+				   mpi_probes_in_flight(fx.mp, pid) == 1);
+	     i++)
+		usleep(10000);
+	assert_int_equal(mpi_probes_in_flight(fx.mp, pid), 1);
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_bounded(pid) & 0x7f, SIGKILL);
+	st.tgid = pid;
+	assert_int_equal(mpi_probes_for_each_site(fx.mp, tally_site, &st), 0);
+	assert_int_equal(st.calls[MPI_FN_RECV], 0);
+	assert_int_equal(st.calls[MPI_FN_INIT], 1);
+	assert_int_equal(mpi_probes_in_flight(fx.mp, pid), 1);
+	mpi_probes_forget(fx.mp, pid);
+	assert_int_equal(mpi_probes_in_flight(fx.mp, pid), 0);
+	fixture_release(&fx);
+}
+
+static void test_killed_inside_mpi_openmpi(void **state)
+{
+	(void)state;
+	check_killed_inside_mpi(&openmpi);
+}
+
+static void test_killed_inside_mpi_mpich(void **state)
+{
+	(void)state;
+	check_killed_inside_mpi(&mpich);
+}
+
 static void test_counted_exactly_openmpi(void **state)
 {
 	(void)state;
@@ -336,6 +398,8 @@ int main(void)
 	    cmocka_unit_test(test_which_modules_mpich),
 	    cmocka_unit_test(test_counted_exactly_openmpi),
 	    cmocka_unit_test(test_counted_exactly_mpich),
+	    cmocka_unit_test(test_killed_inside_mpi_openmpi),
+	    cmocka_unit_test(test_killed_inside_mpi_mpich),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

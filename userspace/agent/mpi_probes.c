@@ -443,20 +443,67 @@ int mpi_probes_process(struct mpi_probes *mp, pid_t tgid, struct mpi_process *ou
 	return 0;
 }
 
+/* Calls fn(fd, key) for every key of map fd: the next key is read before
+ * fn runs, so fn may delete the one it gets. */
+static void for_each_key(int fd, void *key, void *next,
+			 void (*fn)(int fd, const void *key, void *ctx), void *ctx, size_t key_size)
+{
+	int have = 0;
+
+	while (!bpf_map_get_next_key(fd, have ? key : NULL, next)) {
+		if (have)
+			fn(fd, key, ctx);
+		memcpy(key, next, key_size);
+		have = 1;
+	}
+	if (have)
+		fn(fd, key, ctx);
+}
+
+static void forget_site(int fd, const void *key, void *ctx)
+{
+	if (((const struct mpi_site_key *)key)->tgid == *(const __u32 *)ctx)
+		bpf_map_delete_elem(fd, key);
+}
+
+struct call_sweep {
+	__u32 tgid;
+	int delete, count;
+};
+
+/* a thread that died inside an MPI call (a killed rank) leaves its state */
+static void sweep_call(int fd, const void *key, void *ctx)
+{
+	struct call_sweep *sw = ctx;
+	struct mpi_call_state st;
+
+	if (bpf_map_lookup_elem(fd, key, &st) || st.tgid != sw->tgid || !st.depth)
+		return;
+	sw->count++;
+	if (sw->delete)
+		bpf_map_delete_elem(fd, key);
+}
+
+int mpi_probes_in_flight(const struct mpi_probes *mp, pid_t tgid)
+{
+	struct call_sweep sw = { .tgid = (__u32)tgid };
+	__u32 key, next;
+
+	for_each_key(bpf_map__fd(mp->skel->maps.mpi_calls), &key, &next, sweep_call, &sw,
+		     sizeof(key));
+	return sw.count;
+}
+
 void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid)
 {
-	int fd = bpf_map__fd(mp->skel->maps.mpi_sites);
-	struct mpi_site_key key, next, *prev = NULL;
-	__u32 pkey = (__u32)tgid;
+	struct mpi_site_key key, next;
+	struct call_sweep sw = { .tgid = (__u32)tgid, .delete = 1 };
+	__u32 pkey = (__u32)tgid, tkey, tnext;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (prev && prev->tgid == (__u32)tgid)
-			bpf_map_delete_elem(fd, prev);
-		key = next;
-		prev = &key;
-	}
-	if (prev && prev->tgid == (__u32)tgid)
-		bpf_map_delete_elem(fd, prev);
+	for_each_key(bpf_map__fd(mp->skel->maps.mpi_sites), &key, &next, forget_site, &pkey,
+		     sizeof(key));
+	for_each_key(bpf_map__fd(mp->skel->maps.mpi_calls), &tkey, &tnext, sweep_call, &sw,
+		     sizeof(tkey));
 	bpf_map_delete_elem(bpf_map__fd(mp->skel->maps.mpi_processes), &pkey);
 }
 

@@ -46,8 +46,14 @@ typedef int (*mpi_site_fn)(const struct mpi_site_key *key, const struct mpi_site
 int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx);
 /* 0 and *out, or -ENOENT when tgid never reached an MPI function */
 int mpi_probes_process(struct mpi_probes *mp, pid_t tgid, struct mpi_process *out);
-/* Forget an exited process once its last totals were published. */
+/* Forget an exited process once its last totals were published: its
+ * sites, its MPI state, and the calls its threads never returned from (a
+ * rank killed inside MPI), which would otherwise fill the thread map of a
+ * long-lived Agent. */
 void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid);
+/* the MPI calls of tgid in flight: threads inside an MPI function now
+ * (or, once it exited, when it died) */
+int mpi_probes_in_flight(const struct mpi_probes *mp, pid_t tgid);
 
 typedef int (*mpi_event_fn)(const struct mpi_event *e, void *ctx);
 int mpi_probes_events_fd(const struct mpi_probes *mp);
