@@ -6,7 +6,8 @@
 # owner, nothing created, the application not run); Runs are 0700 and
 # their files 0600 (-wal and -shm while running, the sealed result after)
 # whatever the umask and whoever runs nunatak; `--name .` makes a Run that
-# `summary` finds.
+# `summary` finds (or is refused up front); a 3850-character runs path
+# works, one leaving no room for the Run is refused before launch.
 . "$TESTS_LIB/common.sh"
 need_root_bpf
 
@@ -117,3 +118,23 @@ if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 		fail "owner of nobody's Run: $(ls -la "$run")"
 	echo "unprivileged: 700/600, owned by nobody"
 fi
+
+# --- 5. long runs paths: 3850 characters work (SQLite alone opens no path
+# over 512), one that leaves no room for the Run's name is refused up front
+long=$T/long
+while [ ${#long} -lt 3640 ]; do long=$long/$(printf '%0200d' 0); done
+long=$long/$(printf '%0*d' $((3850 - ${#long} - 1)) 0)
+timeout 60 "$NUNATAK" run -o "$long" -- true >out.txt 2>err.txt || fail "a 3850-character runs path: $(tail -c 300 err.txt)"
+run=$(run_dir_of err.txt)
+[ "$(modes "$run"/manifest.json "$run"/pivot.sqlite)" = "600 600" ] || fail "the long-path Run is incomplete"
+grep -q "cannot" err.txt && fail "the long-path Run was not read back: $(grep cannot err.txt | cut -c1-300)"
+timeout 60 "$NUNATAK" summary -o "$long" >s.out 2>s.err || fail "summary of the long-path Run: $(tail -c 300 s.err)"
+toolong=$long/$(printf '%0*d' $((4085 - ${#long} - 1)) 0)
+rm -f ran
+timeout 60 "$NUNATAK" run -o "$toolong" -- touch "$T/ran" >out.txt 2>err.txt
+rc=$?
+[ $rc = 125 ] || fail "a runs path with no room for the Run: exit $rc"
+grep -q "shorter runs directory" err.txt || fail "no way out given: $(tail -c 300 err.txt)"
+[ ! -e ran ] || fail "the application ran although nunatak could not make its Run"
+[ -z "$(ls -A "$toolong")" ] || fail "something was left in the too-long runs directory"
+echo "runs path of 3850 characters: Run written and read; 4085: refused before launch"

@@ -3,6 +3,7 @@
  * place that prints a summary for `nunatak run`. */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -152,7 +153,7 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	struct diagnosis *d = NULL;
 	struct pivot *p = NULL;
 	json_t *manifest, *j = NULL;
-	int ret = -EINVAL, degradations = 0, dirfd = -1;
+	int ret = -EINVAL, degradations = 0, dirfd = -1, read_fd = -1;
 
 	manifest = manifest_read(run_dir, err, sizeof(err));
 	if (!manifest) {
@@ -160,7 +161,10 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 		return -errno;
 	}
 	snprintf(path, sizeof(path), "%s/" PIVOT_FILE, run_dir);
-	p = pivot__open(path, 1);
+	/* under the directory's descriptor: SQLite opens no path longer than
+	 * 512 characters, a Run's may be (up to PATH_MAX) */
+	read_fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	p = read_fd < 0 ? NULL : pivot__open_at(read_fd, PIVOT_FILE, 1, path);
 	if (!p) {
 		ret = -errno;
 		fprintf(stderr, "nunatak: cannot read '%s': %s\n", path,
@@ -214,6 +218,8 @@ out:
 	pivot__free(p);
 	if (dirfd >= 0)
 		close(dirfd); /* the lock */
+	if (read_fd >= 0)
+		close(read_fd);
 	json_decref(manifest);
 	return ret;
 }
