@@ -392,6 +392,30 @@ int agent_process_events(struct agent *a)
 	return err;
 }
 
+struct live_ctx {
+	int (*cb)(pid_t pid, const char *comm, void *ctx);
+	void *ctx;
+};
+
+/* A process whose exit report was lost (ring buffer full: counted as
+ * task_reports_dropped) is gone all the same: the kernel says so. */
+static int agent_visit_live(pid_t pid, const char *comm, void *ctx)
+{
+	struct live_ctx *lc = ctx;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return 0;
+	return lc->cb(pid, comm, lc->ctx);
+}
+
+int agent_for_each_live_process(const struct agent *a,
+				int (*cb)(pid_t pid, const char *comm, void *ctx), void *ctx)
+{
+	struct live_ctx lc = {cb, ctx};
+
+	return a->modules ? module_table_for_each_live(a->modules, agent_visit_live, &lc) : 0;
+}
+
 static int agent_count_live(pid_t pid, const char *comm, void *ctx)
 {
 	(void)pid;
@@ -404,16 +428,8 @@ int agent_live_processes(const struct agent *a)
 {
 	int n = 0;
 
-	if (!a->modules)
-		return 0;
-	module_table_for_each_live(a->modules, agent_count_live, &n);
+	agent_for_each_live_process(a, agent_count_live, &n);
 	return n;
-}
-
-int agent_for_each_live_process(const struct agent *a,
-				int (*cb)(pid_t pid, const char *comm, void *ctx), void *ctx)
-{
-	return a->modules ? module_table_for_each_live(a->modules, cb, ctx) : 0;
 }
 
 static int agent_keep_sample(const struct sample_key *key, const struct sample_value *value,

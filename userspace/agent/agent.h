@@ -68,8 +68,9 @@ int agent_for_each_degradation(const struct agent *a,
 /* Target processes the Agent has seen start (followed, forked or
  * exec'd) and not yet seen exit; -errno. Learnt from the kernel's FORK
  * records and process exit reports as of the last agent_process_events()
- * or agent_publish(): a double-forked grandchild counts, threads do not.
- * 0 when nothing is observed (no sampling). */
+ * or agent_publish(): a double-forked grandchild counts, threads do not;
+ * a process stops counting at its exit (not at its reaping), and one
+ * whose exit report was lost stops when the kernel no longer knows it. 0 when nothing is observed (no sampling). */
 int agent_live_processes(const struct agent *a);
 /* Calls cb(pid, comm, ctx) for each of those processes, in pid order
  * (comm "" when unknown); stops at cb's first non-zero return and returns
