@@ -43,11 +43,11 @@ static int teardown(void **state)
 static int store_batch(struct pivot *p, uint64_t seq)
 {
 	Nunatak__Wire__Batch b = NUNATAK__WIRE__BATCH__INIT;
-	Nunatak__Wire__Module m = NUNATAK__WIRE__MODULE__INIT, *mods[1] = { &m };
-	Nunatak__Wire__Locus l = NUNATAK__WIRE__LOCUS__INIT, *loci[1] = { &l };
-	Nunatak__Wire__Address a = NUNATAK__WIRE__ADDRESS__INIT, *frames[1] = { &a };
-	Nunatak__Wire__Stack s = NUNATAK__WIRE__STACK__INIT, *stacks[1] = { &s };
-	Nunatak__Wire__SampleCount x = NUNATAK__WIRE__SAMPLE_COUNT__INIT, *samples[1] = { &x };
+	Nunatak__Wire__Module m = NUNATAK__WIRE__MODULE__INIT, *mods[1] = {&m};
+	Nunatak__Wire__Locus l = NUNATAK__WIRE__LOCUS__INIT, *loci[1] = {&l};
+	Nunatak__Wire__Address a = NUNATAK__WIRE__ADDRESS__INIT, *frames[1] = {&a};
+	Nunatak__Wire__Stack s = NUNATAK__WIRE__STACK__INIT, *stacks[1] = {&s};
+	Nunatak__Wire__SampleCount x = NUNATAK__WIRE__SAMPLE_COUNT__INIT, *samples[1] = {&x};
 
 	b.run_id = "run-seal";
 	b.node = "n1";
@@ -199,7 +199,8 @@ static void test_sealed_reads_from_read_only_mount(void **state)
 	assert_int_equal(sqlite3_open(path_in(mnt, "sealed.sqlite"), &db), SQLITE_OK);
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM batches"), 1);
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM pragma_integrity_check "
-				     "WHERE integrity_check = 'ok'"), 1);
+				     "WHERE integrity_check = 'ok'"),
+			 1);
 	sqlite3_close(db);
 	/* the control: the same read of a pivot still in WAL mode fails */
 	assert_null(pivot__open(path_in(mnt, "wal.sqlite"), 1));

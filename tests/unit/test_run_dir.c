@@ -72,9 +72,8 @@ static void test_create_private(void **state)
 	(void)state;
 	snprintf(runs, sizeof(runs), "%s/a/b/runs/", tmpdir); /* parents missing */
 	old_umask = umask(0);
-	assert_int_equal(run_dir_create(runs, "solver", when, path, sizeof(path), &st, err,
-					sizeof(err)),
-			 0);
+	assert_int_equal(
+	    run_dir_create(runs, "solver", when, path, sizeof(path), &st, err, sizeof(err)), 0);
 	umask(old_umask);
 	assert_int_equal(stat(path, &got), 0);
 	assert_int_equal(got.st_mode & 07777, 0700);
@@ -88,9 +87,8 @@ static void test_create_private(void **state)
 	assert_in("/solver-", path);
 
 	old_umask = umask(0077);
-	assert_int_equal(run_dir_create(runs, "solver", when, path2, sizeof(path2), NULL, err,
-					sizeof(err)),
-			 0);
+	assert_int_equal(
+	    run_dir_create(runs, "solver", when, path2, sizeof(path2), NULL, err, sizeof(err)), 0);
 	umask(old_umask);
 	assert_string_not_equal(path, path2);
 	assert_in("-2", strrchr(path2, '-'));
@@ -99,8 +97,8 @@ static void test_create_private(void **state)
 /* "." and ".." become "_" and "_."; "--name ." is found again */
 static void test_names_never_hidden(void **state)
 {
-	static const char *const names[] = { ".", "..", ".hidden", "a/../b", "", NULL };
-	static const char *const want[] = { "_-", "_.-", "_hidden-", "a_.._b-", "run-", NULL };
+	static const char *const names[] = {".", "..", ".hidden", "a/../b", "", NULL};
+	static const char *const want[] = {"_-", "_.-", "_hidden-", "a_.._b-", "run-", NULL};
 	char runs[PATH_MAX], path[PATH_MAX], found[PATH_MAX], err[1024] = "";
 	const char *base;
 	int i;
@@ -118,9 +116,8 @@ static void test_names_never_hidden(void **state)
 		assert_null(strchr(base, '/'));
 	}
 	/* the "." Run, made the most recent, is the one summary finds */
-	assert_int_equal(run_dir_create(runs, ".", when + 100, path, sizeof(path), NULL, err,
-					sizeof(err)),
-			 0);
+	assert_int_equal(
+	    run_dir_create(runs, ".", when + 100, path, sizeof(path), NULL, err, sizeof(err)), 0);
 	assert_int_equal(write_file(path_in(path, MANIFEST_FILE), "{}\n"), 0);
 	assert_int_equal(run_dir_find(runs, NULL, found, sizeof(found), err, sizeof(err)), 0);
 	assert_string_equal(found, path);
@@ -131,8 +128,8 @@ static void expect_refused(const char *runs, int want, const char *const *words)
 	char path[PATH_MAX] = "", err[1024] = "";
 	int i;
 
-	assert_int_equal(run_dir_create(runs, "x", when, path, sizeof(path), NULL, err, sizeof(err)),
-			 want);
+	assert_int_equal(
+	    run_dir_create(runs, "x", when, path, sizeof(path), NULL, err, sizeof(err)), want);
 	for (i = 0; words[i]; i++)
 		assert_in(words[i], err);
 }
@@ -147,21 +144,21 @@ static void test_runs_dir_refused(void **state)
 	assert_int_equal(mkdir(runs, 0700), 0);
 	assert_int_equal(chmod(runs, 0777), 0);
 	expect_refused(runs, -EPERM,
-		       (const char *const[]){ runs, "writable by every user", "chmod o-w", NULL });
+		       (const char *const[]){runs, "writable by every user", "chmod o-w", NULL});
 	assert_int_equal(entries(runs), 0);
 	assert_int_equal(chmod(runs, 01777), 0); /* sticky, as /tmp: accepted */
-	expect_refused(runs, 0, (const char *const[]){ NULL });
+	expect_refused(runs, 0, (const char *const[]){NULL});
 
 	snprintf(link, sizeof(link), "%s/link", tmpdir);
 	assert_int_equal(symlink(runs, link), 0);
-	expect_refused(link, -ELOOP, (const char *const[]){ link, "symbolic link", NULL });
+	expect_refused(link, -ELOOP, (const char *const[]){link, "symbolic link", NULL});
 
 	SKIP_UNLESS(geteuid() == 0 && nobody, "chown to 'nobody' needs root and the user");
 	snprintf(runs, sizeof(runs), "%s/theirs", tmpdir);
 	assert_int_equal(mkdir(runs, 0755), 0);
 	assert_int_equal(chown(runs, nobody->pw_uid, nobody->pw_gid), 0);
 	expect_refused(runs, -EPERM,
-		       (const char *const[]){ runs, "owned by nobody", "-o DIR", NULL });
+		       (const char *const[]){runs, "owned by nobody", "-o DIR", NULL});
 	assert_int_equal(entries(runs), 0);
 }
 
@@ -178,8 +175,9 @@ static void test_path_too_long(void **state)
 	/* 4085 characters: the Run's "/x-YYYYMMDD-HHMMSS" would pass PATH_MAX */
 	snprintf(runs + len, sizeof(runs) - len, "/%0*d", (int)(PATH_MAX - 11 - len - 1), 0);
 	assert_int_equal(strlen(runs), PATH_MAX - 11);
-	assert_int_equal(run_dir_create(runs, "x", when, path, sizeof(path), NULL, err, sizeof(err)),
-			 -ENAMETOOLONG);
+	assert_int_equal(
+	    run_dir_create(runs, "x", when, path, sizeof(path), NULL, err, sizeof(err)),
+	    -ENAMETOOLONG);
 	assert_in("shorter runs directory", err);
 	assert_int_equal(entries(runs), 0);
 }
@@ -197,8 +195,8 @@ static void test_no_space(void **state)
 		    "cannot mount a tmpfs here");
 	snprintf(runs, sizeof(runs), "%s/runs", mnt);
 	assert_int_equal(mkdir(runs, 0700), 0); /* the last inode */
-	assert_int_equal(run_dir_create(runs, "x", when, path, sizeof(path), NULL, err, sizeof(err)),
-			 -ENOSPC);
+	assert_int_equal(
+	    run_dir_create(runs, "x", when, path, sizeof(path), NULL, err, sizeof(err)), -ENOSPC);
 	assert_in("no space left on device", err);
 	assert_in(runs, err);
 	assert_int_equal(umount(mnt), 0);
@@ -211,8 +209,8 @@ static void test_discard(void **state)
 
 	(void)state;
 	snprintf(runs, sizeof(runs), "%s/runs", tmpdir);
-	assert_int_equal(run_dir_create(runs, "d", when, path, sizeof(path), NULL, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+	    run_dir_create(runs, "d", when, path, sizeof(path), NULL, err, sizeof(err)), 0);
 	assert_int_equal(write_file(path_in(path, MANIFEST_FILE), "{}\n"), 0);
 	assert_int_equal(write_file(path_in(path, PIVOT_FILE), ""), 0);
 	assert_int_equal(write_file(path_in(path, PIVOT_FILE "-wal"), ""), 0);
@@ -242,8 +240,8 @@ static void test_lock(void **state)
 
 	(void)state;
 	snprintf(runs, sizeof(runs), "%s/runs", tmpdir);
-	assert_int_equal(run_dir_create(runs, "l", when, path, sizeof(path), NULL, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+	    run_dir_create(runs, "l", when, path, sizeof(path), NULL, err, sizeof(err)), 0);
 	writer = open(path, O_RDONLY | O_DIRECTORY);
 	assert_true(writer >= 0);
 	assert_int_equal(flock(writer, LOCK_EX), 0); /* as the Aggregator */

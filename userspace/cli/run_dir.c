@@ -16,8 +16,8 @@
 #include "userspace/pivot/pivot.h"
 
 const char *const run_dir_own_files[] = {
-	MANIFEST_FILE,	   MANIFEST_TMP_FILE,	   PIVOT_FILE, PIVOT_FILE "-wal",
-	PIVOT_FILE "-shm", PIVOT_FILE "-journal", NULL,
+    MANIFEST_FILE,     MANIFEST_TMP_FILE,     PIVOT_FILE, PIVOT_FILE "-wal",
+    PIVOT_FILE "-shm", PIVOT_FILE "-journal", NULL,
 };
 
 /* strerror() as the messages write it: "no space left on device" */
@@ -107,8 +107,7 @@ static int runs_dir_check(const char *dir, const struct stat *st, char *err, siz
 /* the runs directory, created if missing, opened without following a
  * symbolic link and checked: its descriptor, with dir its path without
  * trailing '/', or -errno with err filled */
-static int runs_dir_open(const char *runs_dir, char *dir, size_t dirlen, char *err,
-			 size_t errlen)
+static int runs_dir_open(const char *runs_dir, char *dir, size_t dirlen, char *err, size_t errlen)
 {
 	char why[128];
 	size_t len;
@@ -192,8 +191,8 @@ static int run_dir_verify(int runs_fd, const char *base, const char *path, struc
 	return e;
 }
 
-int run_dir_create(const char *runs_dir, const char *name, time_t when, char *path,
-		   size_t pathlen, struct stat *st, char *err, size_t errlen)
+int run_dir_create(const char *runs_dir, const char *name, time_t when, char *path, size_t pathlen,
+		   struct stat *st, char *err, size_t errlen)
 {
 	char safe[128], stamp[32], base[192], why[128], dir[PATH_MAX];
 	struct stat own;
@@ -213,10 +212,11 @@ int run_dir_create(const char *runs_dir, const char *name, time_t when, char *pa
 		else
 			snprintf(base, sizeof(base), "%s-%s-%d", safe, stamp, i);
 		if (snprintf(path, pathlen, "%s/%s", dir, base) >= (int)pathlen) {
-			snprintf(err, errlen,
-				 "cannot create a Run in '%.200s...': its path would be longer than "
-				 "%zu characters; use a shorter runs directory (-o DIR)",
-				 dir, pathlen - 1);
+			snprintf(
+			    err, errlen,
+			    "cannot create a Run in '%.200s...': its path would be longer than "
+			    "%zu characters; use a shorter runs directory (-o DIR)",
+			    dir, pathlen - 1);
 			e = -ENAMETOOLONG;
 			goto out;
 		}
@@ -344,8 +344,9 @@ int run_dir_find(const char *runs_dir, const char *which, char *path, size_t pat
 			snprintf(path, pathlen, "%s", candidate);
 			return 0;
 		}
-		snprintf(err, errlen, "no Run at '%s' nor '%s' (a Run directory holds manifest.json)",
-			 which, candidate);
+		snprintf(err, errlen,
+			 "no Run at '%s' nor '%s' (a Run directory holds manifest.json)", which,
+			 candidate);
 		return -ENOENT;
 	}
 	d = opendir(runs_dir);

@@ -38,8 +38,8 @@ extern const char *const run_dir_own_files[];
  * the Run's path would not fit in pathlen, -EEXIST too many Runs of that
  * name in one second, any mkdir/open error (ENOSPC, EROFS, EACCES...). No
  * Run directory is left on failure. */
-int run_dir_create(const char *runs_dir, const char *name, time_t when, char *path,
-		   size_t pathlen, struct stat *st, char *err, size_t errlen);
+int run_dir_create(const char *runs_dir, const char *name, time_t when, char *path, size_t pathlen,
+		   struct stat *st, char *err, size_t errlen);
 
 /* Removes the Run directory at path when it holds only nunatak's own files
  * (run_dir_own_files), regular files each: 0, or -ENOTEMPTY (something else
