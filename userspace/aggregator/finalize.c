@@ -309,5 +309,8 @@ int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *
 	err = pivot_nodes(p, collect_node, nodes);
 	err = err ?: pivot_for_each_degradation(p, collect_degradation, degradations);
 	err = err ?: manifest_write(run_dir_fd, manifest);
-	return err ?: pivot_seal(p);
+	if (!err)
+		pivot_seal(p); /* on failure (logged) the Run is complete, in WAL mode:
+				* the next `nunatak summary` seals it */
+	return err;
 }

@@ -15,7 +15,8 @@ struct pivot;
 
 /* manifest: the Run's manifest, updated in place (nodes, degradations) and
  * written in the Run directory run_dir_fd; then the pivot is sealed
- * (pivot_seal: plain SQLite, journal_mode DELETE). symbolizer: the
+ * (pivot_seal: plain SQLite, journal_mode DELETE; a seal that fails is
+ * logged, not returned: the Run is complete). symbolizer: the
  * llvm-symbolizer to run. 0 or -errno. */
 int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *symbolizer);
 
