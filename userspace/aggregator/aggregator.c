@@ -138,10 +138,17 @@ static int aggregator_open_run_dir(struct aggregator *agg, const json_t *spec, c
 		goto out;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		snprintf(why, whylen, "run directory '%s' is locked: another nunatak writes it",
-			 run_dir);
-		goto out;
+		if (errno == EWOULDBLOCK) {
+			err = -EBUSY;
+			snprintf(why, whylen, "run directory '%s' is locked: another nunatak "
+				 "writes it", run_dir);
+			goto out;
+		}
+		/* a file system without locks (Lustre without -o flock): the Run
+		 * is written all the same, unlocked */
+		pr_warn("cannot lock run directory '%s': %s; `nunatak summary` will not "
+			"finalize it, not knowing whether it is still written", run_dir,
+			strerror(errno));
 	}
 	agg->run_dir_fd = fd;
 	agg->has_run_dir_fd = 1;
