@@ -1,25 +1,14 @@
 /* symbolizer — see symbolizer.h. */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
 #include "userspace/attribution/symbolizer.h"
+#include "userspace/attribution/symbolizer_exec.h"
 #include "userspace/log/log.h"
-
-extern char **environ;
-
-/* what we keep of the tool's stderr to explain a failure */
-#define SYMBOLIZER_STDERR_KEEP 512
 
 void symbolizer_result_release(struct symbolizer_result *r)
 {
@@ -211,237 +200,12 @@ int symbolizer_parse_json_line(const char *line, struct symbolizer_result *out)
 	return parse_line(line, strlen(line), out, NULL, 0);
 }
 
-struct growbuf {
-	char *data;
-	size_t len, cap;
-};
-
-static int growbuf_reserve(struct growbuf *b, size_t more)
-{
-	size_t cap = b->cap ? b->cap : 4096;
-	char *data;
-
-	if (b->len + more <= b->cap)
-		return 0;
-	while (cap < b->len + more)
-		cap *= 2;
-	data = realloc(b->data, cap);
-	if (!data)
-		return -ENOMEM;
-	b->data = data;
-	b->cap = cap;
-	return 0;
-}
-
-/* Starts `tool --output-style=JSON --inlining --demangle --obj=PATH` with
- * stdin on a socket (so that writing to a dead child is EPIPE thanks to
- * MSG_NOSIGNAL, never a SIGPIPE that would kill the Aggregator) and stdout,
- * stderr on pipes. The parent's ends are non-blocking and close-on-exec. */
-static int symbolizer_spawn(const char *tool, const char *module_path, pid_t *pid, int *in_fd,
-			    int *out_fd, int *err_fd)
-{
-	int in_sv[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-	posix_spawn_file_actions_t fa;
-	int fa_ready = 0;
-	char *obj_arg = NULL;
-	int err;
-
-	/* no module: each input line names its own ("path" 0xaddr) */
-	if (module_path && asprintf(&obj_arg, "--obj=%s", module_path) < 0) {
-		obj_arg = NULL;
-		return -ENOMEM;
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv) || pipe2(out_p, O_CLOEXEC) ||
-	    pipe2(err_p, O_CLOEXEC)) {
-		err = -errno;
-		goto cleanup;
-	}
-
-	err = -posix_spawn_file_actions_init(&fa);
-	if (err)
-		goto cleanup;
-	fa_ready = 1;
-	/* dup2 clears FD_CLOEXEC on the target; every other fd is CLOEXEC */
-	err = -posix_spawn_file_actions_adddup2(&fa, in_sv[1], STDIN_FILENO);
-	if (!err)
-		err = -posix_spawn_file_actions_adddup2(&fa, out_p[1], STDOUT_FILENO);
-	if (!err)
-		err = -posix_spawn_file_actions_adddup2(&fa, err_p[1], STDERR_FILENO);
-	if (err)
-		goto cleanup;
-
-	{
-		char *argv[] = {
-		    (char *)tool, "--output-style=JSON", "--inlining", "--demangle", obj_arg, NULL};
-
-		if (strchr(tool, '/'))
-			err = -posix_spawn(pid, tool, &fa, NULL, argv, environ);
-		else
-			err = -posix_spawnp(pid, tool, &fa, NULL, argv, environ);
-	}
-	if (err)
-		goto cleanup;
-
-	*in_fd = in_sv[0];
-	*out_fd = out_p[0];
-	*err_fd = err_p[0];
-	in_sv[0] = out_p[0] = err_p[0] = -1;
-	fcntl(*in_fd, F_SETFL, O_NONBLOCK);
-	fcntl(*out_fd, F_SETFL, O_NONBLOCK);
-	fcntl(*err_fd, F_SETFL, O_NONBLOCK);
-
-cleanup:
-	if (fa_ready)
-		posix_spawn_file_actions_destroy(&fa);
-	for (int i = 0; i < 2; i++) {
-		if (in_sv[i] >= 0)
-			close(in_sv[i]);
-		if (out_p[i] >= 0)
-			close(out_p[i]);
-		if (err_p[i] >= 0)
-			close(err_p[i]);
-	}
-	free(obj_arg);
-	return err;
-}
-
-/* Reads what is available on fd into b (or, when keep is 0, into the void).
- * Returns 1 at EOF, 0 when it would block, -errno otherwise. */
-static int drain_fd(int fd, struct growbuf *b, size_t keep)
-{
-	char sink[4096];
-
-	for (;;) {
-		ssize_t got;
-		int err;
-
-		if (b->len < keep) {
-			size_t room = keep - b->len < 65536 ? keep - b->len : 65536;
-
-			err = growbuf_reserve(b, room);
-			if (err)
-				return err;
-			got = read(fd, b->data + b->len, room);
-		} else {
-			got = read(fd, sink, sizeof(sink));
-		}
-		if (got > 0) {
-			if (b->len < keep)
-				b->len += got;
-			continue;
-		}
-		if (got == 0)
-			return 1;
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return 0;
-		return -errno;
-	}
-}
-
-/* Feeds input to the child while collecting its stdout and stderr, so that
- * neither side can block on a full pipe however large the batch is. */
-static int symbolizer_exchange(int in_fd, int out_fd, int err_fd, const struct growbuf *input,
-			       struct growbuf *output, struct growbuf *errors)
-{
-	size_t written = 0;
-	int err = 0;
-
-	if (input->len == 0) {
-		close(in_fd);
-		in_fd = -1;
-	}
-	while (out_fd >= 0 || err_fd >= 0) {
-		struct pollfd pfd[3];
-		int nfds = 0, in_idx = -1, out_idx = -1, err_idx = -1;
-
-		if (in_fd >= 0) {
-			in_idx = nfds;
-			pfd[nfds++] = (struct pollfd){.fd = in_fd, .events = POLLOUT};
-		}
-		if (out_fd >= 0) {
-			out_idx = nfds;
-			pfd[nfds++] = (struct pollfd){.fd = out_fd, .events = POLLIN};
-		}
-		if (err_fd >= 0) {
-			err_idx = nfds;
-			pfd[nfds++] = (struct pollfd){.fd = err_fd, .events = POLLIN};
-		}
-		if (poll(pfd, nfds, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto cleanup;
-		}
-
-		if (in_idx >= 0 && pfd[in_idx].revents) {
-			ssize_t sent = send(in_fd, input->data + written, input->len - written,
-					    MSG_NOSIGNAL | MSG_DONTWAIT);
-
-			if (sent > 0)
-				written += sent;
-			if ((sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-			     errno != EINTR) ||
-			    written == input->len) {
-				/* EPIPE: the child stopped reading; the line count tells */
-				close(in_fd);
-				in_fd = -1;
-			}
-		}
-		if (out_idx >= 0 && pfd[out_idx].revents) {
-			int r = drain_fd(out_fd, output, SIZE_MAX);
-
-			if (r < 0) {
-				err = r;
-				goto cleanup;
-			}
-			if (r == 1) {
-				close(out_fd);
-				out_fd = -1;
-			}
-		}
-		if (err_idx >= 0 && pfd[err_idx].revents) {
-			int r = drain_fd(err_fd, errors, SYMBOLIZER_STDERR_KEEP);
-
-			if (r < 0) {
-				err = r;
-				goto cleanup;
-			}
-			if (r == 1) {
-				close(err_fd);
-				err_fd = -1;
-			}
-		}
-	}
-
-cleanup:
-	if (in_fd >= 0)
-		close(in_fd);
-	if (out_fd >= 0)
-		close(out_fd);
-	if (err_fd >= 0)
-		close(err_fd);
-	return err;
-}
-
-/* first line of the tool's stderr, for a one-line message */
-static const char *first_stderr_line(struct growbuf *errors)
-{
-	char *nl;
-
-	if (growbuf_reserve(errors, 1))
-		return "";
-	errors->data[errors->len] = '\0';
-	nl = strchr(errors->data, '\n');
-	if (nl)
-		*nl = '\0';
-	return errors->data;
-}
-
+/* partial: the tool was stopped at a bound, so fewer lines than addresses
+ * are fine and a last line without its newline is cut, not malformed.
+ * *answered: how many results were filled. */
 static int symbolizer_parse_output(const char *tool, const char *module_path,
 				   const struct growbuf *output, const uint64_t *addrs, size_t n,
-				   struct symbolizer_result *results)
+				   struct symbolizer_result *results, int partial, size_t *answered)
 {
 	const char *p = output->data, *end = output->data + output->len;
 	char error_msg[256];
@@ -449,10 +213,13 @@ static int symbolizer_parse_output(const char *tool, const char *module_path,
 	size_t i = 0;
 	int err;
 
+	*answered = 0;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', end - p);
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
+		if (partial && !nl)
+			break;
 		if (len == 0) {
 			p = nl + 1;
 			continue;
@@ -480,10 +247,10 @@ static int symbolizer_parse_output(const char *tool, const char *module_path,
 			pr_warn("'%s' cannot symbolize '%s': %s", tool, module_path, error_msg);
 			warned = 1;
 		}
-		i++;
+		*answered = ++i;
 		p = nl ? nl + 1 : end;
 	}
-	if (i != n) {
+	if (i != n && !partial) {
 		pr_warn("'%s' answered %zu lines for the %zu addresses of '%s'", tool, i, n,
 			module_path);
 		return -EIO;
@@ -491,9 +258,61 @@ static int symbolizer_parse_output(const char *tool, const char *module_path,
 	return 0;
 }
 
+static __thread struct symbolizer_budget *bound_budget;
+
+void symbolizer_budget_init(struct symbolizer_budget *b, int request_ms, int total_ms,
+			    int cancel_fd)
+{
+	memset(b, 0, sizeof(*b));
+	b->request_ms = request_ms > 0 ? request_ms : SYMBOLIZER_REQUEST_MS;
+	b->total_ms = total_ms;
+	b->cancel_fd = cancel_fd;
+}
+
+struct symbolizer_budget *symbolizer_budget_bind(struct symbolizer_budget *b)
+{
+	struct symbolizer_budget *previous = bound_budget;
+
+	bound_budget = b;
+	return previous;
+}
+
+struct symbolizer_budget *symbolizer_budget_bound(void)
+{
+	return bound_budget;
+}
+
+/* One tool process on a prepared input, charged to the bound budget (a
+ * default one of its own when none is). */
 static int symbolizer_run_input(const char *tool, const char *module_path, const char *label,
 				struct growbuf *input, const uint64_t *addrs, size_t n,
-				struct symbolizer_result *results);
+				struct symbolizer_result *results)
+{
+	struct symbolizer_budget own, *budget = bound_budget;
+	struct growbuf output = {0};
+	size_t i, answered = 0;
+	int err, parse_err;
+
+	if (!budget) {
+		symbolizer_budget_init(&own, SYMBOLIZER_REQUEST_MS, SYMBOLIZER_TOTAL_MS, -1);
+		budget = &own;
+	}
+	err = symbolizer_exec(tool, module_path, label, input, n, budget, &output);
+	if (!err || err == -ETIMEDOUT || err == -ECANCELED) {
+		/* stopped at a bound: what it answered until then is kept */
+		parse_err = symbolizer_parse_output(tool, label, &output, addrs, n, results,
+						    err != 0, &answered);
+		err = parse_err ?: err;
+	}
+	if (err && err != -ETIMEDOUT && err != -ECANCELED) {
+		for (i = 0; i < n; i++)
+			symbolizer_result_release(&results[i]);
+		answered = 0;
+	}
+	budget->answered += answered;
+	free(output.data);
+	return err;
+}
 
 int symbolizer_run(const char *tool, const char *module_path, const uint64_t *addrs, size_t n,
 		   struct symbolizer_result *results)
@@ -556,72 +375,13 @@ int symbolizer_run_modules(const char *tool, struct symbolizer_batch *batches, s
 	if (!err)
 		err = symbolizer_run_input(tool, NULL, "several modules", &input, addrs, total,
 					   results);
-	for (b = 0, k = 0; !err && b < n_batches; b++) {
+	/* what a stopped tool answered is kept; after a failure all is empty */
+	for (b = 0, k = 0; results && b < n_batches; b++) {
 		memcpy(batches[b].results, results + k, batches[b].n * sizeof(*results));
 		k += batches[b].n;
 	}
 	free(results); /* the strings now belong to the batches */
 	free(addrs);
 	free(input.data);
-	return err;
-}
-
-static int symbolizer_run_input(const char *tool, const char *module_path, const char *label,
-				struct growbuf *input_buf, const uint64_t *addrs, size_t n,
-				struct symbolizer_result *results)
-{
-	struct growbuf output = {0}, errors = {0};
-	int in_fd = -1, out_fd = -1, err_fd = -1, status = 0;
-	pid_t pid = -1;
-	size_t i;
-	int err;
-
-	err = symbolizer_spawn(tool, module_path, &pid, &in_fd, &out_fd, &err_fd);
-	if (err) {
-		if (err == -ENOENT)
-			pr_debug("cannot find '%s'", tool);
-		else
-			pr_warn("cannot start '%s': %s", tool, strerror(-err));
-		pid = -1;
-		goto cleanup;
-	}
-
-	err = symbolizer_exchange(in_fd, out_fd, err_fd, input_buf, &output, &errors);
-	if (err) {
-		/* we cannot finish reading: do not wait on a child that may block */
-		kill(pid, SIGKILL);
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			if (!err)
-				err = -errno;
-			break;
-		}
-	}
-	pid = -1;
-	if (err)
-		goto cleanup;
-
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		const char *why = first_stderr_line(&errors);
-
-		if (WIFEXITED(status))
-			pr_warn("exit status %d from '%s' on '%s'%s%s", WEXITSTATUS(status), tool,
-				label, why[0] ? ": " : "", why);
-		else
-			pr_warn("signal %d killed '%s' on '%s'", WTERMSIG(status), tool, label);
-		err = -EIO;
-		goto cleanup;
-	}
-
-	err = symbolizer_parse_output(tool, label, &output, addrs, n, results);
-
-cleanup:
-	if (err) {
-		for (i = 0; i < n; i++)
-			symbolizer_result_release(&results[i]);
-	}
-	free(output.data);
-	free(errors.data);
 	return err;
 }

@@ -16,6 +16,12 @@
  *    (e.g. unreadable object).
  * The parser never trusts its input: any malformed line, missing key or
  * wrong type is -EINVAL and leaves *out empty (it is a fuzzing target).
+ *
+ * Every wait on the tool is bounded (struct symbolizer_budget): a tool
+ * that stays silent too long, or would overrun the total budget of the
+ * Run, or is cancelled, is killed with its process group; the addresses
+ * it named before are kept, the others stay empty (named from ELF symbols
+ * by attribution.h).
  */
 #ifndef NUNATAK_SYMBOLIZER_H
 #define NUNATAK_SYMBOLIZER_H
@@ -56,9 +62,13 @@ void symbolizer_result_release(struct symbolizer_result *r);
  *   -ENOENT when the tool cannot be found (nothing ran),
  *   -EIO when it ran but failed: non-zero exit, killed, too few/many lines,
  *        a line that does not parse or answers another address,
+ *   -ETIMEDOUT when a bound of the budget was hit, -ECANCELED when its
+ *        cancel_fd was readable: the tool was killed; results[i] holds
+ *        what it answered before (the budget's answered counts them), the
+ *        others are empty; release each,
  *   -EINVAL for bad arguments, -ENOMEM, or another -errno from spawning.
- * On error every results[i] is empty (nothing to release). n == 0 runs
- * nothing and returns 0. */
+ * On another error every results[i] is empty (nothing to release). n == 0
+ * runs nothing and returns 0. */
 int symbolizer_run(const char *tool, const char *module_path, const uint64_t *addrs, size_t n,
 		   struct symbolizer_result *results);
 
@@ -74,8 +84,38 @@ struct symbolizer_batch {
 /* Symbolizes several modules with ONE process (llvm-symbolizer takes
  * ~0.1 s to start: per module, that is most of finalizing a Run of an MPI
  * job with dozens of libraries). Each input line names its module. Same
- * errors as symbolizer_run(); on error no batch has results. -EINVAL for a
+ * errors as symbolizer_run(); on -ETIMEDOUT/-ECANCELED the batches hold
+ * what was answered, on another error no batch has results. -EINVAL for a
  * path holding a quote or a newline (use symbolizer_run() for it). */
 int symbolizer_run_modules(const char *tool, struct symbolizer_batch *batches, size_t n_batches);
+
+/* ---- bounds ---- */
+
+#define SYMBOLIZER_REQUEST_MS 15000 /* longest silence before an answer */
+#define SYMBOLIZER_TOTAL_MS 60000   /* default budget of a Run */
+
+/* The bounds of the tool for a whole Run (several calls), and what the
+ * calls charged to it did. */
+struct symbolizer_budget {
+	int request_ms; /* each address answered within this of the previous answer (or start) */
+	int total_ms;	/* all calls together; <= 0: unbounded */
+	int cancel_fd;	/* readable: stop at once (the user interrupted); -1: none */
+	/* filled by the calls */
+	long long spent_ms;
+	size_t asked, answered; /* addresses sent to the tool, addresses it named */
+	int stopped;		/* 0, or -ETIMEDOUT / -ECANCELED: no further call runs */
+};
+
+/* request_ms <= 0: SYMBOLIZER_REQUEST_MS. */
+void symbolizer_budget_init(struct symbolizer_budget *b, int request_ms, int total_ms,
+			    int cancel_fd);
+
+/* Every symbolizer_run*() of the calling thread is charged to b until
+ * another bind (NULL: none; each call then has a default budget of its
+ * own, SYMBOLIZER_TOTAL_MS). Lets the Aggregator bound a whole finalize
+ * without threading a parameter through each layer. Returns the previous
+ * one; b stays the caller's. */
+struct symbolizer_budget *symbolizer_budget_bind(struct symbolizer_budget *b);
+struct symbolizer_budget *symbolizer_budget_bound(void);
 
 #endif

@@ -57,21 +57,31 @@ int launch_resolve(const char *cmd, char *path, size_t pathlen)
 	return seen_eacces ? -EACCES : -ENOENT;
 }
 
+/* The application starts as a shell would start it: every signal at its
+ * default disposition (nunatak ignores SIGPIPE, and an ignored signal
+ * survives exec) and none blocked (nunatak blocks the ones it reads from
+ * a signalfd, and a blocked mask survives exec too). */
+static void child_restore_signals(void)
+{
+	sigset_t none;
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL); /* SIGKILL, SIGSTOP and RT signals in use fail: fine */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static void child_run(int gate_rd, int error_wr, const char *path, char *const argv[])
 {
 	char c;
 	int e;
 
-	/* the parent ignores terminal signals while it waits; the application
-	 * gets the default dispositions back */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
 	while (read(gate_rd, &c, 1) < 0 && errno == EINTR)
 		;
 	close(gate_rd);
+	/* a signal sent to it while it waited at the gate is delivered now */
+	child_restore_signals();
 	execv(path, argv);
 	e = errno;
 	if (write(error_wr, &e, sizeof(e)) < 0)

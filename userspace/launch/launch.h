@@ -2,7 +2,9 @@
  * stderr untouched, held at a gate until the Agent follows it.
  *
  * launch_prepare() forks a child that waits at the gate; the caller adds
- * the child to the Target set, then launch_release() lets it exec. An exec
+ * the child to the Target set, then launch_release() lets it exec, with
+ * every signal at its default disposition and an empty signal mask,
+ * whatever nunatak blocks or ignores. An exec
  * failure reaches the parent through a close-on-exec pipe, so "not found"
  * and "not executable" are told apart from the application's own exit
  * codes 127 and 126.
