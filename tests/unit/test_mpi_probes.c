@@ -13,6 +13,9 @@
  * the Events one per outermost call. Given a fifth argument, it blocks in
  * an MPI_Recv no message answers, and is killed there.
  *
+ * Both ways of attaching are run: uprobe_multi links (kernel 6.6+, what
+ * AUTO picks here) and the perf-event uprobes of older kernels.
+ *
  * Without root or kernel BTF every test is SKIPPED; without one MPI
  * family, its tests are.
  */
@@ -129,7 +132,7 @@ struct fixture {
 	struct mpi_probes *mp;
 };
 
-static void fixture_init(struct fixture *fx, int events)
+static void fixture_init_attach(struct fixture *fx, int events, enum mpi_attach attach)
 {
 	struct sampler_opts opts = { .frequency = 99 };
 	char err[256] = "";
@@ -139,9 +142,15 @@ static void fixture_init(struct fixture *fx, int events)
 		fail_msg("sampler__new: %s", err);
 	fx->table = module_table__new();
 	assert_non_null(fx->table);
-	fx->mp = mpi_probes__new(sampler_targets_fd(fx->sampler), events, err, sizeof(err));
+	fx->mp = mpi_probes__new_attach(sampler_targets_fd(fx->sampler), events, attach, err,
+					sizeof(err));
 	if (!fx->mp)
 		fail_msg("mpi_probes__new: %s", err);
+}
+
+static void fixture_init(struct fixture *fx, int events)
+{
+	fixture_init_attach(fx, events, MPI_ATTACH_AUTO);
 }
 
 static void fixture_release(struct fixture *fx)
@@ -292,7 +301,7 @@ static pid_t launch(struct fixture *fx, struct family *f, int block)
 	return pid;
 }
 
-static void check_counted_exactly(struct family *f)
+static void check_counted_exactly(struct family *f, enum mpi_attach attach)
 {
 	struct site_tally st = { 0 };
 	struct event_tally et = { 0 };
@@ -303,7 +312,9 @@ static void check_counted_exactly(struct family *f)
 
 	SKIP_UNLESS(!why_not, why_not);
 	SKIP_UNLESS(f->available, "this MPI family is not installed");
-	fixture_init(&fx, 1);
+	fixture_init_attach(&fx, 1, attach);
+	if (attach != MPI_ATTACH_AUTO)
+		assert_int_equal(mpi_probes_multi(fx.mp), attach == MPI_ATTACH_MULTI);
 	assert_int_equal(consider(&fx, f->lib), 1);
 	pid = launch(&fx, f, 0);
 	status = wait_bounded(pid);
@@ -381,13 +392,46 @@ static void test_killed_inside_mpi_mpich(void **state)
 static void test_counted_exactly_openmpi(void **state)
 {
 	(void)state;
-	check_counted_exactly(&openmpi);
+	check_counted_exactly(&openmpi, MPI_ATTACH_AUTO);
 }
 
 static void test_counted_exactly_mpich(void **state)
 {
 	(void)state;
-	check_counted_exactly(&mpich);
+	check_counted_exactly(&mpich, MPI_ATTACH_AUTO);
+}
+
+/* the fallback of kernels before 6.6, run here on purpose */
+static void test_counted_exactly_perf_event_openmpi(void **state)
+{
+	(void)state;
+	check_counted_exactly(&openmpi, MPI_ATTACH_PERF_EVENT);
+}
+
+static void test_counted_exactly_perf_event_mpich(void **state)
+{
+	(void)state;
+	check_counted_exactly(&mpich, MPI_ATTACH_PERF_EVENT);
+}
+
+/* AUTO takes uprobe_multi where the kernel has it (6.6+), and only there */
+static void test_auto_selects_multi_when_available(void **state)
+{
+	struct fixture fx;
+	struct mpi_probes *multi;
+	char err[256] = "";
+	int chosen;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	fixture_init_attach(&fx, 0, MPI_ATTACH_AUTO);
+	chosen = mpi_probes_multi(fx.mp);
+	/* what this kernel accepts, asked directly */
+	multi = mpi_probes__new_attach(sampler_targets_fd(fx.sampler), 0, MPI_ATTACH_MULTI, err,
+				       sizeof(err));
+	assert_int_equal(chosen, multi != NULL);
+	mpi_probes__free(multi);
+	fixture_release(&fx);
 }
 
 int main(void)
@@ -398,6 +442,9 @@ int main(void)
 	    cmocka_unit_test(test_which_modules_mpich),
 	    cmocka_unit_test(test_counted_exactly_openmpi),
 	    cmocka_unit_test(test_counted_exactly_mpich),
+	    cmocka_unit_test(test_counted_exactly_perf_event_openmpi),
+	    cmocka_unit_test(test_counted_exactly_perf_event_mpich),
+	    cmocka_unit_test(test_auto_selects_multi_when_available),
 	    cmocka_unit_test(test_killed_inside_mpi_openmpi),
 	    cmocka_unit_test(test_killed_inside_mpi_mpich),
 	};

@@ -149,16 +149,17 @@ fail:
 	return NULL;
 }
 
-struct mpi_probes *mpi_probes__new(int targets_fd, int events_enabled, char *err, size_t errlen)
+struct mpi_probes *mpi_probes__new_attach(int targets_fd, int events_enabled,
+					  enum mpi_attach attach, char *err, size_t errlen)
 {
 	struct mpi_probes *mp = calloc(1, sizeof(*mp));
 	int e;
 
 	if (!mp)
 		return NULL;
-	mp->multi = 1;
-	mp->skel = mpi_skel_load(targets_fd, events_enabled, 1, err, errlen);
-	if (!mp->skel) { /* a kernel before 6.6: one perf event per probe */
+	mp->multi = attach != MPI_ATTACH_PERF_EVENT;
+	mp->skel = mpi_skel_load(targets_fd, events_enabled, mp->multi, err, errlen);
+	if (!mp->skel && attach == MPI_ATTACH_AUTO) { /* before 6.6: one perf event per probe */
 		mp->multi = 0;
 		mp->skel = mpi_skel_load(targets_fd, events_enabled, 0, err, errlen);
 	}
@@ -180,6 +181,15 @@ fail:
 	return NULL;
 }
 
+struct mpi_probes *mpi_probes__new(int targets_fd, int events_enabled, char *err, size_t errlen)
+{
+	return mpi_probes__new_attach(targets_fd, events_enabled, MPI_ATTACH_AUTO, err, errlen);
+}
+
+int mpi_probes_multi(const struct mpi_probes *mp)
+{
+	return mp->multi;
+}
 
 #define RELEASE_THREADS 16
 

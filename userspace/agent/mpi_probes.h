@@ -28,8 +28,24 @@ struct mpi_function_info {
 
 const struct mpi_function_info *mpi_function_info(unsigned int function);
 
-/* Loads bpf/mpi.bpf.c sharing targets_fd. NULL + errno; err says why. */
+/* How the probes are attached: one uprobe_multi link per library and
+ * direction (kernel 6.6+), or one perf-event uprobe per function and
+ * direction; AUTO tries the first and falls back to the second when the
+ * kernel refuses it. */
+enum mpi_attach {
+	MPI_ATTACH_AUTO = 0,
+	MPI_ATTACH_MULTI,
+	MPI_ATTACH_PERF_EVENT,
+};
+
+/* Loads bpf/mpi.bpf.c sharing targets_fd, attach AUTO. NULL + errno; err
+ * says why. */
 struct mpi_probes *mpi_probes__new(int targets_fd, int events_enabled, char *err, size_t errlen);
+/* the same with the attach mode chosen (tests run both) */
+struct mpi_probes *mpi_probes__new_attach(int targets_fd, int events_enabled,
+					  enum mpi_attach attach, char *err, size_t errlen);
+/* 1 when the probes are uprobe_multi links, 0 perf-event uprobes */
+int mpi_probes_multi(const struct mpi_probes *mp);
 void mpi_probes__free(struct mpi_probes *mp);
 
 /* Probes module if it is an MPI library not probed yet: 1 probed now, 0
