@@ -6,6 +6,10 @@
  * The pivot lives on tmpfs, is created once per process and reused across
  * inputs (a Batch already stored answers 1); it is recreated every
  * PIVOT_RENEW stored Batches so that a long run does not fill memory.
+ * Before a pivot is dropped, what the finalize and `nunatak summary` do
+ * with the stored Batches runs on it: the derived Measurements, the
+ * diagnosis, the summary as text and JSON, then SQLite's integrity and
+ * foreign-key checks.
  * Each Batch gets a fresh seq before it is stored: mutated inputs keep the
  * seq of their seed, and would otherwise stop at "already stored" without
  * reaching the content; the dedup is then checked by storing it again.
@@ -17,12 +21,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/diagnose.h"
+#include "report/summary.h"
 #include "tests/fuzz/fuzz_helpers.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 #include "userspace/wire/wire.h"
 
-#define PIVOT_RENEW 5000
+#define PIVOT_RENEW 2000
 
 static struct pivot *pivot;
 static unsigned long stored;
@@ -30,13 +36,16 @@ static char pivot_path[128];
 /* what the inputs came to, printed at exit: a target that never reaches
  * the pivot would pass while testing nothing */
 static unsigned long n_envelopes, n_batches, n_stored, n_again, n_invalid;
+static unsigned long n_read_back, n_summary_json_failed;
 
 static void print_outcomes(void)
 {
 	fprintf(stderr,
 		"fuzz_wire_aggregator: %lu envelopes unpacked, %lu batches: %lu stored, "
-		"%lu already stored, %lu refused as invalid\n",
-		n_envelopes, n_batches, n_stored, n_again, n_invalid);
+		"%lu already stored, %lu refused as invalid; %lu pivots read back, "
+		"summary_json failed on %lu\n",
+		n_envelopes, n_batches, n_stored, n_again, n_invalid, n_read_back,
+		n_summary_json_failed);
 }
 
 static void remove_pivot(void)
@@ -50,14 +59,68 @@ static void remove_pivot(void)
 	}
 }
 
+/* one row "ok" from integrity_check, no row from foreign_key_check */
+static void check_sqlite(struct pivot *p)
+{
+	sqlite3_stmt *st;
+
+	FUZZ_CHECK(sqlite3_prepare_v2(pivot_sqlite(p), "PRAGMA integrity_check", -1, &st, NULL) ==
+		   SQLITE_OK);
+	FUZZ_CHECK(sqlite3_step(st) == SQLITE_ROW);
+	FUZZ_CHECK(strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0);
+	sqlite3_finalize(st);
+	FUZZ_CHECK(sqlite3_prepare_v2(pivot_sqlite(p), "PRAGMA foreign_key_check", -1, &st,
+				      NULL) == SQLITE_OK);
+	FUZZ_CHECK(sqlite3_step(st) == SQLITE_DONE);
+	sqlite3_finalize(st);
+}
+
+/* what the finalize and the summary read from the stored Batches */
+static void read_back(struct pivot *p)
+{
+	FILE *devnull = fopen("/dev/null", "w");
+	struct diagnosis *d;
+	json_t *j;
+
+	FUZZ_CHECK(devnull);
+	n_read_back++;
+	FUZZ_CHECK(pivot_derive_measurements(p) == 0);
+	FUZZ_CHECK(pivot_needs_finalize(p) >= 0);
+	d = diagnosis__new(p);
+	FUZZ_CHECK(d);
+	summary_print(devnull, d, p);
+	/* KNOWN FINDING, not fixed here (report/summary.c): a string that is
+	 * not UTF-8 (a file name, a symbol, a Degradation's text) makes
+	 * summary_json() fail, json_pack refusing it; seed nonutf8-remedy.
+	 * Counted, not failed on, until the summary escapes such bytes. */
+	j = summary_json(d, p);
+	if (j)
+		json_dumpf(j, devnull, JSON_INDENT(2));
+	else
+		n_summary_json_failed++;
+	json_decref(j);
+	diagnosis__free(d);
+	fclose(devnull);
+	check_sqlite(p);
+}
+
+static void drop_pivot(void)
+{
+	if (pivot && stored)
+		read_back(pivot);
+	pivot__free(pivot);
+	pivot = NULL;
+}
+
 static struct pivot *the_pivot(void)
 {
 	if (pivot && stored < PIVOT_RENEW)
 		return pivot;
-	pivot__free(pivot);
+	drop_pivot();
 	if (!pivot_path[0]) {
 		snprintf(pivot_path, sizeof(pivot_path), "%s/pivot.sqlite", fuzz_scratch_dir());
 		atexit(remove_pivot);
+		atexit(drop_pivot); /* runs first */
 	}
 	remove_pivot();
 	stored = 0;
