@@ -48,9 +48,8 @@ struct {
  * registers of the argument positions the cookie gives (ignored where it
  * gives none). count and peer are C ints: only the low 32 bits of their
  * registers are defined. */
-static __always_inline void mpi_call_state_init(struct mpi_call_state *st, __u32 tgid,
-						__u64 cookie, __u64 count_arg, __u64 type_arg,
-						__u64 peer_arg)
+static __always_inline void mpi_call_state_init(struct mpi_call_state *st, __u32 tgid, __u64 cookie,
+						__u64 count_arg, __u64 type_arg, __u64 peer_arg)
 {
 	__builtin_memset(st, 0, sizeof(*st));
 	st->depth = 1;

@@ -9,15 +9,15 @@
  * the verifier refuses the derived ctx pointers struct copies compile to.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 
+#include "bpf/mpi.bpf.h"
+#include "bpf/sample.bpf.h"
 #include "bpf/selftest.h"
 #include "bpf/target.bpf.h"
 #include "bpf/task.bpf.h"
-#include "bpf/sample.bpf.h"
-#include "bpf/mpi.bpf.h"
 
 #ifndef EINVAL
 #define EINVAL 22
@@ -126,8 +126,8 @@ int selftest_mpi(void *ctx)
 			args->ret = 2;
 			return 0;
 		}
-		mpi_call_state_init(&st, args->tgid, args->cookie, args->count_arg,
-				    args->type_arg, args->peer_arg);
+		mpi_call_state_init(&st, args->tgid, args->cookie, args->count_arg, args->type_arg,
+				    args->peer_arg);
 		st.call_site = args->call_site;
 		st.start_ns = args->now_ns;
 		args->state = st;

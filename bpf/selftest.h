@@ -18,15 +18,15 @@
 #include "bpf/task.h"
 
 enum selftest_op {
-	SELFTEST_LOOKUP = 1,   /* target_lookup(tgid) */
-	SELFTEST_FORK,         /* target_follow_fork(tgid, child_tgid) */
-	SELFTEST_SAMPLE_KEY,   /* target_lookup + sample_key_fill */
-	SELFTEST_SAMPLE_ADD,   /* sample_slot_enter, sample_add, sample_slot_exit */
-	SELFTEST_TOTALS_ADD,   /* task_totals_add */
-	SELFTEST_TOTALS_TAKE,  /* task_totals_take */
-	SELFTEST_TOTALS_KEY,   /* task_totals_key_of(the calling task) */
-	SELFTEST_MPI_ENTRY,    /* what mpi_entry does, registers given */
-	SELFTEST_MPI_RETURN,   /* what mpi_return does */
+	SELFTEST_LOOKUP = 1,  /* target_lookup(tgid) */
+	SELFTEST_FORK,	      /* target_follow_fork(tgid, child_tgid) */
+	SELFTEST_SAMPLE_KEY,  /* target_lookup + sample_key_fill */
+	SELFTEST_SAMPLE_ADD,  /* sample_slot_enter, sample_add, sample_slot_exit */
+	SELFTEST_TOTALS_ADD,  /* task_totals_add */
+	SELFTEST_TOTALS_TAKE, /* task_totals_take */
+	SELFTEST_TOTALS_KEY,  /* task_totals_key_of(the calling task) */
+	SELFTEST_MPI_ENTRY,   /* what mpi_entry does, registers given */
+	SELFTEST_MPI_RETURN,  /* what mpi_return does */
 };
 
 struct selftest_target_args {
@@ -44,9 +44,9 @@ struct selftest_sample_args {
 	__u64 user_ip;
 	__u64 interrupted_ip;
 	__u64 period;
-	__s32 ret;         /* out: SAMPLE_KEY 1 Target, 0 not; SAMPLE_ADD 0 or -errno */
-	__s32 slot;        /* out: the slot entered (SAMPLE_ADD) */
-	__u64 inflight;    /* out: sample_inflight[cpu].count[slot] while inside */
+	__s32 ret;	       /* out: SAMPLE_KEY 1 Target, 0 not; SAMPLE_ADD 0 or -errno */
+	__s32 slot;	       /* out: the slot entered (SAMPLE_ADD) */
+	__u64 inflight;	       /* out: sample_inflight[cpu].count[slot] while inside */
 	struct sample_key key; /* out (SAMPLE_KEY), in (SAMPLE_ADD) */
 };
 

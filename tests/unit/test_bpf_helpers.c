@@ -14,6 +14,8 @@
  *
  * Without root or kernel BTF every test is SKIPPED with the reason.
  */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -26,15 +28,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include <cmocka.h>
 
-#include "tests/unit/test_helpers.h"
-#include "tests/unit/bpf_fixture.h"
 #include "bpf/selftest.h"
 #include "bpf/selftest.skel.h"
+#include "tests/unit/bpf_fixture.h"
+#include "tests/unit/test_helpers.h"
 #include "userspace/agent/sampler.h"
 
 #define SMALL_MAP 8 /* targets, task_totals and selftest_samples: to fill them */
@@ -74,12 +74,10 @@ static int teardown(void **state)
 /* empties every map and slot count between tests */
 static int reset(void **state)
 {
-	struct bpf_map *maps[] = { skel ? skel->maps.targets : NULL,
-				   skel ? skel->maps.task_totals : NULL,
-				   skel ? skel->maps.selftest_samples : NULL,
-				   skel ? skel->maps.mpi_calls : NULL,
-				   skel ? skel->maps.mpi_sites : NULL,
-				   skel ? skel->maps.mpi_processes : NULL };
+	struct bpf_map *maps[] = {
+	    skel ? skel->maps.targets : NULL,	       skel ? skel->maps.task_totals : NULL,
+	    skel ? skel->maps.selftest_samples : NULL, skel ? skel->maps.mpi_calls : NULL,
+	    skel ? skel->maps.mpi_sites : NULL,	       skel ? skel->maps.mpi_processes : NULL};
 	char key[64], next[64];
 	size_t i;
 
@@ -126,14 +124,14 @@ static void *run_global(struct bpf_program *prog)
 
 static void add_target(__u32 tgid, __u32 target_id, __u32 exec_seq)
 {
-	struct target_info info = { .target_id = target_id, .root_tgid = tgid, .exec_seq = exec_seq };
+	struct target_info info = {.target_id = target_id, .root_tgid = tgid, .exec_seq = exec_seq};
 
 	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &tgid, &info, 0), 0);
 }
 
 static int target_op(__u32 op, __u32 tgid, __u32 child, struct target_info *info)
 {
-	struct selftest_target_args a = { .op = op, .tgid = tgid, .child_tgid = child, .ret = -99 };
+	struct selftest_target_args a = {.op = op, .tgid = tgid, .child_tgid = child, .ret = -99};
 
 	run(skel->progs.selftest_target, &a, sizeof(a));
 	if (info)
@@ -202,9 +200,11 @@ static void test_fork_into_full_map_is_refused(void **state)
 static struct selftest_sample_args sample_key_of(__u64 pid_tgid, __u64 user_ip,
 						 __u64 interrupted_ip)
 {
-	struct selftest_sample_args a = { .op = SELFTEST_SAMPLE_KEY, .pid_tgid = pid_tgid,
-					  .user_ip = user_ip, .interrupted_ip = interrupted_ip,
-					  .ret = -99 };
+	struct selftest_sample_args a = {.op = SELFTEST_SAMPLE_KEY,
+					 .pid_tgid = pid_tgid,
+					 .user_ip = user_ip,
+					 .interrupted_ip = interrupted_ip,
+					 .ret = -99};
 
 	memset(&a.key, 0xa5, sizeof(a.key)); /* every field must be written */
 	run(skel->progs.selftest_sample, &a, sizeof(a));
@@ -240,8 +240,8 @@ static void test_sample_key(void **state)
 
 static struct selftest_sample_args sample_add_on(__u32 cpu, __u32 tid, __u64 period)
 {
-	struct selftest_sample_args a = { .op = SELFTEST_SAMPLE_ADD, .cpu = cpu, .period = period,
-					  .ret = -99, .slot = -99 };
+	struct selftest_sample_args a = {
+	    .op = SELFTEST_SAMPLE_ADD, .cpu = cpu, .period = period, .ret = -99, .slot = -99};
 
 	a.key.tgid = 1000;
 	a.key.tid = tid;
@@ -253,7 +253,7 @@ static struct selftest_sample_args sample_add_on(__u32 cpu, __u32 tid, __u64 per
 static void test_sample_slots_and_inflight(void **state)
 {
 	struct selftest_sample_args a;
-	struct sample_key key = { .tgid = 1000, .tid = 1, .leaf_ip = 0x401000 };
+	struct sample_key key = {.tgid = 1000, .tid = 1, .leaf_ip = 0x401000};
 	struct sample_value v;
 
 	(void)state;
@@ -278,7 +278,8 @@ static void test_sample_slots_and_inflight(void **state)
 	assert_int_equal(a.inflight, 3);
 	assert_int_equal(skel->bss->sample_inflight[MAX_SAMPLE_CPUS - 1].count[1], 2);
 	/* one key: 4 samples, Σ period */
-	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.selftest_samples), &key, &v), 0);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.selftest_samples), &key, &v),
+			 0);
 	assert_int_equal(v.samples, 4);
 	assert_int_equal(v.period_sum, 400);
 }
@@ -332,7 +333,7 @@ static void test_wait_slot_quiet(void **state)
 
 static int totals_op(__u32 op, struct task_totals_key *key, struct task_totals *t)
 {
-	struct selftest_totals_args a = { .op = op, .ret = -99 };
+	struct selftest_totals_args a = {.op = op, .ret = -99};
 
 	a.key = *key;
 	if (t)
@@ -346,7 +347,7 @@ static int totals_op(__u32 op, struct task_totals_key *key, struct task_totals *
 
 static struct task_totals share_of(uint64_t n)
 {
-	return (struct task_totals){ n, 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n };
+	return (struct task_totals){n, 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n};
 }
 
 static void assert_totals(const struct task_totals *t, uint64_t n)
@@ -361,8 +362,8 @@ static void assert_totals(const struct task_totals *t, uint64_t n)
  * share, then a new process gets the same pid */
 static void test_totals_late_thread_and_reused_pid(void **state)
 {
-	struct task_totals_key old = { .tgid = 1000, .start_time_ns = 111 };
-	struct task_totals_key reused = { .tgid = 1000, .start_time_ns = 222 };
+	struct task_totals_key old = {.tgid = 1000, .start_time_ns = 111};
+	struct task_totals_key reused = {.tgid = 1000, .start_time_ns = 222};
 	struct task_totals_key k;
 	struct task_totals t;
 
@@ -391,7 +392,7 @@ static void test_totals_late_thread_and_reused_pid(void **state)
 
 static void test_totals_map_full(void **state)
 {
-	struct task_totals_key k = { .start_time_ns = 1 };
+	struct task_totals_key k = {.start_time_ns = 1};
 	struct task_totals t = share_of(1);
 
 	(void)state;
@@ -403,7 +404,7 @@ static void test_totals_map_full(void **state)
 
 static struct task_totals_key key_of_caller(void)
 {
-	struct task_totals_key k = { 0 };
+	struct task_totals_key k = {0};
 
 	assert_int_equal(totals_op(SELFTEST_TOTALS_KEY, &k, NULL), 0);
 	return k;
@@ -450,15 +451,19 @@ static void test_totals_key_of_task(void **state)
 	assert_true(child_key.start_time_ns > main_key.start_time_ns);
 }
 
-static struct selftest_mpi_args mpi_op(__u32 op, __u32 tid, __u32 tgid, __u64 cookie,
-				       __u64 now)
+static struct selftest_mpi_args mpi_op(__u32 op, __u32 tid, __u32 tgid, __u64 cookie, __u64 now)
 {
-	struct selftest_mpi_args a = { .op = op, .tid = tid, .tgid = tgid, .cookie = cookie,
-				       .now_ns = now, .ret = -99, .call_site = 0x4011aa,
-				       /* garbage in the undefined upper halves of int args */
-				       .count_arg = 0xdeadbeef00000010ull,
-				       .type_arg = 0x4c00080bull,
-				       .peer_arg = 0xdeadbeef00000003ull };
+	struct selftest_mpi_args a = {.op = op,
+				      .tid = tid,
+				      .tgid = tgid,
+				      .cookie = cookie,
+				      .now_ns = now,
+				      .ret = -99,
+				      .call_site = 0x4011aa,
+				      /* garbage in the undefined upper halves of int args */
+				      .count_arg = 0xdeadbeef00000010ull,
+				      .type_arg = 0x4c00080bull,
+				      .peer_arg = 0xdeadbeef00000003ull};
 
 	run(skel->progs.selftest_mpi, &a, sizeof(a));
 	return a;
@@ -467,8 +472,8 @@ static struct selftest_mpi_args mpi_op(__u32 op, __u32 tid, __u32 tgid, __u64 co
 static void test_mpi_outermost_call(void **state)
 {
 	__u64 send = MPI_COOKIE(MPI_FN_SEND, 2, 3, 4);
-	struct mpi_site_key key = { .tgid = 1000, .function = MPI_FN_SEND, .call_site = 0x4011aa,
-				    .datatype = 0x4c00080b };
+	struct mpi_site_key key = {
+	    .tgid = 1000, .function = MPI_FN_SEND, .call_site = 0x4011aa, .datatype = 0x4c00080b};
 	struct selftest_mpi_args a;
 	struct mpi_site_value v;
 
@@ -503,7 +508,8 @@ static void test_mpi_outermost_call(void **state)
 
 static void test_mpi_filter_reuse_and_layout(void **state)
 {
-	__u64 barrier = MPI_COOKIE(MPI_FN_BARRIER, 0, 0, 0), init = MPI_COOKIE(MPI_FN_INIT, 0, 0, 0);
+	__u64 barrier = MPI_COOKIE(MPI_FN_BARRIER, 0, 0, 0),
+	      init = MPI_COOKIE(MPI_FN_INIT, 0, 0, 0);
 	struct selftest_mpi_args a;
 	struct mpi_process proc;
 	__u32 tgid = 1000;
@@ -529,7 +535,8 @@ static void test_mpi_filter_reuse_and_layout(void **state)
 	/* MPI_Init's return is the process' init end */
 	assert_int_equal(mpi_op(SELFTEST_MPI_ENTRY, 1002, 1000, init, 50).ret, 1);
 	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1002, 1000, 0, 70).ret, 1);
-	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.mpi_processes), &tgid, &proc), 0);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.mpi_processes), &tgid, &proc),
+			 0);
 	assert_int_equal(proc.init_end_ns, 70);
 	assert_int_equal(proc.finalize_start_ns, 0);
 }

@@ -35,8 +35,8 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/test_helpers.h"
 #include "tests/unit/bpf_fixture.h"
+#include "tests/unit/test_helpers.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/sampler.h"
@@ -72,8 +72,10 @@ struct family {
 	int available;
 };
 
-static struct family openmpi = { .name = "openmpi", .compiler = "mpicc.openmpi", .lib_needle = "/libmpi.so" };
-static struct family mpich = { .name = "mpich", .compiler = "mpicc.mpich", .lib_needle = "/libmpich.so" };
+static struct family openmpi = {
+    .name = "openmpi", .compiler = "mpicc.openmpi", .lib_needle = "/libmpi.so"};
+static struct family mpich = {
+    .name = "mpich", .compiler = "mpicc.mpich", .lib_needle = "/libmpich.so"};
 static char dir[PATH_MAX];
 static const char *why_not;
 
@@ -134,7 +136,7 @@ struct fixture {
 
 static void fixture_init_attach(struct fixture *fx, int events, enum mpi_attach attach)
 {
-	struct sampler_opts opts = { .frequency = 99 };
+	struct sampler_opts opts = {.frequency = 99};
 	char err[256] = "";
 
 	fx->sampler = sampler__new(&opts, err, sizeof(err));
@@ -303,8 +305,8 @@ static pid_t launch(struct fixture *fx, struct family *f, int block)
 
 static void check_counted_exactly(struct family *f, enum mpi_attach attach)
 {
-	struct site_tally st = { 0 };
-	struct event_tally et = { 0 };
+	struct site_tally st = {0};
+	struct event_tally et = {0};
 	struct mpi_process proc;
 	struct fixture fx;
 	int status;
@@ -348,7 +350,7 @@ static void check_counted_exactly(struct family *f, enum mpi_attach attach)
  * process is forgotten, and is never counted as a call */
 static void check_killed_inside_mpi(struct family *f)
 {
-	struct site_tally st = { 0 };
+	struct site_tally st = {0};
 	struct mpi_process proc;
 	struct fixture fx;
 	pid_t pid;
@@ -361,7 +363,7 @@ static void check_killed_inside_mpi(struct family *f)
 	pid = launch(&fx, f, 1);
 	/* MPI_Init returned, then one call (the MPI_Recv) stays in flight */
 	for (i = 0; i < 3000 && !(mpi_probes_process(fx.mp, pid, &proc) == 0 && proc.init_end_ns &&
-				   mpi_probes_in_flight(fx.mp, pid) == 1);
+				  mpi_probes_in_flight(fx.mp, pid) == 1);
 	     i++)
 		usleep(10000);
 	assert_int_equal(mpi_probes_in_flight(fx.mp, pid), 1);

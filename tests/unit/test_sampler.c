@@ -12,6 +12,7 @@
  *
  * Without root or kernel BTF every test is SKIPPED with the reason.
  */
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/sched.h>
 #include <poll.h>
@@ -31,12 +32,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 
 #include <cmocka.h>
 
-#include "tests/unit/test_helpers.h"
 #include "tests/unit/bpf_fixture.h"
+#include "tests/unit/test_helpers.h"
 #include "userspace/agent/sampler.h"
 
 #define FREQUENCY 999
@@ -47,7 +47,7 @@ static struct sampler *s;
 static int setup(void **state)
 {
 	char err[256] = "";
-	struct sampler_opts opts = { .frequency = FREQUENCY };
+	struct sampler_opts opts = {.frequency = FREQUENCY};
 
 	(void)state;
 	why_not = bpf_unavailable();
@@ -142,12 +142,12 @@ static void reap(pid_t pid, struct rusage *ru)
 }
 
 struct tally {
-	pid_t tgid;           /* the process counted apart */
-	uint64_t samples;     /* of tgid */
-	uint64_t others;      /* of any other process */
-	uint64_t all;         /* every sample handed over */
-	int bad;              /* a sample that breaks the contract */
-	int fail;             /* refuse every sample (-ENOMEM) */
+	pid_t tgid;	  /* the process counted apart */
+	uint64_t samples; /* of tgid */
+	uint64_t others;  /* of any other process */
+	uint64_t all;	  /* every sample handed over */
+	int bad;	  /* a sample that breaks the contract */
+	int fail;	  /* refuse every sample (-ENOMEM) */
 };
 
 static int tally_sample(const struct sample_key *key, const struct sample_value *value,
@@ -190,7 +190,7 @@ static void assert_nothing_lost(const struct tally *t)
 static void test_samples_of_target_only(void **state)
 {
 	int gate_in[2], gate_out[2];
-	struct tally t = { 0 };
+	struct tally t = {0};
 	pid_t in, out;
 
 	(void)state;
@@ -216,7 +216,7 @@ static void test_samples_of_target_only(void **state)
  * either handed over or counted as dropped */
 static void test_flip_loses_nothing(void **state)
 {
-	struct tally t = { 0 };
+	struct tally t = {0};
 	int gate[2], drains = 0, status;
 	uint64_t drain_ns = 0;
 	pid_t pid;
@@ -248,7 +248,7 @@ static void test_flip_loses_nothing(void **state)
 static void test_failed_drain_counted(void **state)
 {
 	struct sampler_counters c;
-	struct tally t = { 0 };
+	struct tally t = {0};
 	int gate[2];
 	pid_t pid;
 
@@ -314,7 +314,7 @@ static int in_target(pid_t tgid)
 /* one int from fd within 5 s: 0, or -1 */
 static int read_bounded(int fd, pid_t *out)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 
 	if (poll(&p, 1, 5000) != 1)
 		return -1;
@@ -344,9 +344,9 @@ static void grandchild_main(pid_t x_pid, int report, int go)
 static void check_double_fork(int subreaper)
 {
 	int gate[2], report[2], go[2];
-	struct exits x = { 0 };
+	struct exits x = {0};
 	struct task_event e;
-	struct tally t = { 0 };
+	struct tally t = {0};
 	pid_t app, g, g_parent, done;
 
 	SKIP_UNLESS(!why_not, why_not);
@@ -381,7 +381,7 @@ static void check_double_fork(int subreaper)
 	assert_false(in_target(app));
 	assert_true(in_target(g));
 	drain_all(&t); /* what came before */
-	t = (struct tally){ .tgid = g };
+	t = (struct tally){.tgid = g};
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read_bounded(report[0], &done), 0);
 	assert_int_equal(done, g);
@@ -451,9 +451,9 @@ static uint64_t rusage_cpu_ns(const struct rusage *ru)
 /* a new process given the pid of one that exited (clone3 set_tid) */
 static pid_t fork_with_pid(pid_t pid)
 {
-	pid_t tids[1] = { pid };
-	struct clone_args args = { .exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)tids,
-				   .set_tid_size = 1 };
+	pid_t tids[1] = {pid};
+	struct clone_args args = {
+	    .exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)tids, .set_tid_size = 1};
 
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
@@ -461,7 +461,7 @@ static pid_t fork_with_pid(pid_t pid)
 static void test_exit_totals_and_reused_pid(void **state)
 {
 	struct task_event first, second;
-	struct exits x = { 0 };
+	struct exits x = {0};
 	struct rusage ru;
 	uint64_t cpu_ns, reported;
 	uint64_t forked_ns;
@@ -488,8 +488,8 @@ static void test_exit_totals_and_reused_pid(void **state)
 	assert_true(cpu_ns >= 400000000ull);
 	if (reported + reported / 20 + 5000000ull < cpu_ns ||
 	    reported > cpu_ns + cpu_ns / 20 + 5000000ull)
-		fail_msg("exit report: %llu ns of CPU, wait4: %llu ns", (unsigned long long)reported,
-			 (unsigned long long)cpu_ns);
+		fail_msg("exit report: %llu ns of CPU, wait4: %llu ns",
+			 (unsigned long long)reported, (unsigned long long)cpu_ns);
 	/* the process' start (its leader's), not the last thread's */
 	assert_true(first.start_time_ns >= forked_ns);
 	assert_true(first.start_time_ns < forked_ns + 50000000ull);

@@ -30,8 +30,8 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/test_helpers.h"
 #include "tests/unit/bpf_fixture.h"
+#include "tests/unit/test_helpers.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/sideband.h"
 
@@ -101,7 +101,7 @@ struct report {
 /* the followed child: dlopen, report, fork, wait for "go", exec sleep */
 static void child_main(int gate, int out)
 {
-	struct report r = { 0 };
+	struct report r = {0};
 	struct link_map *lm;
 	void *h;
 	char c;
