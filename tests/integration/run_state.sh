@@ -73,7 +73,21 @@ json "$run/manifest.json" '[x["name"] for x in d["degradations"]]' | grep -q run
 timeout 60 "$NUNATAK" summary -o killed >k2.out 2>k2.err || fail "second summary: $(cat k2.err)"
 grep -q "degradations: none" k2.err && fail "the interrupted Run claims no Degradation: $(cat k2.err)"
 grep -q "was never finalized" k2.err && fail "finalized twice"
+[ "$(ls -A "$run" | tr '\n' ' ')" = "manifest.json pivot.sqlite " ] || fail "the finalized Run is not plain files: $(ls -A "$run")"
 echo "killed with $batches Batches, $modules modules stored: run-interrupted recorded"
+
+# --- 2b. killed after Batches were stored: once finalized, plain files
+"$NUNATAK" run -o killed2 -- sleep 3 >app.out 2>run.err &
+pid=$!
+run=$(wait_run killed2) || fail "no Run appeared: $(cat run.err)"
+for _ in $(seq 300); do
+	[ "$(sql "$run" 'select count(*) from batches' 2>/dev/null)" -gt 1 ] 2>/dev/null && break
+	sleep 0.02
+done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+timeout 60 "$NUNATAK" summary -o killed2 >k.out 2>k.err || fail "summary of the killed Run: $(cat k.err)"
+[ "$(ls -A "$run" | tr '\n' ' ')" = "manifest.json pivot.sqlite " ] || fail "the finalized Run is not plain files: $(ls -A "$run")"
 
 # --- 3. a finalized Run read from a read-only mount
 "$NUNATAK" run -o done -- "$WORKLOADS/hotspots" 0.5 >app.out 2>run.err || fail "run: $(cat run.err)"

@@ -19,6 +19,9 @@
 
 #define MANIFEST_FILE "manifest.json"
 #define MANIFEST_TMP_FILE "." MANIFEST_FILE ".tmp"
+/* the room the Aggregator keeps for the end of a Run on a full disk
+ * (aggregator_storage_reserve): never part of a finished Run */
+#define RUN_STORAGE_RESERVE_FILE "storage-reserve"
 #define MANIFEST_FORMAT "nunatak-run"
 #define MANIFEST_SCHEMA 1
 

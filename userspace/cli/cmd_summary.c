@@ -92,6 +92,8 @@ static struct pivot *finalize_interrupted(int dirfd, const char *run_dir, const 
 				    "keep nunatak running until the application ends");
 	err = err ?: finalize_run(p, dirfd, manifest, symbolizer);
 	pivot__free(p);
+	if (!err) /* the killed Aggregator's room for the end: the end is now */
+		unlinkat(dirfd, RUN_STORAGE_RESERVE_FILE, 0);
 	if (err) {
 		errno = -err;
 		return NULL;

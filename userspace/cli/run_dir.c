@@ -16,8 +16,14 @@
 #include "userspace/pivot/pivot.h"
 
 const char *const run_dir_own_files[] = {
-    MANIFEST_FILE,     MANIFEST_TMP_FILE,     PIVOT_FILE, PIVOT_FILE "-wal",
-    PIVOT_FILE "-shm", PIVOT_FILE "-journal", NULL,
+    MANIFEST_FILE,
+    MANIFEST_TMP_FILE,
+    PIVOT_FILE,
+    PIVOT_FILE "-wal",
+    PIVOT_FILE "-shm",
+    PIVOT_FILE "-journal",
+    RUN_STORAGE_RESERVE_FILE,
+    NULL,
 };
 
 /* strerror() as the messages write it: "no space left on device" */
