@@ -46,8 +46,12 @@ struct aggregator *aggregator__new(void *router_socket)
 static void aggregator_close_run(struct aggregator *agg)
 {
 	pivot__free(agg->pivot);
-	if (agg->has_run_dir_fd)
-		close(agg->run_dir_fd); /* releases the lock: the Run is no longer written */
+	if (agg->has_run_dir_fd) {
+		/* the Run is no longer written: no room is kept for its end, and
+		 * closing releases the lock */
+		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
+		close(agg->run_dir_fd);
+	}
 	agg->has_run_dir_fd = 0;
 	json_decref(agg->manifest);
 	free(agg->run_id);
