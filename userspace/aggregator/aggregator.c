@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,12 +16,16 @@
 #include "userspace/aggregator/aggregator.h"
 #include "userspace/aggregator/finalize.h"
 #include "userspace/aggregator/manifest.h"
+#include "userspace/attribution/symbolizer.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 #include "userspace/wire/wire.h"
 
 struct aggregator {
 	void *socket;
+	/* aggregator_stop() and aggregator_interrupt() from another thread:
+	 * eventfds that stay readable once written */
+	int stop_fd, cancel_fd;
 	/* the one Run being collected */
 	char *run_id;
 	char *run_dir;
@@ -36,11 +41,43 @@ struct aggregator {
 struct aggregator *aggregator__new(void *router_socket)
 {
 	struct aggregator *agg = calloc(1, sizeof(*agg));
+	int err;
 
 	if (!agg)
 		return NULL;
+	agg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	agg->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (agg->stop_fd < 0 || agg->cancel_fd < 0) {
+		err = errno;
+		if (agg->stop_fd >= 0)
+			close(agg->stop_fd);
+		if (agg->cancel_fd >= 0)
+			close(agg->cancel_fd);
+		free(agg);
+		errno = err;
+		return NULL;
+	}
 	agg->socket = router_socket;
 	return agg;
+}
+
+static void eventfd_signal(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0)
+		pr_debug("eventfd: %s", strerror(errno));
+}
+
+void aggregator_stop(struct aggregator *agg)
+{
+	eventfd_signal(agg->cancel_fd);
+	eventfd_signal(agg->stop_fd);
+}
+
+void aggregator_interrupt(struct aggregator *agg)
+{
+	eventfd_signal(agg->cancel_fd);
 }
 
 static void aggregator_close_run(struct aggregator *agg)
@@ -69,6 +106,8 @@ void aggregator__free(struct aggregator *agg)
 	aggregator_close_run(agg);
 	if (agg->socket)
 		zmq_close(agg->socket);
+	close(agg->stop_fd);
+	close(agg->cancel_fd);
 	free(agg);
 }
 
@@ -212,12 +251,16 @@ out:
 	return err;
 }
 
-/* FINALIZE's json: {"exit_code": n|null, "end": "..."} */
+/* FINALIZE's json: {"exit_code": n|null, "end": "...", "symbolizer_budget_ms": n?}.
+ * The symbolizer is bounded by that budget (SYMBOLIZER_TOTAL_MS when
+ * absent) and stopped by aggregator_interrupt(). */
 static int aggregator_finalize(struct aggregator *agg, const Nunatak__Wire__Control *c,
 			       char *why, size_t whylen)
 {
-	json_t *result, *passes, *pass, *run;
+	json_t *result, *passes, *pass, *run, *budget_ms;
+	struct symbolizer_budget budget, *previous;
 	json_error_t jerr;
+	uint64_t drained;
 	int err;
 
 	result = json_loads(c->json ? c->json : "{}", 0, &jerr);
@@ -234,8 +277,20 @@ static int aggregator_finalize(struct aggregator *agg, const Nunatak__Wire__Cont
 		json_object_set(pass, "exit_code", json_object_get(result, "exit_code"));
 		json_object_set(pass, "end", json_object_get(result, "end"));
 	}
+	budget_ms = json_object_get(result, "symbolizer_budget_ms");
+	symbolizer_budget_init(&budget, SYMBOLIZER_REQUEST_MS,
+			       json_is_integer(budget_ms) && json_integer_value(budget_ms) > 0 &&
+					       json_integer_value(budget_ms) <= INT_MAX
+				       ? (int)json_integer_value(budget_ms)
+				       : SYMBOLIZER_TOTAL_MS,
+			       agg->cancel_fd);
 	json_decref(result);
+	previous = symbolizer_budget_bind(&budget);
 	err = finalize_run(agg->pivot, agg->run_dir_fd, agg->manifest, agg->symbolizer);
+	symbolizer_budget_bind(previous);
+	/* an interruption ends with this finalize: the next Run starts anew */
+	if (read(agg->cancel_fd, &drained, sizeof(drained)) < 0 && errno != EAGAIN)
+		pr_debug("eventfd: %s", strerror(errno));
 	if (err)
 		snprintf(why, whylen, "finalizing run '%s' failed: %s", agg->run_id,
 			 strerror(-err));
@@ -376,47 +431,70 @@ static int aggregator_discard_rest(struct aggregator *agg)
 	}
 }
 
+/* Serves the one message waiting on the socket. 0, or -errno when the
+ * socket itself failed (ETERM: the context is being terminated). */
+static int aggregator_serve_one(struct aggregator *agg, int *finalized)
+{
+	zmq_msg_t identity, payload;
+	wire_envelope *env;
+	char why[256];
+	int more = 0, err = 0;
+	size_t more_size = sizeof(more);
+
+	zmq_msg_init(&identity);
+	zmq_msg_init(&payload);
+	if (zmq_msg_recv(&identity, agg->socket, ZMQ_DONTWAIT) < 0) {
+		err = -zmq_errno();
+		if (err == -EINTR || err == -EAGAIN)
+			err = 0;
+		goto next;
+	}
+	zmq_getsockopt(agg->socket, ZMQ_RCVMORE, &more, &more_size);
+	if (!more || zmq_msg_recv(&payload, agg->socket, 0) < 0)
+		goto next;
+	/* one message = one frame: the rest of a longer one is read and
+	 * refused here, or it would pass for the next peer's message */
+	if (aggregator_discard_rest(agg)) {
+		reply_error(agg, &identity, "malformed message: one frame expected");
+		goto next;
+	}
+	env = wire_unpack(zmq_msg_data(&payload), zmq_msg_size(&payload), why, sizeof(why));
+	if (!env) {
+		reply_error(agg, &identity, why);
+		goto next;
+	}
+	err = aggregator_handle(agg, &identity, env, finalized);
+	wire_envelope_free(env);
+	if (err)
+		pr_warn("aggregator reply failed: %s", zmq_strerror(-err));
+	err = 0;
+next:
+	zmq_msg_close(&identity);
+	zmq_msg_close(&payload);
+	return err;
+}
+
 int aggregator_serve(struct aggregator *agg, int once)
 {
 	int finalized = 0, err = 0;
 
 	while (!err && !(once && finalized)) {
-		zmq_msg_t identity, payload;
-		wire_envelope *env;
-		char why[256];
-		int more;
-		size_t more_size = sizeof(more);
+		zmq_pollitem_t items[2] = {
+			{ .socket = agg->socket, .events = ZMQ_POLLIN },
+			{ .fd = agg->stop_fd, .events = ZMQ_POLLIN },
+		};
 
-		zmq_msg_init(&identity);
-		zmq_msg_init(&payload);
-		if (zmq_msg_recv(&identity, agg->socket, 0) < 0) {
+		if (zmq_poll(items, 2, -1) < 0) {
 			err = -zmq_errno();
 			if (err == -EINTR)
 				err = 0;
-			goto next;
+			continue;
 		}
-		zmq_getsockopt(agg->socket, ZMQ_RCVMORE, &more, &more_size);
-		if (!more || zmq_msg_recv(&payload, agg->socket, 0) < 0)
-			goto next;
-		/* one message = one frame: the rest of a longer one is read and
-		 * refused here, or it would pass for the next peer's message */
-		if (aggregator_discard_rest(agg)) {
-			reply_error(agg, &identity, "malformed message: one frame expected");
-			goto next;
-		}
-		env = wire_unpack(zmq_msg_data(&payload), zmq_msg_size(&payload), why, sizeof(why));
-		if (!env) {
-			reply_error(agg, &identity, why);
-			goto next;
-		}
-		err = aggregator_handle(agg, &identity, env, &finalized);
-		wire_envelope_free(env);
-		if (err)
-			pr_warn("aggregator reply failed: %s", zmq_strerror(-err));
-		err = 0;
-next:
-		zmq_msg_close(&identity);
-		zmq_msg_close(&payload);
+		/* a message already there is served before a stop is obeyed */
+		if (items[0].revents & ZMQ_POLLIN)
+			err = aggregator_serve_one(agg, &finalized);
+		else if (items[1].revents & ZMQ_POLLIN)
+			err = -ECANCELED;
 	}
 	return err;
 }

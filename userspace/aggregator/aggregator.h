@@ -4,8 +4,8 @@
  *
  * Protocol (userspace/wire/nunatak.proto): Control START creates the Run
  * (directory, pivot.sqlite, a first manifest.json), Batch stores and Acks,
- * Control FINALIZE attributes, derives Measurements, rewrites the manifest
- * and Acks. A Batch for an unknown Run or a malformed message gets an
+ * Control FINALIZE attributes (llvm-symbolizer bounded by the budget
+ * FINALIZE gives), derives Measurements, rewrites the manifest and Acks. A Batch for an unknown Run or a malformed message gets an
  * Error reply, and the Aggregator goes on.
  */
 #ifndef NUNATAK_AGGREGATOR_H
@@ -17,7 +17,20 @@ struct aggregator;
 struct aggregator *aggregator__new(void *router_socket);
 void aggregator__free(struct aggregator *agg);
 
-/* Serve until a Run is finalized (once = 1) or forever. 0 or -errno. */
+/* Serve until a Run is finalized (once = 1), or until aggregator_stop()
+ * (-ECANCELED; a message already waiting is served first), or until the
+ * ZeroMQ context is terminated (-ETERM). 0 or -errno. */
 int aggregator_serve(struct aggregator *agg, int once);
+
+/* Both safe to call from another thread than the one serving, any time
+ * between aggregator__new() and aggregator__free().
+ *
+ * aggregator_interrupt(): the finalize under way (or the next one) stops
+ * running llvm-symbolizer at once; addresses it did not name keep their
+ * ELF names and the Run gets a run-interrupted Degradation. The finalize
+ * still ends (measurements, manifest) and is acknowledged.
+ * aggregator_stop(): the same, and aggregator_serve() returns. */
+void aggregator_interrupt(struct aggregator *agg);
+void aggregator_stop(struct aggregator *agg);
 
 #endif

@@ -89,12 +89,19 @@ static void attribute_all(struct module_job *jobs, size_t n, const char *symboli
 			batches[nb++] = (struct symbolizer_batch){ jobs[i].path, jobs[i].offsets,
 								   jobs[i].n, results[i] };
 		}
-		sym_err = i < n ? -ENOMEM : symbolizer_run_modules(symbolizer, batches, nb);
+		/* "" or NULL: no symbolizer may run (missing, or refused as untrusted) */
+		sym_err = i < n			     ? -ENOMEM
+			  : !symbolizer || !symbolizer[0] ? -ENOENT
+							  : symbolizer_run_modules(symbolizer, batches, nb);
 		if (sym_err == -EINVAL) { /* an odd path: one process per module */
 			for (k = 0, sym_err = 0; k < nb; k++)
 				symbolizer_run(symbolizer, batches[k].path, batches[k].addrs,
 					       batches[k].n, batches[k].results);
 		}
+		/* stopped at a bound: what it named is kept, the rest from ELF
+		 * (attribute_modules() names the loss) */
+		if (sym_err == -ETIMEDOUT || sym_err == -ECANCELED)
+			sym_err = 0;
 	}
 	for (i = 0; i < n; i++) {
 		struct module_job *job = &jobs[i];
@@ -146,17 +153,55 @@ static void job_release(struct module_job *job)
 	free(job->display_name);
 }
 
+/* A symbolizer stopped at a bound, or by the user, is a named loss. */
+static int budget_degradation(struct pivot *p, const char *symbolizer,
+			      const struct symbolizer_budget *b)
+{
+	char message[640];
+
+	if (b->stopped == -ECANCELED) {
+		snprintf(message, sizeof(message),
+			 "finalize stopped by the user: %zu of %zu addresses named by '%s', the "
+			 "others from ELF symbols only",
+			 b->answered, b->asked, symbolizer);
+		return pivot_add_degradation(p, "run-interrupted", message,
+					     "let the finalize end to get source lines and inline "
+					     "frames (run the application again)");
+	}
+	if (b->stopped != -ETIMEDOUT)
+		return 0;
+	snprintf(message, sizeof(message),
+		 "'%s' was stopped after %.1f s (bounds: %.0f s of silence, %.0f s in all): %zu of "
+		 "%zu addresses named by it, the others from ELF symbols only",
+		 symbolizer, b->spent_ms / 1e3, b->request_ms / 1e3, b->total_ms / 1e3, b->answered,
+		 b->asked);
+	return pivot_add_degradation(p, "symbolizer-timeout", message,
+				     "raise --symbolizer-budget, or check that tools.llvm-symbolizer "
+				     "answers: echo 0x0 | llvm-symbolizer --obj=/bin/true");
+}
+
 static int attribute_modules(struct pivot *p, struct attribute_ctx *ac, const char *symbolizer)
 {
+	struct symbolizer_budget own, *budget = symbolizer_budget_bound();
 	size_t i;
 	int err;
 
+	/* one budget for the whole finalize: the caller's, else the default */
+	if (!budget) {
+		symbolizer_budget_init(&own, SYMBOLIZER_REQUEST_MS, SYMBOLIZER_TOTAL_MS, -1);
+		budget = &own;
+		symbolizer_budget_bind(budget);
+	}
 	err = pivot_for_each_module_to_attribute(p, collect_module, ac);
 	if (!err) {
 		attribute_all(ac->jobs, ac->n_jobs, symbolizer);
 		for (i = 0; i < ac->n_jobs && !err; i++)
 			err = store_job(p, ac, &ac->jobs[i]);
 	}
+	if (!err)
+		err = budget_degradation(p, symbolizer, budget);
+	if (budget == &own)
+		symbolizer_budget_bind(NULL);
 	for (i = 0; i < ac->n_jobs; i++)
 		job_release(&ac->jobs[i]);
 	free(ac->jobs);

@@ -1,17 +1,63 @@
 /* control — see control.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 #include <zmq.h>
 
 #include "userspace/cli/control.h"
 #include "userspace/wire/wire.h"
 
+long long control_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* 1 when the answer is there, 0 when the wait ended without it (err set:
+ * -ETIMEDOUT or -EINTR in *e), -1 on a socket error (*e). */
+static int wait_answer(void *socket, int timeout_ms, struct control_wait *w, int *e, char *err,
+		       size_t errlen)
+{
+	long long deadline = control_now_ms() + timeout_ms;
+
+	for (;;) {
+		zmq_pollitem_t items[2] = { { .socket = socket, .events = ZMQ_POLLIN },
+					    { .fd = w ? w->fd : -1, .events = ZMQ_POLLIN } };
+		long long until = w && w->deadline_ms && w->deadline_ms < deadline ? w->deadline_ms
+										  : deadline;
+		long long left = until - control_now_ms();
+		int n;
+
+		if (left <= 0) {
+			snprintf(err, errlen, "the aggregator did not answer within %lld ms",
+				 timeout_ms - (deadline - until));
+			*e = -ETIMEDOUT;
+			return 0;
+		}
+		n = zmq_poll(items, w && w->fd >= 0 ? 2 : 1, left);
+		if (n < 0 && zmq_errno() != EINTR) {
+			*e = -zmq_errno();
+			snprintf(err, errlen, "waiting for the aggregator: %s", zmq_strerror(-*e));
+			return -1;
+		}
+		if (n > 0 && (items[0].revents & ZMQ_POLLIN))
+			return 1;
+		if (n > 0 && (items[1].revents & ZMQ_POLLIN) && w->on_fd(w)) {
+			snprintf(err, errlen, "stopped waiting for the aggregator");
+			*e = -EINTR;
+			return 0;
+		}
+	}
+}
+
 int control_send(void *zmq_ctx, const char *endpoint, int action, const char *run_id,
-		 const char *json, int timeout_ms, char *err, size_t errlen)
+		 const char *json, int timeout_ms, struct control_wait *w, char *err,
+		 size_t errlen)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT, *reply = NULL;
 	Nunatak__Wire__Control control = NUNATAK__WIRE__CONTROL__INIT;
-	zmq_pollitem_t item = { .events = ZMQ_POLLIN };
 	void *socket;
 	zmq_msg_t msg;
 	int linger = 0, e;
@@ -38,12 +84,8 @@ int control_send(void *zmq_ctx, const char *endpoint, int action, const char *ru
 		snprintf(err, errlen, "cannot send to the aggregator: %s", zmq_strerror(-e));
 		goto out;
 	}
-	item.socket = socket;
-	if (zmq_poll(&item, 1, timeout_ms) <= 0) {
-		snprintf(err, errlen, "the aggregator did not answer within %d ms", timeout_ms);
-		e = -ETIMEDOUT;
+	if (wait_answer(socket, timeout_ms, w, &e, err, errlen) <= 0)
 		goto out;
-	}
 	zmq_msg_init(&msg);
 	if (zmq_msg_recv(&msg, socket, 0) < 0) {
 		e = -zmq_errno();

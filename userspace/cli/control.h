@@ -1,14 +1,30 @@
 /* control — the CLI's side of Control messages to an Aggregator: send one
- * Control over a DEALER socket and wait for its Ack or Error.
+ * Control over a DEALER socket and wait, bounded, for its Ack or Error.
  */
 #ifndef NUNATAK_CLI_CONTROL_H
 #define NUNATAK_CLI_CONTROL_H
 
 #include <stddef.h>
 
-/* action: NUNATAK__WIRE__CONTROL__ACTION__START or __FINALIZE.
- * 0, -ETIMEDOUT, -EPROTO (Error reply; err holds its message), -errno. */
+/* A way out of the wait besides its timeout: whenever fd is readable,
+ * on_fd(w) runs; it returns 1 to give up now, 0 to wait on, and may bring
+ * w->deadline_ms closer (CLOCK_MONOTONIC ms; 0: the timeout only). */
+struct control_wait {
+	int fd;
+	int (*on_fd)(struct control_wait *w);
+	long long deadline_ms;
+	void *ctx;
+};
+
+/* action: NUNATAK__WIRE__CONTROL__ACTION__START or __FINALIZE. Waits at
+ * most timeout_ms for the answer (and until w->deadline_ms when w gives
+ * one); w may be NULL. 0, -ETIMEDOUT, -EINTR (w gave up), -EPROTO (Error
+ * reply; err holds its message), -errno. err always says what failed. */
 int control_send(void *zmq_ctx, const char *endpoint, int action, const char *run_id,
-		 const char *json, int timeout_ms, char *err, size_t errlen);
+		 const char *json, int timeout_ms, struct control_wait *w, char *err,
+		 size_t errlen);
+
+/* CLOCK_MONOTONIC in ms, the clock of control_wait.deadline_ms */
+long long control_now_ms(void);
 
 #endif
