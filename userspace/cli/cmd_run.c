@@ -403,7 +403,7 @@ static void run_resolve_symbolizer(struct run *r)
 /* START: the Run's directory, pivot and first manifest; bounded. */
 static int run_send_start(struct run *r)
 {
-	char err[1024] = "";
+	char err[2 * PATH_MAX + 256] = "";
 	json_t *spec;
 	char *text;
 	int e;
@@ -441,7 +441,7 @@ static int run_stopped_before_launch(struct run *r)
 /* Everything before the application: 0, or nunatak's exit code. */
 static int run_prepare(struct run *r)
 {
-	char err[1024] = "";
+	char err[2 * PATH_MAX + 256] = ""; /* room for a path of PATH_MAX and more */
 	int e;
 
 	e = run_configure(r);

@@ -1,0 +1,59 @@
+# Processes that outlive the application (double fork, setsid) stay
+# observed until they exit or until --linger S after it ended; what is
+# cut short is named (processes-outlived); the exit code is the
+# application's.
+. "${TESTS_LIB:?run through tests/run.sh or make test}/common.sh"
+need_root_bpf
+
+cd "$T"
+left=""
+trap '[ -n "$left" ] && kill $left 2>/dev/null; rm -rf "$T"' EXIT
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+degradations() { json "$1/manifest.json" '" ".join(x["name"] for x in d["degradations"])'; }
+
+# 1. a grandchild burns ~1.8 s of CPU after its parent, the application,
+# exited at once: it is sampled to its end, nothing is said cut short
+t0=$(now_ms)
+timeout 30 "$NUNATAK" run -o runs -- sh -c "( setsid $WORKLOADS/hotspots 2 >/dev/null & ); exit 7" \
+	2>burn.err
+rc=$?
+ms=$(($(now_ms) - t0))
+[ "$rc" = 7 ] || fail "double fork: exit $rc, not the application's 7: $(tail -3 burn.err)"
+run=$(run_dir_of burn.err)
+samples=$(sql "$run" "SELECT coalesce(sum(m.sample_count), 0) FROM measurements m JOIN loci l ON l.id = m.locus
+	WHERE l.comm = 'hotspots' AND m.counter = 'cpu-clock' AND m.hotspot IS NOT NULL")
+[ "$samples" -ge 1000 ] || fail "double fork: $samples samples of the grandchild (~1800 expected)"
+degradations "$run" | grep -q processes-outlived && fail "double fork: processes-outlived though it exited"
+[ "$ms" -ge 1500 ] || fail "double fork: nunatak ended after $ms ms, before the grandchild"
+echo "double fork: $samples samples of the grandchild after its parent's exit, exit $rc, $ms ms"
+
+# 2. a grandchild that sleeps 60 s, --linger 1: cut short after ~1 s
+t0=$(now_ms)
+timeout 30 "$NUNATAK" run -o runs --linger 1 -- sh -c "( setsid sleep 60 >/dev/null 2>&1 & ); exit 5" \
+	2>sleep.err
+rc=$?
+ms=$(($(now_ms) - t0))
+run=$(run_dir_of sleep.err)
+message=$(json "$run/manifest.json" '[x["message"] for x in d["degradations"] if x["name"]=="processes-outlived"]')
+left=$(echo "$message" | grep -o "[0-9]* (\(sleep\|setsid\))" | cut -d" " -f1)
+[ "$rc" = 5 ] || fail "--linger 1: exit $rc, not the application's 5"
+echo "$message" | grep -q "1 process" || fail "--linger 1: processes-outlived missing or wrong: $message"
+[ -n "$left" ] && kill -0 "$left" 2>/dev/null || fail "--linger 1: the sleeper is not named by its pid: $message"
+[ "$ms" -ge 900 ] && [ "$ms" -lt 4000 ] || fail "--linger 1: nunatak took $ms ms"
+echo "--linger 1: exit $rc after $ms ms; $message"
+
+# 3. --linger 0: nunatak does not wait at all, and still says so
+t0=$(now_ms)
+timeout 30 "$NUNATAK" run -o runs --linger 0 -- sh -c "( setsid sleep 60 >/dev/null 2>&1 & ); exit 0" \
+	2>zero.err
+rc=$?
+ms=$(($(now_ms) - t0))
+run=$(run_dir_of zero.err)
+pid=$(json "$run/manifest.json" '[x["message"] for x in d["degradations"] if x["name"]=="processes-outlived"]' |
+	grep -o "[0-9]* (\(sleep\|setsid\))" | cut -d" " -f1)
+left="$left $pid"
+[ "$rc" = 0 ] || fail "--linger 0: exit $rc"
+[ -n "$pid" ] || fail "--linger 0: no processes-outlived naming the sleeper"
+[ "$ms" -lt 3000 ] || fail "--linger 0: nunatak took $ms ms"
+echo "--linger 0: exit $rc after $ms ms"
