@@ -68,6 +68,8 @@ int wire_storage_error_transient(int code)
 	switch (code) {
 	case ENOSPC:
 	case EDQUOT:
+	case EFBIG:
+	case EROFS:
 	case EIO:
 	case ENOMEM:
 	case EBUSY:

@@ -33,9 +33,11 @@ wire_envelope *wire_unpack(const void *data, size_t len, char *err, size_t errle
 
 void wire_envelope_free(wire_envelope *env);
 
-/* 1 when a Batch refused with code (an errno) may be stored if sent again
- * later (storage full or failing); 0 when it never will (malformed,
- * unknown Run, ...). */
+/* 1 when a Batch refused with code (an errno) was valid but could not be
+ * stored (disk full, I/O error, read-only, no reply...): the Agent keeps
+ * it, sends it again later and, if it never gets in, counts it as
+ * storage-failed; 0 when it never will be stored as it is (malformed,
+ * unknown Run, ...): counted as refused. */
 int wire_storage_error_transient(int code);
 
 /* The text of the storage-failed Degradation: "N samples in M Batches
