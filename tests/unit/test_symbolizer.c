@@ -1,6 +1,7 @@
 /* Tests of userspace/attribution/symbolizer: the JSON line parser on lines
  * copied from llvm-symbolizer 14 and on lines captured live, its refusal of
- * malformed input, and symbolizer_run() on a binary built at run time. */
+ * malformed input, symbolizer_run() on a binary built at run time, and its
+ * bounds on fake tools that never answer, answer half, or never exit. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -489,6 +494,198 @@ static void test_run_failing_tool(void **state)
 	assert_int_equal(count_open_fds(), fds);
 }
 
+/* ---- bounds: a tool that never answers, or answers half ---- */
+
+static long long elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000LL + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* a fake tool in tmpdir: a shell script body */
+static const char *fake_tool(const char *name, const char *body)
+{
+	static char path[PATH_MAX + 32];
+	char text[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	snprintf(text, sizeof(text), "#!/bin/sh\n%s\n", body);
+	assert_int_equal(write_file(path, text), 0);
+	assert_int_equal(chmod(path, 0755), 0);
+	return path;
+}
+
+/* no child left: every tool was reaped */
+static void assert_no_child(void)
+{
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
+/* a process the tool started, named in a file: it dies with the tool's group */
+static void assert_killed(const char *pid_file)
+{
+	char text[32] = "";
+	FILE *f = fopen(pid_file, "r");
+	pid_t pid;
+	int i;
+
+	assert_non_null(f);
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	pid = (pid_t)atoi(text);
+	assert_true(pid > 0);
+	for (i = 0; i < 200 && kill(pid, 0) == 0; i++)
+		usleep(10000);
+	assert_int_equal(kill(pid, 0), -1);
+}
+
+/* silent: killed at the per-address bound, with what it started */
+static void test_budget_silent_tool(void **state)
+{
+	char body[512], pid_file[PATH_MAX + 16];
+	struct symbolizer_budget budget;
+	struct symbolizer_result res[3];
+	uint64_t addrs[3] = {0x1000, 0x1001, 0x1002};
+	struct timespec t0;
+	int fds = count_open_fds();
+	size_t i;
+
+	(void)state;
+	snprintf(pid_file, sizeof(pid_file), "%s/silent.pid", tmpdir);
+	snprintf(body, sizeof(body), "sleep 600 & echo $! > '%s'; wait", pid_file);
+	symbolizer_budget_init(&budget, 300, 10000, -1);
+	assert_null(symbolizer_budget_bind(&budget));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(symbolizer_run(fake_tool("silent", body), "/bin/sh", addrs, 3, res),
+			 -ETIMEDOUT);
+	assert_true(elapsed_ms(&t0) >= 300);
+	assert_true(elapsed_ms(&t0) < 2500);
+	assert_ptr_equal(symbolizer_budget_bind(NULL), &budget);
+	for (i = 0; i < 3; i++)
+		assert_empty_result(&res[i]);
+	assert_int_equal(budget.stopped, -ETIMEDOUT);
+	assert_int_equal(budget.asked, 3);
+	assert_int_equal(budget.answered, 0);
+	assert_killed(pid_file);
+	assert_no_child();
+	assert_int_equal(count_open_fds(), fds);
+}
+
+/* half: the first address is answered, then silence; the answer is kept */
+static void test_budget_half_answer(void **state)
+{
+	struct symbolizer_budget budget;
+	struct symbolizer_result res[3];
+	uint64_t addrs[3] = {0x1170, 0x1171, 0x1172};
+	size_t i;
+
+	(void)state;
+	symbolizer_budget_init(&budget, 300, 10000, -1);
+	symbolizer_budget_bind(&budget);
+	assert_int_equal(
+	    symbolizer_run(fake_tool("half", "read a; printf '{\"Address\":\"%s\",\"Symbol\":"
+						"[{\"FunctionName\":\"foo\",\"FileName\":\"a.c\","
+						"\"Line\":3}]}\\n' \"$a\"; exec sleep 600"),
+			   "/bin/sh", addrs, 3, res),
+	    -ETIMEDOUT);
+	symbolizer_budget_bind(NULL);
+	assert_sane_result(&res[0]);
+	assert_int_equal(res[0].address, 0x1170);
+	assert_int_equal(res[0].n_frames, 1);
+	assert_string_equal(res[0].frames[0].function, "foo");
+	for (i = 1; i < 3; i++)
+		assert_empty_result(&res[i]);
+	assert_int_equal(budget.answered, 1);
+	assert_int_equal(budget.asked, 3);
+	symbolizer_result_release(&res[0]);
+	assert_no_child();
+}
+
+/* the total budget: hit once, no further call runs the tool */
+static void test_budget_total(void **state)
+{
+	struct symbolizer_budget budget;
+	struct symbolizer_batch batch;
+	struct symbolizer_result res[1];
+	uint64_t addr = 0x1000;
+	struct timespec t0;
+	const char *silent = fake_tool("silent2", "exec sleep 600");
+
+	(void)state;
+	symbolizer_budget_init(&budget, 60000, 400, -1);
+	symbolizer_budget_bind(&budget);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(symbolizer_run(silent, "/bin/sh", &addr, 1, res), -ETIMEDOUT);
+	assert_true(elapsed_ms(&t0) >= 400);
+	assert_true(elapsed_ms(&t0) < 2500);
+	assert_true(budget.spent_ms >= 400);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	batch = (struct symbolizer_batch){"/bin/sh", &addr, 1, res};
+	assert_int_equal(symbolizer_run_modules(silent, &batch, 1), -ETIMEDOUT);
+	assert_true(elapsed_ms(&t0) < 100);
+	assert_int_equal(budget.asked, 1); /* the second call asked nothing */
+	symbolizer_budget_bind(NULL);
+	assert_empty_result(&res[0]);
+	assert_no_child();
+}
+
+/* a tool that answers everything, closes its output and never exits */
+static void test_budget_answered_not_exiting(void **state)
+{
+	struct symbolizer_budget budget;
+	struct symbolizer_result res[2];
+	uint64_t addrs[2] = {0x10, 0x20};
+	struct timespec t0;
+
+	(void)state;
+	symbolizer_budget_init(&budget, 300, 10000, -1);
+	symbolizer_budget_bind(&budget);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(
+	    symbolizer_run(fake_tool("stays", "while read a; do printf '{\"Address\":\"%s\","
+					      "\"Symbol\":[{\"FunctionName\":\"f\",\"FileName\":"
+					      "\"\",\"Line\":0}]}\\n' \"$a\"; done; exec >&- 2>&-; "
+					      "exec sleep 600"),
+			   "/bin/sh", addrs, 2, res),
+	    -ETIMEDOUT);
+	assert_true(elapsed_ms(&t0) < 2500);
+	symbolizer_budget_bind(NULL);
+	assert_int_equal(budget.answered, 2);
+	assert_string_equal(res[1].frames[0].function, "f");
+	symbolizer_result_release(&res[0]);
+	symbolizer_result_release(&res[1]);
+	assert_no_child();
+}
+
+/* cancel_fd readable: -ECANCELED at once, whatever the bounds */
+static void test_budget_cancelled(void **state)
+{
+	struct symbolizer_budget budget;
+	struct symbolizer_result res[1];
+	uint64_t addr = 0x1000, one = 1;
+	struct timespec t0;
+	int efd = eventfd(0, EFD_CLOEXEC);
+
+	(void)state;
+	assert_true(efd >= 0);
+	symbolizer_budget_init(&budget, 60000, 60000, efd);
+	symbolizer_budget_bind(&budget);
+	assert_int_equal(write(efd, &one, sizeof(one)), sizeof(one));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(symbolizer_run(fake_tool("silent3", "exec sleep 600"), "/bin/sh", &addr, 1,
+					res),
+			 -ECANCELED);
+	assert_true(elapsed_ms(&t0) < 1500);
+	assert_int_equal(budget.stopped, -ECANCELED);
+	symbolizer_budget_bind(NULL);
+	assert_empty_result(&res[0]);
+	close(efd);
+	assert_no_child();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +695,9 @@ int main(void)
 	    cmocka_unit_test(test_parse_captured_lines), cmocka_unit_test(test_run_program),
 	    cmocka_unit_test(test_run_large_batch),	 cmocka_unit_test(test_run_missing_tool),
 	    cmocka_unit_test(test_run_failing_tool),	 cmocka_unit_test(test_run_modules),
+	    cmocka_unit_test(test_budget_silent_tool),	 cmocka_unit_test(test_budget_half_answer),
+	    cmocka_unit_test(test_budget_total),	 cmocka_unit_test(test_budget_answered_not_exiting),
+	    cmocka_unit_test(test_budget_cancelled),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

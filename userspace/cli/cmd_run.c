@@ -547,7 +547,7 @@ static void run_finalize(struct run *r, const char *end)
 	}
 	if (r->interrupted)
 		fprintf(stderr, "nunatak: the finalize was stopped: the Run is left interrupted; "
-				"'nunatak summary %s' finishes it (%s)\n", r->run_dir, err);
+				"'nunatak summary %s' finishes it\n", r->run_dir);
 	else
 		fprintf(stderr, "nunatak: the Run was not finalized: %s\n", err);
 }
