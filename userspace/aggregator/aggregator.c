@@ -302,7 +302,6 @@ static int aggregator_finalize(struct aggregator *agg, const Nunatak__Wire__Cont
  * removed for the last one (Batch.last), so that what was lost can still
  * be said in the Run. make 0: remove it. Best effort: without a reserve,
  * the loss is said on stderr by the Agent. */
-#define STORAGE_RESERVE "storage-reserve"
 #define STORAGE_RESERVE_BYTES (512 * 1024)
 
 static void aggregator_storage_reserve(const struct aggregator *agg, int make)
@@ -314,10 +313,10 @@ static void aggregator_storage_reserve(const struct aggregator *agg, int make)
 	if (!agg->has_run_dir_fd)
 		return;
 	if (!make) {
-		unlinkat(agg->run_dir_fd, STORAGE_RESERVE, 0);
+		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
 		return;
 	}
-	fd = openat(agg->run_dir_fd, STORAGE_RESERVE,
+	fd = openat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return; /* EEXIST: made already */
@@ -326,7 +325,7 @@ static void aggregator_storage_reserve(const struct aggregator *agg, int make)
 			break;
 	if (done < STORAGE_RESERVE_BYTES || fsync(fd)) {
 		pr_debug("no storage reserve in '%s': %s", agg->run_dir, strerror(errno));
-		unlinkat(agg->run_dir_fd, STORAGE_RESERVE, 0);
+		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
 	}
 	close(fd);
 }
