@@ -15,7 +15,6 @@
  * run_signals.h; once the application has ended, a stop signal (Ctrl-C)
  * ends the wait for lingering processes and the finalize at once.
  */
-#include <argp.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -35,158 +34,22 @@
 #include "userspace/aggregator/aggregator.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/control.h"
-#include "userspace/cli/provenance.h"
 #include "userspace/cli/run_dir.h"
+#include "userspace/cli/run_manifest.h"
 #include "userspace/cli/run_observe.h"
+#include "userspace/cli/run_options.h"
 #include "userspace/cli/run_signals.h"
 #include "userspace/config/config.h"
 #include "userspace/launch/launch.h"
 #include "userspace/launch/launcher.h"
 #include "userspace/launch/tool.h"
 #include "userspace/log/log.h"
-#include "userspace/machine/machine.h"
 #include "userspace/wire/wire.h"
 
 #define START_TIMEOUT_MS 5000	   /* START makes a directory and two files */
 #define FINALIZE_EXTRA_MS 120000   /* FINALIZE beyond the symbolizer's budget */
 #define FINALIZE_GRACE_MS 3000	   /* after a stop: the finalize ends without llvm-symbolizer */
 #define JOIN_TIMEOUT_MS 2000	   /* the Aggregator thread, once told to stop */
-#define LINGER_DEFAULT_MS 5000
-#define SYMBOLIZER_BUDGET_DEFAULT_MS 60000
-
-static struct run_env {
-	const char *name;
-	const char *output;
-	long frequency; /* 0: from the configuration */
-	int linger_ms;
-	int symbolizer_budget_ms;
-	int json;
-	int strict;
-	int verbose;
-	int mpi_events;
-	char **cmd;
-	int ncmd;
-} env;
-
-static const char doc[] =
-	"Profile CMD and every process it starts, write a Run and print its summary.\n"
-	"\n"
-	"CMD runs exactly once, with stdin, stdout and stderr untouched; nunatak exits\n"
-	"with CMD's exit code (127 not found, 126 not executable, 125 nunatak failed\n"
-	"before launch or bad usage, 128+N a signal N stopped nunatak before launch,\n"
-	"121 with --strict when a Degradation occurred; 125 also when CMD exited 0 but\n"
-	"the --json result could not be written). The Run is written to\n"
-	"RUNS_DIR/NAME-YYYYMMDD-HHMMSS/ (manifest.json, pivot.sqlite).\n"
-	"\n"
-	"Signals: INT, TERM, HUP, QUIT, USR1, USR2 and WINCH are passed on to CMD (not\n"
-	"twice when the terminal sent them to CMD too). Once CMD has ended, Ctrl-C stops\n"
-	"nunatak's remaining work at once: the Run says it was interrupted.\n"
-	"\v"
-	"EXAMPLES:\n"
-	"  nunatak run -- ./solver input.dat      profile a program\n"
-	"  nunatak run --name baseline -- make    name the Run\n"
-	"  nunatak run -F 99 -o /scratch/runs -- ./a.out\n"
-	"  nunatak run --json -- ./app > out.json JSON result on stdout after the app's\n"
-	"  nunatak run -- mpirun -n 8 ./solver    hotspots and MPI time of every rank\n"
-	"  nunatak run -e -- srun -n 4 ./app      each MPI call as an Event as well\n"
-	"  nunatak run --linger 30 -- ./start-daemon  observe what it leaves running 30 s more\n"
-	"\n"
-	"Configuration: /etc/nunatak.toml, then the first nunatak.toml found walking up\n"
-	"from the current directory, then these options (keys: name, runs_dir,\n"
-	"[sampling] frequency, [tools] llvm-symbolizer).";
-
-enum { OPT_LINGER = 0x100, OPT_SYMBOLIZER_BUDGET };
-
-static const struct argp_option options[] = {
-	{ "name", 'n', "NAME", 0, "Run name (default: config `name`, else the command's name)", 0 },
-	{ "output", 'o', "DIR", 0, "Runs directory (default: config `runs_dir`, else .nunatak)", 0 },
-	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default 997)", 0 },
-	{ "linger", OPT_LINGER, "S", 0,
-	  "Observe processes CMD leaves running up to S seconds after it ends (default 5; 0: "
-	  "stop when CMD ends); those still alive are named in the Run",
-	  0 },
-	{ "symbolizer-budget", OPT_SYMBOLIZER_BUDGET, "S", 0,
-	  "At most S seconds of llvm-symbolizer for the Run (default 60); addresses it did not "
-	  "name keep their ELF names",
-	  0 },
-	{ "json", 'j', NULL, 0, "Print the result as one JSON object on stdout", 0 },
-	{ "strict", 's', NULL, 0, "Exit 121 when a Degradation occurred", 0 },
-	{ "mpi-events", 'e', NULL, 0, "Also record every MPI call as an Event (bounded)", 0 },
-	{ "verbose", 'v', NULL, 0, "Say more about what nunatak does", 0 },
-	{},
-};
-
-/* seconds with a fraction, from min_s to 86400, as milliseconds */
-static int parse_seconds(struct argp_state *state, const char *opt, const char *arg, double min_s)
-{
-	char *end;
-	double s;
-
-	errno = 0;
-	s = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(s) || s < min_s || s > 86400)
-		argp_error(state, "invalid --%s '%s': seconds, %s to 86400", opt, arg,
-			   min_s > 0 ? "more than 0" : "from 0");
-	return (int)(s * 1000 + 0.5);
-}
-
-static error_t parse_arg(int key, char *arg, struct argp_state *state)
-{
-	char *end;
-
-	switch (key) {
-	case 'n':
-		if (!arg[0] || !strcmp(arg, ".") || !strcmp(arg, ".."))
-			argp_error(state, "invalid --name '%s': %s", arg,
-				   arg[0] ? "not a name for a Run" : "empty; give a name or leave "
-								     "--name out");
-		env.name = arg;
-		break;
-	case 'o':
-		if (!arg[0])
-			argp_error(state, "invalid --output '': an empty path; give the directory of "
-					  "the Runs (e.g. -o runs), or leave -o out");
-		env.output = arg;
-		break;
-	case 'F':
-		errno = 0;
-		env.frequency = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || env.frequency < 1 || env.frequency > 100000)
-			argp_error(state, "invalid --frequency '%s': an integer from 1 to 100000", arg);
-		break;
-	case OPT_LINGER:
-		env.linger_ms = parse_seconds(state, "linger", arg, 0);
-		break;
-	case OPT_SYMBOLIZER_BUDGET:
-		env.symbolizer_budget_ms = parse_seconds(state, "symbolizer-budget", arg, 0.001);
-		break;
-	case 'j':
-		env.json = 1;
-		break;
-	case 's':
-		env.strict = 1;
-		break;
-	case 'v':
-		env.verbose = 1;
-		break;
-	case 'e':
-		env.mpi_events = 1;
-		break;
-	case ARGP_KEY_ARG:
-		/* the command and everything after it belong to the application */
-		env.cmd = &state->argv[state->next - 1];
-		env.ncmd = state->argc - state->next + 1;
-		state->next = state->argc;
-		break;
-	case ARGP_KEY_END:
-		if (!env.cmd)
-			argp_error(state, "no command to profile: nunatak run [OPTIONS] -- CMD [ARGS...]");
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
 
 static void *aggregator_thread(void *arg)
 {
@@ -203,37 +66,7 @@ static int announce(const char *name, const char *message, const char *remedy, v
 	return 0;
 }
 
-static void iso_time(char *buf, size_t len)
-{
-	struct timespec ts;
-	struct tm tm;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static json_t *manifest_seed(const char *name, const struct config *cfg, const char *start,
-			     const char *node)
-{
-	json_t *command = json_array();
-	int i;
-
-	for (i = 0; command && i < env.ncmd; i++)
-		json_array_append_new(command, json_string(env.cmd[i]));
-	return json_pack("{s:{s:s, s:i, s:s}, s:{s:s, s:s, s:o, s:n}, s:o, s:[s], s:o,"
-			 " s:[{s:i, s:n, s:s, s:n, s:[{s:s, s:s}]}], s:[]}",
-			 "format", "name", "nunatak-run", "schema", 1, "generated_by",
-			 "nunatak " NUNATAK_VERSION,
-			 "run", "name", name, "created", start, "command", command, "exit_code",
-			 "machine", machine_snapshot(),
-			 "nodes", node,
-			 "provenance", provenance_json(cfg),
-			 "passes", "index", 0, "exit_code", "start", start, "end", "collectors",
-			 "tool", "nunatak-bpf-sampling", "version", NUNATAK_VERSION,
-			 "degradations");
-}
-
+/* the manifest's first version, built in a thread while the Agent loads */
 struct seed_job {
 	const char *name, *start, *node;
 	const struct config *cfg;
@@ -244,21 +77,9 @@ struct seed_job {
 static void *seed_job_run(void *arg)
 {
 	struct seed_job *sj = arg;
-	json_t *run;
 
-	sj->seed = manifest_seed(sj->name, sj->cfg, sj->start, sj->node);
-	run = json_object_get(sj->seed, "run");
-	if (!run)
-		return NULL;
-	json_object_set_new(run, "launcher",
-			    sj->split->launcher[0] ? json_string(sj->split->launcher) : json_null());
-	json_object_set_new(run, "target",
-			    sj->split->target_index >= 0
-				    ? json_string(env.cmd[sj->split->target_index])
-				    : json_null());
-	json_object_set_new(run, "world_size",
-			    sj->split->world_size > 0 ? json_integer(sj->split->world_size)
-						      : json_null());
+	sj->seed = run_manifest_seed(sj->name, run_env.ncmd, run_env.cmd, sj->split, sj->cfg, sj->start,
+				     sj->node);
 	return NULL;
 }
 
@@ -266,7 +87,7 @@ static void *seed_job_run(void *arg)
 /* the application behind any launcher and wrappers: "app", never "mpirun" */
 static const char *default_name(const struct launcher_split *split)
 {
-	return launcher_target_name(env.ncmd, env.cmd, split);
+	return launcher_target_name(run_env.ncmd, run_env.cmd, split);
 }
 
 /* One `nunatak run`, phase by phase. */
@@ -299,19 +120,19 @@ static int run_configure(struct run *r)
 
 	if (cli_load_config(&r->cfg))
 		return EXIT_NUNATAK_FAILED;
-	if ((env.name && config_set_name(&r->cfg, env.name)) ||
-	    (env.output && config_set_runs_dir(&r->cfg, env.output)) ||
-	    (env.frequency && config_set_sampling_frequency(&r->cfg, env.frequency))) {
+	if ((run_env.name && config_set_name(&r->cfg, run_env.name)) ||
+	    (run_env.output && config_set_runs_dir(&r->cfg, run_env.output)) ||
+	    (run_env.frequency && config_set_sampling_frequency(&r->cfg, run_env.frequency))) {
 		fprintf(stderr, "nunatak: cannot apply the options: %s\n", strerror(ENOMEM));
 		return EXIT_NUNATAK_FAILED;
 	}
-	e = launch_resolve(env.cmd[0], r->exe, sizeof(r->exe));
+	e = launch_resolve(run_env.cmd[0], r->exe, sizeof(r->exe));
 	if (e) {
-		fprintf(stderr, "nunatak: '%s': %s\n", env.cmd[0],
+		fprintf(stderr, "nunatak: '%s': %s\n", run_env.cmd[0],
 			e == -EACCES ? "not executable" : "command not found");
 		return e == -EACCES ? EXIT_NOT_EXECUTABLE : EXIT_NOT_FOUND;
 	}
-	launcher_split(env.ncmd, env.cmd, &r->split);
+	launcher_split(run_env.ncmd, run_env.cmd, &r->split);
 	r->name = r->cfg.name ? r->cfg.name : default_name(&r->split);
 	gethostname(r->node, sizeof(r->node) - 1);
 	return 0;
@@ -353,16 +174,16 @@ static int run_start_agent(struct run *r)
 			       .split = &r->split };
 	struct agent_opts ao = { .run_id = r->run_id, .node = r->node, .endpoint = r->endpoint,
 				 .zmq_ctx = r->zctx, .frequency = r->cfg.sampling_frequency,
-				 .ack_timeout_ms = 60000, .mpi_events = env.mpi_events };
+				 .ack_timeout_ms = 60000, .mpi_events = run_env.mpi_events };
 	pthread_t seed_thread;
 	int seed_started;
 
-	iso_time(r->start, sizeof(r->start));
+	run_iso_time(r->start, sizeof(r->start));
 	seed_started = !pthread_create(&seed_thread, NULL, seed_job_run, &sj);
 	if (!seed_started)
 		seed_job_run(&sj);
 	if (r->split.target_index >= 0 &&
-	    !launch_resolve(env.cmd[r->split.target_index], r->target, sizeof(r->target)))
+	    !launch_resolve(run_env.cmd[r->split.target_index], r->target, sizeof(r->target)))
 		ao.target_exe = r->target;
 	r->agent = agent__new(&ao);
 	if (seed_started)
@@ -461,7 +282,7 @@ static int run_prepare(struct run *r)
 	if (run_send_start(r))
 		return EXIT_NUNATAK_FAILED;
 	agent_for_each_degradation(r->agent, announce, NULL);
-	if (env.verbose && agent_sampling(r->agent))
+	if (run_env.verbose && agent_sampling(r->agent))
 		pr_info("sampling %s at %ld Hz on %d CPUs into %s", r->exe,
 			r->cfg.sampling_frequency, agent_cpus(r->agent), r->run_dir);
 	return run_stopped_before_launch(r);
@@ -472,17 +293,17 @@ static int run_prepare(struct run *r)
 static int run_application(struct run *r)
 {
 	struct run_observe ro = { .agent = r->agent, .signal_fd = r->signal_fd,
-				  .linger_ms = env.linger_ms };
+				  .linger_ms = run_env.linger_ms };
 	int e;
 
-	e = launch_prepare(&r->l, r->exe, env.cmd);
+	e = launch_prepare(&r->l, r->exe, run_env.cmd);
 	if (e) {
-		fprintf(stderr, "nunatak: cannot start '%s': %s\n", env.cmd[0], strerror(-e));
+		fprintf(stderr, "nunatak: cannot start '%s': %s\n", run_env.cmd[0], strerror(-e));
 		return e;
 	}
 	e = agent_follow(r->agent, r->l.pid);
 	if (e)
-		pr_warn("cannot follow '%s': %s", env.cmd[0], strerror(-e));
+		pr_warn("cannot follow '%s': %s", run_env.cmd[0], strerror(-e));
 	e = launch_release(&r->l);
 	if (e)
 		fprintf(stderr, "nunatak: '%s': %s\n", r->exe, strerror(-e));
@@ -490,7 +311,7 @@ static int run_application(struct run *r)
 	e = run_observe(&ro);
 	if (e) {
 		/* cannot happen but for a bug: the application's code is unknown */
-		fprintf(stderr, "nunatak: cannot wait for '%s': %s\n", env.cmd[0], strerror(-e));
+		fprintf(stderr, "nunatak: cannot wait for '%s': %s\n", run_env.cmd[0], strerror(-e));
 		r->exit_code = EXIT_NUNATAK_FAILED;
 		return 0;
 	}
@@ -530,7 +351,7 @@ static int on_finalize_signal(struct control_wait *w)
 static void run_finalize(struct run *r, const char *end)
 {
 	struct control_wait w = { .fd = r->signal_fd, .on_fd = on_finalize_signal, .ctx = r };
-	int budget_ms = env.symbolizer_budget_ms, e;
+	int budget_ms = run_env.symbolizer_budget_ms, e;
 	char result[160], err[1024] = "";
 
 	agent_finish(r->agent, 0);
@@ -620,11 +441,11 @@ static int run_report(struct run *r)
 		fprintf(stderr, "Run: %s\n", r->run_dir);
 		return exit_code;
 	}
-	if (env.json && !(json_out = open_memstream(&doc, &len)))
+	if (run_env.json && !(json_out = open_memstream(&doc, &len)))
 		fprintf(stderr, "nunatak: no --json result: %s\n", strerror(errno));
 	extra = json_pack("{s:s, s:s, s:i}", "run", r->run_dir, "name", r->name, "exit_code",
 			  r->exit_code);
-	if (summary_show(r->run_dir, stderr, json_out, extra, NULL) == 1 && env.strict)
+	if (summary_show(r->run_dir, stderr, json_out, extra, NULL) == 1 && run_env.strict)
 		exit_code = EXIT_STRICT_DEGRADED;
 	json_decref(extra);
 	fprintf(stderr, "Run: %s\n", r->run_dir);
@@ -636,18 +457,14 @@ static int run_report(struct run *r)
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, "[--] CMD [ARGS...]", doc, NULL, NULL, NULL };
 	struct run r = { .l = { .pid = -1, .gate_fd = -1, .error_fd = -1 }, .node = "localhost" };
 	struct timespec app_end, written;
 	char end[32];
 	int exit_code;
 
-	memset(&env, 0, sizeof(env));
-	env.linger_ms = LINGER_DEFAULT_MS;
-	env.symbolizer_budget_ms = SYMBOLIZER_BUDGET_DEFAULT_MS;
-	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
+	if (run_options_parse(argc, argv))
 		return EXIT_NUNATAK_FAILED;
-	if (env.verbose)
+	if (run_env.verbose)
 		log_set_level(LOG_INFO);
 	log_route_libbpf();
 	/* before any thread: see run_signals.h */
@@ -666,7 +483,7 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "Run (incomplete): %s\n", r.run_dir);
 		goto out;
 	}
-	iso_time(end, sizeof(end));
+	run_iso_time(end, sizeof(end));
 	clock_gettime(CLOCK_MONOTONIC, &app_end);
 	run_finalize(&r, end);
 	clock_gettime(CLOCK_MONOTONIC, &written);

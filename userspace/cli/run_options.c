@@ -1,0 +1,144 @@
+/* run_options — see run_options.h. */
+#include <argp.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "userspace/cli/run_options.h"
+
+#define LINGER_DEFAULT_MS 5000
+#define SYMBOLIZER_BUDGET_DEFAULT_MS 60000
+
+struct run_env run_env;
+
+
+
+static const char doc[] =
+	"Profile CMD and every process it starts, write a Run and print its summary.\n"
+	"\n"
+	"CMD runs exactly once, with stdin, stdout and stderr untouched; nunatak exits\n"
+	"with CMD's exit code (127 not found, 126 not executable, 125 nunatak failed\n"
+	"before launch or bad usage, 128+N a signal N stopped nunatak before launch,\n"
+	"121 with --strict when a Degradation occurred; 125 also when CMD exited 0 but\n"
+	"the --json result could not be written). The Run is written to\n"
+	"RUNS_DIR/NAME-YYYYMMDD-HHMMSS/ (manifest.json, pivot.sqlite).\n"
+	"\n"
+	"Signals: INT, TERM, HUP, QUIT, USR1, USR2 and WINCH are passed on to CMD (not\n"
+	"twice when the terminal sent them to CMD too). Once CMD has ended, Ctrl-C\n"
+	"stops nunatak's remaining work at once: the Run says it was interrupted.\n"
+	"\v"
+	"EXAMPLES:\n"
+	"  nunatak run -- ./solver input.dat      profile a program\n"
+	"  nunatak run --name baseline -- make    name the Run\n"
+	"  nunatak run -F 99 -o /scratch/runs -- ./a.out\n"
+	"  nunatak run --json -- ./app > out.json JSON result on stdout after the app's\n"
+	"  nunatak run -- mpirun -n 8 ./solver    hotspots and MPI time of every rank\n"
+	"  nunatak run -e -- srun -n 4 ./app      each MPI call as an Event as well\n"
+	"  nunatak run --linger 30 -- ./start-daemon  observe what it leaves running 30 s more\n"
+	"\n"
+	"Configuration: /etc/nunatak.toml, then the first nunatak.toml found walking up\n"
+	"from the current directory, then these options (keys: name, runs_dir,\n"
+	"[sampling] frequency, [tools] llvm-symbolizer).";
+
+enum { OPT_LINGER = 0x100, OPT_SYMBOLIZER_BUDGET };
+
+static const struct argp_option options[] = {
+	{ "name", 'n', "NAME", 0, "Run name (default: config `name`, else the command's name)", 0 },
+	{ "output", 'o', "DIR", 0, "Runs directory (default: config `runs_dir`, else .nunatak)", 0 },
+	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default 997)", 0 },
+	{ "linger", OPT_LINGER, "S", 0,
+	  "Observe processes CMD leaves running up to S seconds after it ends (default 5; 0: "
+	  "stop when CMD ends); those still alive are named in the Run",
+	  0 },
+	{ "symbolizer-budget", OPT_SYMBOLIZER_BUDGET, "S", 0,
+	  "At most S seconds of llvm-symbolizer for the Run (default 60); addresses it did not "
+	  "name keep their ELF names",
+	  0 },
+	{ "json", 'j', NULL, 0, "Print the result as one JSON object on stdout", 0 },
+	{ "strict", 's', NULL, 0, "Exit 121 when a Degradation occurred", 0 },
+	{ "mpi-events", 'e', NULL, 0, "Also record every MPI call as an Event (bounded)", 0 },
+	{ "verbose", 'v', NULL, 0, "Say more about what nunatak does", 0 },
+	{},
+};
+
+/* seconds with a fraction, from min_s to 86400, as milliseconds */
+static int parse_seconds(struct argp_state *state, const char *opt, const char *arg, double min_s)
+{
+	char *end;
+	double s;
+
+	errno = 0;
+	s = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(s) || s < min_s || s > 86400)
+		argp_error(state, "invalid --%s '%s': seconds, %s to 86400", opt, arg,
+			   min_s > 0 ? "more than 0" : "from 0");
+	return (int)(s * 1000 + 0.5);
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+
+	switch (key) {
+	case 'n':
+		if (!arg[0] || !strcmp(arg, ".") || !strcmp(arg, ".."))
+			argp_error(state, "invalid --name '%s': %s", arg,
+				   arg[0] ? "not a name for a Run" : "empty; give a name or leave "
+								     "--name out");
+		run_env.name = arg;
+		break;
+	case 'o':
+		if (!arg[0])
+			argp_error(state, "invalid --output '': an empty path; give the directory of "
+					  "the Runs (e.g. -o runs), or leave -o out");
+		run_env.output = arg;
+		break;
+	case 'F':
+		errno = 0;
+		run_env.frequency = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || run_env.frequency < 1 || run_env.frequency > 100000)
+			argp_error(state, "invalid --frequency '%s': an integer from 1 to 100000", arg);
+		break;
+	case OPT_LINGER:
+		run_env.linger_ms = parse_seconds(state, "linger", arg, 0);
+		break;
+	case OPT_SYMBOLIZER_BUDGET:
+		run_env.symbolizer_budget_ms = parse_seconds(state, "symbolizer-budget", arg, 0.001);
+		break;
+	case 'j':
+		run_env.json = 1;
+		break;
+	case 's':
+		run_env.strict = 1;
+		break;
+	case 'v':
+		run_env.verbose = 1;
+		break;
+	case 'e':
+		run_env.mpi_events = 1;
+		break;
+	case ARGP_KEY_ARG:
+		/* the command and everything after it belong to the application */
+		run_env.cmd = &state->argv[state->next - 1];
+		run_env.ncmd = state->argc - state->next + 1;
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (!run_env.cmd)
+			argp_error(state, "no command to profile: nunatak run [OPTIONS] -- CMD [ARGS...]");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+int run_options_parse(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "[--] CMD [ARGS...]", doc, NULL, NULL, NULL };
+
+	memset(&run_env, 0, sizeof(run_env));
+	run_env.linger_ms = LINGER_DEFAULT_MS;
+	run_env.symbolizer_budget_ms = SYMBOLIZER_BUDGET_DEFAULT_MS;
+	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL) ? -EINVAL : 0;
+}
