@@ -112,7 +112,7 @@ static int control(struct fixture *fx, int action, const char *json, int timeout
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT, *reply;
 	Nunatak__Wire__Control c = NUNATAK__WIRE__CONTROL__INIT;
-	zmq_pollitem_t item = { .events = ZMQ_POLLIN };
+	zmq_pollitem_t item = {.events = ZMQ_POLLIN};
 	char why[256];
 	zmq_msg_t msg;
 	int linger = 0, body = -1;
@@ -171,9 +171,9 @@ static void test_interrupt_keeps_serving(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_stop_idle, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stop_after_failed_start, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_interrupt_keeps_serving, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stop_idle, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stop_after_failed_start, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_interrupt_keeps_serving, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

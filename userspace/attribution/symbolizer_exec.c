@@ -63,8 +63,9 @@ static int spawn_attrs(posix_spawn_file_actions_t *fa, posix_spawnattr_t *attr, 
 	err = err ?: posix_spawn_file_actions_adddup2(fa, err_fd, STDERR_FILENO);
 	/* nunatak blocks and ignores signals: the tool gets the defaults, and
 	 * a group of its own so that a bound kills what it started too */
-	err = err ?: posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-							    POSIX_SPAWN_SETPGROUP);
+	err = err
+		  ?: posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+							POSIX_SPAWN_SETPGROUP);
 	err = err ?: posix_spawnattr_setsigdefault(attr, &all);
 	err = err ?: posix_spawnattr_setsigmask(attr, &none);
 	err = err ?: posix_spawnattr_setpgroup(attr, 0);
@@ -101,8 +102,8 @@ static int symbolizer_spawn(const char *tool, const char *module_path, pid_t *pi
 	ready = 1;
 	err = spawn_attrs(&fa, &attr, in_sv[1], out_p[1], err_p[1]);
 	if (!err) {
-		char *argv[] = {(char *)tool, "--output-style=JSON", "--inlining", "--demangle",
-				obj_arg, NULL};
+		char *argv[] = {
+		    (char *)tool, "--output-style=JSON", "--inlining", "--demangle", obj_arg, NULL};
 
 		if (strchr(tool, '/'))
 			err = -posix_spawn(pid, tool, &fa, &attr, argv, environ);
@@ -237,7 +238,8 @@ static int exchange_run(struct exchange *x)
 			if (x->fd[i] < 0)
 				continue;
 			idx[nfds] = i;
-			pfd[nfds++] = (struct pollfd){.fd = x->fd[i], .events = i ? POLLIN : POLLOUT};
+			pfd[nfds++] =
+			    (struct pollfd){.fd = x->fd[i], .events = i ? POLLIN : POLLOUT};
 		}
 		if (x->cancel_fd >= 0) {
 			idx[nfds] = 3;
@@ -278,8 +280,8 @@ static int reap_bounded(pid_t pid, long long deadline_ms, int *status)
 			return -errno;
 		if (now_ms() >= deadline_ms) {
 			if (killed) {
-				pr_warn("llvm-symbolizer %d not reaped %d ms after SIGKILL", (int)pid,
-					SYMBOLIZER_REAP_MS);
+				pr_warn("llvm-symbolizer %d not reaped %d ms after SIGKILL",
+					(int)pid, SYMBOLIZER_REAP_MS);
 				return -ETIMEDOUT;
 			}
 			kill(-pid, SIGKILL);
@@ -329,9 +331,11 @@ static int exchange_with(const char *tool, const char *label, pid_t pid, struct 
 		if (x->fd[i] >= 0)
 			close(x->fd[i]);
 	/* a tool that closed its output may still not exit: same bounds */
-	reaped = reap_bounded(pid, err ? 0 : x->last_answer_ms + x->request_ms < x->deadline_ms
-						? x->last_answer_ms + x->request_ms
-						: x->deadline_ms,
+	reaped = reap_bounded(pid,
+			      err ? 0
+			      : x->last_answer_ms + x->request_ms < x->deadline_ms
+				  ? x->last_answer_ms + x->request_ms
+				  : x->deadline_ms,
 			      &status);
 	if (err == -ETIMEDOUT)
 		pr_warn("'%s' killed on '%s': no answer within its bound (%zu lines answered)",
@@ -350,8 +354,11 @@ int symbolizer_exec(const char *tool, const char *module_path, const char *label
 		    struct growbuf *output)
 {
 	struct growbuf errors = {0};
-	struct exchange x = {.fd = {-1, -1, -1}, .input = input, .output = output,
-			     .errors = &errors, .cancel_fd = b->cancel_fd};
+	struct exchange x = {.fd = {-1, -1, -1},
+			     .input = input,
+			     .output = output,
+			     .errors = &errors,
+			     .cancel_fd = b->cancel_fd};
 	long long start = now_ms();
 	pid_t pid = -1;
 	int err;

@@ -29,14 +29,11 @@ json_t *run_manifest_seed(const char *name, int ncmd, char *const cmd[],
 	seed = json_pack("{s:{s:s, s:i, s:s}, s:{s:s, s:s, s:o, s:n}, s:o, s:[s], s:o,"
 			 " s:[{s:i, s:n, s:s, s:n, s:[{s:s, s:s}]}], s:[]}",
 			 "format", "name", "nunatak-run", "schema", 1, "generated_by",
-			 "nunatak " NUNATAK_VERSION,
-			 "run", "name", name, "created", start, "command", command, "exit_code",
-			 "machine", machine_snapshot(),
-			 "nodes", node,
-			 "provenance", provenance_json(cfg),
-			 "passes", "index", 0, "exit_code", "start", start, "end", "collectors",
-			 "tool", "nunatak-bpf-sampling", "version", NUNATAK_VERSION,
-			 "degradations");
+			 "nunatak " NUNATAK_VERSION, "run", "name", name, "created", start,
+			 "command", command, "exit_code", "machine", machine_snapshot(), "nodes",
+			 node, "provenance", provenance_json(cfg), "passes", "index", 0,
+			 "exit_code", "start", start, "end", "collectors", "tool",
+			 "nunatak-bpf-sampling", "version", NUNATAK_VERSION, "degradations");
 	run = json_object_get(seed, "run");
 	if (!run)
 		return seed;

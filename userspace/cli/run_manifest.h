@@ -7,8 +7,8 @@
 #ifndef NUNATAK_CLI_RUN_MANIFEST_H
 #define NUNATAK_CLI_RUN_MANIFEST_H
 
-#include <stddef.h>
 #include <jansson.h>
+#include <stddef.h>
 
 struct config;
 struct launcher_split;

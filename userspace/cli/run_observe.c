@@ -59,9 +59,9 @@ static int wait_once(struct loop *lp, long long wait_ms)
 {
 	struct run_observe *ro = lp->ro;
 	struct pollfd fds[3] = {
-		{ .fd = lp->exited ? -1 : lp->pidfd, .events = POLLIN },
-		{ .fd = agent_fd(ro->agent), .events = POLLIN },
-		{ .fd = ro->signal_fd, .events = POLLIN },
+	    {.fd = lp->exited ? -1 : lp->pidfd, .events = POLLIN},
+	    {.fd = agent_fd(ro->agent), .events = POLLIN},
+	    {.fd = ro->signal_fd, .events = POLLIN},
 	};
 	pid_t got;
 
@@ -143,7 +143,7 @@ static int outlived_degradation(struct run_observe *ro)
 
 int run_observe(struct run_observe *ro)
 {
-	struct loop lp = { .ro = ro, .next_publish_ms = control_now_ms() + PUBLISH_INTERVAL_MS };
+	struct loop lp = {.ro = ro, .next_publish_ms = control_now_ms() + PUBLISH_INTERVAL_MS};
 	struct outlived o;
 	long long linger_end;
 	int err = 0;

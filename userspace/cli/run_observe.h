@@ -18,9 +18,9 @@ struct agent;
 
 struct run_observe {
 	struct agent *agent;
-	pid_t pid;	/* the application, released from its gate */
-	int signal_fd;	/* run_signals_open() */
-	int linger_ms;	/* after the application ended; 0: not at all */
+	pid_t pid;     /* the application, released from its gate */
+	int signal_fd; /* run_signals_open() */
+	int linger_ms; /* after the application ended; 0: not at all */
 	/* out */
 	int status;	/* the application's wait status */
 	int stop_signo; /* a stop signal that came after the application ended, or 0 */
