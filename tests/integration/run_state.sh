@@ -4,7 +4,9 @@
 #    finalizes it nor records run-interrupted (the Run, once its nunatak
 #    ends, has its exit code and no run-interrupted);
 #  - its nunatak killed (-9) before any sample was stored: it finalizes
-#    it, and says it was interrupted (a Degradation, not "none");
+#    it, and says it was interrupted (a Degradation, not "none"); killed
+#    later: finalized into plain files; owned by another user: read, and
+#    left as it is;
 #  - finalized: sealed plain SQLite (no -wal, no -shm, journal_mode
 #    DELETE; a finalized Run left in WAL mode is sealed by summary), read from a read-only mount by nunatak, sqlite3 and Python's
 #    plain sqlite3.connect(); a pivot still in WAL mode (the control) is
@@ -86,6 +88,14 @@ for _ in $(seq 300); do
 done
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
+# the same Run in another user's hands: read, never written by root (but
+# for the -shm index, which SQLite's readers of a WAL file keep)
+cp -a "$run" theirs && chown -R nobody theirs
+owned() { sha256sum theirs/manifest.json theirs/pivot.sqlite theirs/pivot.sqlite-wal | sha256sum; }
+before=$(owned)
+timeout 60 "$NUNATAK" summary "$T/theirs" >t.out 2>t.err || fail "summary of another user's Run: $(cat t.err)"
+grep -q "not a private (0700) Run of yours" t.err || fail "summary does not say why it leaves the Run as it is: $(cat t.err)"
+[ "$(owned)" = "$before" ] || fail "root wrote into another user's Run: $(ls -la theirs)"
 timeout 60 "$NUNATAK" summary -o killed2 >k.out 2>k.err || fail "summary of the killed Run: $(cat k.err)"
 [ "$(ls -A "$run" | tr '\n' ' ')" = "manifest.json pivot.sqlite " ] || fail "the finalized Run is not plain files: $(ls -A "$run")"
 
