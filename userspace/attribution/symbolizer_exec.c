@@ -363,6 +363,8 @@ int symbolizer_exec(const char *tool, const char *module_path, const char *label
 	pid_t pid = -1;
 	int err;
 
+	if (!b->stopped && b->total_ms > 0 && b->spent_ms >= b->total_ms)
+		b->stopped = -ETIMEDOUT; /* spent by the calls before */
 	if (b->stopped)
 		return b->stopped;
 	x.request_ms = b->request_ms > 0 ? b->request_ms : SYMBOLIZER_REQUEST_MS;
