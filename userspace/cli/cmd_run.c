@@ -174,7 +174,7 @@ static int run_start_agent(struct run *r)
 			       .split = &r->split };
 	struct agent_opts ao = { .run_id = r->run_id, .node = r->node, .endpoint = r->endpoint,
 				 .zmq_ctx = r->zctx, .frequency = r->cfg.sampling_frequency,
-				 .ack_timeout_ms = 60000, .mpi_events = run_env.mpi_events };
+				 .mpi_events = run_env.mpi_events }; /* Acks: the default bound */
 	pthread_t seed_thread;
 	int seed_started;
 
