@@ -5,8 +5,8 @@
 #    ends, has its exit code and no run-interrupted);
 #  - its nunatak killed (-9) before any sample was stored: it finalizes
 #    it, and says it was interrupted (a Degradation, not "none"); killed
-#    later: finalized into plain files; owned by another user: read, and
-#    left as it is;
+#    later: finalized into plain files, with no symbolizer another user
+#    can write; owned by another user: read, and left as it is;
 #  - finalized: sealed plain SQLite (no -wal, no -shm, journal_mode
 #    DELETE; a finalized Run left in WAL mode is sealed by summary), read from a read-only mount by nunatak, sqlite3 and Python's
 #    plain sqlite3.connect(); a pivot still in WAL mode (the control) is
@@ -79,7 +79,7 @@ grep -q "was never finalized" k2.err && fail "finalized twice"
 echo "killed with $batches Batches, $modules modules stored: run-interrupted recorded"
 
 # --- 2b. killed after Batches were stored: once finalized, plain files
-"$NUNATAK" run -o killed2 -- sleep 3 >app.out 2>run.err &
+"$NUNATAK" run -o killed2 -- "$WORKLOADS/hotspots" 3 >app.out 2>run.err &
 pid=$!
 run=$(wait_run killed2) || fail "no Run appeared: $(cat run.err)"
 for _ in $(seq 300); do
@@ -96,7 +96,15 @@ before=$(owned)
 timeout 60 "$NUNATAK" summary "$T/theirs" >t.out 2>t.err || fail "summary of another user's Run: $(cat t.err)"
 grep -q "not a private (0700) Run of yours" t.err || fail "summary does not say why it leaves the Run as it is: $(cat t.err)"
 [ "$(owned)" = "$before" ] || fail "root wrote into another user's Run: $(ls -la theirs)"
-timeout 60 "$NUNATAK" summary -o killed2 >k.out 2>k.err || fail "summary of the killed Run: $(cat k.err)"
+# finalized with a symbolizer another user can replace: not run
+mkdir -m 0777 evil
+printf '#!/bin/sh\ntouch "%s"\n' "$T/pwned" >evil/llvm-symbolizer && chmod 0755 evil/llvm-symbolizer
+printf '[tools]\nllvm-symbolizer = "%s"\n' "$T/evil/llvm-symbolizer" >site.toml
+NUNATAK_SITE_CONFIG=$T/site.toml timeout 60 "$NUNATAK" summary -o killed2 >k.out 2>k.err ||
+	fail "summary of the killed Run: $(cat k.err)"
+grep -q "was never finalized" k.err || fail "the killed Run was not finalized: $(cat k.err)"
+[ ! -e pwned ] || fail "summary ran a symbolizer another user can write"
+grep -q "refusing '$T/evil/llvm-symbolizer'" k.err || fail "the untrusted symbolizer is not named: $(cat k.err)"
 [ "$(ls -A "$run" | tr '\n' ' ')" = "manifest.json pivot.sqlite " ] || fail "the finalized Run is not plain files: $(ls -A "$run")"
 
 # --- 3. a finalized Run read from a read-only mount

@@ -19,6 +19,7 @@
 #include "userspace/cli/run_dir.h"
 #include "userspace/config/config.h"
 #include "userspace/launch/launch.h"
+#include "userspace/launch/tool.h"
 #include "userspace/pivot/pivot.h"
 
 static struct summary_env {
@@ -80,17 +81,25 @@ static struct pivot *finalize_interrupted(int dirfd, const char *run_dir, const 
 					  json_t *manifest, const char *symbolizer)
 {
 	struct pivot *p = pivot__open_at(dirfd, PIVOT_FILE, 0, path);
+	char trusted[PATH_MAX], why[1024];
 	int err;
 
 	if (!p)
 		return NULL;
 	fprintf(stderr, "nunatak: '%s' was never finalized (nunatak stopped before the "
 			"application ended): finalizing it now\n", run_dir);
+	/* as `nunatak run` does: only a program no other user can change */
+	trusted[0] = '\0';
+	if (symbolizer[0] && tool_resolve_trusted(symbolizer, trusted, sizeof(trusted), why,
+						  sizeof(why))) {
+		fprintf(stderr, "nunatak: %s: names will come from ELF symbols only\n", why);
+		trusted[0] = '\0';
+	}
 	err = pivot_add_degradation(p, "run-interrupted",
 				    "nunatak stopped before the application ended: the Run holds "
 				    "what was published until then, and no exit code",
 				    "keep nunatak running until the application ends");
-	err = err ?: finalize_run(p, dirfd, manifest, symbolizer);
+	err = err ?: finalize_run(p, dirfd, manifest, trusted);
 	pivot__free(p);
 	if (!err) /* the killed Aggregator's room for the end: the end is now */
 		unlinkat(dirfd, RUN_STORAGE_RESERVE_FILE, 0);
