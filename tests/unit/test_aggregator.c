@@ -12,6 +12,7 @@
  * hanging it. Expected names and addresses come from nm on the test binary
  * itself. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -263,15 +265,26 @@ static void send_control(struct fixture *fx, Nunatak__Wire__Control__Action acti
 	send_envelope(fx, &env);
 }
 
-/* the START json of the brief, for run_dir */
+/* the START json of the brief, for run_dir: made 0700 first when missing,
+ * as `nunatak run` does, and named by its st_dev/st_ino (0/0 when it
+ * cannot be made: the Aggregator refuses it) */
 static char *start_json(const char *run_dir)
 {
-	json_t *spec = json_pack(
-	    "{s:s, s:s, s:{s:{s:s, s:i, s:s}, s:{s:s, s:n}, s:[{s:i, s:n, s:n}], s:[], s:[]}}",
-	    "run_dir", run_dir, "symbolizer", symbolizer_tool(), "manifest", "format", "name",
+	struct stat st = { 0 };
+	json_t *spec;
+	char *text;
+
+	if (mkdir(run_dir, 0700) && errno != EEXIST)
+		memset(&st, 0, sizeof(st));
+	else if (stat(run_dir, &st))
+		memset(&st, 0, sizeof(st));
+	spec = json_pack(
+	    "{s:s, s:I, s:I, s:s, s:{s:{s:s, s:i, s:s}, s:{s:s, s:n}, s:[{s:i, s:n, s:n}], s:[],"
+	    " s:[]}}",
+	    "run_dir", run_dir, "run_dir_dev", (json_int_t)st.st_dev, "run_dir_ino",
+	    (json_int_t)st.st_ino, "symbolizer", symbolizer_tool(), "manifest", "format", "name",
 	    "nunatak-run", "schema", 1, "generated_by", "test", "run", "name", "t", "exit_code",
 	    "passes", "index", 0, "exit_code", "end", "nodes", "degradations");
-	char *text;
 
 	assert_non_null(spec);
 	text = json_dumps(spec, JSON_COMPACT);
@@ -625,7 +638,7 @@ static void test_newer_protocol_refused(void **state)
 	send_packed_as_is(fx, &env);
 	free(json);
 	expect_error(fx, newer, ours, NULL);
-	assert_false(file_exists(fx->run_dir));
+	assert_false(file_exists(path_in(fx->run_dir, "manifest.json")));
 
 	start_run(fx);
 	send_good_batch(fx, 0);
@@ -775,7 +788,7 @@ static void test_second_start_refused(void **state)
 	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, "run-other", json);
 	free(json);
 	expect_error(fx, RUN_ID, NULL);
-	assert_false(file_exists(other_dir));
+	assert_false(file_exists(path_in(other_dir, "manifest.json")));
 
 	/* the same Run again: refused too, the Run is kept as it is */
 	json = start_json(fx->run_dir);
@@ -823,6 +836,56 @@ static void test_malformed_start_refused(void **state)
 	start_run(fx);
 	send_good_batch(fx, 0);
 	assert_true(serving_thread_alive(fx));
+}
+
+/* START names a directory by path and by st_dev/st_ino: one swapped for
+ * another, one not private, or one a writer holds locked is refused and
+ * nothing is created in it; the Run directory is locked while written */
+static void test_start_checks_run_dir(void **state)
+{
+	struct fixture *fx = *state;
+	char moved[PATH_MAX], *json;
+	int fd;
+
+	json = start_json(fx->run_dir);
+	snprintf(moved, sizeof(moved), "%s.moved", fx->run_dir);
+	assert_int_equal(rename(fx->run_dir, moved), 0);
+	assert_int_equal(mkdir(fx->run_dir, 0700), 0); /* the same path, another directory */
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
+	free(json);
+	expect_error(fx, "not the directory created for this Run", NULL);
+	assert_false(file_exists(path_in(fx->run_dir, "manifest.json")));
+	assert_int_equal(rmdir(fx->run_dir), 0);
+	assert_int_equal(symlink(moved, fx->run_dir), 0); /* a link to the right one */
+	json = start_json(fx->run_dir);
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
+	free(json);
+	expect_error(fx, "cannot open run directory", NULL);
+	assert_false(file_exists(path_in(moved, "manifest.json")));
+	assert_int_equal(unlink(fx->run_dir), 0);
+
+	assert_int_equal(mkdir(fx->run_dir, 0700), 0);
+	assert_int_equal(chmod(fx->run_dir, 0755), 0);
+	json = start_json(fx->run_dir);
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
+	expect_error(fx, "0755", NULL);
+	assert_false(file_exists(path_in(fx->run_dir, "pivot.sqlite")));
+
+	assert_int_equal(chmod(fx->run_dir, 0700), 0);
+	fd = open(fx->run_dir, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0); /* another writer */
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
+	expect_error(fx, "locked", NULL);
+	close(fd);
+
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
+	free(json);
+	expect_ack(fx, RUN_ID, "", 0);
+	fd = open(fx->run_dir, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1); /* held while the Run is written */
+	assert_int_equal(errno, EWOULDBLOCK);
+	close(fd);
 }
 
 static void test_unexpected_envelopes_refused(void **state)
@@ -991,6 +1054,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_batches_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_second_start_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed_start_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_start_checks_run_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unexpected_envelopes_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_finalize_refusals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_finalize_writes_run, setup, teardown),
