@@ -178,6 +178,8 @@ static int agent_add_counters(struct agent *a, struct batch_builder *b)
 	sampler_read_counters(a->sampler, &c);
 	err = err ?: batch_builder_add_counter(b, "samples_seen", c.seen);
 	err = err ?: batch_builder_add_counter(b, "samples_dropped", c.drop_keys);
+	err = err ?: batch_builder_add_counter(b, "samples_lost_in_drain", c.drain_lost);
+	err = err ?: batch_builder_add_counter(b, "sample_flip_timeouts", c.flip_timeouts);
 	err = err ?: batch_builder_add_counter(b, "stacks_dropped", c.drop_stacks);
 	/* counted, not a Degradation: nothing was lost that could be read */
 	err = err ?: batch_builder_add_counter(b, "stacks_unreadable", c.stacks_unreadable);

@@ -216,6 +216,14 @@ struct counter_degradation {
 static const struct counter_degradation counter_degradations[] = {
 	{ "samples_dropped", "samples-dropped", "samples were lost: the kernel sample map was full",
 	  "lower --frequency, or drain more often" },
+	{ "samples_lost_in_drain", "samples-lost-in-drain",
+	  "samples were lost while the Agent drained the kernel maps (it ran out of memory, or "
+	  "the sample map flipped under a sample)",
+	  "free memory on the node; report it if it recurs" },
+	{ "sample_flip_timeouts", "sample-flip-timeout",
+	  "drains did not see the sampling programs leave the old sample map within 100 ms: "
+	  "samples added after it was read are lost, uncounted",
+	  "report it: a sampling program runs for microseconds" },
 	{ "stacks_dropped", "stacks-dropped",
 	  "samples lost their call stack: the stack map was full; they are kept, attributed to "
 	  "their leaf only",
