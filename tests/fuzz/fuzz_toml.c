@@ -1,13 +1,17 @@
 /* fuzz_toml — the TOML subset parser (userspace/config/toml.h) on arbitrary
  * bytes: a document that parses is walked completely (every key through
  * toml_doc_foreach, every value through its typed getter, every array
- * element, found again by path); one that does not must say where. */
+ * element, found again by path); one that does not must say where. A
+ * document that parses is then applied as a configuration file
+ * (config_load_file, from a file on tmpfs): what nunatak.toml goes
+ * through, keys and values checked. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "tests/fuzz/fuzz_helpers.h"
+#include "userspace/config/config.h"
 #include "userspace/config/toml.h"
 
 static void walk_value(const struct toml_value *v, int depth)
@@ -73,6 +77,28 @@ static int visit(const struct toml_entry *e, void *ctx)
 	return 0;
 }
 
+/* an error names the file and says where, or what was refused */
+static void load_as_config(const uint8_t *data, size_t size)
+{
+	static char path[128];
+	struct config cfg;
+	char err[512];
+	int rc;
+
+	if (!path[0])
+		snprintf(path, sizeof(path), "%s/nunatak.toml", fuzz_scratch_dir());
+	fuzz_write_file(path, data, size);
+	config_init(&cfg);
+	err[0] = '\0';
+	rc = config_load_file(&cfg, path, err, sizeof(err));
+	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -ENOMEM);
+	if (rc == -EINVAL)
+		FUZZ_CHECK(strstr(err, path) != NULL);
+	if (!rc)
+		FUZZ_CHECK(cfg.runs_dir && cfg.llvm_symbolizer && cfg.sampling_frequency > 0);
+	config_release(&cfg);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct toml_doc *doc;
@@ -88,5 +114,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_CHECK(toml_doc_foreach(doc, visit, doc) == 0);
 	toml_doc__free(doc);
+	load_as_config(data, size);
 	return 0;
 }
