@@ -87,7 +87,7 @@ echo "SIGINT in the finalize: exit $rc after $ms ms, run-interrupted"
 # time from nunatak
 rm -f got ready
 python3 - "$NUNATAK" "$T" <<'PY' || fail "Ctrl-C on a terminal: see above"
-import os, pty, sys, time
+import os, pty, select, sys, time
 nunatak, t = sys.argv[1], sys.argv[2]
 pid, fd = pty.fork()
 if pid == 0:
@@ -95,16 +95,16 @@ if pid == 0:
     os.execv(nunatak, [nunatak, "run", "-o", "runs", "--linger", "0", "--", "./app"])
 out = b""
 def drain(seconds):
+    """reads what nunatak writes to the terminal for that long"""
     global out
     end = time.time() + seconds
     while time.time() < end:
         try:
-            import select
             r, _, _ = select.select([fd], [], [], 0.05)
             if r:
                 out += os.read(fd, 65536)
-        except OSError:
-            return
+        except OSError:  # EIO: the terminal's other side is closed
+            time.sleep(max(0, end - time.time()))
 for _ in range(200):
     if os.path.exists(t + "/ready"):
         break
@@ -113,15 +113,15 @@ drain(0.3)
 os.write(fd, b"\x03")  # Ctrl-C
 drain(0.5)
 os.kill(pid, 15)       # then kill(2): forwarded
-status = None
-for _ in range(200):
+deadline = time.time() + 15
+while True:
     got, status = os.waitpid(pid, os.WNOHANG)
     if got:
         break
+    if time.time() > deadline:
+        os.kill(pid, 9)
+        sys.exit("nunatak did not end: " + out.decode(errors="replace")[-500:])
     drain(0.05)
-else:
-    os.kill(pid, 9)
-    sys.exit("nunatak did not end")
 code = os.waitstatus_to_exitcode(status)
 got = open(t + "/got").read().split()
 if code != 3 or got != ["INT", "TERM"]:
