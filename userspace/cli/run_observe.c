@@ -123,7 +123,7 @@ static int count_outlived(struct run_observe *ro, struct outlived *o)
 }
 
 /* Names what was cut short; the count of those still alive. */
-static int outlived_degradation(struct run_observe *ro)
+static int outlived_degradation(struct run_observe *ro, long long ended_ms)
 {
 	struct outlived o;
 	char message[768];
@@ -133,8 +133,9 @@ static int outlived_degradation(struct run_observe *ro)
 	snprintf(message, sizeof(message),
 		 "%d process%s of the Target outlived the application by %.1f s and %s observed "
 		 "no further%s: %s",
-		 o.n, o.n > 1 ? "es" : "", ro->linger_ms / 1e3, o.n > 1 ? "were" : "was",
-		 ro->stop_signo ? " (nunatak was interrupted)" : "", o.list);
+		 o.n, o.n > 1 ? "es" : "", (control_now_ms() - ended_ms) / 1e3,
+		 o.n > 1 ? "were" : "was", ro->stop_signo ? " (nunatak was interrupted)" : "",
+		 o.list);
 	agent_add_degradation(ro->agent, "processes-outlived", message,
 			      "raise --linger to observe them until they exit, or have the "
 			      "application wait for its children");
@@ -145,7 +146,7 @@ int run_observe(struct run_observe *ro)
 {
 	struct loop lp = {.ro = ro, .next_publish_ms = control_now_ms() + PUBLISH_INTERVAL_MS};
 	struct outlived o;
-	long long linger_end;
+	long long ended_ms, linger_end;
 	int err = 0;
 
 	lp.pidfd = (int)syscall(SYS_pidfd_open, ro->pid, 0);
@@ -157,13 +158,14 @@ int run_observe(struct run_observe *ro)
 		close(lp.pidfd);
 	if (err)
 		return err;
-	linger_end = control_now_ms() + ro->linger_ms;
+	ended_ms = control_now_ms();
+	linger_end = ended_ms + ro->linger_ms;
 	while (!ro->stop_signo && control_now_ms() < linger_end && count_outlived(ro, &o)) {
 		long long left = linger_end - control_now_ms();
 
 		publish_when_due(&lp);
 		wait_once(&lp, left < LINGER_POLL_MS ? left : LINGER_POLL_MS);
 	}
-	ro->outlived = outlived_degradation(ro);
+	ro->outlived = outlived_degradation(ro, ended_ms);
 	return 0;
 }
