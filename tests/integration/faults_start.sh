@@ -74,3 +74,18 @@ json "$run/manifest.json" 'd["run"]["exit_code"]' | grep -qx 3 || fail "exit cod
 [ "$(sql "$run" "SELECT count(*) FROM hotspots WHERE name = 'heavy_kernel'")" = 1 ] ||
 	fail "heavy_kernel lost its ELF name"
 echo "sleeping symbolizer: exit 3 after $ms ms"
+
+# 4. a symbolizer others can write is never run: symbolizer-untrusted
+mkdir -m 0755 open
+printf '#!/bin/sh\ntouch %s/untrusted-ran\n' "$T" >open/planted
+chmod 0777 open/planted
+printf '[tools]\nllvm-symbolizer = "%s"\n' "$T/open/planted" >site2.toml
+chmod 0644 site2.toml
+NUNATAK_SITE_CONFIG="$T/site2.toml" timeout 30 "$NUNATAK" run -o runs -- sh -c "exit 3" 2>untrusted.err
+rc=$?
+[ "$rc" = 3 ] || fail "untrusted symbolizer: exit $rc, not the application's 3"
+[ ! -e untrusted-ran ] || fail "a symbolizer others can write was run"
+run=$(run_dir_of untrusted.err)
+json "$run/manifest.json" '[x["message"] for x in d["degradations"] if x["name"]=="symbolizer-untrusted"][0]' |
+	grep -q "open/planted" || fail "no symbolizer-untrusted Degradation naming the file"
+echo "untrusted symbolizer: not run, symbolizer-untrusted, exit $rc"

@@ -200,7 +200,7 @@ static int run_start_agent(struct run *r)
  * (none may run: names from ELF symbols, a Degradation says why). */
 static void run_resolve_symbolizer(struct run *r)
 {
-	char why[1024], message[1200];
+	char why[PATH_MAX + 512], message[PATH_MAX + 600];
 	int e;
 
 	e = tool_resolve_trusted(r->cfg.llvm_symbolizer, r->symbolizer, sizeof(r->symbolizer), why,
@@ -215,8 +215,13 @@ static void run_resolve_symbolizer(struct run *r)
 				      "write, e.g. /usr/bin/llvm-symbolizer");
 		return;
 	}
-	snprintf(message, sizeof(message), "'%s' not found: names will come from ELF symbols only",
-		 r->cfg.llvm_symbolizer);
+	if (e == -ENOENT)
+		snprintf(message, sizeof(message),
+			 "'%s' not found: names will come from ELF symbols only",
+			 r->cfg.llvm_symbolizer);
+	else
+		snprintf(message, sizeof(message), "%s: names will come from ELF symbols only",
+			 why);
 	agent_add_degradation(r->agent, "symbolizer-missing", message,
 			      "apt-get install llvm, or set tools.llvm-symbolizer in nunatak.toml");
 }
