@@ -38,7 +38,7 @@
 #include "userspace/cli/run_manifest.h"
 #include "userspace/cli/run_observe.h"
 #include "userspace/cli/run_options.h"
-#include "userspace/cli/run_signals.h"
+#include "userspace/launch/run_signals.h"
 #include "userspace/config/config.h"
 #include "userspace/launch/launch.h"
 #include "userspace/launch/launcher.h"

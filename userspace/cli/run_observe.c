@@ -12,7 +12,7 @@
 #include "userspace/agent/agent.h"
 #include "userspace/cli/control.h"
 #include "userspace/cli/run_observe.h"
-#include "userspace/cli/run_signals.h"
+#include "userspace/launch/run_signals.h"
 #include "userspace/log/log.h"
 
 #define PUBLISH_INTERVAL_MS 1000

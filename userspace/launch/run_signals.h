@@ -15,8 +15,8 @@
  * The application gets default dispositions and an empty mask back
  * (launch.h); so do the tools nunatak runs.
  */
-#ifndef NUNATAK_CLI_RUN_SIGNALS_H
-#define NUNATAK_CLI_RUN_SIGNALS_H
+#ifndef NUNATAK_LAUNCH_RUN_SIGNALS_H
+#define NUNATAK_LAUNCH_RUN_SIGNALS_H
 
 #include <sys/types.h>
 

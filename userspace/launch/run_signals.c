@@ -5,7 +5,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "userspace/cli/run_signals.h"
+#include "userspace/launch/run_signals.h"
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 
