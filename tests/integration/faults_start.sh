@@ -81,11 +81,13 @@ printf '#!/bin/sh\ntouch %s/untrusted-ran\n' "$T" >open/planted
 chmod 0777 open/planted
 printf '[tools]\nllvm-symbolizer = "%s"\n' "$T/open/planted" >site2.toml
 chmod 0644 site2.toml
-NUNATAK_SITE_CONFIG="$T/site2.toml" timeout 30 "$NUNATAK" run -o runs -- sh -c "exit 3" 2>untrusted.err
+NUNATAK_SITE_CONFIG="$T/site2.toml" timeout 30 "$NUNATAK" run -o runs -- "$WORKLOADS/hotspots" 0.3 3 >/dev/null 2>untrusted.err
 rc=$?
 [ "$rc" = 3 ] || fail "untrusted symbolizer: exit $rc, not the application's 3"
 [ ! -e untrusted-ran ] || fail "a symbolizer others can write was run"
 run=$(run_dir_of untrusted.err)
 json "$run/manifest.json" '[x["message"] for x in d["degradations"] if x["name"]=="symbolizer-untrusted"][0]' |
 	grep -q "open/planted" || fail "no symbolizer-untrusted Degradation naming the file"
+[ "$(json "$run/manifest.json" '[x["name"] for x in d["degradations"] if x["name"].startswith("symbolizer")]')" = "['symbolizer-untrusted']" ] ||
+	fail "the refusal is said once, as symbolizer-untrusted: $(json "$run/manifest.json" 'd["degradations"]')"
 echo "untrusted symbolizer: not run, symbolizer-untrusted, exit $rc"

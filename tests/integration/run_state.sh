@@ -105,6 +105,8 @@ NUNATAK_SITE_CONFIG=$T/site.toml timeout 60 "$NUNATAK" summary -o killed2 >k.out
 grep -q "was never finalized" k.err || fail "the killed Run was not finalized: $(cat k.err)"
 [ ! -e pwned ] || fail "summary ran a symbolizer another user can write"
 grep -q "refusing '$T/evil/llvm-symbolizer'" k.err || fail "the untrusted symbolizer is not named: $(cat k.err)"
+json "$run/manifest.json" '[x["name"] for x in d["degradations"]]' | grep -q "symbolizer-untrusted" ||
+	fail "the finalized Run does not record symbolizer-untrusted: $(json "$run/manifest.json" 'd["degradations"]')"
 [ "$(ls -A "$run" | tr '\n' ' ')" = "manifest.json pivot.sqlite " ] || fail "the finalized Run is not plain files: $(ls -A "$run")"
 
 # --- 3. a finalized Run read from a read-only mount

@@ -326,7 +326,8 @@ int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *
 	err = attribute_modules(p, &ac, symbolizer);
 	if (err)
 		return err;
-	if (ac.symbolizer_missing)
+	/* "": the caller refused the tool and recorded why */
+	if (ac.symbolizer_missing && symbolizer && symbolizer[0])
 		pivot_add_degradation(p, "symbolizer-missing",
 				      "llvm-symbolizer could not be run: names come from ELF symbols "
 				      "only, without source lines or inline frames",

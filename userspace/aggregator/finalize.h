@@ -17,7 +17,8 @@ struct pivot;
  * written in the Run directory run_dir_fd; then the pivot is sealed
  * (pivot_seal: plain SQLite, journal_mode DELETE; a seal that fails is
  * logged, not returned: the Run is complete). symbolizer: the
- * llvm-symbolizer to run. 0 or -errno. */
+ * llvm-symbolizer to run; "" when the caller refused it (names from ELF
+ * symbols; the caller records the Degradation that says why). 0 or -errno. */
 int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *symbolizer);
 
 #endif

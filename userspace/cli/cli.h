@@ -18,6 +18,15 @@ int cmd_summary(int argc, char **argv);
 int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json,
 		 const char *symbolizer);
 
+/* The symbolizer a Run may use: the trusted absolute path of name in
+ * path, 0. Else path is "" (none may run: names from ELF symbols), and
+ * *dname, message and *remedy describe the Degradation to record
+ * (symbolizer-untrusted when another user could change it,
+ * symbolizer-missing otherwise); returns the -errno of
+ * tool_resolve_trusted(). One rule for `run` and `summary`. */
+int cli_resolve_symbolizer(const char *name, char *path, size_t pathlen, const char **dname,
+			   char *message, size_t messagelen, const char **remedy);
+
 /* the runs directory and site config as the cascade gives them */
 struct config;
 int cli_load_config(struct config *cfg);

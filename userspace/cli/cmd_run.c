@@ -200,30 +200,12 @@ static int run_start_agent(struct run *r)
  * (none may run: names from ELF symbols, a Degradation says why). */
 static void run_resolve_symbolizer(struct run *r)
 {
-	char why[PATH_MAX + 512], message[PATH_MAX + 600];
-	int e;
+	char message[PATH_MAX + 600];
+	const char *name, *remedy;
 
-	e = tool_resolve_trusted(r->cfg.llvm_symbolizer, r->symbolizer, sizeof(r->symbolizer), why,
-				 sizeof(why));
-	if (!e)
-		return;
-	r->symbolizer[0] = '\0';
-	if (e == -EPERM) {
-		snprintf(message, sizeof(message), "%s: names will come from ELF symbols only", why);
-		agent_add_degradation(r->agent, "symbolizer-untrusted", message,
-				      "give tools.llvm-symbolizer a program only root (or you) can "
-				      "write, e.g. /usr/bin/llvm-symbolizer");
-		return;
-	}
-	if (e == -ENOENT)
-		snprintf(message, sizeof(message),
-			 "'%s' not found: names will come from ELF symbols only",
-			 r->cfg.llvm_symbolizer);
-	else
-		snprintf(message, sizeof(message), "%s: names will come from ELF symbols only",
-			 why);
-	agent_add_degradation(r->agent, "symbolizer-missing", message,
-			      "apt-get install llvm, or set tools.llvm-symbolizer in nunatak.toml");
+	if (cli_resolve_symbolizer(r->cfg.llvm_symbolizer, r->symbolizer, sizeof(r->symbolizer),
+				   &name, message, sizeof(message), &remedy))
+		agent_add_degradation(r->agent, name, message, remedy);
 }
 
 /* START: the Run's directory, pivot and first manifest; bounded. */

@@ -81,24 +81,26 @@ static struct pivot *finalize_interrupted(int dirfd, const char *run_dir, const 
 					  json_t *manifest, const char *symbolizer)
 {
 	struct pivot *p = pivot__open_at(dirfd, PIVOT_FILE, 0, path);
-	char trusted[PATH_MAX], why[1024];
+	char trusted[PATH_MAX], why[PATH_MAX + 600];
+	const char *dname, *remedy;
 	int err;
 
 	if (!p)
 		return NULL;
-	fprintf(stderr, "nunatak: '%s' was never finalized (nunatak stopped before the "
-			"application ended): finalizing it now\n", run_dir);
+	fprintf(stderr, "nunatak: '%s' was never finalized (nunatak was killed, or its "
+			"finalize was stopped): finalizing it now\n", run_dir);
 	/* as `nunatak run` does: only a program no other user can change */
-	trusted[0] = '\0';
-	if (symbolizer[0] && tool_resolve_trusted(symbolizer, trusted, sizeof(trusted), why,
-						  sizeof(why))) {
-		fprintf(stderr, "nunatak: %s: names will come from ELF symbols only\n", why);
-		trusted[0] = '\0';
+	err = 0;
+	if (cli_resolve_symbolizer(symbolizer, trusted, sizeof(trusted), &dname, why, sizeof(why),
+				   &remedy)) {
+		fprintf(stderr, "nunatak: %s\n", why);
+		err = pivot_add_degradation(p, dname, why, remedy);
 	}
-	err = pivot_add_degradation(p, "run-interrupted",
-				    "nunatak stopped before the application ended: the Run holds "
-				    "what was published until then, and no exit code",
-				    "keep nunatak running until the application ends");
+	err = err ?: pivot_add_degradation(p, "run-interrupted",
+					   "nunatak stopped before the Run was finalized (it was "
+					   "killed, or its finalize was stopped): the Run holds what "
+					   "was published until then, and no exit code",
+					   "keep nunatak running until it prints the summary");
 	err = err ?: finalize_run(p, dirfd, manifest, trusted);
 	pivot__free(p);
 	if (!err) /* the killed Aggregator's room for the end: the end is now */
@@ -233,6 +235,33 @@ out:
 		close(read_fd);
 	json_decref(manifest);
 	return ret;
+}
+
+int cli_resolve_symbolizer(const char *name, char *path, size_t pathlen, const char **dname,
+			   char *message, size_t messagelen, const char **remedy)
+{
+	char why[PATH_MAX + 512];
+	int e;
+
+	e = tool_resolve_trusted(name, path, pathlen, why, sizeof(why));
+	if (!e)
+		return 0;
+	path[0] = '\0';
+	if (e == -EPERM) {
+		*dname = "symbolizer-untrusted";
+		*remedy = "give tools.llvm-symbolizer a program only root (or you) can write, e.g. "
+			  "/usr/bin/llvm-symbolizer";
+		snprintf(message, messagelen, "%s: names will come from ELF symbols only", why);
+		return e;
+	}
+	*dname = "symbolizer-missing";
+	*remedy = "apt-get install llvm, or set tools.llvm-symbolizer in nunatak.toml";
+	if (e == -ENOENT)
+		snprintf(message, messagelen, "'%s' not found: names will come from ELF symbols only",
+			 name);
+	else
+		snprintf(message, messagelen, "%s: names will come from ELF symbols only", why);
+	return e;
 }
 
 int cli_load_config(struct config *cfg)
