@@ -1,8 +1,10 @@
-# nunatak — one entry point: deps, build, test, demo, install, vmlinux.
+# nunatak — one entry point: deps, build, test, fuzz, demo, install, vmlinux.
 #
 #   make demo    install what is missing, build, profile the bundled demo
-#   make test    install what is missing, build (plain and ASan/UBSan),
-#                run every unit and integration test
+#   make test    install what is missing, build (plain, ASan/UBSan and the
+#                fuzz targets), run every unit test, each fuzz target
+#                briefly, and every integration test
+#   make fuzz    each fuzz target FUZZ_SECONDS (60), one after the other
 #
 # Objects go to $(BUILD) (build/, or build-asan/ for the sanitizer variant).
 # Every .c under userspace/ (but cli/), analysis/ and report/ lands in
