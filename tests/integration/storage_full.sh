@@ -95,7 +95,24 @@ run=$(run_dir_of err.txt)
 [ -n "$run" ] && [ "$(sqlite3 "$run/pivot.sqlite" 'pragma integrity_check')" = ok ] || fail "integrity_check after SIGTERM on a full disk"
 echo "SIGTERM on a full disk: exit 143 after ${elapsed}s"
 
-# 3. the space comes back: the Batches kept in memory are stored
+# 3. full before the first Batch: the loss still reaches the Run (the
+# reserve is made when the Run starts, not with the first Batch)
+reset_runs
+timeout 60 "$NUNATAK" run -o "$RUNS" -F 10000 -- "$WORKLOADS/hotspots" 2 3 >out.txt 2>err.txt &
+pid=$!
+for i in $(seq 1 250); do ls "$RUNS"/*/manifest.json >/dev/null 2>&1 && break; sleep 0.01; done
+fill
+wait $pid
+rc=$?
+[ $rc = 3 ] || fail "full before the first Batch: exit $rc, expected the application's 3"
+run=$(run_dir_of err.txt)
+sql "$run" "select count(*) from batches" | grep -qx 0 || echo "note: a Batch was stored before the disk filled"
+sql "$run" "select message from degradations where name = 'storage-failed'" | grep -q 'samples in' ||
+	fail "full before the first Batch: storage-failed is not in the Run: $(tail -8 err.txt)"
+grep -q 'degradations: none' err.txt && fail "the summary says 'degradations: none' for a Run that lost samples"
+echo "full before the first Batch: storage-failed in the Run"
+
+# 4. the space comes back: the Batches kept in memory are stored
 reset_runs
 timeout 60 "$NUNATAK" run -o "$RUNS" -F 10000 -- "$WORKLOADS/hotspots" 5 >out.txt 2>err.txt &
 pid=$!

@@ -201,6 +201,39 @@ out:
 	return err;
 }
 
+/* The room the Agent's last Batch and the finalize need when the disk
+ * fills up during the Run: a file of zeros made when the Run starts and
+ * removed for the last one (Batch.last), so that what was lost can still
+ * be said in the Run. make 0: remove it. Best effort: without a reserve,
+ * the loss is said on stderr by the Agent. */
+#define STORAGE_RESERVE_BYTES (512 * 1024)
+
+static void aggregator_storage_reserve(const struct aggregator *agg, int make)
+{
+	static const char zeros[64 * 1024];
+	size_t done;
+	int fd;
+
+	if (!agg->has_run_dir_fd)
+		return;
+	if (!make) {
+		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
+		return;
+	}
+	fd = openat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return; /* EEXIST: made already */
+	for (done = 0; done < STORAGE_RESERVE_BYTES; done += sizeof(zeros))
+		if (write(fd, zeros, sizeof(zeros)) != (ssize_t)sizeof(zeros))
+			break;
+	if (done < STORAGE_RESERVE_BYTES || fsync(fd)) {
+		pr_debug("no storage reserve in the Run directory: %s", strerror(errno));
+		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
+	}
+	close(fd);
+}
+
 static int aggregator_start(struct aggregator *agg, const Nunatak__Wire__Control *c, char *why,
 			    size_t whylen)
 {
@@ -232,6 +265,9 @@ static int aggregator_start(struct aggregator *agg, const Nunatak__Wire__Control
 		snprintf(why, whylen, "cannot create '%s': %s", path, strerror(-err));
 		goto out;
 	}
+	/* before the disk can fill (the first Batch may be too late), and
+	 * before the manifest: a Run with a manifest has its reserve */
+	aggregator_storage_reserve(agg, 1);
 	agg->manifest = json_incref(json_object_get(spec, "manifest"));
 	err = manifest_write(agg->run_dir_fd, agg->manifest);
 	if (err) {
@@ -297,39 +333,6 @@ static int aggregator_finalize(struct aggregator *agg, const Nunatak__Wire__Cont
 	return err;
 }
 
-/* The room the Agent's last Batch and the finalize need when the disk
- * fills up during the Run: a file of zeros made with the first Batch and
- * removed for the last one (Batch.last), so that what was lost can still
- * be said in the Run. make 0: remove it. Best effort: without a reserve,
- * the loss is said on stderr by the Agent. */
-#define STORAGE_RESERVE_BYTES (512 * 1024)
-
-static void aggregator_storage_reserve(const struct aggregator *agg, int make)
-{
-	static const char zeros[64 * 1024];
-	size_t done;
-	int fd;
-
-	if (!agg->has_run_dir_fd)
-		return;
-	if (!make) {
-		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
-		return;
-	}
-	fd = openat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return; /* EEXIST: made already */
-	for (done = 0; done < STORAGE_RESERVE_BYTES; done += sizeof(zeros))
-		if (write(fd, zeros, sizeof(zeros)) != (ssize_t)sizeof(zeros))
-			break;
-	if (done < STORAGE_RESERVE_BYTES || fsync(fd)) {
-		pr_debug("no storage reserve in '%s': %s", agg->run_dir, strerror(errno));
-		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
-	}
-	close(fd);
-}
-
 /* An Error about Batch b, with code (an errno) saying whether storing it
  * again later may work (wire_storage_error_transient). */
 static int reply_batch_error(struct aggregator *agg, zmq_msg_t *identity,
@@ -362,8 +365,6 @@ static int aggregator_store_batch(struct aggregator *agg, zmq_msg_t *identity,
 			 (unsigned long long)b->seq, b->node, b->run_id);
 		return reply_batch_error(agg, identity, b, ENOENT, why);
 	}
-	if (b->seq == 0)
-		aggregator_storage_reserve(agg, 1);
 	if (b->has_last && b->last)
 		aggregator_storage_reserve(agg, 0);
 	err = pivot_store_batch(agg->pivot, b);

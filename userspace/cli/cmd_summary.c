@@ -159,6 +159,20 @@ static int summary_may_write(const char *run_dir, const json_t *manifest, int *d
 	return 1;
 }
 
+/* 1 when the writer of the Run holds its lock (held_fd: the lock when we
+ * hold it ourselves, -1 when not) */
+static int summary_still_written(const char *run_dir, int held_fd)
+{
+	int fd = -1, e;
+
+	if (held_fd >= 0)
+		return 0;
+	e = run_dir_lock(run_dir, &fd);
+	if (fd >= 0)
+		close(fd);
+	return e == -EWOULDBLOCK;
+}
+
 int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json,
 		 const char *symbolizer)
 {
@@ -225,6 +239,14 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	}
 	pivot_for_each_degradation(p, count_degradation, &degradations);
 	ret = degradations ? 1 : 0;
+	if (!manifest_finalized(manifest) && !summary_still_written(run_dir, dirfd)) {
+		/* its finalize failed (e.g. the disk is full): what it lacks is
+		 * not known, so the summary cannot say "none" */
+		fprintf(stderr, "nunatak: '%s' is not finalized: names, Measurements and "
+				"Degradations may be missing; 'nunatak summary %s' finalizes it "
+				"once its nunatak has stopped and there is room\n", run_dir, run_dir);
+		ret = 1;
+	}
 out:
 	json_decref(j);
 	diagnosis__free(d);
