@@ -35,7 +35,7 @@ static const char doc[] =
 	"  nunatak run --json -- ./app > out.json JSON result on stdout after the app's\n"
 	"  nunatak run -- mpirun -n 8 ./solver    hotspots and MPI time of every rank\n"
 	"  nunatak run -e -- srun -n 4 ./app      each MPI call as an Event as well\n"
-	"  nunatak run --linger 30 -- ./start-daemon  observe what it leaves running 30 s more\n"
+	"  nunatak run --linger 30 -- ./start.sh  observe what it leaves running, 30 s\n"
 	"\n"
 	"Configuration: /etc/nunatak.toml, then the first nunatak.toml found walking up\n"
 	"from the current directory, then these options (keys: name, runs_dir,\n"
