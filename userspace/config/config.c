@@ -184,12 +184,8 @@ static int read_whole_file(const char *path, char **out, size_t *len, char *err,
 	/* a file that another user can write or replace is not obeyed; a
 	 * FIFO or a device is refused before it is opened */
 	ret = trust_open(path, &fd, err, errlen);
-	if (ret) {
-		if (ret == -EPERM || ret == -ELOOP || ret == -EISDIR || ret == -EINVAL)
-			snprintf(err + strlen(err), errlen - strlen(err),
-				 ", or pass the settings as options");
+	if (ret)
 		return ret;
-	}
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot stat '%s': %s", path, strerror(-ret));
@@ -418,6 +414,19 @@ static bool same_file(const char *a, const char *b)
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* A project file nunatak refuses applies to every directory below it:
+ * say how to get from under it, which no option does. */
+static void project_refusal_remedy(const char *project_path, char *err, size_t errlen)
+{
+	const char *slash = strrchr(project_path, '/');
+	size_t len = strlen(err);
+	int dir_len = slash ? (int)(slash - project_path) : 0;
+
+	snprintf(err + len, errlen - len,
+		 "; it applies to every directory under '%.*s': run nunatak from outside it",
+		 dir_len ? dir_len : 1, dir_len ? project_path : "/");
+}
+
 int config_load(struct config *cfg, const char *site_path, const char *start_dir, char *err,
 		size_t errlen)
 {
@@ -444,6 +453,8 @@ int config_load(struct config *cfg, const char *site_path, const char *start_dir
 		goto cleanup;
 	if (project_path && !(have_site && same_file(site_path, project_path))) {
 		ret = config_file_open(&project, project_path, err, errlen);
+		if (ret == -EPERM || ret == -ELOOP || ret == -EISDIR || ret == -EINVAL)
+			project_refusal_remedy(project_path, err, errlen);
 		if (ret)
 			goto cleanup;
 		have_project = true;
