@@ -63,10 +63,29 @@ static inline int have_command(const char *name)
 	return system(cmd) == 0;
 }
 
-/* the llvm-symbolizer to run: $NUNATAK_LLVM_SYMBOLIZER, else from PATH */
+/* the llvm-symbolizer to run: $NUNATAK_LLVM_SYMBOLIZER, else the one in
+ * PATH, as an absolute path (nunatak runs no bare name); the bare name
+ * when none is found (have_command() then says so) */
 static inline const char *symbolizer_tool(void)
 {
-	return getenv("NUNATAK_LLVM_SYMBOLIZER") ?: "llvm-symbolizer";
+	static char found[PATH_MAX];
+	const char *name = getenv("NUNATAK_LLVM_SYMBOLIZER") ?: "llvm-symbolizer";
+	char cmd[PATH_MAX + 64];
+	FILE *p;
+
+	if (found[0])
+		return found;
+	if (name[0] == '/')
+		return name;
+	snprintf(cmd, sizeof(cmd), "command -v '%s' 2>/dev/null", name);
+	p = popen(cmd, "r");
+	if (p && fgets(found, sizeof(found), p))
+		found[strcspn(found, "\n")] = '\0';
+	if (p)
+		pclose(p);
+	if (found[0] != '/')
+		found[0] = '\0';
+	return found[0] ? found : name;
 }
 
 /* 0 or -errno */

@@ -467,9 +467,25 @@ static void test_run_missing_tool(void **state)
 	assert_int_equal(symbolizer_run("/nonexistent/llvm-symbolizer", "/bin/sh", &addr, 1, &r),
 			 -ENOENT);
 	assert_empty_result(&r);
-	assert_int_equal(symbolizer_run("nunatak-no-such-symbolizer", "/bin/sh", &addr, 1, &r),
-			 -ENOENT);
 	assert_empty_result(&r);
+}
+
+/* a bare name is refused, never looked up in PATH (nothing checked it):
+ * "sh" is in PATH and would run */
+static void test_run_bare_name_refused(void **state)
+{
+	uint64_t addr = 0x1000;
+	struct symbolizer_result r;
+	struct symbolizer_batch batch = {"/bin/sh", &addr, 1, &r};
+
+	(void)state;
+	assert_int_equal(symbolizer_run("sh", "/bin/sh", &addr, 1, &r), -EINVAL);
+	assert_empty_result(&r);
+	assert_int_equal(symbolizer_run("./sh", "/bin/sh", &addr, 1, &r), -EINVAL);
+	assert_empty_result(&r);
+	assert_int_equal(symbolizer_run_modules("sh", &batch, 1), -EINVAL);
+	assert_empty_result(&r);
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1); /* nothing ran */
 }
 
 /* a tool that ran and failed is -EIO, never -ENOENT, and never SIGPIPE */
@@ -484,11 +500,11 @@ static void test_run_failing_tool(void **state)
 	for (i = 0; i < 3000; i++)
 		addrs[i] = 0x1000 + i;
 	/* exits 1 without reading */
-	assert_int_equal(symbolizer_run("false", "/bin/sh", addrs, 3000, res), -EIO);
+	assert_int_equal(symbolizer_run("/bin/false", "/bin/sh", addrs, 3000, res), -EIO);
 	/* exits 0 without reading or answering */
-	assert_int_equal(symbolizer_run("true", "/bin/sh", addrs, 3000, res), -EIO);
+	assert_int_equal(symbolizer_run("/bin/true", "/bin/sh", addrs, 3000, res), -EIO);
 	/* answers lines that are not JSON */
-	assert_int_equal(symbolizer_run("echo", "/bin/sh", addrs, 3, res), -EIO);
+	assert_int_equal(symbolizer_run("/bin/echo", "/bin/sh", addrs, 3, res), -EIO);
 	for (i = 0; i < 3; i++)
 		assert_empty_result(&res[i]);
 	assert_int_equal(count_open_fds(), fds);
@@ -694,6 +710,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_malformed),	 cmocka_unit_test(test_parse_truncated),
 	    cmocka_unit_test(test_parse_captured_lines), cmocka_unit_test(test_run_program),
 	    cmocka_unit_test(test_run_large_batch),	 cmocka_unit_test(test_run_missing_tool),
+	    cmocka_unit_test(test_run_bare_name_refused),
 	    cmocka_unit_test(test_run_failing_tool),	 cmocka_unit_test(test_run_modules),
 	    cmocka_unit_test(test_budget_silent_tool),	 cmocka_unit_test(test_budget_half_answer),
 	    cmocka_unit_test(test_budget_total),	 cmocka_unit_test(test_budget_answered_not_exiting),

@@ -2,7 +2,10 @@
  * timeout honoured (the tool and what it started killed and reaped), the
  * argument vector passed verbatim (no shell sees it), stdin and stderr on
  * /dev/null, no descriptor leaked, and tool_resolve_trusted() on missing,
- * non-executable and untrusted tools. Real programs from /bin. */
+ * non-executable and untrusted tools; tool_spawn() puts stdin, stdout and
+ * stderr where asked even when they are 0, 1, 2 shuffled (nunatak started
+ * with them closed), refuses a bare name; tool_reap() kills at its
+ * deadline. Real programs from /bin. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +26,7 @@
 
 #include "tests/unit/test_helpers.h"
 #include "userspace/launch/tool.h"
+#include "userspace/log/clock.h"
 
 static long long elapsed_ms(const struct timespec *t0)
 {
@@ -257,6 +261,98 @@ static void test_resolve_trusted(void **state)
 	assert_int_equal(remove_tree(dir), 0);
 }
 
+/* In a child with 0, 1 and 2 closed (exit status: 0, or the step that
+ * failed): tool_run() still captures stdout; then the three ends a tool
+ * gets are put on 1, 2 and 0 (stdin's on 1, stdout's on 2, stderr's on
+ * 0): a dup2 done in order would overwrite one before it is read. */
+static int closed_stdio_child(void)
+{
+	char *echo[] = {"echo", "captured", NULL}, out[64], got[64];
+	char *sh[] = {"sh", "-c", "read x; echo \"out:$x\"; echo \"err:$x\" >&2", NULL};
+	int in[2], op[2], ep[2], status;
+	struct tool_result res;
+	ssize_t n;
+	pid_t pid;
+
+	close(STDIN_FILENO);
+	close(STDOUT_FILENO);
+	close(STDERR_FILENO);
+	if (tool_run("/bin/echo", echo, 5000, out, sizeof(out), &res) || strcmp(out, "captured\n"))
+		return 1;
+	/* 0, 1, 2 held by placeholders, so that the pipes are above them */
+	if (open("/dev/null", O_RDONLY | O_CLOEXEC) != 0 ||
+	    open("/dev/null", O_RDONLY | O_CLOEXEC) != 1 ||
+	    open("/dev/null", O_RDONLY | O_CLOEXEC) != 2)
+		return 2;
+	if (pipe2(in, O_CLOEXEC) || pipe2(op, O_CLOEXEC) || pipe2(ep, O_CLOEXEC))
+		return 3;
+	if (dup3(in[0], 1, O_CLOEXEC) < 0 || dup3(op[1], 2, O_CLOEXEC) < 0 ||
+	    dup3(ep[1], 0, O_CLOEXEC) < 0)
+		return 4;
+	close(in[0]);
+	close(op[1]);
+	close(ep[1]);
+	if (tool_spawn("/bin/sh", sh, (const int[3]){1, 2, 0}, &pid))
+		return 5;
+	close(0);
+	close(1);
+	close(2);
+	if (write(in[1], "hi\n", 3) != 3)
+		return 6;
+	close(in[1]);
+	n = read(op[0], got, sizeof(got) - 1);
+	if (n != 7 || memcmp(got, "out:hi\n", 7))
+		return 7;
+	n = read(ep[0], got, sizeof(got) - 1);
+	if (n != 7 || memcmp(got, "err:hi\n", 7))
+		return 8;
+	if (tool_reap(pid, clock_monotonic_ms() + 5000, &status) || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return 9;
+	return 0;
+}
+
+static void test_closed_stdio(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(closed_stdio_child());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* tool_reap() kills the group at its deadline; a bare name is refused */
+static void test_spawn_and_reap(void **state)
+{
+	char *argv[] = {"sleep", "600", NULL};
+	const int stdio[3] = {-1, -1, -1};
+	struct timespec t0;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(tool_spawn("sleep", argv, stdio, &pid), -EINVAL);
+	assert_int_equal(tool_spawn("/bin/sleep", argv, stdio, &pid), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(tool_reap(pid, clock_monotonic_ms() + 200, &status), -ETIMEDOUT);
+	assert_true(elapsed_ms(&t0) >= 190);
+	assert_true(elapsed_ms(&t0) < 1500);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	assert_no_child_left();
+	/* a deadline already past: killed at once (what tool_run does on an error) */
+	assert_int_equal(tool_spawn("/bin/sleep", argv, stdio, &pid), 0);
+	assert_int_equal(tool_reap(pid, 0, &status), -ETIMEDOUT);
+	assert_true(WIFSIGNALED(status));
+	assert_no_child_left();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +364,8 @@ int main(void)
 	    cmocka_unit_test(test_no_descriptor_leaked),
 	    cmocka_unit_test(test_missing_and_not_executable),
 	    cmocka_unit_test(test_resolve_trusted),
+	    cmocka_unit_test(test_closed_stdio),
+	    cmocka_unit_test(test_spawn_and_reap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

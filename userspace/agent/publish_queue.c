@@ -7,6 +7,7 @@
 #include <zmq.h>
 
 #include "userspace/agent/publish_queue.h"
+#include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 
 struct queued_batch {
@@ -123,14 +124,6 @@ int publish_queue_push(struct publish_queue *q, wire_envelope *env)
 	return 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static ssize_t queue_find(const struct publish_queue *q, uint64_t seq)
 {
 	size_t i;
@@ -228,7 +221,7 @@ static int queue_wait_reply(struct publish_queue *q, long long ms)
 
 int publish_queue_flush(struct publish_queue *q, int wait_ms)
 {
-	long long deadline = now_ms() + (wait_ms > 0 ? wait_ms : 0);
+	long long deadline = clock_monotonic_ms() + (wait_ms > 0 ? wait_ms : 0);
 	size_t i;
 	int err;
 
@@ -240,7 +233,7 @@ int publish_queue_flush(struct publish_queue *q, int wait_ms)
 	err = 0;
 	while (q->n) {
 		struct queued_batch *head = &q->items[0];
-		long long left = deadline - now_ms();
+		long long left = deadline - clock_monotonic_ms();
 
 		if (!head->sent) {
 			if (zmq_send(q->socket, head->buf, head->len, ZMQ_DONTWAIT) < 0)

@@ -55,8 +55,9 @@ int symbolizer_parse_json_line(const char *line, struct symbolizer_result *out);
 /* Frees what a result owns and empties it. NULL-safe, idempotent. */
 void symbolizer_result_release(struct symbolizer_result *r);
 
-/* Symbolizes addrs[0..n) of module_path with the llvm-symbolizer at tool (a
- * path, or a bare name looked up in PATH), in a single process. Fills
+/* Symbolizes addrs[0..n) of module_path with the llvm-symbolizer at tool
+ * (an absolute path, normally from tool_resolve_trusted(): a bare name is
+ * -EINVAL, never looked up in PATH), in a single process. Fills
  * results[0..n), in the order of addrs; the caller releases each entry.
  * Returns 0;
  *   -ENOENT when the tool cannot be found (nothing ran),
@@ -66,7 +67,8 @@ void symbolizer_result_release(struct symbolizer_result *r);
  *        cancel_fd was readable: the tool was killed; results[i] holds
  *        what it answered before (the budget's answered counts them), the
  *        others are empty; release each,
- *   -EINVAL for bad arguments, -ENOMEM, or another -errno from spawning.
+ *   -EINVAL for bad arguments (tool "" or not absolute), -ENOMEM, or
+ *        another -errno from spawning.
  * On another error every results[i] is empty (nothing to release). n == 0
  * runs nothing and returns 0. */
 int symbolizer_run(const char *tool, const char *module_path, const uint64_t *addrs, size_t n,

@@ -3,26 +3,21 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "userspace/attribution/symbolizer.h"
 #include "userspace/attribution/symbolizer_exec.h"
+#include "userspace/launch/tool.h"
+#include "userspace/log/clock.h"
 #include "userspace/log/log.h"
-
-extern char **environ;
 
 /* what we keep of the tool's stderr to explain a failure */
 #define SYMBOLIZER_STDERR_KEEP 512
-/* how long a killed tool may take to be reaped */
-#define SYMBOLIZER_REAP_MS 1000
 
 int growbuf_reserve(struct growbuf *b, size_t more)
 {
@@ -41,47 +36,15 @@ int growbuf_reserve(struct growbuf *b, size_t more)
 	return 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static int spawn_attrs(posix_spawn_file_actions_t *fa, posix_spawnattr_t *attr, int in_fd,
-		       int out_fd, int err_fd)
-{
-	sigset_t all, none;
-	int err;
-
-	sigfillset(&all);
-	sigemptyset(&none);
-	/* dup2 clears FD_CLOEXEC on the target; every other fd is CLOEXEC */
-	err = posix_spawn_file_actions_adddup2(fa, in_fd, STDIN_FILENO);
-	err = err ?: posix_spawn_file_actions_adddup2(fa, out_fd, STDOUT_FILENO);
-	err = err ?: posix_spawn_file_actions_adddup2(fa, err_fd, STDERR_FILENO);
-	/* nunatak blocks and ignores signals: the tool gets the defaults, and
-	 * a group of its own so that a bound kills what it started too */
-	err = err
-		  ?: posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-							POSIX_SPAWN_SETPGROUP);
-	err = err ?: posix_spawnattr_setsigdefault(attr, &all);
-	err = err ?: posix_spawnattr_setsigmask(attr, &none);
-	err = err ?: posix_spawnattr_setpgroup(attr, 0);
-	return -err;
-}
-
-/* Starts the tool with stdin on a socket and stdout, stderr on pipes. The
+/* Starts the tool (tool_spawn(): an absolute path, its own process group,
+ * default signals) with stdin on a socket and stdout, stderr on pipes. The
  * parent's ends are non-blocking and close-on-exec. */
 static int symbolizer_spawn(const char *tool, const char *module_path, pid_t *pid, int *in_fd,
 			    int *out_fd, int *err_fd)
 {
 	int in_sv[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	int ready = 0, i, err;
 	char *obj_arg = NULL;
+	int i, err;
 
 	/* no module: each input line names its own ("path" 0xaddr) */
 	if (module_path && asprintf(&obj_arg, "--obj=%s", module_path) < 0)
@@ -91,24 +54,12 @@ static int symbolizer_spawn(const char *tool, const char *module_path, pid_t *pi
 		err = -errno;
 		goto cleanup;
 	}
-	err = -posix_spawn_file_actions_init(&fa);
-	if (err)
-		goto cleanup;
-	err = -posix_spawnattr_init(&attr);
-	if (err) {
-		posix_spawn_file_actions_destroy(&fa);
-		goto cleanup;
-	}
-	ready = 1;
-	err = spawn_attrs(&fa, &attr, in_sv[1], out_p[1], err_p[1]);
-	if (!err) {
+	{
 		char *argv[] = {
 		    (char *)tool, "--output-style=JSON", "--inlining", "--demangle", obj_arg, NULL};
+		const int stdio[3] = {in_sv[1], out_p[1], err_p[1]};
 
-		if (strchr(tool, '/'))
-			err = -posix_spawn(pid, tool, &fa, &attr, argv, environ);
-		else
-			err = -posix_spawnp(pid, tool, &fa, &attr, argv, environ);
+		err = tool_spawn(tool, argv, stdio, pid);
 	}
 	if (err)
 		goto cleanup;
@@ -120,10 +71,6 @@ static int symbolizer_spawn(const char *tool, const char *module_path, pid_t *pi
 	fcntl(*out_fd, F_SETFL, O_NONBLOCK);
 	fcntl(*err_fd, F_SETFL, O_NONBLOCK);
 cleanup:
-	if (ready) {
-		posix_spawn_file_actions_destroy(&fa);
-		posix_spawnattr_destroy(&attr);
-	}
 	for (i = 0; i < 2; i++) {
 		if (in_sv[i] >= 0)
 			close(in_sv[i]);
@@ -212,7 +159,7 @@ static int exchange_read(struct exchange *x, int which)
 		for (i = before; i < b->len; i++)
 			lines += b->data[i] == '\n';
 		if (lines > x->lines)
-			x->last_answer_ms = now_ms(); /* progress: the silence starts again */
+			x->last_answer_ms = clock_monotonic_ms(); /* progress: the silence starts again */
 		x->lines = lines;
 	}
 	if (r == 1) {
@@ -228,7 +175,7 @@ static int exchange_run(struct exchange *x)
 	while (x->fd[1] >= 0 || x->fd[2] >= 0) {
 		struct pollfd pfd[4];
 		int nfds = 0, idx[4], i, err = 0;
-		long long now = now_ms(), until = x->last_answer_ms + x->request_ms;
+		long long now = clock_monotonic_ms(), until = x->last_answer_ms + x->request_ms;
 
 		if (until > x->deadline_ms)
 			until = x->deadline_ms;
@@ -261,36 +208,6 @@ static int exchange_run(struct exchange *x)
 			return err;
 	}
 	return 0;
-}
-
-/* Waits for pid until deadline_ms; then kills its group and waits
- * SYMBOLIZER_REAP_MS more. 0 with *status, -ETIMEDOUT (killed, *status
- * set when reaped), -errno. */
-static int reap_bounded(pid_t pid, long long deadline_ms, int *status)
-{
-	struct timespec pause = {0, 2 * 1000 * 1000};
-	int killed = 0;
-
-	for (;;) {
-		pid_t got = waitpid(pid, status, WNOHANG);
-
-		if (got == pid)
-			return killed ? -ETIMEDOUT : 0;
-		if (got < 0 && errno != EINTR)
-			return -errno;
-		if (now_ms() >= deadline_ms) {
-			if (killed) {
-				pr_warn("llvm-symbolizer %d not reaped %d ms after SIGKILL",
-					(int)pid, SYMBOLIZER_REAP_MS);
-				return -ETIMEDOUT;
-			}
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			killed = 1;
-			deadline_ms = now_ms() + SYMBOLIZER_REAP_MS;
-		}
-		nanosleep(&pause, NULL);
-	}
 }
 
 /* first line of the tool's stderr, for a one-line message */
@@ -331,7 +248,7 @@ static int exchange_with(const char *tool, const char *label, pid_t pid, struct 
 		if (x->fd[i] >= 0)
 			close(x->fd[i]);
 	/* a tool that closed its output may still not exit: same bounds */
-	reaped = reap_bounded(pid,
+	reaped = tool_reap(pid,
 			      err ? 0
 			      : x->last_answer_ms + x->request_ms < x->deadline_ms
 				  ? x->last_answer_ms + x->request_ms
@@ -359,10 +276,17 @@ int symbolizer_exec(const char *tool, const char *module_path, const char *label
 			     .output = output,
 			     .errors = &errors,
 			     .cancel_fd = b->cancel_fd};
-	long long start = now_ms();
+	long long start = clock_monotonic_ms();
 	pid_t pid = -1;
 	int err;
 
+	if (!tool || tool[0] != '/') {
+		/* a bare name would be a PATH search: no trust check */
+		pr_warn("symbolizer '%s' refused on '%s': not an absolute path; give the trusted "
+			"path of llvm-symbolizer",
+			tool ? tool : "", label);
+		return -EINVAL;
+	}
 	if (!b->stopped && b->total_ms > 0 && b->spent_ms >= b->total_ms)
 		b->stopped = -ETIMEDOUT; /* spent by the calls before */
 	if (b->stopped)
@@ -383,7 +307,7 @@ int symbolizer_exec(const char *tool, const char *module_path, const char *label
 		x.fd[0] = -1;
 	}
 	err = exchange_with(tool, label, pid, &x);
-	b->spent_ms += now_ms() - start;
+	b->spent_ms += clock_monotonic_ms() - start;
 	b->asked += n_lines;
 	if (err == -ETIMEDOUT || err == -ECANCELED)
 		b->stopped = err;

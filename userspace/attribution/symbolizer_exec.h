@@ -4,11 +4,12 @@
  *
  * Internal to userspace/attribution: symbolizer.c builds the input and
  * parses the output; this file only spawns, feeds, reads, bounds, kills
- * and reaps. The tool runs in a process group of its own, with default
- * signal dispositions and an empty signal mask (nunatak blocks and ignores
- * signals the tool must not inherit), stdin on a socket (writing to a dead
- * tool is EPIPE, never SIGPIPE), stdout and stderr on pipes. On a bound the
- * whole group is killed with SIGKILL and reaped (at most 1 s more).
+ * and reaps. The tool is started and reaped as every tool is (tool.h:
+ * tool_spawn(), tool_reap()): an absolute path, never a PATH search; a
+ * process group of its own, default signal dispositions and an empty
+ * signal mask; stdin on a socket (writing to a dead tool is EPIPE, never
+ * SIGPIPE), stdout and stderr on pipes. On a bound the whole group is
+ * killed with SIGKILL and reaped (at most TOOL_REAP_MS more).
  */
 #ifndef NUNATAK_SYMBOLIZER_EXEC_H
 #define NUNATAK_SYMBOLIZER_EXEC_H
@@ -28,6 +29,8 @@ int growbuf_reserve(struct growbuf *b, size_t more);
  * spent_ms, asked and stopped are updated); @output receives its
  * stdout (the caller frees output->data, whatever the return). @label
  * names the work in messages. Returns 0 once the tool exited 0;
+ *   -EINVAL when @tool is not an absolute path (nothing ran: a bare name
+ *    would be looked up in PATH, which nothing checked),
  *   -ENOENT when the tool cannot be found (nothing ran),
  *   -EIO when it ran and failed (non-zero exit, killed by a signal),
  *   -ETIMEDOUT when a bound of the budget was hit, -ECANCELED when its

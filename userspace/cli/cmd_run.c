@@ -43,6 +43,7 @@
 #include "userspace/launch/launch.h"
 #include "userspace/launch/launcher.h"
 #include "userspace/launch/tool.h"
+#include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 #include "userspace/wire/wire.h"
 
@@ -313,7 +314,7 @@ static void run_interrupt_finalize(struct run *r, struct control_wait *w, int si
 		strsignal(signo));
 	aggregator_interrupt(r->agg);
 	r->interrupted = 1;
-	w->deadline_ms = control_now_ms() + FINALIZE_GRACE_MS;
+	w->deadline_ms = clock_monotonic_ms() + FINALIZE_GRACE_MS;
 }
 
 /* The signalfd during FINALIZE: a first stop signal interrupts the

@@ -5,29 +5,22 @@
 #include <zmq.h>
 
 #include "userspace/cli/control.h"
+#include "userspace/log/clock.h"
 #include "userspace/wire/wire.h"
-
-long long control_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* 1 when the answer is there, 0 when the wait ended without it (err set:
  * -ETIMEDOUT or -EINTR in *e), -1 on a socket error (*e). */
 static int wait_answer(void *socket, int timeout_ms, struct control_wait *w, int *e, char *err,
 		       size_t errlen)
 {
-	long long deadline = control_now_ms() + timeout_ms;
+	long long deadline = clock_monotonic_ms() + timeout_ms;
 
 	for (;;) {
 		zmq_pollitem_t items[2] = { { .socket = socket, .events = ZMQ_POLLIN },
 					    { .fd = w ? w->fd : -1, .events = ZMQ_POLLIN } };
 		long long until = w && w->deadline_ms && w->deadline_ms < deadline ? w->deadline_ms
 										  : deadline;
-		long long left = until - control_now_ms();
+		long long left = until - clock_monotonic_ms();
 		int n;
 
 		if (left <= 0) {

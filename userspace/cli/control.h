@@ -8,7 +8,8 @@
 
 /* A way out of the wait besides its timeout: whenever fd is readable,
  * on_fd(w) runs; it returns 1 to give up now, 0 to wait on, and may bring
- * w->deadline_ms closer (CLOCK_MONOTONIC ms; 0: the timeout only). */
+ * w->deadline_ms closer (clock_monotonic_ms() of userspace/log/clock.h;
+ * 0: the timeout only). */
 struct control_wait {
 	int fd;
 	int (*on_fd)(struct control_wait *w);
@@ -23,8 +24,5 @@ struct control_wait {
 int control_send(void *zmq_ctx, const char *endpoint, int action, const char *run_id,
 		 const char *json, int timeout_ms, struct control_wait *w, char *err,
 		 size_t errlen);
-
-/* CLOCK_MONOTONIC in ms, the clock of control_wait.deadline_ms */
-long long control_now_ms(void);
 
 #endif

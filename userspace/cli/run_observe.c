@@ -13,6 +13,7 @@
 #include "userspace/cli/control.h"
 #include "userspace/cli/run_observe.h"
 #include "userspace/launch/run_signals.h"
+#include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 
 #define PUBLISH_INTERVAL_MS 1000
@@ -27,7 +28,7 @@ struct loop {
 
 static void publish_when_due(struct loop *lp)
 {
-	long long now = control_now_ms();
+	long long now = clock_monotonic_ms();
 	int err;
 
 	if (now < lp->next_publish_ms)
@@ -133,7 +134,7 @@ static int outlived_degradation(struct run_observe *ro, long long ended_ms)
 	snprintf(message, sizeof(message),
 		 "%d process%s of the Target outlived the application by %.1f s and %s observed "
 		 "no further%s: %s",
-		 o.n, o.n > 1 ? "es" : "", (control_now_ms() - ended_ms) / 1e3,
+		 o.n, o.n > 1 ? "es" : "", (clock_monotonic_ms() - ended_ms) / 1e3,
 		 o.n > 1 ? "were" : "was", ro->stop_signo ? " (nunatak was interrupted)" : "",
 		 o.list);
 	agent_add_degradation(ro->agent, "processes-outlived", message,
@@ -144,7 +145,7 @@ static int outlived_degradation(struct run_observe *ro, long long ended_ms)
 
 int run_observe(struct run_observe *ro)
 {
-	struct loop lp = {.ro = ro, .next_publish_ms = control_now_ms() + PUBLISH_INTERVAL_MS};
+	struct loop lp = {.ro = ro, .next_publish_ms = clock_monotonic_ms() + PUBLISH_INTERVAL_MS};
 	struct outlived o;
 	long long ended_ms, linger_end;
 	int err = 0;
@@ -152,16 +153,16 @@ int run_observe(struct run_observe *ro)
 	lp.pidfd = (int)syscall(SYS_pidfd_open, ro->pid, 0);
 	while (!lp.exited && !err) {
 		publish_when_due(&lp);
-		err = wait_once(&lp, lp.next_publish_ms - control_now_ms());
+		err = wait_once(&lp, lp.next_publish_ms - clock_monotonic_ms());
 	}
 	if (lp.pidfd >= 0)
 		close(lp.pidfd);
 	if (err)
 		return err;
-	ended_ms = control_now_ms();
+	ended_ms = clock_monotonic_ms();
 	linger_end = ended_ms + ro->linger_ms;
-	while (!ro->stop_signo && control_now_ms() < linger_end && count_outlived(ro, &o)) {
-		long long left = linger_end - control_now_ms();
+	while (!ro->stop_signo && clock_monotonic_ms() < linger_end && count_outlived(ro, &o)) {
+		long long left = linger_end - clock_monotonic_ms();
 
 		publish_when_due(&lp);
 		wait_once(&lp, left < LINGER_POLL_MS ? left : LINGER_POLL_MS);

@@ -15,6 +15,8 @@
 #include "userspace/config/trust.h"
 #include "userspace/launch/launch.h"
 #include "userspace/launch/tool.h"
+#include "userspace/log/clock.h"
+#include "userspace/log/log.h"
 
 extern char **environ;
 
@@ -48,31 +50,42 @@ int tool_resolve_trusted(const char *name, char *path, size_t pathlen, char *err
 	return ret;
 }
 
-static long long now_ms(void)
+/* Copies the caller's descriptors that are 0, 1 or 2 above 2 (in @moved,
+ * close-on-exec, closed by the caller): the child's dup2s then never
+ * overwrite a descriptor another dup2 still has to read. */
+static int sources_above_stdio(const int stdio[3], int src[3], int moved[3])
 {
-	struct timespec ts;
+	int i;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	for (i = 0; i < 3; i++) {
+		src[i] = stdio[i];
+		if (stdio[i] < 0 || stdio[i] > STDERR_FILENO)
+			continue;
+		moved[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+		if (moved[i] < 0)
+			return -errno;
+		src[i] = moved[i];
+	}
+	return 0;
 }
 
-/* stdin and stderr on /dev/null, stdout on @out_fd, nothing else */
-static int child_files(posix_spawn_file_actions_t *fa, int out_fd)
+/* stdin, stdout, stderr from @src (all above 2) or /dev/null, nothing else */
+static int child_files(posix_spawn_file_actions_t *fa, const int src[3])
 {
-	/* stdout first: out_fd may be 0 or 2 when nunatak's own are closed */
-	int err = posix_spawn_file_actions_adddup2(fa, out_fd, STDOUT_FILENO);
+	int i, err = 0;
 
-	if (!err)
-		err = posix_spawn_file_actions_addopen(fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	if (!err)
-		err = posix_spawn_file_actions_addopen(fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	/* dup2 clears FD_CLOEXEC on the target; every other fd is closed */
+	for (i = 0; i < 3 && !err; i++)
+		err = src[i] >= 0 ? posix_spawn_file_actions_adddup2(fa, src[i], i)
+				  : posix_spawn_file_actions_addopen(fa, i, "/dev/null",
+								     i ? O_WRONLY : O_RDONLY, 0);
 	if (!err)
 		err = posix_spawn_file_actions_addclosefrom_np(fa, STDERR_FILENO + 1);
 	return err;
 }
 
 /* default dispositions (nunatak ignores some), no signal blocked, a
- * process group of its own */
+ * process group of its own (a bound kills what the tool started too) */
 static int child_attributes(posix_spawnattr_t *attr)
 {
 	sigset_t all, none;
@@ -91,32 +104,67 @@ static int child_attributes(posix_spawnattr_t *attr)
 	return err;
 }
 
-static int tool_spawn(const char *path, char *const argv[], int out_fd, pid_t *pid)
+int tool_spawn(const char *path, char *const argv[], const int stdio[3], pid_t *pid)
 {
+	int src[3], moved[3] = {-1, -1, -1}, i, err;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	int err;
 
-	err = posix_spawnattr_init(&attr);
+	if (!path || path[0] != '/' || !argv || !argv[0])
+		return -EINVAL;
+	err = -posix_spawnattr_init(&attr);
 	if (err)
-		return -err;
-	err = posix_spawn_file_actions_init(&fa);
+		return err;
+	err = -posix_spawn_file_actions_init(&fa);
 	if (err) {
 		posix_spawnattr_destroy(&attr);
-		return -err;
+		return err;
 	}
-	err = child_files(&fa, out_fd);
-	if (!err)
-		err = child_attributes(&attr);
-	if (!err)
-		err = posix_spawn(pid, path, &fa, &attr, argv, environ);
+	err = sources_above_stdio(stdio, src, moved);
+	err = err ?: -child_files(&fa, src);
+	err = err ?: -child_attributes(&attr);
+	err = err ?: -posix_spawn(pid, path, &fa, &attr, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
-	return -err;
+	for (i = 0; i < 3; i++)
+		if (moved[i] >= 0)
+			close(moved[i]);
+	return err;
+}
+
+int tool_reap(pid_t pid, long long deadline_ms, int *status)
+{
+	const struct timespec pause = {.tv_nsec = 2 * 1000 * 1000};
+	int killed = 0;
+
+	for (;;) {
+		pid_t got = waitpid(pid, status, WNOHANG);
+
+		if (got == pid)
+			return killed ? -ETIMEDOUT : 0;
+		if (got < 0 && errno != EINTR)
+			return -errno;
+		if (clock_monotonic_ms() >= deadline_ms) {
+			if (killed) {
+				pr_warn("tool process %d not reaped %d ms after SIGKILL: left to "
+					"the exit of nunatak",
+					(int)pid, TOOL_REAP_MS);
+				return -ETIMEDOUT;
+			}
+			/* the group first: a script's children hold the pipes
+			 * too; the unreaped leader keeps the group id from
+			 * being reused */
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			killed = 1;
+			deadline_ms = clock_monotonic_ms() + TOOL_REAP_MS;
+		}
+		nanosleep(&pause, NULL);
+	}
 }
 
 /* Reads the tool's stdout into @out until EOF, a full @out or @deadline.
- * 0 or -ETIMEDOUT. */
+ * 0, -ETIMEDOUT, or the -errno of poll or read. */
 static int read_output(int fd, long long deadline, char *out, size_t outlen,
 		       struct tool_result *res)
 {
@@ -126,7 +174,7 @@ static int read_output(int fd, long long deadline, char *out, size_t outlen,
 	int ready;
 
 	for (;;) {
-		long long left = deadline - now_ms();
+		long long left = deadline - clock_monotonic_ms();
 
 		if (left <= 0)
 			return -ETIMEDOUT;
@@ -154,29 +202,11 @@ static int read_output(int fd, long long deadline, char *out, size_t outlen,
 	}
 }
 
-/* Reaps @pid by @deadline: 0 with res->status, or -ETIMEDOUT. */
-static int reap_by(pid_t pid, long long deadline, struct tool_result *res)
-{
-	const struct timespec pause = {.tv_nsec = 2 * 1000 * 1000};
-	pid_t got;
-
-	for (;;) {
-		got = waitpid(pid, &res->status, WNOHANG);
-		if (got == pid)
-			return 0;
-		if (got < 0 && errno != EINTR)
-			return -errno;
-		if (now_ms() >= deadline)
-			return -ETIMEDOUT;
-		nanosleep(&pause, NULL);
-	}
-}
-
 int tool_run(const char *path, char *const argv[], int timeout_ms, char *out, size_t outlen,
 	     struct tool_result *res)
 {
-	long long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	int pipe_fd[2], ret;
+	long long deadline = clock_monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int pipe_fd[2], stdio[3] = {-1, -1, -1}, ret, reaped;
 	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
@@ -188,7 +218,8 @@ int tool_run(const char *path, char *const argv[], int timeout_ms, char *out, si
 		return -EINVAL;
 	if (pipe2(pipe_fd, O_CLOEXEC))
 		return -errno;
-	ret = tool_spawn(path, argv, pipe_fd[1], &pid);
+	stdio[STDOUT_FILENO] = pipe_fd[1];
+	ret = tool_spawn(path, argv, stdio, &pid);
 	close(pipe_fd[1]);
 	if (ret) {
 		close(pipe_fd[0]);
@@ -196,15 +227,7 @@ int tool_run(const char *path, char *const argv[], int timeout_ms, char *out, si
 	}
 	ret = read_output(pipe_fd[0], deadline, out, outlen, res);
 	close(pipe_fd[0]);
-	if (!ret)
-		ret = reap_by(pid, deadline, res);
-	if (ret == -ETIMEDOUT) {
-		/* the group first: a script's children hold the pipe too; the
-		 * unreaped leader keeps the group id from being reused */
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &res->status, 0) < 0 && errno == EINTR)
-			;
-	}
-	return ret;
+	/* any failure of the read kills the tool at once */
+	reaped = tool_reap(pid, ret ? 0 : deadline, &res->status);
+	return ret ?: reaped;
 }
