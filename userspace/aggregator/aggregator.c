@@ -277,7 +277,7 @@ static int aggregator_start(struct aggregator *agg, const Nunatak__Wire__Control
 	}
 	agg->run_id = strdup(c->run_id);
 	agg->run_dir = strdup(run_dir);
-	agg->symbolizer = strdup(symbolizer ? symbolizer : "llvm-symbolizer");
+	agg->symbolizer = strdup(symbolizer ? symbolizer : ""); /* none: ELF names */
 	if (!agg->run_id || !agg->run_dir || !agg->symbolizer)
 		err = -ENOMEM;
 out:
