@@ -10,6 +10,7 @@
 #include "report/summary.h"
 #include "report/summary_format.h"
 #include "report/summary_mpi.h"
+#include "userspace/log/json_text.h"
 #include "userspace/pivot/pivot.h"
 
 #define MODULE_WIDTH_MAX 24
@@ -199,24 +200,22 @@ cleanup:
 	return err;
 }
 
-static json_t *json_string_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
+/* every text of a Hotspot comes from the pivot, so from outside (file
+ * names, symbols): json_text keeps a name that is not UTF-8, escaped */
 static json_t *hotspot_json(const struct hotspot_share *h)
 {
-	return json_pack("{s:s, s:s, s:o, s:s, s:o, s:I, s:o}", "name", h->name, "module",
-			 h->module, "source_file", json_string_or_null(h->source_file),
-			 "resolution_level", h->resolution_level, "share",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o}", "name", json_text(h->name),
+			 "module", json_text(h->module), "source_file", json_text(h->source_file),
+			 "resolution_level", json_text(h->resolution_level), "share",
 			 summary_json_number(h->share), "samples", (json_int_t)h->samples,
 			 "seconds", summary_json_number(h->seconds));
 }
 
+/* a Degradation's message quotes paths and names */
 static int degradation_json(const char *name, const char *message, const char *remedy, void *ctx)
 {
-	json_t *o =
-	    json_pack("{s:s, s:s, s:s}", "name", name, "message", message, "remedy", remedy);
+	json_t *o = json_pack("{s:o, s:o, s:o}", "name", json_text(name), "message",
+			      json_text(message), "remedy", json_text(remedy));
 
 	if (!o || json_array_append_new(ctx, o))
 		return -ENOMEM;
@@ -236,7 +235,7 @@ json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 	}
 	root =
 	    json_pack("{s:[], s:[], s:o, s:I}", "hotspots", "degradations", "counter",
-		      json_string_or_null(d->counter), "floor", (json_int_t)DIAGNOSIS_SAMPLE_FLOOR);
+		      json_text(d->counter), "floor", (json_int_t)DIAGNOSIS_SAMPLE_FLOOR);
 	if (!root)
 		goto cleanup;
 	hotspots = json_object_get(root, "hotspots");

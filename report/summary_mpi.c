@@ -9,6 +9,7 @@
 #include "analysis/balance.h"
 #include "report/summary_format.h"
 #include "report/summary_mpi.h"
+#include "userspace/log/json_text.h"
 
 #define NUM_WIDTH 11 /* strlen("unavailable") */
 #define NAME_WIDTH_MAX 40
@@ -156,21 +157,16 @@ void summary_print_mpi_not_said(FILE *out, const struct balance *b)
 	}
 }
 
-static json_t *string_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 /* imbalance: this rank's time outside MPI over the mean of the ranks' */
 static json_t *rank_json(const struct balance_rank *r, double mean_outside)
 {
-	return json_pack("{s:i, s:o, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "rank", r->rank,
+	return json_pack("{s:i, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "rank", r->rank,
 			 "imbalance",
 			 summary_json_number(mean_outside > 0 ? r->outside_mpi_time / mean_outside
 							      : NAN),
 			 "node",
-			 r->node, "app_time", summary_json_number(r->app_time), "app_time_quality",
-			 r->app_time_quality, "app_time_reason", string_or_null(r->app_time_reason),
+			 json_text(r->node), "app_time", summary_json_number(r->app_time), "app_time_quality",
+			 r->app_time_quality, "app_time_reason", json_text(r->app_time_reason),
 			 "mpi_time", summary_json_number(r->mpi_time), "mpi_fraction",
 			 summary_json_number(r->mpi_fraction), "cpu_time",
 			 summary_json_number(r->cpu_time), "outside_mpi_time",
@@ -193,17 +189,18 @@ static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks
 	json_t *o, *per_rank, *e;
 	size_t i;
 
-	o = json_pack("{s:s, s:{s:o, s:o, s:o, s:s, s:I}, s:I, s:f, s:o, s:f, s:f, s:o, s:o,"
+	/* names and paths of the call site come from outside: json_text */
+	o = json_pack("{s:o, s:{s:o, s:o, s:o, s:o, s:I}, s:I, s:f, s:o, s:f, s:f, s:o, s:o,"
 		      " s:o, s:[]}",
-		      "function", cs->function, "call_site", "file", string_or_null(cs->file),
+		      "function", json_text(cs->function), "call_site", "file", json_text(cs->file),
 		      "line", cs->line > 0 ? json_integer(cs->line) : json_null(), "function",
-		      string_or_null(cs->containing_function), "module", cs->module, "offset",
+		      json_text(cs->containing_function), "module", json_text(cs->module), "offset",
 		      (json_int_t)cs->offset, "calls", (json_int_t)cs->calls, "total_time",
 		      (double)cs->total_ns / 1e9, "mean_time",
 		      summary_json_number(cs->mean_ns / 1e9), "min_time", (double)cs->min_ns / 1e9,
 		      "max_time", (double)cs->max_ns / 1e9, "bytes",
 		      cs->has_bytes ? json_integer((json_int_t)cs->bytes) : json_null(),
-		      "bytes_reason", string_or_null(cs->has_bytes ? NULL : cs->bytes_reason),
+		      "bytes_reason", json_text(cs->has_bytes ? NULL : cs->bytes_reason),
 		      "cov", summary_json_number(cs->cov), "per_rank");
 	if (!o)
 		return NULL;

@@ -1,8 +1,9 @@
 /* Tests of analysis/diagnose and report/summary on pivots built here:
  * shares and their sum, the floor of 30 samples, ties, the unresolved
  * share, summing over Loci; the summary text (lines, "unavailable", no
- * samples) and its JSON twin; the ranks and MPI sections on the 4-rank
- * pivot of mpi_fixture.h, and their absence without MPI data. */
+ * samples) and its JSON twin, also of names that are not UTF-8; the ranks
+ * and MPI sections on the 4-rank pivot of mpi_fixture.h, and their absence
+ * without MPI data. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -65,7 +66,9 @@ static int attribute(const struct pivot_module *m, const uint64_t *offsets, size
 	return pivot_store_attribution(ctx->p, m->id, aa, n, "done", NULL);
 }
 
-static struct pivot *build_pivot(const struct spec *specs, size_t n, const char *counter)
+/* module: its display name (the file name of the binary) */
+static struct pivot *build_pivot_of(const struct spec *specs, size_t n, const char *counter,
+				    const char *module)
 {
 	Nunatak__Wire__Batch b = NUNATAK__WIRE__BATCH__INIT;
 	Nunatak__Wire__Module mod = NUNATAK__WIRE__MODULE__INIT, *mods[1] = {&mod};
@@ -91,7 +94,7 @@ static struct pivot *build_pivot(const struct spec *specs, size_t n, const char 
 	b.seq = 1;
 	mod.identity = "0011";
 	mod.path = "/opt/app/solver";
-	mod.display_name = "solver";
+	mod.display_name = (char *)module;
 	mod.has_build_id = 1;
 	for (i = 0; i < 2; i++) {
 		loci[i].node = "n1";
@@ -138,6 +141,11 @@ static struct pivot *build_pivot(const struct spec *specs, size_t n, const char 
 		assert_int_equal(pivot_for_each_module_to_attribute(p, attribute, &ctx), 0);
 	assert_int_equal(pivot_derive_measurements(p), 0);
 	return p;
+}
+
+static struct pivot *build_pivot(const struct spec *specs, size_t n, const char *counter)
+{
+	return build_pivot_of(specs, n, counter, "solver");
 }
 
 /* compute spans two Loci (60 + 40); alpha and beta tie at 30 (the floor);
@@ -409,6 +417,52 @@ static void test_summary_json(void **state)
 	pivot__free(p);
 }
 
+/* text from outside that is not UTF-8 (a binary's file name, a symbol, a
+ * source path in Latin-1, a Degradation quoting a path) is escaped as
+ * json_text does, not a reason to lose the document */
+static const struct spec odd_specs[] = {
+    {0x1000, "k\xffrnel", RESOLUTION_LINE, "src/\xe9t\xe9.c", 40, 0},
+    {0x2000, "caf\xc3\xa9", RESOLUTION_FUNCTION, NULL, 35, 0},
+};
+
+static void test_summary_json_not_utf8(void **state)
+{
+	struct pivot *p = build_pivot_of(odd_specs, 2, "cpu-clock", "sl\xffp");
+	struct diagnosis *d = diagnosis__new(p);
+	json_t *j, *back, *h, *deg;
+	char *text;
+
+	(void)state;
+	assert_non_null(d);
+	assert_int_equal(pivot_add_degradation(p, "module-changed", "not symbolized: /opt/\xfe",
+					       "do not \xc3 rebuild"),
+			 0);
+	j = summary_json(d, p);
+	assert_non_null(j);
+	/* what is written parses back: every string is UTF-8 */
+	text = json_dumps(j, JSON_INDENT(2));
+	assert_non_null(text);
+	back = json_loads(text, 0, NULL);
+	assert_non_null(back);
+	h = json_array_get(json_object_get(back, "hotspots"), 0);
+	assert_string_equal(json_string_value(json_object_get(h, "name")), "k\\xffrnel");
+	assert_string_equal(json_string_value(json_object_get(h, "module")), "sl\\xffp");
+	assert_string_equal(json_string_value(json_object_get(h, "source_file")),
+			    "src/\\xe9t\\xe9.c");
+	h = json_array_get(json_object_get(back, "hotspots"), 1);
+	assert_string_equal(json_string_value(json_object_get(h, "name")), "caf\xc3\xa9");
+	deg = json_array_get(json_object_get(back, "degradations"), 0);
+	assert_string_equal(json_string_value(json_object_get(deg, "message")),
+			    "not symbolized: /opt/\\xfe");
+	assert_string_equal(json_string_value(json_object_get(deg, "remedy")),
+			    "do not \\xc3 rebuild");
+	json_decref(back);
+	free(text);
+	json_decref(j);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
 static void test_summary_mpi_text(void **state)
 {
 	struct pivot *p = fx_build(tmpdir, "mpi-text.sqlite");
@@ -603,6 +657,7 @@ int main(void)
 	    cmocka_unit_test(test_summary_unavailable),
 	    cmocka_unit_test(test_summary_no_samples),
 	    cmocka_unit_test(test_summary_json),
+	    cmocka_unit_test(test_summary_json_not_utf8),
 	    cmocka_unit_test(test_summary_mpi_text),
 	    cmocka_unit_test(test_summary_no_mpi),
 	    cmocka_unit_test(test_summary_mpi_json),
