@@ -32,6 +32,20 @@ grep -q "full/runs" full.err || fail "full disk: the path is not said: $(cat ful
 umount full
 echo "full disk: 125 in $ms ms"
 
+# 1b. room for the pivot and the manifest but not for the reserve the end
+# of the Run needs (so that a disk filling later still says what it lost):
+# the start fails, before launch
+mount -t tmpfs -o size=2m nunatak-test-full full || fail "cannot mount a tmpfs again"
+dd if=/dev/zero of=full/fill bs=4k count=$(((2048 - 300) / 4)) 2>/dev/null
+elapsed_ms timeout 20 "$NUNATAK" run -o full/runs -- sh -c "$app" 2>full.err
+[ "$rc" = 125 ] || fail "300 KiB free: exit $rc, not 125: $(cat full.err)"
+grep -q "cannot reserve" full.err && grep -qi "no space left" full.err ||
+	fail "300 KiB free: the cause is not said: $(cat full.err)"
+[ ! -e marker ] || fail "300 KiB free: the application ran"
+[ -z "$(ls -A full/runs 2>/dev/null)" ] || fail "300 KiB free: a Run directory was left: $(ls -A full/runs/*)"
+umount full
+echo "300 KiB free: 125 in $ms ms, the reserve is said"
+
 # 2. a runs path of ~3850 characters: every file of the Run is made under
 # its directory's descriptor, so the Run works; past PATH_MAX it cannot
 # even be named: 125, "too long", no hang
@@ -91,3 +105,18 @@ json "$run/manifest.json" '[x["message"] for x in d["degradations"] if x["name"]
 [ "$(json "$run/manifest.json" '[x["name"] for x in d["degradations"] if x["name"].startswith("symbolizer")]')" = "['symbolizer-untrusted']" ] ||
 	fail "the refusal is said once, as symbolizer-untrusted: $(json "$run/manifest.json" 'd["degradations"]')"
 echo "untrusted symbolizer: not run, symbolizer-untrusted, exit $rc"
+
+# 5. a symbolizer that runs but does not answer as llvm-symbolizer does:
+# named, not silent (the names come from ELF symbols)
+mkdir -m 0755 garbage
+printf '#!/bin/sh\necho garbage\n' >garbage/sym
+chmod 0755 garbage/sym
+printf '[tools]\nllvm-symbolizer = "%s"\n' "$T/garbage/sym" >site3.toml
+NUNATAK_SITE_CONFIG="$T/site3.toml" timeout 60 "$NUNATAK" run -o runs -- "$WORKLOADS/hotspots" 0.3 3 >/dev/null 2>garbage.err
+rc=$?
+[ "$rc" = 3 ] || fail "failing symbolizer: exit $rc, not the application's 3"
+run=$(run_dir_of garbage.err)
+json "$run/manifest.json" '[x["message"] for x in d["degradations"] if x["name"]=="symbolizer-failed"][0]' |
+	grep -q "named 0 of" || fail "no symbolizer-failed Degradation: $(json "$run/manifest.json" 'd["degradations"]')"
+grep -q "heavy_kernel" garbage.err || fail "the hotspots are not named from ELF symbols: $(cat garbage.err)"
+echo "failing symbolizer: symbolizer-failed, ELF names, exit $rc"

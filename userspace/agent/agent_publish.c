@@ -325,7 +325,8 @@ void agent_report_loss(struct agent *a)
 	if (l->failed_batches) {
 		wire_storage_failed_message(message, sizeof(message), l->failed_samples,
 					    l->failed_batches, l->code);
-		pr_warn("degradation storage-failed: %s; %s", message, WIRE_STORAGE_FAILED_REMEDY);
+		pr_warn("degradation storage-failed: %s; %s", message,
+			wire_storage_failed_remedy(l->code));
 	}
 	if (l->refused_batches)
 		pr_warn("degradation batches-refused: %llu samples in %llu Batches were refused by "

@@ -203,35 +203,40 @@ out:
 
 /* The room the Agent's last Batch and the finalize need when the disk
  * fills up during the Run: a file of zeros made when the Run starts and
- * removed for the last one (Batch.last), so that what was lost can still
- * be said in the Run. make 0: remove it. Best effort: without a reserve,
- * the loss is said on stderr by the Agent. */
+ * removed for the last Batch (Batch.last), so that what was lost can still
+ * be said in the Run. make 0: remove it. 0, or -errno when it cannot be
+ * made (a Run without that room would lose the count of its losses: the
+ * start fails instead, before the application runs). */
 #define STORAGE_RESERVE_BYTES (512 * 1024)
 
-static void aggregator_storage_reserve(const struct aggregator *agg, int make)
+static int aggregator_storage_reserve(const struct aggregator *agg, int make)
 {
 	static const char zeros[64 * 1024];
 	size_t done;
-	int fd;
+	int fd, err = 0;
 
 	if (!agg->has_run_dir_fd)
-		return;
+		return 0;
 	if (!make) {
 		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
-		return;
+		return 0;
 	}
 	fd = openat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return; /* EEXIST: made already */
-	for (done = 0; done < STORAGE_RESERVE_BYTES; done += sizeof(zeros))
-		if (write(fd, zeros, sizeof(zeros)) != (ssize_t)sizeof(zeros))
-			break;
-	if (done < STORAGE_RESERVE_BYTES || fsync(fd)) {
-		pr_debug("no storage reserve in the Run directory: %s", strerror(errno));
-		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
+		return errno == EEXIST ? 0 : -errno; /* EEXIST: made already */
+	for (done = 0; done < STORAGE_RESERVE_BYTES && !err; done += sizeof(zeros)) {
+		ssize_t n = write(fd, zeros, sizeof(zeros));
+
+		if (n != (ssize_t)sizeof(zeros))
+			err = n < 0 ? -errno : -ENOSPC;
 	}
+	if (!err && fsync(fd))
+		err = -errno;
 	close(fd);
+	if (err)
+		unlinkat(agg->run_dir_fd, RUN_STORAGE_RESERVE_FILE, 0);
+	return err;
 }
 
 static int aggregator_start(struct aggregator *agg, const Nunatak__Wire__Control *c, char *why,
@@ -267,7 +272,12 @@ static int aggregator_start(struct aggregator *agg, const Nunatak__Wire__Control
 	}
 	/* before the disk can fill (the first Batch may be too late), and
 	 * before the manifest: a Run with a manifest has its reserve */
-	aggregator_storage_reserve(agg, 1);
+	err = aggregator_storage_reserve(agg, 1);
+	if (err) {
+		snprintf(why, whylen, "cannot reserve %d KiB for the end of the Run in '%s': %s",
+			 STORAGE_RESERVE_BYTES / 1024, run_dir, strerror(-err));
+		goto out;
+	}
 	agg->manifest = json_incref(json_object_get(spec, "manifest"));
 	err = manifest_write(agg->run_dir_fd, agg->manifest);
 	if (err) {

@@ -168,6 +168,16 @@ static int budget_degradation(struct pivot *p, const char *symbolizer,
 					     "let the finalize end to get source lines and inline "
 					     "frames (run the application again)");
 	}
+	if (b->stopped != -ETIMEDOUT && b->asked && b->answered < b->asked) {
+		/* it ran but did not answer as llvm-symbolizer does */
+		snprintf(message, sizeof(message),
+			 "'%s' named %zu of %zu addresses (it failed, or its output was not "
+			 "llvm-symbolizer's JSON): the others from ELF symbols only",
+			 symbolizer, b->answered, b->asked);
+		return pivot_add_degradation(p, "symbolizer-failed", message,
+					     "point tools.llvm-symbolizer at llvm-symbolizer (apt-get "
+					     "install llvm); nunatak -v says how it failed");
+	}
 	if (b->stopped != -ETIMEDOUT)
 		return 0;
 	snprintf(message, sizeof(message),
@@ -198,7 +208,7 @@ static int attribute_modules(struct pivot *p, struct attribute_ctx *ac, const ch
 		for (i = 0; i < ac->n_jobs && !err; i++)
 			err = store_job(p, ac, &ac->jobs[i]);
 	}
-	if (!err)
+	if (!err && !ac->symbolizer_missing) /* could not run at all: said as missing */
 		err = budget_degradation(p, symbolizer, budget);
 	if (budget == &own)
 		symbolizer_budget_bind(NULL);
@@ -287,8 +297,9 @@ static int counter_to_degradation(const char *node, const char *name, uint64_t v
 					    (int)node_counter(p, node, "storage_failed_errno"));
 		snprintf(message + strlen(message), sizeof(message) - strlen(message),
 			 " (node %s)", node);
-		return pivot_add_degradation(p, "storage-failed", message,
-					     WIRE_STORAGE_FAILED_REMEDY);
+		return pivot_add_degradation(
+		    p, "storage-failed", message,
+		    wire_storage_failed_remedy((int)node_counter(p, node, "storage_failed_errno")));
 	}
 	for (i = 0; i < sizeof(counter_degradations) / sizeof(counter_degradations[0]); i++) {
 		const struct counter_degradation *cd = &counter_degradations[i];

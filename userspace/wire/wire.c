@@ -94,3 +94,24 @@ void wire_storage_failed_message(char *buf, size_t len, unsigned long long sampl
 	snprintf(buf, len, "%llu samples in %llu Batches were not stored: %s", samples, batches,
 		 why);
 }
+
+const char *wire_storage_failed_remedy(int code)
+{
+	switch (code) {
+	case ENOSPC:
+	case EDQUOT:
+	case EFBIG:
+		return "free space in the runs directory (or point runs_dir at a larger file "
+		       "system) and run again; what was stored is consistent and readable";
+	case EBUSY:
+		return "another program held the Run's pivot locked (a reader inside a "
+		       "transaction): read a Run while it is written only with 'nunatak summary', "
+		       "and run again";
+	case ETIMEDOUT:
+	case 0:
+		return "the Aggregator was too slow or gone: run again on a less loaded node";
+	default:
+		return "check the file system of the runs directory (read-only, I/O errors) and "
+		       "run again; what was stored is consistent and readable";
+	}
+}

@@ -44,8 +44,8 @@ int wire_storage_error_transient(int code);
  * were not stored: <why>", why said from code (ETIMEDOUT: no Ack). */
 void wire_storage_failed_message(char *buf, size_t len, unsigned long long samples,
 				 unsigned long long batches, int code);
-#define WIRE_STORAGE_FAILED_REMEDY                                                               \
-	"free space in the runs directory (or point runs_dir at a larger file system) and run " \
-	"again; what was stored is consistent and readable"
+/* Its remedy, for the same code: free space for a full disk, close the
+ * reader for a locked pivot, look at the file system otherwise. */
+const char *wire_storage_failed_remedy(int code);
 
 #endif
