@@ -143,25 +143,37 @@ static int run_configure(struct run *r)
 static int run_start_aggregator(struct run *r)
 {
 	void *router;
+	int e;
 
 	r->zctx = zmq_ctx_new();
 	snprintf(r->endpoint, sizeof(r->endpoint), "inproc://nunatak-aggregator-%d", (int)getpid());
 	router = r->zctx ? zmq_socket(r->zctx, ZMQ_ROUTER) : NULL;
 	if (!router || zmq_bind(router, r->endpoint)) {
-		fprintf(stderr, "nunatak: cannot start the aggregator: %s\n", zmq_strerror(zmq_errno()));
+		fprintf(stderr,
+			"nunatak: cannot start the aggregator: its socket '%s': %s; the application "
+			"was not run: free memory or descriptors (ulimit -n) and run it again\n",
+			r->endpoint, zmq_strerror(zmq_errno()));
 		if (router)
 			zmq_close(router);
 		return -EIO;
 	}
 	r->agg = aggregator__new(router);
 	if (!r->agg) {
-		fprintf(stderr, "nunatak: cannot start the aggregator: %s\n", strerror(errno));
+		fprintf(stderr,
+			"nunatak: cannot start the aggregator for '%s': %s; the application was "
+			"not run: free memory and run it again\n",
+			r->run_dir, strerror(errno));
 		zmq_close(router);
 		return -ENOMEM;
 	}
-	if (pthread_create(&r->thread, NULL, aggregator_thread, r->agg)) {
-		fprintf(stderr, "nunatak: cannot start the aggregator thread\n");
-		return -EAGAIN;
+	e = pthread_create(&r->thread, NULL, aggregator_thread, r->agg);
+	if (e) {
+		fprintf(stderr,
+			"nunatak: cannot start the aggregator thread for '%s': %s; the application "
+			"was not run: raise the process limit (ulimit -u) or free memory and run it "
+			"again\n",
+			r->run_dir, strerror(e));
+		return -e;
 	}
 	r->thread_started = 1;
 	return 0;
@@ -191,7 +203,10 @@ static int run_start_agent(struct run *r)
 		pthread_join(seed_thread, NULL);
 	r->seed = sj.seed;
 	if (!r->agent) {
-		fprintf(stderr, "nunatak: cannot start the agent: %s\n", strerror(errno));
+		fprintf(stderr,
+			"nunatak: cannot start the agent for '%s': %s; the application was not "
+			"run: free memory and run it again (-v says more)\n",
+			r->run_dir, strerror(errno));
 		return -ENOMEM;
 	}
 	return 0;
@@ -375,11 +390,8 @@ static void run_teardown(struct run *r)
 		deadline.tv_sec += JOIN_TIMEOUT_MS / 1000;
 		r->thread_stuck = pthread_timedjoin_np(r->thread, NULL, &deadline) != 0;
 	}
-	if (r->thread_stuck) {
-		pr_warn("the aggregator did not stop within %d ms: left to the exit",
-			JOIN_TIMEOUT_MS);
-		return;
-	}
+	if (r->thread_stuck)
+		return; /* run_abandon() says it */
 	aggregator__free(r->agg);
 	if (r->zctx)
 		zmq_ctx_term(r->zctx);
@@ -387,6 +399,20 @@ static void run_teardown(struct run *r)
 	r->agg = NULL;
 	r->zctx = NULL;
 	r->seed = NULL;
+}
+
+/* A stuck Aggregator thread may be inside SQLite, writing the Run: the
+ * Run is neither discarded nor summarized, and the process ends at once,
+ * without the exit handlers that would free what the thread uses. */
+static void __attribute__((noreturn)) run_abandon(const struct run *r, int exit_code)
+{
+	fprintf(stderr,
+		"nunatak: the Run was left unfinished: its aggregator did not stop within %d ms "
+		"of being told; 'nunatak summary %s' finishes it\n",
+		JOIN_TIMEOUT_MS, r->run_dir);
+	fflush(stdout);
+	fflush(stderr);
+	_exit(exit_code);
 }
 
 /* stdout carries the --json document, written in one go from memory so
@@ -423,7 +449,7 @@ static int run_report(struct run *r)
 	char *doc = NULL;
 	size_t len = 0;
 	json_t *extra;
-	int exit_code = r->exit_code;
+	int exit_code = r->exit_code, shown;
 
 	if (!r->finalized && r->interrupted) {
 		fprintf(stderr, "Run: %s\n", r->run_dir);
@@ -433,10 +459,22 @@ static int run_report(struct run *r)
 		fprintf(stderr, "nunatak: no --json result: %s\n", strerror(errno));
 	extra = json_pack("{s:s, s:s, s:i}", "run", r->run_dir, "name", r->name, "exit_code",
 			  r->exit_code);
-	if (summary_show(r->run_dir, stderr, json_out, extra, NULL) == 1 && run_env.strict)
+	shown = summary_show(r->run_dir, stderr, json_out, extra, NULL);
+	if (shown == 1 && run_env.strict)
 		exit_code = EXIT_STRICT_DEGRADED;
 	json_decref(extra);
 	fprintf(stderr, "Run: %s\n", r->run_dir);
+	if (run_env.json && (shown < 0 || !json_out)) {
+		/* no document is a failed --json write, as a failed write is */
+		fprintf(stderr,
+			"nunatak: no --json result on stdout: the summary of '%s' could not be "
+			"made (said above); 'nunatak summary --json %s' retries it\n",
+			r->run_dir, r->run_dir);
+		if (json_out)
+			fclose(json_out);
+		free(doc);
+		return exit_code ? exit_code : EXIT_NUNATAK_FAILED;
+	}
 	if (json_out && !fclose(json_out))
 		exit_code = run_write_json(doc, len, exit_code);
 	free(doc);
@@ -467,6 +505,8 @@ int cmd_run(int argc, char **argv)
 		exit_code = EXIT_NUNATAK_FAILED;
 	if (exit_code) { /* the application did not run */
 		run_teardown(&r);
+		if (r.thread_stuck)
+			run_abandon(&r, exit_code);
 		if (r.run_dir[0] && run_dir_discard(r.run_dir))
 			fprintf(stderr, "Run (incomplete): %s\n", r.run_dir);
 		goto out;
@@ -478,6 +518,8 @@ int cmd_run(int argc, char **argv)
 	pr_info("Run written %.0f ms after the application exited",
 		(written.tv_sec - app_end.tv_sec) * 1e3 + (written.tv_nsec - app_end.tv_nsec) / 1e6);
 	run_teardown(&r);
+	if (r.thread_stuck)
+		run_abandon(&r, r.exit_code);
 	exit_code = run_report(&r);
 out:
 	config_release(&r.cfg);

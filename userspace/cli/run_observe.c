@@ -47,8 +47,15 @@ static void on_signal(struct loop *lp)
 	while (run_signals_read(lp->ro->signal_fd, &s) == 1) {
 		if (!lp->exited) {
 			err = run_signal_forward(&s, lp->ro->pid);
-			pr_info("%s %s to the application", strsignal(s.signo),
-				err == 1 ? "forwarded" : "not forwarded (the terminal sent it)");
+			if (err == 1)
+				pr_info("%s forwarded to the application", strsignal(s.signo));
+			else if (!err)
+				pr_info("%s not forwarded: the terminal sent it to the application "
+					"too",
+					strsignal(s.signo));
+			else
+				pr_warn("%s not forwarded to the application (pid %d): %s",
+					strsignal(s.signo), (int)lp->ro->pid, strerror(-err));
 		} else if (run_signal_stops(s.signo) && !lp->ro->stop_signo) {
 			lp->ro->stop_signo = s.signo;
 		}
