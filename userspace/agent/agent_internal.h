@@ -56,6 +56,7 @@ struct agent {
 	size_t n_exits, cap_exits;
 	struct drained_sample *drained;
 	size_t n_drained, cap_drained;
+	uint64_t drained_lost; /* drained, then no Batch held them: in samples_lost_in_drain */
 };
 
 /* tsearch order of struct process_info, by tgid */

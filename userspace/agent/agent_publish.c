@@ -178,7 +178,8 @@ static int agent_add_counters(struct agent *a, struct batch_builder *b)
 	sampler_read_counters(a->sampler, &c);
 	err = err ?: batch_builder_add_counter(b, "samples_seen", c.seen);
 	err = err ?: batch_builder_add_counter(b, "samples_dropped", c.drop_keys);
-	err = err ?: batch_builder_add_counter(b, "samples_lost_in_drain", c.drain_lost);
+	err = err ?: batch_builder_add_counter(b, "samples_lost_in_drain",
+					       c.drain_lost + a->drained_lost);
 	err = err ?: batch_builder_add_counter(b, "sample_flip_timeouts", c.flip_timeouts);
 	err = err ?: batch_builder_add_counter(b, "stacks_dropped", c.drop_stacks);
 	/* counted, not a Degradation: nothing was lost that could be read */
@@ -243,6 +244,18 @@ static int agent_add_loss_counters(struct agent *a, struct batch_builder *b)
 	return err;
 }
 
+/* Samples drained (gone from the kernel's maps) that no Batch will hold:
+ * lost between the kernel and a Batch, as the sampler's drain losses are,
+ * and counted with them (samples_lost_in_drain of the next Batch). */
+static void agent_lose_drained(struct agent *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_drained; i++)
+		a->drained_lost += a->drained[i].value.samples;
+	a->n_drained = 0;
+}
+
 /* Builds the next Batch and queues it. with_data 0: counters and
  * Degradations only (the final Batch: small enough for the Aggregator's
  * reserve when the disk is full). */
@@ -260,11 +273,13 @@ static int agent_queue_batch(struct agent *a, int with_data)
 		if (!err)
 			err = agent_process_events(a);
 		if (err)
-			return err;
+			goto lost;
 	}
 	b = batch_builder__new(a->run_id, a->node, a->seq);
-	if (!b)
-		return -ENOMEM;
+	if (!b) {
+		err = -ENOMEM;
+		goto lost;
+	}
 	if (a->sampler && with_data) {
 		err = agent_add_drained(a, b);
 		err = err ?: agent_add_mpi(a, b);
@@ -283,11 +298,14 @@ static int agent_queue_batch(struct agent *a, int with_data)
 	err = err ?: publish_queue_push(a->queue, batch_builder_envelope(b));
 	batch_builder__free(b);
 	if (err)
-		return err;
+		goto lost;
 	if (with_data)
 		agent_forget_published(a);
 	a->seq++;
 	return 0;
+lost:
+	agent_lose_drained(a);
+	return err;
 }
 
 int agent_publish(struct agent *a)
