@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "userspace/wire/nunatak.pb-c.h"
+
 struct pivot {
 	sqlite3 *db;
 	char *path;
@@ -53,5 +55,49 @@ int pivot_walk(struct pivot *p, sqlite3_stmt *stmt, int (*row)(sqlite3_stmt *stm
 /* The MPI Locus-level Measurements, inside the caller's transaction
  * (pivot_derive_mpi_measurements() without BEGIN/COMMIT). */
 int pivot_derive_mpi_in_transaction(struct pivot *p);
+
+/* ---- the Batch being stored: pivot_store.c and pivot_store_locus.c ---- */
+
+/* the prepared statements of one pivot_store_batch(), by what they store */
+enum {
+	ST_BATCH,
+	ST_MODULE,
+	ST_MODULE_UNATTRIBUTE,
+	ST_LOCUS,
+	ST_STACK,
+	ST_STACK_FRAME,
+	ST_ADDRESS_INSERT,
+	ST_ADDRESS_SELECT,
+	ST_SAMPLE,
+	ST_DEGRADATION,
+	ST_COUNTER,
+	ST_EXIT_DELETE,
+	ST_EXIT_INSERT,
+	ST_EXIT_UNAVAILABLE,
+	ST_MPI_CALL,
+	ST_MPI_PROCESS,
+	ST_MPI_EVENT,
+	ST_COUNT,
+};
+
+/* one pivot_store_batch() under way: the Batch, its statements, and the
+ * pivot ids its modules, Loci and Stacks were given (by Batch index) */
+struct store {
+	struct pivot *p;
+	const Nunatak__Wire__Batch *b;
+	sqlite3_stmt *st[ST_COUNT];
+	int64_t *module_ids, *locus_ids, *stack_ids;
+	char *new_address; /* per batch module: a new address arrived */
+};
+
+/* The address (module of the Batch, offset) in *id, stored when new (the
+ * module then has a new address: its attribution is made again). 0, -EIO. */
+int store_address(struct store *s, uint32_t module, uint64_t offset, int64_t *id);
+
+/* The Batch's process exits as Locus-level Measurements; its MPI call
+ * sites; its MPI processes and Events: 0, or -EIO (logged). */
+int store_exits(struct store *s);
+int store_mpi_call_sites(struct store *s);
+int store_mpi_processes_events(struct store *s);
 
 #endif
