@@ -233,9 +233,8 @@ json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 		errno = EINVAL;
 		return NULL;
 	}
-	root =
-	    json_pack("{s:[], s:[], s:o, s:I}", "hotspots", "degradations", "counter",
-		      json_text(d->counter), "floor", (json_int_t)DIAGNOSIS_SAMPLE_FLOOR);
+	root = json_pack("{s:[], s:[], s:o, s:I}", "hotspots", "degradations", "counter",
+			 json_text(d->counter), "floor", (json_int_t)DIAGNOSIS_SAMPLE_FLOOR);
 	if (!root)
 		goto cleanup;
 	hotspots = json_object_get(root, "hotspots");

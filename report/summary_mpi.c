@@ -160,17 +160,15 @@ void summary_print_mpi_not_said(FILE *out, const struct balance *b)
 /* imbalance: this rank's time outside MPI over the mean of the ranks' */
 static json_t *rank_json(const struct balance_rank *r, double mean_outside)
 {
-	return json_pack("{s:i, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "rank", r->rank,
-			 "imbalance",
-			 summary_json_number(mean_outside > 0 ? r->outside_mpi_time / mean_outside
-							      : NAN),
-			 "node",
-			 json_text(r->node), "app_time", summary_json_number(r->app_time), "app_time_quality",
-			 r->app_time_quality, "app_time_reason", json_text(r->app_time_reason),
-			 "mpi_time", summary_json_number(r->mpi_time), "mpi_fraction",
-			 summary_json_number(r->mpi_fraction), "cpu_time",
-			 summary_json_number(r->cpu_time), "outside_mpi_time",
-			 summary_json_number(r->outside_mpi_time));
+	return json_pack(
+	    "{s:i, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "rank", r->rank, "imbalance",
+	    summary_json_number(mean_outside > 0 ? r->outside_mpi_time / mean_outside : NAN),
+	    "node", json_text(r->node), "app_time", summary_json_number(r->app_time),
+	    "app_time_quality", r->app_time_quality, "app_time_reason",
+	    json_text(r->app_time_reason), "mpi_time", summary_json_number(r->mpi_time),
+	    "mpi_fraction", summary_json_number(r->mpi_fraction), "cpu_time",
+	    summary_json_number(r->cpu_time), "outside_mpi_time",
+	    summary_json_number(r->outside_mpi_time));
 }
 
 static json_t *balance_json(const struct balance *b)
@@ -200,8 +198,8 @@ static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks
 		      summary_json_number(cs->mean_ns / 1e9), "min_time", (double)cs->min_ns / 1e9,
 		      "max_time", (double)cs->max_ns / 1e9, "bytes",
 		      cs->has_bytes ? json_integer((json_int_t)cs->bytes) : json_null(),
-		      "bytes_reason", json_text(cs->has_bytes ? NULL : cs->bytes_reason),
-		      "cov", summary_json_number(cs->cov), "per_rank");
+		      "bytes_reason", json_text(cs->has_bytes ? NULL : cs->bytes_reason), "cov",
+		      summary_json_number(cs->cov), "per_rank");
 	if (!o)
 		return NULL;
 	per_rank = json_object_get(o, "per_rank");

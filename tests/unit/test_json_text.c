@@ -56,13 +56,13 @@ static void test_valid_utf8_unchanged(void **state)
 	TEXT("hotspots", "hotspots");
 	TEXT("a\\xffb", "a\\xffb"); /* a backslash stays what it is */
 	TEXT("\x7f", "\x7f");
-	TEXT("caf\xc3\xa9", "caf\xc3\xa9");				/* U+00E9 */
-	TEXT("\xc2\x80\xdf\xbf", "\xc2\x80\xdf\xbf");			/* U+0080, U+07FF */
+	TEXT("caf\xc3\xa9", "caf\xc3\xa9");			      /* U+00E9 */
+	TEXT("\xc2\x80\xdf\xbf", "\xc2\x80\xdf\xbf");		      /* U+0080, U+07FF */
 	TEXT("\xe0\xa0\x80\xef\xbf\xbf", "\xe0\xa0\x80\xef\xbf\xbf"); /* U+0800, U+FFFF */
 	TEXT("\xed\x9f\xbf\xee\x80\x80", "\xed\x9f\xbf\xee\x80\x80"); /* around surrogates */
-	TEXT("\xf0\x90\x80\x80", "\xf0\x90\x80\x80");			/* U+10000 */
-	TEXT("\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf");			/* U+10FFFF */
-	TEXT("\xe2\x82\xac 5", "\xe2\x82\xac 5");			/* € 5 */
+	TEXT("\xf0\x90\x80\x80", "\xf0\x90\x80\x80");		      /* U+10000 */
+	TEXT("\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf");		      /* U+10FFFF */
+	TEXT("\xe2\x82\xac 5", "\xe2\x82\xac 5");		      /* € 5 */
 }
 
 static void test_invalid_bytes_escaped(void **state)
@@ -71,15 +71,15 @@ static void test_invalid_bytes_escaped(void **state)
 	TEXT("sl\xffp", "sl\\xffp");
 	TEXT("\x80", "\\x80"); /* lone continuation bytes */
 	TEXT("a\xbf\x80z", "a\\xbf\\x80z");
-	TEXT("\xc0\x80", "\\xc0\\x80"); /* overlong NUL */
-	TEXT("\xc1\xbf", "\\xc1\\xbf"); /* overlong U+007F */
-	TEXT("\xe0\x80\xaf", "\\xe0\\x80\\xaf");	     /* overlong '/' */
-	TEXT("\xe0\x9f\xbf", "\\xe0\\x9f\\xbf");	     /* overlong U+07FF */
-	TEXT("\xf0\x8f\xbf\xbf", "\\xf0\\x8f\\xbf\\xbf"); /* overlong U+FFFF */
-	TEXT("\xed\xa0\x80", "\\xed\\xa0\\x80");	     /* surrogate U+D800 */
-	TEXT("\xed\xbf\xbf", "\\xed\\xbf\\xbf");	     /* surrogate U+DFFF */
+	TEXT("\xc0\x80", "\\xc0\\x80");					    /* overlong NUL */
+	TEXT("\xc1\xbf", "\\xc1\\xbf");					    /* overlong U+007F */
+	TEXT("\xe0\x80\xaf", "\\xe0\\x80\\xaf");			    /* overlong '/' */
+	TEXT("\xe0\x9f\xbf", "\\xe0\\x9f\\xbf");			    /* overlong U+07FF */
+	TEXT("\xf0\x8f\xbf\xbf", "\\xf0\\x8f\\xbf\\xbf");		    /* overlong U+FFFF */
+	TEXT("\xed\xa0\x80", "\\xed\\xa0\\x80");			    /* surrogate U+D800 */
+	TEXT("\xed\xbf\xbf", "\\xed\\xbf\\xbf");			    /* surrogate U+DFFF */
 	TEXT("\xed\xa0\xbd\xed\xb8\x80", "\\xed\\xa0\\xbd\\xed\\xb8\\x80"); /* CESU pair */
-	TEXT("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* U+110000 */
+	TEXT("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80");		    /* U+110000 */
 	TEXT("\xf5\x80\x80\x80", "\\xf5\\x80\\x80\\x80");
 	TEXT("\xf8\x88\x80\x80\x80", "\\xf8\\x88\\x80\\x80\\x80"); /* 5-byte form */
 	TEXT("\xfe\xff", "\\xfe\\xff");
@@ -151,8 +151,8 @@ static void check_against_jansson(const unsigned char *b, size_t len)
 
 static void test_exhaustive_against_jansson(void **state)
 {
-	static const unsigned char leads[] = {0xc2, 0xdf, 0xe0, 0xe1, 0xed, 0xee, 0xef,
-					      0xf0, 0xf1, 0xf3, 0xf4, 0xf5};
+	static const unsigned char leads[] = {0xc2, 0xdf, 0xe0, 0xe1, 0xed, 0xee,
+					      0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5};
 	static const unsigned char edges[] = {0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90,
 					      0x9f, 0xa0, 0xbf, 0xc0, 0xe2, 0xff};
 	unsigned char b[4];

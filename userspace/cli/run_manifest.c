@@ -39,13 +39,12 @@ static json_t *command_json(int ncmd, char *const cmd[])
 static json_t *run_json(const char *name, int ncmd, char *const cmd[],
 			const struct launcher_split *split, const char *start)
 {
-	return json_pack("{s:o, s:s, s:o, s:n, s:o, s:o, s:o}", "name", json_text(name), "created",
-			 start, "command", command_json(ncmd, cmd), "exit_code", "launcher",
-			 split->launcher[0] ? json_text(split->launcher) : json_null(), "target",
-			 split->target_index >= 0 ? json_text(cmd[split->target_index])
-						  : json_null(),
-			 "world_size",
-			 split->world_size > 0 ? json_integer(split->world_size) : json_null());
+	return json_pack(
+	    "{s:o, s:s, s:o, s:n, s:o, s:o, s:o}", "name", json_text(name), "created", start,
+	    "command", command_json(ncmd, cmd), "exit_code", "launcher",
+	    split->launcher[0] ? json_text(split->launcher) : json_null(), "target",
+	    split->target_index >= 0 ? json_text(cmd[split->target_index]) : json_null(),
+	    "world_size", split->world_size > 0 ? json_integer(split->world_size) : json_null());
 }
 
 json_t *run_manifest_seed(const char *name, int ncmd, char *const cmd[],
