@@ -11,6 +11,7 @@
  * Without gcc every test is SKIPPED with the reason.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@
 
 #include "tests/unit/test_helpers.h"
 #include "userspace/agent/proc_maps.h"
+#include "userspace/elf/elf_dynamic.h"
 #include "userspace/elf/elf_file.h"
 
 static const char prog_src[] =
@@ -332,6 +334,49 @@ static void test_open_errors(void **state)
 	assert_null(elf_file__open(dir));
 	assert_int_equal(errno, EISDIR);
 	elf_file__free(NULL);
+}
+
+/* A FIFO, a device or another file at a module's path: refused without
+ * blocking (alarm: a blocked open fails the test instead of hanging it),
+ * a device never opened; the mapped inode is the one read. */
+static void test_open_not_regular(void **state)
+{
+	const char *fifo = path_in(dir, "fifo.so");
+	struct elf_dynamic dyn;
+	struct stat st, lib;
+	int fd, flags;
+
+	(void)state;
+	SKIP_WITHOUT_GCC();
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10);
+	errno = 0;
+	assert_null(elf_file__open(fifo));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(elf_dynamic_read(fifo, &dyn), -EINVAL);
+	assert_int_equal(elf_open_regular(fifo, 0, &st), -EINVAL);
+	assert_int_equal(elf_open_regular("/dev/null", 0, &st), -EINVAL);
+	assert_int_equal(elf_open_regular(dir, 0, &st), -EISDIR);
+	errno = 0;
+	assert_null(elf_file__open("/dev/zero"));
+	assert_int_equal(errno, EINVAL);
+	alarm(0);
+	unlink(fifo);
+
+	/* a regular file: opened blocking again, the inode checked */
+	assert_int_equal(stat(path_in(dir, "libnt.so"), &lib), 0);
+	fd = elf_open_regular(path_in(dir, "libnt.so"), lib.st_ino, &st);
+	assert_true(fd >= 0);
+	assert_int_equal(st.st_ino, lib.st_ino);
+	flags = fcntl(fd, F_GETFL);
+	assert_int_equal(flags & O_NONBLOCK, 0);
+	close(fd);
+	assert_int_equal(elf_open_regular(path_in(dir, "libnt.so"), lib.st_ino + 1, &st), -ESTALE);
+	errno = 0;
+	assert_null(elf_file__open_mapped(path_in(dir, "libnt.so"), lib.st_ino + 1));
+	assert_int_equal(errno, ESTALE);
+	elf_file__free(elf_file__open_mapped(path_in(dir, "libnt.so"), lib.st_ino));
 }
 
 static void test_kind_and_sections(void **state)
@@ -724,6 +769,7 @@ int main(void)
 	    cmocka_unit_test(test_build_id_matches_readelf),
 	    cmocka_unit_test(test_fallback_identity),
 	    cmocka_unit_test(test_open_errors),
+	    cmocka_unit_test(test_open_not_regular),
 	    cmocka_unit_test(test_kind_and_sections),
 	    cmocka_unit_test(test_extent_rule),
 	    cmocka_unit_test(test_named_functions_and_gap),

@@ -258,12 +258,42 @@ static void test_refused(void **state)
 	expect_refused(EBADMSG, MANIFEST_FILE);
 }
 
+/* A FIFO, a link, a directory or a huge file at manifest.json: refused
+ * at once, never opened blocking (alarm: a blocked open fails the test
+ * instead of hanging it) */
+static void test_not_a_regular_manifest(void **state)
+{
+	const char *path = path_in(dir, MANIFEST_FILE);
+	int fd;
+
+	(void)state;
+	alarm(10);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	expect_refused(EINVAL, "not a regular file but a FIFO");
+	expect_refused(EINVAL, path);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/etc/hostname", path), 0);
+	expect_refused(ELOOP, "a symbolic link");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0700), 0);
+	expect_refused(EINVAL, "a directory");
+	assert_int_equal(rmdir(path), 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, MANIFEST_MAX_BYTES + 1), 0);
+	close(fd);
+	expect_refused(EFBIG, "16 MiB");
+	assert_int_equal(unlink(path), 0);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_write_then_read, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_write_keeps_previous, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_a_regular_manifest, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_at_temporary_name_not_followed, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_directory_swapped_for_link, setup, teardown),

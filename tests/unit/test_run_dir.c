@@ -162,6 +162,90 @@ static void test_runs_dir_refused(void **state)
 	assert_int_equal(entries(runs), 0);
 }
 
+/* writable by its group: refused as by others, unless sticky */
+static void test_runs_dir_group_writable(void **state)
+{
+	char runs[PATH_MAX];
+
+	(void)state;
+	snprintf(runs, sizeof(runs), "%s/group", tmpdir);
+	assert_int_equal(mkdir(runs, 0700), 0);
+	assert_int_equal(chmod(runs, 0770), 0);
+	expect_refused(runs, -EPERM,
+		       (const char *const[]){runs, "writable by its group", "chmod g-w", NULL});
+	assert_int_equal(entries(runs), 0);
+	assert_int_equal(chmod(runs, 01770), 0);
+	expect_refused(runs, 0, (const char *const[]){NULL});
+}
+
+/* the directories above the runs directory: checked as trust.h says, a
+ * link on the way followed only where nobody else could change it */
+static void test_runs_dir_chain(void **state)
+{
+	char good[PATH_MAX], theirs[PATH_MAX], runs[PATH_MAX], link[PATH_MAX];
+	struct passwd *nobody = getpwnam("nobody");
+
+	(void)state;
+	SKIP_UNLESS(geteuid() == 0 && nobody, "chown to 'nobody' needs root and the user");
+	snprintf(good, sizeof(good), "%s/good", tmpdir);
+	assert_int_equal(mkdir(good, 0755), 0);
+	/* a root link in a root directory: followed */
+	snprintf(link, sizeof(link), "%s/alias", tmpdir);
+	assert_int_equal(symlink(good, link), 0);
+	snprintf(runs, sizeof(runs), "%s/runs", link);
+	expect_refused(runs, 0, (const char *const[]){NULL});
+	/* the same link in a directory nobody owns: nobody can point it elsewhere */
+	snprintf(theirs, sizeof(theirs), "%s/theirs", tmpdir);
+	assert_int_equal(mkdir(theirs, 0755), 0);
+	snprintf(link, sizeof(link), "%s/theirs/alias", tmpdir);
+	assert_int_equal(symlink(good, link), 0);
+	assert_int_equal(chown(theirs, nobody->pw_uid, nobody->pw_gid), 0);
+	snprintf(runs, sizeof(runs), "%s/runs2", link);
+	expect_refused(runs, -EPERM, (const char *const[]){runs, "nobody", theirs, NULL});
+	assert_int_equal(access(path_in(good, "runs2"), F_OK), -1);
+	/* a link nobody owns in a sticky directory */
+	assert_int_equal(chmod(tmpdir, 01777), 0);
+	snprintf(link, sizeof(link), "%s/their-link", tmpdir);
+	assert_int_equal(symlink(good, link), 0);
+	assert_int_equal(lchown(link, nobody->pw_uid, nobody->pw_gid), 0);
+	snprintf(runs, sizeof(runs), "%s/runs3", link);
+	expect_refused(runs, -EPERM,
+		       (const char *const[]){"symbolic link owned by nobody", link, NULL});
+	assert_int_equal(chmod(tmpdir, 0700), 0);
+}
+
+/* a plain `nunatak summary`: another user's Run, or a link named as a
+ * Run, is never the most recent Run */
+static void test_find_skips_others(void **state)
+{
+	char runs[PATH_MAX], mine[PATH_MAX], theirs[PATH_MAX], found[PATH_MAX], err[1024] = "";
+	struct passwd *nobody = getpwnam("nobody");
+
+	(void)state;
+	SKIP_UNLESS(geteuid() == 0 && nobody, "chown to 'nobody' needs root and the user");
+	snprintf(runs, sizeof(runs), "%s/runs", tmpdir);
+	assert_int_equal(mkdir(runs, 0700), 0);
+	snprintf(theirs, sizeof(theirs), "%s/app-20991231-235959", runs);
+	assert_int_equal(mkdir(theirs, 0755), 0);
+	assert_int_equal(write_file(path_in(theirs, MANIFEST_FILE), "{}\n"), 0);
+	assert_int_equal(chown(theirs, nobody->pw_uid, nobody->pw_gid), 0);
+	assert_int_equal(run_dir_find(runs, NULL, found, sizeof(found), err, sizeof(err)), -ENOENT);
+	assert_in("no Run of yours", err);
+	assert_in("1 entry skipped", err);
+	assert_in("root (uid 0)", err);
+	snprintf(mine, sizeof(mine), "%s/app-20200101-000000", runs);
+	assert_int_equal(mkdir(mine, 0700), 0);
+	assert_int_equal(write_file(path_in(mine, MANIFEST_FILE), "{}\n"), 0);
+	assert_int_equal(symlink(theirs, path_in(runs, "app-20991231-235960")), 0);
+	assert_int_equal(run_dir_find(runs, NULL, found, sizeof(found), err, sizeof(err)), 0);
+	assert_string_equal(found, mine);
+	/* named, another user's Run is read: the user chose it */
+	assert_int_equal(run_dir_find(runs, "app-20991231-235959", found, sizeof(found), err,
+				      sizeof(err)),
+			 0);
+	assert_string_equal(found, theirs);
+}
+
 /* a runs path that fits, a Run path that would not: said, nothing left */
 static void test_path_too_long(void **state)
 {
@@ -259,6 +343,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_create_private, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_names_never_hidden, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_runs_dir_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_runs_dir_group_writable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_runs_dir_chain, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_find_skips_others, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_path_too_long, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_space, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_discard, setup, teardown),

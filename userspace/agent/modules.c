@@ -235,7 +235,9 @@ static struct module *module_get(struct module_table *table, const char *path, u
 		if (m->dev == dev && m->inode == inode && !strcmp(m->path, path))
 			return m;
 	}
-	elf = elf_file__open(path);
+	/* the very file that was mapped: a FIFO or device at its path is not
+	 * opened, one replaced since the mapping (another inode) not read */
+	elf = elf_file__open_mapped(path, inode);
 	if (!elf)
 		pr_debug("cannot read module '%s': %s", path, strerror(errno));
 	m = module_new(path, elf ? elf_file__identity(elf) : NULL, dev, inode);

@@ -23,6 +23,8 @@
  * (aggregator_storage_reserve): never part of a finished Run */
 #define RUN_STORAGE_RESERVE_FILE "storage-reserve"
 #define MANIFEST_FORMAT "nunatak-run"
+/* what manifest_read() accepts: a real manifest is a few KiB */
+#define MANIFEST_MAX_BYTES (16 * 1024 * 1024)
 #define MANIFEST_SCHEMA 1
 
 /* Writes manifest as MANIFEST_FILE in the directory run_dir_fd. A stale
@@ -31,8 +33,14 @@
  * name, ...); on failure the previous manifest is left whole. */
 int manifest_write(int run_dir_fd, json_t *manifest);
 
-/* NULL + errno (ENOENT: no manifest; EBADMSG: not a nunatak manifest, with
- * err saying why) */
+/* manifest.json of the Run directory run_dir, opened under a descriptor of
+ * it without following a link and without blocking (O_NOFOLLOW|
+ * O_NONBLOCK), refused unless a regular file of at most
+ * MANIFEST_MAX_BYTES: a FIFO or device planted there never blocks nor
+ * sees an open. NULL + errno, with err saying what and where: ENOENT (no
+ * manifest), ELOOP (a symbolic link), EINVAL (a FIFO, socket, device or
+ * directory), EFBIG (too large), EBADMSG (not JSON, or not a nunatak
+ * manifest), other errno (cannot open). */
 json_t *manifest_read(const char *run_dir, char *err, size_t errlen);
 
 /* 1 when manifest is the one of a finalized Run: it has the application's

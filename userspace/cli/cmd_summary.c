@@ -173,46 +173,116 @@ static int summary_still_written(const char *run_dir, int held_fd)
 	return e == -EWOULDBLOCK;
 }
 
+/* The Run's pivot opened read-only under *read_fd (a descriptor of the
+ * Run directory, for the caller to close: SQLite opens no path longer than
+ * 512 characters, a Run's may be up to PATH_MAX); NULL + errno, said. */
+static struct pivot *summary_open_pivot(const char *run_dir, const char *path, int *read_fd)
+{
+	struct pivot *p;
+	int e;
+
+	*read_fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	p = *read_fd < 0 ? NULL : pivot__open_at(*read_fd, PIVOT_FILE, 1, path);
+	if (!p) {
+		e = errno;
+		fprintf(stderr, "nunatak: cannot read '%s': %s\n", path,
+			e == EPROTONOSUPPORT ? "written by a newer nunatak: upgrade nunatak"
+			: e == EBADMSG	     ? "not a nunatak pivot (corrupt, or not SQLite)"
+					     : strerror(e));
+		errno = e;
+	}
+	return p;
+}
+
+/* With a symbolizer (summary may write), a Run never finalized is
+ * finalized now and a finalized one left in WAL mode sealed; *dirfd holds
+ * the lock then. The pivot to read (p or its replacement), or NULL +
+ * errno, said. */
+static struct pivot *summary_finish_run(const char *run_dir, const char *path, json_t *manifest,
+					const char *symbolizer,
+					struct pivot *p, int *dirfd)
+{
+	*dirfd = -1;
+	if (!symbolizer || !summary_may_write(run_dir, manifest, dirfd))
+		return p;
+	if (manifest_finalized(manifest)) {
+		p = seal_finalized(*dirfd, path, p);
+	} else {
+		pivot__free(p);
+		p = finalize_interrupted(*dirfd, run_dir, path, manifest, symbolizer);
+	}
+	if (!p)
+		fprintf(stderr, "nunatak: cannot finalize '%s': %s\n", run_dir, strerror(errno));
+	return p;
+}
+
+/* the JSON summary on json_out: 0, or -errno said */
+static int summary_print_json(FILE *json_out, const char *run_dir, const json_t *manifest,
+			      struct diagnosis *d, struct pivot *p, void *extra_json)
+{
+	json_t *j;
+	int e;
+
+	errno = 0;
+	j = summary_json(d, p);
+	if (!j) {
+		e = errno ? errno : ENOMEM;
+		fprintf(stderr, "nunatak: cannot build the JSON summary of '%s': %s\n", run_dir,
+			strerror(e));
+		return -e;
+	}
+	if (extra_json)
+		json_object_update(j, extra_json);
+	else
+		json_object_set_new(j, "run", json_string(run_dir));
+	json_object_set(j, "manifest_run", json_object_get(manifest, "run"));
+	json_dumpf(j, json_out, JSON_INDENT(2));
+	fputc('\n', json_out);
+	fflush(json_out);
+	json_decref(j);
+	return 0;
+}
+
+/* 1 when the Run has Degradations or is not finalized (said), else 0 */
+static int summary_status(const char *run_dir, const json_t *manifest, struct pivot *p,
+			  int dirfd)
+{
+	int degradations = 0;
+
+	pivot_for_each_degradation(p, count_degradation, &degradations);
+	if (!manifest_finalized(manifest) && !summary_still_written(run_dir, dirfd)) {
+		/* its finalize failed (e.g. the disk is full): what it lacks is
+		 * not known, so the summary cannot say "none" */
+		fprintf(stderr, "nunatak: '%s' is not finalized: names, Measurements and "
+				"Degradations may be missing; 'nunatak summary %s' finalizes it "
+				"once its nunatak has stopped and there is room\n", run_dir, run_dir);
+		return 1;
+	}
+	return degradations ? 1 : 0;
+}
+
 int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json,
 		 const char *symbolizer)
 {
 	char path[PATH_MAX], err[1024];
 	struct diagnosis *d = NULL;
-	struct pivot *p = NULL;
-	json_t *manifest, *j = NULL;
-	int ret = -EINVAL, degradations = 0, dirfd = -1, read_fd = -1;
+	struct pivot *p;
+	json_t *manifest;
+	int ret, dirfd = -1, read_fd = -1;
 
 	manifest = manifest_read(run_dir, err, sizeof(err));
 	if (!manifest) {
+		ret = -errno;
 		fprintf(stderr, "nunatak: %s\n", err);
-		return -errno;
+		return ret;
 	}
 	snprintf(path, sizeof(path), "%s/" PIVOT_FILE, run_dir);
-	/* under the directory's descriptor: SQLite opens no path longer than
-	 * 512 characters, a Run's may be (up to PATH_MAX) */
-	read_fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	p = read_fd < 0 ? NULL : pivot__open_at(read_fd, PIVOT_FILE, 1, path);
+	p = summary_open_pivot(run_dir, path, &read_fd);
+	if (p)
+		p = summary_finish_run(run_dir, path, manifest, symbolizer, p, &dirfd);
 	if (!p) {
 		ret = -errno;
-		fprintf(stderr, "nunatak: cannot read '%s': %s\n", path,
-			ret == -EPROTONOSUPPORT ? "written by a newer nunatak: upgrade nunatak"
-			: ret == -EBADMSG	? "not a nunatak pivot (corrupt, or not SQLite)"
-						: strerror(-ret));
 		goto out;
-	}
-	if (symbolizer && summary_may_write(run_dir, manifest, &dirfd)) {
-		if (manifest_finalized(manifest)) {
-			p = seal_finalized(dirfd, path, p);
-		} else {
-			pivot__free(p);
-			p = finalize_interrupted(dirfd, run_dir, path, manifest, symbolizer);
-		}
-		if (!p) {
-			ret = -errno;
-			fprintf(stderr, "nunatak: cannot finalize '%s': %s\n", run_dir,
-				strerror(-ret));
-			goto out;
-		}
 	}
 	d = diagnosis__new(p);
 	if (!d) {
@@ -222,33 +292,10 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	}
 	if (text_out)
 		summary_print(text_out, d, p);
-	if (json_out) {
-		j = summary_json(d, p);
-		if (!j) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		if (extra_json)
-			json_object_update(j, extra_json);
-		else
-			json_object_set_new(j, "run", json_string(run_dir));
-		json_object_set(j, "manifest_run", json_object_get(manifest, "run"));
-		json_dumpf(j, json_out, JSON_INDENT(2));
-		fputc('\n', json_out);
-		fflush(json_out);
-	}
-	pivot_for_each_degradation(p, count_degradation, &degradations);
-	ret = degradations ? 1 : 0;
-	if (!manifest_finalized(manifest) && !summary_still_written(run_dir, dirfd)) {
-		/* its finalize failed (e.g. the disk is full): what it lacks is
-		 * not known, so the summary cannot say "none" */
-		fprintf(stderr, "nunatak: '%s' is not finalized: names, Measurements and "
-				"Degradations may be missing; 'nunatak summary %s' finalizes it "
-				"once its nunatak has stopped and there is room\n", run_dir, run_dir);
-		ret = 1;
-	}
+	ret = json_out ? summary_print_json(json_out, run_dir, manifest, d, p, extra_json) : 0;
+	if (!ret)
+		ret = summary_status(run_dir, manifest, p, dirfd);
 out:
-	json_decref(j);
 	diagnosis__free(d);
 	pivot__free(p);
 	if (dirfd >= 0)

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -13,6 +12,8 @@
 
 #include "userspace/aggregator/manifest.h"
 #include "userspace/cli/run_dir.h"
+#include "userspace/config/trust.h"
+#include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 
 const char *const run_dir_own_files[] = {
@@ -25,26 +26,6 @@ const char *const run_dir_own_files[] = {
     RUN_STORAGE_RESERVE_FILE,
     NULL,
 };
-
-/* strerror() as the messages write it: "no space left on device" */
-static const char *errno_text(int e, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", strerror(e < 0 ? -e : e));
-	buf[0] = (char)tolower((unsigned char)buf[0]);
-	return buf;
-}
-
-/* "alice (uid 1000)", or "uid 1000" for a uid without a name */
-static void owner_text(uid_t uid, char *buf, size_t len)
-{
-	struct passwd pw, *found = NULL;
-	char scratch[1024];
-
-	if (!getpwuid_r(uid, &pw, scratch, sizeof(scratch), &found) && found)
-		snprintf(buf, len, "%s (uid %u)", found->pw_name, (unsigned)uid);
-	else
-		snprintf(buf, len, "uid %u", (unsigned)uid);
-}
 
 /* openat(O_DIRECTORY|O_NOFOLLOW): the descriptor, or -errno; -ELOOP for a
  * symbolic link (the kernel says ENOTDIR for one to a directory) */
@@ -61,37 +42,15 @@ static int open_dir_nofollow(int at, const char *path)
 	return -errno;
 }
 
-/* mkdir -p: the parents 0755, the last level 0700 (it holds Runs) */
-static int mkdir_parents(char *dir)
-{
-	char *p;
-
-	for (p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) && errno != EEXIST) {
-			int e = -errno;
-
-			*p = '/';
-			return e;
-		}
-		*p = '/';
-	}
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* -EPERM with err filled when the runs directory st is not safe to create
  * a Run in: another user could then rename or replace the Run */
 static int runs_dir_check(const char *dir, const struct stat *st, char *err, size_t errlen)
 {
 	char owner[160], me[160];
 
-	owner_text(st->st_uid, owner, sizeof(owner));
+	trust_owner_name(st->st_uid, owner, sizeof(owner));
 	if (st->st_uid != geteuid()) {
-		owner_text(geteuid(), me, sizeof(me));
+		trust_owner_name(geteuid(), me, sizeof(me));
 		snprintf(err, errlen,
 			 "refusing runs directory '%s': it is owned by %s, not by %s, who would "
 			 "write the Run; use a directory of your own (-o DIR or runs_dir in "
@@ -99,15 +58,98 @@ static int runs_dir_check(const char *dir, const struct stat *st, char *err, siz
 			 dir, owner, me);
 		return -EPERM;
 	}
-	if ((st->st_mode & S_IWOTH) && !(st->st_mode & S_ISVTX)) {
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
 		snprintf(err, errlen,
-			 "refusing runs directory '%s' (owner %s): it is writable by every user "
-			 "and not sticky, so anyone could replace a Run in it; chmod o-w it, or "
+			 "refusing runs directory '%s' (owner %s, mode %04o): it is writable by %s "
+			 "and not sticky, so %s could replace a Run in it; chmod %s it, or "
 			 "use another directory (-o DIR)",
-			 dir, owner);
+			 dir, owner, (unsigned)(st->st_mode & 07777),
+			 st->st_mode & S_IWOTH ? "every user" : "its group",
+			 st->st_mode & S_IWOTH ? "anyone" : "its members",
+			 st->st_mode & S_IWOTH ? (st->st_mode & S_IWGRP ? "o-w,g-w" : "o-w") : "g-w");
 		return -EPERM;
 	}
 	return 0;
+}
+
+/* dir split at its last '/': its parent into parent (PATH_MAX), base
+ * pointing into dir */
+static void split_dir(const char *dir, char *parent, const char **base)
+{
+	const char *slash = strrchr(dir, '/');
+
+	*base = dir;
+	snprintf(parent, PATH_MAX, "%s", ".");
+	if (slash == dir) {
+		snprintf(parent, PATH_MAX, "%s", "/");
+		*base = dir[1] ? dir + 1 : ".";
+	} else if (slash) {
+		snprintf(parent, PATH_MAX, "%.*s", (int)(slash - dir), dir);
+		*base = slash + 1;
+	}
+}
+
+/* *fd: an O_PATH descriptor of dir whose chain trust_open_dir_chain()
+ * checked, dir made (0755) under its checked parent when missing, so no
+ * directory is made through a link another user could point elsewhere.
+ * 0 or -errno with err filled (naming subject, the runs directory). */
+static int open_checked_dir(const char *subject, const char *dir, int *fd, char *err,
+			    size_t errlen)
+{
+	char parent[PATH_MAX], why[128];
+	const char *base;
+	int parent_fd, e;
+
+	e = trust_open_dir_chain(subject, dir, fd, err, errlen);
+	if (e != -ENOENT)
+		return e;
+	split_dir(dir, parent, &base);
+	if (!strcmp(parent, dir))
+		return e;
+	e = open_checked_dir(subject, parent, &parent_fd, err, errlen);
+	if (e)
+		return e;
+	e = mkdirat(parent_fd, base, 0755) && errno != EEXIST ? -errno : 0;
+	close(parent_fd);
+	if (e) {
+		snprintf(err, errlen, "cannot create runs directory '%s': cannot make '%s': %s",
+			 subject, dir, errno_text(e, why, sizeof(why)));
+		return e;
+	}
+	return trust_open_dir_chain(subject, dir, fd, err, errlen);
+}
+
+/* the runs directory dir opened without following a symbolic link under
+ * its parent (made if missing, see open_checked_dir()), the runs directory
+ * made 0700 when missing: its descriptor, or -errno with err filled */
+static int runs_dir_open_in_parent(const char *dir, char *err, size_t errlen)
+{
+	char why[128], parent[PATH_MAX];
+	const char *base;
+	int parent_fd, fd, e;
+
+	split_dir(dir, parent, &base);
+	e = open_checked_dir(dir, parent, &parent_fd, err, errlen);
+	if (e)
+		return e;
+	if (mkdirat(parent_fd, base, 0700) && errno != EEXIST) {
+		fd = -errno;
+		snprintf(err, errlen, "cannot create runs directory '%s': %s", dir,
+			 errno_text(fd, why, sizeof(why)));
+		close(parent_fd);
+		return fd;
+	}
+	fd = open_dir_nofollow(parent_fd, base);
+	close(parent_fd);
+	if (fd == -ELOOP)
+		snprintf(err, errlen,
+			 "refusing runs directory '%s': it is a symbolic link; give the "
+			 "directory it points to (-o DIR or runs_dir)",
+			 dir);
+	else if (fd < 0)
+		snprintf(err, errlen, "cannot open runs directory '%s': %s", dir,
+			 errno_text(fd, why, sizeof(why)));
+	return fd;
 }
 
 /* the runs directory, created if missing, opened without following a
@@ -130,25 +172,9 @@ static int runs_dir_open(const char *runs_dir, char *dir, size_t dirlen, char *e
 	}
 	memcpy(dir, runs_dir, len);
 	dir[len] = '\0';
-	e = mkdir_parents(dir);
-	if (e) {
-		snprintf(err, errlen, "cannot create runs directory '%s': %s", dir,
-			 errno_text(e, why, sizeof(why)));
-		return e;
-	}
-	fd = open_dir_nofollow(AT_FDCWD, dir);
-	if (fd < 0) {
-		e = fd;
-		if (e == -ELOOP)
-			snprintf(err, errlen,
-				 "refusing runs directory '%s': it is a symbolic link; give the "
-				 "directory it points to (-o DIR or runs_dir)",
-				 dir);
-		else
-			snprintf(err, errlen, "cannot open runs directory '%s': %s", dir,
-				 errno_text(e, why, sizeof(why)));
-		return e;
-	}
+	fd = runs_dir_open_in_parent(dir, err, errlen);
+	if (fd < 0)
+		return fd;
 	e = fstat(fd, &st) ? -errno : runs_dir_check(dir, &st, err, errlen);
 	if (e) {
 		if (e != -EPERM)
@@ -333,11 +359,60 @@ static const char *run_stamp(const char *name)
 	return NULL;
 }
 
+/* What the entry name of the runs directory runs_fd is: 1 a Run of ours
+ * (a directory, not a link, owned by the euid, holding a manifest), 0 not
+ * a Run, -1 to skip (not a directory, a link, or another user's) */
+static int own_run_at(int runs_fd, const char *name)
+{
+	struct stat st;
+	int fd, found;
+
+	if (fstatat(runs_fd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return 0;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return -1;
+	fd = openat(runs_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	found = !fstatat(fd, MANIFEST_FILE, &st, AT_SYMLINK_NOFOLLOW);
+	close(fd);
+	return found;
+}
+
+/* the most recent Run of ours in the open runs directory d into best
+ * (bestlen); the number of entries skipped (own_run_at() -1) */
+static int newest_own_run(DIR *d, char *best, size_t bestlen)
+{
+	char best_stamp[64] = "";
+	struct dirent *de;
+	int skipped = 0;
+
+	best[0] = '\0';
+	while ((de = readdir(d))) {
+		const char *stamp = run_stamp(de->d_name);
+		int own;
+
+		if (!stamp || de->d_name[0] == '.')
+			continue;
+		own = own_run_at(dirfd(d), de->d_name);
+		if (own < 0)
+			skipped++;
+		if (own <= 0)
+			continue;
+		if (strcmp(stamp, best_stamp) > 0 ||
+		    (!strcmp(stamp, best_stamp) && strcmp(de->d_name, best) > 0)) {
+			snprintf(best_stamp, sizeof(best_stamp), "%s", stamp);
+			snprintf(best, bestlen, "%s", de->d_name);
+		}
+	}
+	return skipped;
+}
+
 int run_dir_find(const char *runs_dir, const char *which, char *path, size_t pathlen, char *err,
 		 size_t errlen)
 {
-	char best[256] = "", best_stamp[64] = "", candidate[PATH_MAX];
-	struct dirent *de;
+	char best[256], candidate[PATH_MAX], why[128], me[160];
+	int skipped;
 	DIR *d;
 
 	if (which) {
@@ -358,24 +433,19 @@ int run_dir_find(const char *runs_dir, const char *which, char *path, size_t pat
 	d = opendir(runs_dir);
 	if (!d) {
 		snprintf(err, errlen, "no Run yet: cannot open runs directory '%s': %s", runs_dir,
-			 strerror(errno));
+			 errno_text(errno, why, sizeof(why)));
 		return -ENOENT;
 	}
-	while ((de = readdir(d))) {
-		const char *stamp = run_stamp(de->d_name);
-
-		if (!stamp || de->d_name[0] == '.')
-			continue;
-		snprintf(candidate, sizeof(candidate), "%s/%s", runs_dir, de->d_name);
-		if (!is_run(candidate))
-			continue;
-		if (strcmp(stamp, best_stamp) > 0 ||
-		    (!strcmp(stamp, best_stamp) && strcmp(de->d_name, best) > 0)) {
-			snprintf(best_stamp, sizeof(best_stamp), "%s", stamp);
-			snprintf(best, sizeof(best), "%s", de->d_name);
-		}
-	}
+	skipped = newest_own_run(d, best, sizeof(best));
 	closedir(d);
+	if (!best[0] && skipped) {
+		trust_owner_name(geteuid(), me, sizeof(me));
+		snprintf(err, errlen,
+			 "no Run of yours in '%s': %d entr%s skipped (not a directory, a symbolic "
+			 "link, or not owned by %s); name a Run to read it (nunatak summary DIR)",
+			 runs_dir, skipped, skipped == 1 ? "y" : "ies", me);
+		return -ENOENT;
+	}
 	if (!best[0]) {
 		snprintf(err, errlen, "no Run in '%s'", runs_dir);
 		return -ENOENT;

@@ -8,8 +8,10 @@
  * run_dir_lock() tells whether a Run is still being written.
  *
  * Safety (nunatak runs as root): the runs directory must be owned by the
- * effective uid and not writable by others unless sticky, or nothing is
- * created; the Run directory is made with mkdirat() under a descriptor of
+ * effective uid and not writable by its group or others unless sticky,
+ * every directory above it must pass trust_open_dir_chain() (config/trust.h:
+ * owned by the euid or root, not writable, links only where their owner
+ * is trusted), or nothing is created; the Run directory is made with mkdirat() under a descriptor of
  * the runs directory (O_NOFOLLOW), 0700 whatever the umask, and checked
  * again on its own descriptor. A Run name never starts with '.', so it is
  * never "." or "..", never hidden, and run_dir_find() finds it.
@@ -33,8 +35,9 @@ extern const char *const run_dir_own_files[];
  * '.' too, an empty or NULL name is "run".
  * 0 with path filled and *st (may be NULL) the Run directory's fstat() (its
  * st_dev/st_ino identify it to the Aggregator); or -errno with err saying
- * what failed: -EPERM runs_dir owned by another user or writable by others
- * without the sticky bit, -ELOOP runs_dir is a symbolic link, -ENAMETOOLONG
+ * what failed: -EPERM runs_dir owned by another user or writable by its
+ * group or others without the sticky bit, or a directory above it refused
+ * by trust_open_dir_chain(), -ELOOP runs_dir is a symbolic link, -ENAMETOOLONG
  * the Run's path would not fit in pathlen, -EEXIST too many Runs of that
  * name in one second, any mkdir/open error (ENOSPC, EROFS, EACCES...). No
  * Run directory is left on failure. */
@@ -52,7 +55,12 @@ int run_dir_discard(const char *path);
  * -EWOULDBLOCK when a writer holds the lock (nothing left open), -errno. */
 int run_dir_lock(const char *path, int *dirfd);
 
-/* 0 and path filled, -ENOENT with err saying what was looked for. */
+/* which given: the Run at that path, else runs_dir/which. No which: the
+ * most recent Run of ours in runs_dir: an entry that is not a directory,
+ * is a symbolic link or is owned by another user than the euid is skipped
+ * (a Run planted in a shared runs directory is not read in place of
+ * ours), and said in err when no other Run is found.
+ * 0 and path filled, -ENOENT with err saying what was looked for. */
 int run_dir_find(const char *runs_dir, const char *which, char *path, size_t pathlen, char *err,
 		 size_t errlen);
 

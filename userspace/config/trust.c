@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "userspace/config/trust.h"
+#include "userspace/log/log.h"
 
-/* "alice (uid 1000)", or "uid 1000" for a uid without a name */
-static void owner_name(uid_t uid, char *buf, size_t len)
+#define LINK_DEPTH_MAX 8
+
+void trust_owner_name(uid_t uid, char *buf, size_t len)
 {
 	struct passwd pw, *found = NULL;
 	char scratch[1024];
@@ -42,14 +44,14 @@ static int check_owner_mode(const char *path, const char *dir, const struct stat
 	else
 		snprintf(subject, sizeof(subject), "it is");
 	if (!owner_trusted(st->st_uid)) {
-		owner_name(st->st_uid, owner, sizeof(owner));
+		trust_owner_name(st->st_uid, owner, sizeof(owner));
 		if (geteuid() == 0) {
 			snprintf(err, errlen,
 				 "refusing '%s': %s owned by %s, not by root; a root nunatak "
 				 "obeys only files root owns: remove it or chown it to root",
 				 path, subject, owner);
 		} else {
-			owner_name(geteuid(), me, sizeof(me));
+			trust_owner_name(geteuid(), me, sizeof(me));
 			snprintf(
 			    err, errlen,
 			    "refusing '%s': %s owned by %s, not by %s or root; nunatak "
@@ -70,20 +72,107 @@ static int check_owner_mode(const char *path, const char *dir, const struct stat
 	return 0;
 }
 
-/* Opens the directory chain of @real (absolute, no symbolic links) from
- * "/" down, one component at a time without following links, checking
- * each. 0 and *@dirfd (an O_PATH descriptor of @real) or -errno. */
-static int open_dir_chain(const char *path, const char *real, int *dirfd, char *err, size_t errlen)
+static int walk_chain(const char *path, const char *abs, int depth, int *dirfd, char *walked,
+		      char *err, size_t errlen);
+
+/* @comp under @fd (the checked directory @walked) is not a directory
+ * opened without following: a symbolic link is followed when its owner is
+ * trusted (its directory is, it was checked), its target walked and
+ * checked in turn; *@fd and @walked become the target's. 0 or -errno. */
+static int follow_link(const char *path, int *fd, const char *comp, int depth, char *walked,
+		       char *err, size_t errlen)
 {
-	char walked[PATH_MAX] = "", comp[NAME_MAX + 1];
-	const char *at = real;
+	char target[PATH_MAX], next_abs[PATH_MAX], owner[160];
+	struct stat lst;
+	ssize_t n;
+	int next, ret;
+
+	if (fstatat(*fd, comp, &lst, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!S_ISLNK(lst.st_mode)) {
+		snprintf(err, errlen, "refusing '%s': '%s/%s' above it is not a directory", path,
+			 walked, comp);
+		return -ENOTDIR;
+	}
+	if (!owner_trusted(lst.st_uid)) {
+		trust_owner_name(lst.st_uid, owner, sizeof(owner));
+		snprintf(err, errlen,
+			 "refusing '%s': '%s/%s' on its way is a symbolic link owned by %s, who "
+			 "could point it elsewhere: give the path it points to",
+			 path, walked, comp, owner);
+		return -EPERM;
+	}
+	if (depth >= LINK_DEPTH_MAX)
+		return -ELOOP;
+	n = readlinkat(*fd, comp, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	if (target[0] == '/')
+		ret = snprintf(next_abs, sizeof(next_abs), "%s", target);
+	else
+		ret = snprintf(next_abs, sizeof(next_abs), "%s/%s", walked, target);
+	if (ret >= (int)sizeof(next_abs))
+		return -ENAMETOOLONG;
+	ret = walk_chain(path, next_abs, depth + 1, &next, walked, err, errlen);
+	if (ret)
+		return ret;
+	close(*fd);
+	*fd = next;
+	return 0;
+}
+
+/* one step of the walk: @comp under *@fd, @walked updated */
+static int walk_step(const char *path, int *fd, const char *comp, int depth, char *walked,
+		     char *err, size_t errlen)
+{
+	char why[128];
+	size_t len = strlen(walked);
+	int next, ret;
+
+	if (!strcmp(comp, "."))
+		return 0;
+	if (len + 2 + strlen(comp) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	next = openat(*fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (next < 0 && (errno == ELOOP || errno == ENOTDIR))
+		return follow_link(path, fd, comp, depth, walked, err, errlen);
+	if (next < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open '%s/%s' on the way to '%s': %s", walked, comp,
+			 path, errno_text(ret, why, sizeof(why)));
+		return ret;
+	}
+	close(*fd);
+	*fd = next;
+	if (!strcmp(comp, "..")) { /* walked holds no link: its parent is the real one */
+		char *slash = strrchr(walked, '/');
+
+		if (slash)
+			*slash = '\0';
+	} else {
+		snprintf(walked + len, PATH_MAX - len, "/%s", comp);
+	}
+	return 0;
+}
+
+/* Walks @abs (absolute) from "/" one component at a time, each opened
+ * without following links (a link: follow_link()), checking each
+ * directory. 0 with *@dirfd (O_PATH) and @walked (PATH_MAX: its real path,
+ * "" for "/"), or -errno. */
+static int walk_chain(const char *path, const char *abs, int depth, int *dirfd, char *walked,
+		      char *err, size_t errlen)
+{
+	char comp[NAME_MAX + 1];
+	const char *at = abs;
 	struct stat st;
-	int fd, next, ret;
+	int fd, ret;
 	size_t len;
 
 	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	walked[0] = '\0';
 	for (;;) {
 		if (fstat(fd, &st)) {
 			ret = -errno;
@@ -96,32 +185,45 @@ static int open_dir_chain(const char *path, const char *real, int *dirfd, char *
 		if (!*at)
 			break;
 		len = strcspn(at, "/");
-		if (len > NAME_MAX || strlen(walked) + 1 + len >= sizeof(walked)) {
+		if (len > NAME_MAX) {
 			ret = -ENAMETOOLONG;
 			goto fail;
 		}
 		memcpy(comp, at, len);
 		comp[len] = '\0';
-		snprintf(walked + strlen(walked), sizeof(walked) - strlen(walked), "/%s", comp);
 		at += len;
-		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0) {
-			ret = -errno;
-			if (ret == -ELOOP || ret == -ENOTDIR)
-				snprintf(err, errlen,
-					 "refusing '%s': '%s' was replaced while it was being "
-					 "checked: try again, and find who changes it",
-					 path, walked);
+		ret = walk_step(path, &fd, comp, depth, walked, err, errlen);
+		if (ret)
 			goto fail;
-		}
-		close(fd);
-		fd = next;
 	}
 	*dirfd = fd;
 	return 0;
 fail:
 	close(fd);
 	return ret;
+}
+
+int trust_open_dir_chain(const char *path, const char *dir, int *dirfd, char *err, size_t errlen)
+{
+	char abs[PATH_MAX], walked[PATH_MAX], cwd[PATH_MAX], no_err[1];
+
+	if (!err || !errlen) {
+		err = no_err;
+		errlen = sizeof(no_err);
+	}
+	*dirfd = -1;
+	if (!dir || !*dir)
+		return -EINVAL;
+	if (dir[0] == '/') {
+		if (snprintf(abs, sizeof(abs), "%s", dir) >= (int)sizeof(abs))
+			return -ENAMETOOLONG;
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return -errno;
+		if (snprintf(abs, sizeof(abs), "%s/%s", cwd, dir) >= (int)sizeof(abs))
+			return -ENAMETOOLONG;
+	}
+	return walk_chain(path ? path : dir, abs, 0, dirfd, walked, err, errlen);
 }
 
 /* The real path of the directory of @path and the name in it. */
@@ -181,7 +283,7 @@ static int check_kind(const char *path, const struct stat *st, char *err, size_t
  * O_RDONLY) into *@fd. */
 static int trust_at(const char *path, int flags, int *fd, char *err, size_t errlen)
 {
-	char *dir_real = NULL, no_err[1];
+	char *dir_real = NULL, no_err[1], why[128];
 	struct stat st, opened;
 	const char *base;
 	int dirfd = -1, ret;
@@ -199,15 +301,15 @@ static int trust_at(const char *path, int flags, int *fd, char *err, size_t errl
 			 "refusing '%s': not a regular file but a directory: name a file", path);
 	else if (ret)
 		snprintf(err, errlen, "cannot resolve the directory of '%s': %s", path,
-			 strerror(-ret));
+			 errno_text(ret, why, sizeof(why)));
 	if (ret)
 		goto cleanup;
-	ret = open_dir_chain(path, dir_real, &dirfd, err, errlen);
+	ret = trust_open_dir_chain(path, dir_real, &dirfd, err, errlen);
 	if (ret)
 		goto cleanup;
 	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot stat '%s': %s", path, strerror(-ret));
+		snprintf(err, errlen, "cannot stat '%s': %s", path, errno_text(ret, why, sizeof(why)));
 		goto cleanup;
 	}
 	ret = check_kind(path, &st, err, errlen);
@@ -218,7 +320,7 @@ static int trust_at(const char *path, int flags, int *fd, char *err, size_t errl
 	*fd = openat(dirfd, base, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (*fd < 0 || fstat(*fd, &opened)) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
+		snprintf(err, errlen, "cannot open '%s': %s", path, errno_text(ret, why, sizeof(why)));
 		goto cleanup;
 	}
 	if (opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {

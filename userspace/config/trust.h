@@ -19,11 +19,16 @@
  * Directories are checked on their real path (symbolic links resolved
  * once), each opened without following links from the one above it, so
  * the chain that was checked is the chain the file was reached through.
+ * trust_open_dir_chain() is that walk, for a directory to work in (the
+ * runs directory): a symbolic link on the way is followed only when its
+ * owner is trusted (the directory holding it was checked), and its target
+ * is walked and checked in turn.
  */
 #ifndef NUNATAK_CONFIG_TRUST_H
 #define NUNATAK_CONFIG_TRUST_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* 0 when the file at @path may be obeyed by this process. Errors, with
  * @err naming the offending path, its owner (user name and uid) and what to
@@ -43,5 +48,19 @@ int trust_file(const char *path, char *err, size_t errlen);
  * O_NOFOLLOW, checked again on the descriptor): *@fd is the very file
  * that was checked, for the caller to close. Same errors. */
 int trust_open(const char *path, int *fd, char *err, size_t errlen);
+
+/* Walks the directory @dir (absolute, or relative to the working
+ * directory) from "/" and checks every directory of it, @dir included,
+ * with the rule above; links on the way as said above. 0 with *@dirfd an
+ * O_PATH descriptor of @dir (usable as the directory of *at() calls; the
+ * caller closes it), or -errno with @err naming @path (what the caller
+ * wants to reach through @dir; NULL: @dir) and the offending directory:
+ * -EPERM (another owner, writable, a link another user owns), -ENOENT,
+ * -ENOTDIR, -ELOOP (links nested too deep), -ENAMETOOLONG. @err may be
+ * NULL. */
+int trust_open_dir_chain(const char *path, const char *dir, int *dirfd, char *err, size_t errlen);
+
+/* "alice (uid 1000)", or "uid 1000" for a uid without a name, into buf */
+void trust_owner_name(uid_t uid, char *buf, size_t len);
 
 #endif

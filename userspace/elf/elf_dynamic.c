@@ -5,9 +5,11 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "userspace/elf/elf_dynamic.h"
+#include "userspace/elf/elf_file.h"
 
 static int keep_needed(struct elf_dynamic *d, const char *name)
 {
@@ -72,14 +74,15 @@ static int read_dynamic(Elf *elf, struct elf_dynamic *d)
 int elf_dynamic_read(const char *path, struct elf_dynamic *out)
 {
 	Elf *elf = NULL;
+	struct stat st;
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = elf_open_regular(path, 0, &st);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;

@@ -14,8 +14,9 @@ struct elf_dynamic {
 	char *runpath; /* NULL when none; ':'-separated, $ORIGIN not expanded */
 };
 
-/* 0, -ENOEXEC (not ELF), -ENODATA (no dynamic section: static or not a
- * program), -errno. On success release with elf_dynamic_release(). */
+/* Opened with elf_open_regular(): never blocks on a FIFO nor opens a
+ * device. 0, -ENOEXEC (not ELF), -ENODATA (no dynamic section: static or
+ * not a program), -EINVAL (not a regular file), -EISDIR, -errno. On success release with elf_dynamic_release(). */
 int elf_dynamic_read(const char *path, struct elf_dynamic *out);
 void elf_dynamic_release(struct elf_dynamic *d);
 

@@ -10,6 +10,7 @@
 #include "userspace/elf/elf_dynamic.h"
 #include "userspace/launch/library_closure.h"
 #include "userspace/launch/tool.h"
+#include "userspace/log/log.h"
 
 struct cache_entry {
 	char *soname, *path;
@@ -214,7 +215,13 @@ int library_closure(const char *exe, void (*fn)(const char *path, void *ctx), vo
 		char origin[PATH_MAX], path[PATH_MAX];
 		char *slash;
 
-		if (elf_dynamic_read(c.seen[next], &d))
+		err = elf_dynamic_read(c.seen[next], &d);
+		if (err == -EINVAL) /* elf_open_regular() opened nothing */
+			pr_warn("not reading library '%s' needed by '%s': not a regular file "
+				"(a FIFO, socket or device in its search path); its MPI calls, "
+				"if any, will not be counted",
+				c.seen[next], exe);
+		if (err)
 			continue;
 		snprintf(origin, sizeof(origin), "%s", c.seen[next]);
 		slash = strrchr(origin, '/');

@@ -1,6 +1,8 @@
 /* log — see log.h. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 
 #include "userspace/log/log.h"
@@ -32,6 +34,15 @@ void log_print(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vprint(level, fmt, ap);
 	va_end(ap);
+}
+
+const char *errno_text(int err, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	snprintf(buf, len, "%s", strerror(err < 0 ? -err : err));
+	buf[0] = (char)tolower((unsigned char)buf[0]);
+	return buf;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)

@@ -9,6 +9,8 @@
 #ifndef NUNATAK_LOG_H
 #define NUNATAK_LOG_H
 
+#include <stddef.h>
+
 enum log_level {
 	LOG_QUIET = 0,
 	LOG_WARN = 1,
@@ -21,6 +23,11 @@ extern enum log_level log_current_level;
 void log_set_level(enum log_level level);
 void log_route_libbpf(void);
 void log_print(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* strerror(err) as messages write it, lowercased: "no space left on
+ * device". err may be negative (-errno) or positive; the text is written
+ * into buf (len bytes) and buf is returned. */
+const char *errno_text(int err, char *buf, size_t len);
 
 #define pr_warn(fmt, ...)                                                                         \
 	do {                                                                                      \
