@@ -2,7 +2,9 @@
  * `nunatak run` knows before launch (DESIGN.md §7): format, run (name,
  * command, launcher, target, world size; exit code null), machine, node,
  * provenance, one pass without an end, no Degradation yet. The Aggregator
- * completes it at FINALIZE.
+ * completes it at FINALIZE. Text from the user (name, command line,
+ * launcher, target, node) is written as json_text writes it: a word that is
+ * not UTF-8 is kept, its invalid bytes as \xNN (userspace/log/json_text.h).
  */
 #ifndef NUNATAK_CLI_RUN_MANIFEST_H
 #define NUNATAK_CLI_RUN_MANIFEST_H
