@@ -676,6 +676,44 @@ static void test_budget_answered_not_exiting(void **state)
 	assert_no_child();
 }
 
+/* nunatak started with fds 0, 1 and 2 closed: the tool still gets its
+ * input, answers and is reaped (child's exit status: 0 or the failed step) */
+static int closed_stdio_child(const char *tool)
+{
+	uint64_t addrs[2] = {0x10, 0x20};
+	struct symbolizer_result res[2];
+
+	close(STDIN_FILENO);
+	close(STDOUT_FILENO);
+	close(STDERR_FILENO);
+	if (symbolizer_run(tool, "/bin/sh", addrs, 2, res))
+		return 1;
+	if (res[0].n_frames != 1 || strcmp(res[1].frames[0].function, "f") ||
+	    res[1].address != 0x20)
+		return 2;
+	symbolizer_result_release(&res[0]);
+	symbolizer_result_release(&res[1]);
+	return waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD ? 0 : 3;
+}
+
+static void test_run_from_closed_stdio(void **state)
+{
+	const char *tool = fake_tool("answers", "while read a; do printf '{\"Address\":\"%s\","
+						"\"Symbol\":[{\"FunctionName\":\"f\",\"FileName\":"
+						"\"\",\"Line\":0}]}\\n' \"$a\"; done");
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(closed_stdio_child(tool));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* cancel_fd readable: -ECANCELED at once, whatever the bounds */
 static void test_budget_cancelled(void **state)
 {
@@ -711,6 +749,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_captured_lines), cmocka_unit_test(test_run_program),
 	    cmocka_unit_test(test_run_large_batch),	 cmocka_unit_test(test_run_missing_tool),
 	    cmocka_unit_test(test_run_bare_name_refused),
+	    cmocka_unit_test(test_run_from_closed_stdio),
 	    cmocka_unit_test(test_run_failing_tool),	 cmocka_unit_test(test_run_modules),
 	    cmocka_unit_test(test_budget_silent_tool),	 cmocka_unit_test(test_budget_half_answer),
 	    cmocka_unit_test(test_budget_total),	 cmocka_unit_test(test_budget_answered_not_exiting),
