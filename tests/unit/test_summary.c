@@ -1,9 +1,9 @@
 /* Tests of analysis/diagnose and report/summary on pivots built here:
  * shares and their sum, the floor of 30 samples, ties, the unresolved
  * share, summing over Loci; the summary text (lines, "unavailable", no
- * samples) and its JSON twin, also of names that are not UTF-8; the ranks
- * and MPI sections on the 4-rank pivot of mpi_fixture.h, and their absence
- * without MPI data. */
+ * samples) and its JSON twin, also of names that are not UTF-8 (Hotspots,
+ * Degradations, ranks, MPI call sites); the ranks and MPI sections on the
+ * 4-rank pivot of mpi_fixture.h, and their absence without MPI data. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -635,6 +635,49 @@ static void test_summary_mpi_json(void **state)
 	pivot__free(p);
 }
 
+/* the ranks and MPI sections take node, module, function and reason names
+ * from the pivot too: bytes that are not UTF-8 there are escaped */
+static void test_summary_mpi_json_not_utf8(void **state)
+{
+	struct pivot *p = fx_build(tmpdir, "mpi-odd.sqlite");
+	struct diagnosis *d;
+	json_t *j, *back, *r, *cs;
+	char *text;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(
+	    sqlite3_exec(pivot_sqlite(p),
+			 "UPDATE loci SET node = CAST(X'6e31ff' AS TEXT) WHERE node = 'n1';"
+			 "UPDATE modules SET display_name = CAST(X'617070fe' AS TEXT);"
+			 "UPDATE hotspots SET name = name || CAST(X'c3' AS TEXT);"
+			 "UPDATE mpi_calls SET bytes_reason = CAST(X'72ff' AS TEXT)"
+			 " WHERE bytes_reason IS NOT NULL",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	d = diagnosis__new(p);
+	assert_non_null(d);
+	j = summary_json(d, p);
+	assert_non_null(j);
+	text = json_dumps(j, JSON_INDENT(2));
+	assert_non_null(text);
+	back = json_loads(text, 0, NULL);
+	assert_non_null(back);
+	r = json_array_get(JGET(back, "ranks"), 0);
+	assert_string_equal(json_string_value(JGET(r, "node")), "n1\\xff");
+	cs = json_array_get(JGET(back, "mpi"), 0);
+	assert_string_equal(json_string_value(JGET(JGET(cs, "call_site"), "module")), "app\\xfe");
+	assert_string_equal(json_string_value(JGET(JGET(cs, "call_site"), "function")),
+			    "compute\\xc3");
+	cs = json_array_get(JGET(back, "mpi"), 2);
+	assert_string_equal(json_string_value(JGET(cs, "bytes_reason")), "r\\xff");
+	json_decref(back);
+	free(text);
+	json_decref(j);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -661,6 +704,7 @@ int main(void)
 	    cmocka_unit_test(test_summary_mpi_text),
 	    cmocka_unit_test(test_summary_no_mpi),
 	    cmocka_unit_test(test_summary_mpi_json),
+	    cmocka_unit_test(test_summary_mpi_json_not_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
