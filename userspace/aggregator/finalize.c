@@ -11,6 +11,7 @@
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 #include "userspace/wire/wire.h"
+#include "userspace/log/json_text.h"
 
 /* One module to attribute: copied out of the pivot, attributed, then
  * stored (the pivot is written once everything is symbolized). */
@@ -315,14 +316,15 @@ static int counter_to_degradation(const char *node, const char *name, uint64_t v
 
 static int collect_node(const char *node, void *ctx)
 {
-	return json_array_append_new(ctx, json_string(node)) ? -ENOMEM : 0;
+	return json_array_append_new(ctx, json_text(node)) ? -ENOMEM : 0;
 }
 
 static int collect_degradation(const char *name, const char *message, const char *remedy,
 			       void *ctx)
 {
-	json_t *d = json_pack("{s:s, s:s, s:s}", "name", name, "message", message, "remedy",
-			      remedy);
+	/* a message quotes paths (module-changed, module-gone): json_text */
+	json_t *d = json_pack("{s:o, s:o, s:o}", "name", json_text(name), "message",
+			      json_text(message), "remedy", json_text(remedy));
 
 	return !d || json_array_append_new(ctx, d) ? -ENOMEM : 0;
 }

@@ -11,6 +11,7 @@
 #include "userspace/cli/provenance.h"
 #include "userspace/config/config.h"
 #include "userspace/launch/tool.h"
+#include "userspace/log/json_text.h"
 #include "userspace/log/log.h"
 #include "version.h" /* generated: NUNATAK_COMMIT, NUNATAK_DIRTY */
 
@@ -43,7 +44,7 @@ static json_t *tool_version(const char *tool, char *why, size_t whylen)
 	}
 	for (line = strtok_r(out, "\n", &save); line && !v; line = strtok_r(NULL, "\n", &save))
 		if (strstr(line, "version"))
-			v = json_string(line); /* NULL for a line that is not UTF-8 */
+			v = json_text(line);
 	if (!v)
 		snprintf(why, whylen, "'%s --version' named no version", path);
 	return v;
@@ -61,10 +62,10 @@ json_t *provenance_json(const struct config *cfg)
 	symbolizer = tool_version(cfg->llvm_symbolizer, why, sizeof(why));
 	/* "llvm-symbolizer": null comes with "llvm-symbolizer-unavailable":
 	 * the reason */
-	return json_pack("{s:s, s:b, s:{s:s, s:s, s:s, s:s, s:s, s:o?, s:s*}, s:o}", "commit",
+	return json_pack("{s:s, s:b, s:{s:s, s:s, s:s, s:s, s:s, s:o?, s:o*}, s:o}", "commit",
 			 NUNATAK_COMMIT, "dirty_tree", NUNATAK_DIRTY, "dependencies", "libbpf",
 			 libbpf, "libzmq", zmq, "sqlite", sqlite3_libversion(), "jansson",
 			 JANSSON_VERSION, "protobuf-c", protobuf_c_version(), "llvm-symbolizer",
-			 symbolizer, "llvm-symbolizer-unavailable", symbolizer ? NULL : why,
+			 symbolizer, "llvm-symbolizer-unavailable", symbolizer ? NULL : json_text(why),
 			 "effective_configuration", config_effective_json(cfg));
 }

@@ -12,6 +12,7 @@
 #include "userspace/config/config.h"
 #include "userspace/config/toml.h"
 #include "userspace/config/trust.h"
+#include "userspace/log/json_text.h"
 #include "userspace/log/log.h"
 
 /* A configuration file is a few lines; anything this big is a mistake. */
@@ -488,8 +489,9 @@ json_t *config_effective_json(const struct config *cfg)
 			entry = json_pack("{s:I,s:s}", "value", (json_int_t)cfg->sampling_frequency,
 					  "source", config_source(cfg, key));
 		else
-			entry = json_pack("{s:s?,s:s}", "value", string_value(cfg, key), "source",
-					  config_source(cfg, key));
+			/* a value is text from a file or an option (--name): json_text */
+			entry = json_pack("{s:o,s:s}", "value", json_text(string_value(cfg, key)),
+					  "source", config_source(cfg, key));
 		/* json_object_set_new() releases entry even when it fails */
 		if (!entry || json_object_set_new(root, config_keys[key].path, entry))
 			goto nomem;
