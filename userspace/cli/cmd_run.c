@@ -44,6 +44,7 @@
 #include "userspace/launch/launcher.h"
 #include "userspace/launch/tool.h"
 #include "userspace/log/clock.h"
+#include "userspace/log/json_text.h"
 #include "userspace/log/log.h"
 #include "userspace/wire/wire.h"
 
@@ -457,8 +458,9 @@ static int run_report(struct run *r)
 	}
 	if (run_env.json && !(json_out = open_memstream(&doc, &len)))
 		fprintf(stderr, "nunatak: no --json result: %s\n", strerror(errno));
-	extra = json_pack("{s:s, s:s, s:i}", "run", r->run_dir, "name", r->name, "exit_code",
-			  r->exit_code);
+	/* names from argv or the file system: not always UTF-8 (json_text) */
+	extra = json_pack("{s:o, s:o, s:i}", "run", json_text(r->run_dir), "name",
+			  json_text(r->name), "exit_code", r->exit_code);
 	shown = summary_show(r->run_dir, stderr, json_out, extra, NULL);
 	if (shown == 1 && run_env.strict)
 		exit_code = EXIT_STRICT_DEGRADED;
