@@ -28,7 +28,7 @@ wait_bounded() {
 # 1. the application logs each signal it gets and exits 3 after TERM
 cat >app <<SH
 #!/bin/bash
-for s in USR1 USR2 HUP WINCH INT QUIT; do trap "echo \$s >>$T/got" \$s; done
+for s in USR1 USR2 HUP WINCH INT QUIT ALRM PROF XCPU RTMIN; do trap "echo \$s >>$T/got" \$s; done
 trap 'echo TERM >>$T/got; exit 3' TERM
 touch $T/ready
 for i in \$(seq 400); do sleep 0.05; done
@@ -39,15 +39,15 @@ chmod +x app
 np=$!
 for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
 [ -e ready ] || fail "the application did not start"
-for s in USR1 USR2 HUP WINCH INT QUIT TERM; do
+for s in USR1 USR2 HUP WINCH INT QUIT ALRM PROF XCPU RTMIN TERM; do
 	kill -"$s" "$np" 2>/dev/null || fail "nunatak died before SIG$s"
 	sleep 0.3
 done
 wait_bounded "$np" 20
 [ "$rc" = 3 ] || fail "exit $rc, not the application's 3: $(tail -5 app.err)"
 got=$(tr '\n' ' ' <got)
-[ "$got" = "USR1 USR2 HUP WINCH INT QUIT TERM " ] ||
-	fail "the application got '$got' (each of USR1 USR2 HUP WINCH INT QUIT TERM once expected)"
+[ "$got" = "USR1 USR2 HUP WINCH INT QUIT ALRM PROF XCPU RTMIN TERM " ] ||
+	fail "the application got '$got' (each of USR1 USR2 HUP WINCH INT QUIT ALRM PROF XCPU RTMIN TERM once expected)"
 echo "forwarded once each: $got; exit $rc"
 
 # 2. SIGINT once the application has ended, during a finalize made slow

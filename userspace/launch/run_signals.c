@@ -7,17 +7,24 @@
 
 #include "userspace/launch/run_signals.h"
 
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+/* what a shell passes on, then every other signal whose default action
+ * would end nunatak and orphan the application (SIGPIPE aside: ignored;
+ * the synchronous ones, SEGV, BUS, FPE, ILL, TRAP, SYS: a bug of ours) */
+static const int forwarded[] = {SIGINT,	   SIGTERM,   SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
+				SIGWINCH,  SIGALRM,   SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ,
+				SIGPWR,	   SIGIO,     SIGSTKFLT};
 
 int run_signals_open(void)
 {
 	sigset_t set;
 	size_t i;
-	int fd, err;
+	int fd, err, rt;
 
 	sigemptyset(&set);
 	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaddset(&set, forwarded[i]);
+	for (rt = SIGRTMIN; rt <= SIGRTMAX; rt++)
+		sigaddset(&set, rt);
 	err = pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (err)
 		return -err;
@@ -54,6 +61,10 @@ int run_signal_forward(const struct run_signal *s, pid_t pid)
 	/* the terminal signals the whole foreground process group, which
 	 * the application shares with nunatak: it has its copy already */
 	if (s->code == SI_KERNEL)
+		return 0;
+	/* one nunatak caused itself (SIGXFSZ of a write over RLIMIT_FSIZE
+	 * comes as SI_USER from us): not the application's business */
+	if (s->code == SI_USER && s->sender == getpid())
 		return 0;
 	if (kill(pid, s->signo))
 		return -errno;

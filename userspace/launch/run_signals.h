@@ -2,7 +2,10 @@
  * its poll loops, never by handlers.
  *
  * While the application runs nunatak forwards what a shell would (INT,
- * TERM, HUP, QUIT, USR1, USR2, WINCH) and never dies of one; a signal the
+ * TERM, HUP, QUIT, USR1, USR2, WINCH), and every other signal whose
+ * default action would end it and orphan the application (ALRM, VTALRM,
+ * PROF, XCPU, XFSZ, PWR, IO, STKFLT, the real-time ones), and never dies
+ * of one; a signal the
  * terminal sent to the whole foreground process group (Ctrl-C, Ctrl-\,
  * a resize: si_code SI_KERNEL) reached the application already and is not
  * sent twice. Once the application has ended, INT, TERM, HUP and QUIT
