@@ -61,4 +61,15 @@ run=$(run_dir_of err.txt)
 	fail "a UTF-8 argv[0] changed: $(json "$run/manifest.json" 'd["run"]["command"]')"
 doc_of named.json named1.json
 [ "$(json named1.json 'd["name"]')" = 'x\xff' ] || fail "--json name: $(tail -c 300 named.json)"
+
+# a runs directory that is not UTF-8 cannot be recorded: refused before
+# launch, said, nothing made
+odd_runs="$T/$(printf 'runs\377dir')"
+"$NUNATAK" run -o "$odd_runs" -- sh -c "touch $T/odd-ran" >/dev/null 2>oddruns.err
+rc=$?
+[ "$rc" = 125 ] || fail "non-UTF-8 runs directory: exit $rc, not 125: $(cat oddruns.err)"
+grep -q 'not UTF-8' oddruns.err || fail "non-UTF-8 runs directory: the cause is not said: $(cat oddruns.err)"
+[ ! -e "$T/odd-ran" ] || fail "non-UTF-8 runs directory: the application ran"
+[ ! -e "$odd_runs" ] || fail "non-UTF-8 runs directory: it was created"
+echo "non-UTF-8 runs directory: refused before launch"
 echo "odd_names: ok"

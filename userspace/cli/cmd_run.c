@@ -272,6 +272,16 @@ static int run_prepare(struct run *r)
 	e = run_configure(r);
 	if (e)
 		return e;
+	if (!json_text_is_clean(r->cfg.runs_dir, strlen(r->cfg.runs_dir))) {
+		/* its path travels in the START message and the manifest */
+		char *shown = json_text_escape(r->cfg.runs_dir, strlen(r->cfg.runs_dir), NULL);
+
+		fprintf(stderr, "nunatak: the runs directory '%s' is not UTF-8 text, which a Run "
+				"cannot record: choose another with -o DIR\n",
+			shown ? shown : "?");
+		free(shown);
+		return EXIT_NUNATAK_FAILED;
+	}
 	e = run_dir_create(r->cfg.runs_dir, r->name, time(NULL), r->run_dir, sizeof(r->run_dir),
 			   &r->run_st, err, sizeof(err));
 	if (e) {
