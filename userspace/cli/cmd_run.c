@@ -316,8 +316,16 @@ static int run_application(struct run *r)
 		return e;
 	}
 	e = agent_follow(r->agent, r->l.pid);
-	if (e)
-		pr_warn("cannot follow '%s': %s", run_env.cmd[0], strerror(-e));
+	if (e) {
+		char message[PATH_MAX + 128];
+
+		snprintf(message, sizeof(message), "'%s' (pid %d) could not be followed: %s: the "
+			 "Run has no samples of it", run_env.cmd[0], (int)r->l.pid, strerror(-e));
+		pr_warn("%s", message);
+		agent_add_degradation(r->agent, "target-not-followed", message,
+				      "run nunatak -v to see why; a runs path much shorter than "
+				      "PATH_MAX avoids /proc lines too long to read");
+	}
 	e = launch_release(&r->l);
 	if (e)
 		fprintf(stderr, "nunatak: '%s': %s\n", r->exe, strerror(-e));
