@@ -30,6 +30,7 @@
 #include "userspace/agent/proc_maps.h"
 #include "userspace/elf/elf_dynamic.h"
 #include "userspace/elf/elf_file.h"
+#include "userspace/elf/elf_open.h"
 
 static const char prog_src[] =
     "#include <dlfcn.h>\n"

@@ -4,8 +4,8 @@
  * temporary name nor a Run directory swapped for a link; when a manifest
  * says its Run was finalized. */
 #include <dirent.h>
-#include <fcntl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -239,8 +239,8 @@ static void test_refused(void **state)
 	expect_refused(ENOENT, "no manifest");
 	expect_refused(ENOENT, dir);
 
-	assert_int_equal(write_file(path, "{\"format\": {\"name\": \"other-tool\", \"schema\": 1}}\n"),
-			 0);
+	assert_int_equal(
+	    write_file(path, "{\"format\": {\"name\": \"other-tool\", \"schema\": 1}}\n"), 0);
 	expect_refused(EBADMSG, "not a nunatak manifest");
 	assert_int_equal(write_file(path, "{\"format\": {\"name\": 1}}\n"), 0);
 	expect_refused(EBADMSG, "not a nunatak manifest");
@@ -250,8 +250,9 @@ static void test_refused(void **state)
 	expect_refused(EBADMSG, "not a nunatak manifest");
 
 	/* invalid JSON: the line of the error */
-	assert_int_equal(write_file(path, "{\n  \"format\": {\"name\": \"nunatak-run\"},\n  \"run_id\" "
-					  "\"x\"\n}\n"),
+	assert_int_equal(write_file(path,
+				    "{\n  \"format\": {\"name\": \"nunatak-run\"},\n  \"run_id\" "
+				    "\"x\"\n}\n"),
 			 0);
 	expect_refused(EBADMSG, "line 3");
 	assert_int_equal(write_file(path, ""), 0);

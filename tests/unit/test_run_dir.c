@@ -240,9 +240,8 @@ static void test_find_skips_others(void **state)
 	assert_int_equal(run_dir_find(runs, NULL, found, sizeof(found), err, sizeof(err)), 0);
 	assert_string_equal(found, mine);
 	/* named, another user's Run is read: the user chose it */
-	assert_int_equal(run_dir_find(runs, "app-20991231-235959", found, sizeof(found), err,
-				      sizeof(err)),
-			 0);
+	assert_int_equal(
+	    run_dir_find(runs, "app-20991231-235959", found, sizeof(found), err, sizeof(err)), 0);
 	assert_string_equal(found, theirs);
 }
 

@@ -231,6 +231,53 @@ static void test_linked_directory_checked_on_its_real_path(void **state)
 	assert_non_null(strstr(err, "nobody"));
 }
 
+/* trust_open_dir_chain(): the directory itself is checked, relative
+ * paths and nested root links are walked, a link nobody owns (in a sticky
+ * directory, where nobody may own one) is refused, a loop of links too */
+static void test_dir_chain(void **state)
+{
+	struct dir *d = *state;
+	char err[1024] = "", cwd[PATH_MAX];
+	struct stat st, want;
+	int fd;
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to set owners");
+	make_dir(d, "real", 0755, 0);
+	make_dir(d, "real/sub", 0755, 0);
+	assert_int_equal(symlink("real", at(d, "rel-link")), 0);	  /* relative target */
+	assert_int_equal(symlink(at(d, "rel-link"), at(d, "link2")), 0); /* link to a link */
+	assert_int_equal(trust_open_dir_chain(NULL, at(d, "link2/sub"), &fd, err, sizeof(err)), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(stat(at(d, "real/sub"), &want), 0);
+	assert_int_equal(st.st_ino, want.st_ino);
+	close(fd);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(d->root), 0);
+	assert_int_equal(trust_open_dir_chain(NULL, "real/../real/sub", &fd, err, sizeof(err)), 0);
+	close(fd);
+	assert_int_equal(chdir(cwd), 0);
+
+	/* the directory itself is judged, not only those above it */
+	make_dir(d, "open", 0777, 0);
+	assert_int_equal(trust_open_dir_chain(NULL, at(d, "open"), &fd, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "writable by others"));
+
+	make_dir(d, "sticky", 01777, 0);
+	assert_int_equal(symlink(at(d, "real"), at(d, "sticky/theirs")), 0);
+	assert_int_equal(lchown(at(d, "sticky/theirs"), NOBODY, NOBODY), 0);
+	assert_int_equal(
+	    trust_open_dir_chain("the runs", at(d, "sticky/theirs/sub"), &fd, err, sizeof(err)),
+	    -EPERM);
+	assert_non_null(strstr(err, "symbolic link owned by nobody"));
+	assert_non_null(strstr(err, "the runs"));
+	assert_int_equal(fd, -1);
+
+	assert_int_equal(symlink("loop", at(d, "loop")), 0);
+	assert_int_equal(trust_open_dir_chain(NULL, at(d, "loop"), &fd, err, sizeof(err)), -ELOOP);
+	assert_int_equal(trust_open_dir_chain(NULL, at(d, "absent"), &fd, err, sizeof(err)),
+			 -ENOENT);
+}
+
 /* As nobody: its own files and root's are obeyed, another user's not. */
 static void test_unprivileged_owner_rule(void **state)
 {
@@ -275,6 +322,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_directory_above, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_linked_directory_checked_on_its_real_path,
 					    setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_dir_chain, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_unprivileged_owner_rule, setup_dir, teardown_dir),
 	};
 

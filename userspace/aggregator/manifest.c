@@ -100,10 +100,12 @@ static char *manifest_slurp(int dirfd, const char *path, size_t *len, char *err,
 		errno = -e;
 		return NULL;
 	}
-	fd = openat(dirfd, MANIFEST_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd =
+	    openat(dirfd, MANIFEST_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
 		e = -errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, errno_text(e, why, sizeof(why)));
+		snprintf(err, errlen, "cannot open '%s': %s", path,
+			 errno_text(e, why, sizeof(why)));
 		goto out;
 	}
 	e = manifest_check_kind(path, &st, err, errlen);
@@ -189,7 +191,8 @@ int manifest_finalized(const json_t *manifest)
 	if (json_is_integer(json_object_get(json_object_get(manifest, "run"), "exit_code")))
 		return 1;
 	degradations = json_object_get(manifest, "degradations");
-	json_array_foreach(degradations, i, d) {
+	json_array_foreach(degradations, i, d)
+	{
 		name = json_string_value(json_object_get(d, "name"));
 		if (name && !strcmp(name, "run-interrupted"))
 			return 1;

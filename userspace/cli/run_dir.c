@@ -66,7 +66,8 @@ static int runs_dir_check(const char *dir, const struct stat *st, char *err, siz
 			 dir, owner, (unsigned)(st->st_mode & 07777),
 			 st->st_mode & S_IWOTH ? "every user" : "its group",
 			 st->st_mode & S_IWOTH ? "anyone" : "its members",
-			 st->st_mode & S_IWOTH ? (st->st_mode & S_IWGRP ? "o-w,g-w" : "o-w") : "g-w");
+			 st->st_mode & S_IWOTH ? (st->st_mode & S_IWGRP ? "o-w,g-w" : "o-w")
+					       : "g-w");
 		return -EPERM;
 	}
 	return 0;
@@ -93,8 +94,7 @@ static void split_dir(const char *dir, char *parent, const char **base)
  * checked, dir made (0755) under its checked parent when missing, so no
  * directory is made through a link another user could point elsewhere.
  * 0 or -errno with err filled (naming subject, the runs directory). */
-static int open_checked_dir(const char *subject, const char *dir, int *fd, char *err,
-			    size_t errlen)
+static int open_checked_dir(const char *subject, const char *dir, int *fd, char *err, size_t errlen)
 {
 	char parent[PATH_MAX], why[128];
 	const char *base;

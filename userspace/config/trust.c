@@ -309,7 +309,8 @@ static int trust_at(const char *path, int flags, int *fd, char *err, size_t errl
 		goto cleanup;
 	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot stat '%s': %s", path, errno_text(ret, why, sizeof(why)));
+		snprintf(err, errlen, "cannot stat '%s': %s", path,
+			 errno_text(ret, why, sizeof(why)));
 		goto cleanup;
 	}
 	ret = check_kind(path, &st, err, errlen);
@@ -320,7 +321,8 @@ static int trust_at(const char *path, int flags, int *fd, char *err, size_t errl
 	*fd = openat(dirfd, base, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (*fd < 0 || fstat(*fd, &opened)) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, errno_text(ret, why, sizeof(why)));
+		snprintf(err, errlen, "cannot open '%s': %s", path,
+			 errno_text(ret, why, sizeof(why)));
 		goto cleanup;
 	}
 	if (opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "userspace/elf/elf_dynamic.h"
-#include "userspace/elf/elf_file.h"
+#include "userspace/elf/elf_open.h"
 
 static int keep_needed(struct elf_dynamic *d, const char *name)
 {

@@ -39,24 +39,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/stat.h>
 
 struct elf_file;
-
-/* The one way nunatak opens an ELF file (a module, a program, a library
- * of the closure), whoever could have put something at path: it is
- * stat()ed first and refused unless a regular file (a FIFO would block
- * the open or the read, a device would see an open), then opened
- * O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC and checked again on the
- * descriptor (same file, regular), then O_NONBLOCK is cleared. inode: the
- * inode number of the file as it was mapped (an MMAP2 record, a
- * /proc/PID/maps line), 0 when unknown; only the inode is compared, as the
- * device of a mapping on overlayfs is the underlying file system's.
- * Returns the descriptor (the caller closes it) with *st its fstat(), or
- * -ENOENT/-EACCES/... from stat/open, -EISDIR (a directory), -EINVAL (a
- * FIFO, socket or device), -ESTALE (replaced while opened, or not the
- * mapped inode). Says why at debug level. */
-int elf_open_regular(const char *path, uint64_t inode, struct stat *st);
 
 /* Reads path (opened with elf_open_regular()). Returns NULL and sets
  * errno: ENOENT/EACCES/... from open(2), EISDIR, EINVAL (not a regular
