@@ -20,6 +20,7 @@
 #include "userspace/config/config.h"
 #include "userspace/launch/launch.h"
 #include "userspace/launch/tool.h"
+#include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 
 static struct summary_env {
@@ -135,6 +136,7 @@ static struct pivot *seal_finalized(int dirfd, const char *path, struct pivot *p
  * as it is; *dirfd is -1 or holds the lock, for the caller to close. */
 static int summary_may_write(const char *run_dir, const json_t *manifest, int *dirfd)
 {
+	char why[128];
 	struct stat st;
 	int e;
 
@@ -147,7 +149,7 @@ static int summary_may_write(const char *run_dir, const json_t *manifest, int *d
 	}
 	if (e) {
 		fprintf(stderr, "nunatak: cannot lock '%s' to tell whether it is still being "
-				"written (%s): read as it is\n", run_dir, strerror(-e));
+				"written (%s): read as it is\n", run_dir, errno_text(e, why, sizeof(why)));
 		return 0;
 	}
 	if (fstat(*dirfd, &st) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
@@ -178,6 +180,7 @@ static int summary_still_written(const char *run_dir, int held_fd)
  * 512 characters, a Run's may be up to PATH_MAX); NULL + errno, said. */
 static struct pivot *summary_open_pivot(const char *run_dir, const char *path, int *read_fd)
 {
+	char why[128];
 	struct pivot *p;
 	int e;
 
@@ -188,7 +191,7 @@ static struct pivot *summary_open_pivot(const char *run_dir, const char *path, i
 		fprintf(stderr, "nunatak: cannot read '%s': %s\n", path,
 			e == EPROTONOSUPPORT ? "written by a newer nunatak: upgrade nunatak"
 			: e == EBADMSG	     ? "not a nunatak pivot (corrupt, or not SQLite)"
-					     : strerror(e));
+					     : errno_text(e, why, sizeof(why)));
 		errno = e;
 	}
 	return p;
@@ -199,9 +202,11 @@ static struct pivot *summary_open_pivot(const char *run_dir, const char *path, i
  * the lock then. The pivot to read (p or its replacement), or NULL +
  * errno, said. */
 static struct pivot *summary_finish_run(const char *run_dir, const char *path, json_t *manifest,
-					const char *symbolizer,
-					struct pivot *p, int *dirfd)
+					const char *symbolizer, struct pivot *p, int *dirfd)
 {
+	char why[128];
+	int e;
+
 	*dirfd = -1;
 	if (!symbolizer || !summary_may_write(run_dir, manifest, dirfd))
 		return p;
@@ -211,8 +216,12 @@ static struct pivot *summary_finish_run(const char *run_dir, const char *path, j
 		pivot__free(p);
 		p = finalize_interrupted(*dirfd, run_dir, path, manifest, symbolizer);
 	}
-	if (!p)
-		fprintf(stderr, "nunatak: cannot finalize '%s': %s\n", run_dir, strerror(errno));
+	if (!p) {
+		e = errno;
+		fprintf(stderr, "nunatak: cannot finalize '%s': %s\n", run_dir,
+			errno_text(e, why, sizeof(why)));
+		errno = e;
+	}
 	return p;
 }
 
@@ -220,6 +229,7 @@ static struct pivot *summary_finish_run(const char *run_dir, const char *path, j
 static int summary_print_json(FILE *json_out, const char *run_dir, const json_t *manifest,
 			      struct diagnosis *d, struct pivot *p, void *extra_json)
 {
+	char why[128];
 	json_t *j;
 	int e;
 
@@ -228,7 +238,7 @@ static int summary_print_json(FILE *json_out, const char *run_dir, const json_t 
 	if (!j) {
 		e = errno ? errno : ENOMEM;
 		fprintf(stderr, "nunatak: cannot build the JSON summary of '%s': %s\n", run_dir,
-			strerror(e));
+			errno_text(e, why, sizeof(why)));
 		return -e;
 	}
 	if (extra_json)
@@ -264,7 +274,7 @@ static int summary_status(const char *run_dir, const json_t *manifest, struct pi
 int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json,
 		 const char *symbolizer)
 {
-	char path[PATH_MAX], err[1024];
+	char path[PATH_MAX], err[1024], why[128];
 	struct diagnosis *d = NULL;
 	struct pivot *p;
 	json_t *manifest;
@@ -287,7 +297,8 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	d = diagnosis__new(p);
 	if (!d) {
 		ret = -errno;
-		fprintf(stderr, "nunatak: cannot analyse '%s': %s\n", path, strerror(-ret));
+		fprintf(stderr, "nunatak: cannot analyse '%s': %s\n", path,
+			errno_text(ret, why, sizeof(why)));
 		goto out;
 	}
 	if (text_out)
