@@ -229,6 +229,11 @@ static void test_linked_directory_checked_on_its_real_path(void **state)
 	assert_int_equal(symlink(at(d, "theirs"), at(d, "alias2")), 0);
 	assert_int_equal(trust_file(at(d, "alias2/nunatak.toml"), err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "nobody"));
+	/* a link to a good directory, in a directory nobody owns: nobody
+	 * could point it elsewhere, so it is not followed */
+	assert_int_equal(symlink(at(d, "real"), at(d, "theirs/back")), 0);
+	assert_int_equal(trust_file(at(d, "theirs/back/nunatak.toml"), err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "nobody"));
 }
 
 /* trust_open_dir_chain(): the directory itself is checked, relative

@@ -226,8 +226,9 @@ int trust_open_dir_chain(const char *path, const char *dir, int *dirfd, char *er
 	return walk_chain(path ? path : dir, abs, 0, dirfd, walked, err, errlen);
 }
 
-/* The real path of the directory of @path and the name in it. */
-static int split_path(const char *path, char **dir_real, const char **base)
+/* The directory of @path (as written: trust_open_dir_chain() walks it)
+ * and the name in it. */
+static int split_path(const char *path, char **dir_path, const char **base)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir;
@@ -243,9 +244,8 @@ static int split_path(const char *path, char **dir_real, const char **base)
 		dir = strndup(path, slash - path);
 	if (!dir)
 		return -ENOMEM;
-	*dir_real = realpath(dir, NULL);
-	free(dir);
-	return *dir_real ? 0 : -errno;
+	*dir_path = dir;
+	return 0;
 }
 
 /* The kind of a file that is not a regular one, refused before any open. */
@@ -283,7 +283,7 @@ static int check_kind(const char *path, const struct stat *st, char *err, size_t
  * O_RDONLY) into *@fd. */
 static int trust_at(const char *path, int flags, int *fd, char *err, size_t errlen)
 {
-	char *dir_real = NULL, no_err[1], why[128];
+	char *dir_path = NULL, no_err[1], why[128];
 	struct stat st, opened;
 	const char *base;
 	int dirfd = -1, ret;
@@ -295,16 +295,16 @@ static int trust_at(const char *path, int flags, int *fd, char *err, size_t errl
 	*fd = -1;
 	if (!path || !*path)
 		return -EINVAL;
-	ret = split_path(path, &dir_real, &base);
+	ret = split_path(path, &dir_path, &base);
 	if (ret == -EISDIR)
 		snprintf(err, errlen,
 			 "refusing '%s': not a regular file but a directory: name a file", path);
 	else if (ret)
-		snprintf(err, errlen, "cannot resolve the directory of '%s': %s", path,
+		snprintf(err, errlen, "cannot examine '%s': %s", path,
 			 errno_text(ret, why, sizeof(why)));
 	if (ret)
 		goto cleanup;
-	ret = trust_open_dir_chain(path, dir_real, &dirfd, err, errlen);
+	ret = trust_open_dir_chain(path, dir_path, &dirfd, err, errlen);
 	if (ret)
 		goto cleanup;
 	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
@@ -339,7 +339,7 @@ cleanup:
 	}
 	if (dirfd >= 0)
 		close(dirfd);
-	free(dir_real);
+	free(dir_path);
 	return ret;
 }
 

@@ -16,13 +16,14 @@
  *    and is not writable by group or others unless it is sticky (as /tmp
  *    is: there, nobody can replace a file they do not own).
  *
- * Directories are checked on their real path (symbolic links resolved
- * once), each opened without following links from the one above it, so
- * the chain that was checked is the chain the file was reached through.
- * trust_open_dir_chain() is that walk, for a directory to work in (the
- * runs directory): a symbolic link on the way is followed only when its
- * owner is trusted (the directory holding it was checked), and its target
- * is walked and checked in turn.
+ * Directories are walked from "/" as the path names them, each opened
+ * without following links from the one above it, so the chain that was
+ * checked is the chain the file was reached through; a symbolic link on
+ * the way is followed only when its owner is trusted (the directory
+ * holding it was checked), and its target is walked and checked in turn
+ * (a link in a directory another user owns is refused with it: that
+ * user could point it elsewhere). trust_open_dir_chain() is that walk,
+ * also for a directory to work in (the runs directory).
  */
 #ifndef NUNATAK_CONFIG_TRUST_H
 #define NUNATAK_CONFIG_TRUST_H
