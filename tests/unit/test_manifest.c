@@ -1,5 +1,6 @@
 /* test_manifest — manifest.json written atomically and read back; what is
- * not a nunatak manifest is refused with the reason; written under the
+ * not a nunatak manifest is refused with the reason, a FIFO, a link, a
+ * directory or a file over 16 MiB at its name at once, without blocking; written under the
  * Run directory's descriptor, 0600, it never follows a link planted at its
  * temporary name nor a Run directory swapped for a link; when a manifest
  * says its Run was finalized. */

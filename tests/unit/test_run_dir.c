@@ -1,7 +1,9 @@
 /* Tests of userspace/cli/run_dir: the runs directory created 0700 when
- * missing and refused when another user owns it, when anyone may write it
- * without the sticky bit, or when it is a symbolic link (nothing created,
- * the message names it, its owner and the way out); Run directories 0700
+ * missing and refused when another user owns it, when its group or anyone
+ * may write it without the sticky bit, when it is a symbolic link, or when
+ * it is reached through a directory or a link another user owns (nothing
+ * created, the message names it, its owner and the way out); a plain
+ * run_dir_find() skipping Runs of another user and links; Run directories 0700
  * whatever the umask, names never hidden ("." and ".." included) and found
  * again by run_dir_find(); a path too long or a full file system said in
  * words; run_dir_discard() removing only a Run of nunatak's own files;
