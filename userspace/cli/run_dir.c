@@ -16,6 +16,9 @@
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 
+/* "/pivot.sqlite-journal" and " (deleted)", rounded up */
+#define RUN_DIR_FILE_ROOM 40
+
 const char *const run_dir_own_files[] = {
     MANIFEST_FILE,
     MANIFEST_TMP_FILE,
@@ -243,12 +246,15 @@ int run_dir_create(const char *runs_dir, const char *name, time_t when, char *pa
 			snprintf(base, sizeof(base), "%s-%s", safe, stamp);
 		else
 			snprintf(base, sizeof(base), "%s-%s-%d", safe, stamp, i);
-		if (snprintf(path, pathlen, "%s/%s", dir, base) >= (int)pathlen) {
+		/* room for the longest file name of a Run and the " (deleted)"
+		 * the kernel may add to it in /proc/PID/maps (PATH_MAX there) */
+		if (snprintf(path, pathlen, "%s/%s", dir, base) >= (int)pathlen ||
+		    strlen(path) + RUN_DIR_FILE_ROOM >= PATH_MAX) {
 			snprintf(
 			    err, errlen,
 			    "cannot create a Run in '%.200s...': its path would be longer than "
-			    "%zu characters; use a shorter runs directory (-o DIR)",
-			    dir, pathlen - 1);
+			    "%d characters; use a shorter runs directory (-o DIR)",
+			    dir, PATH_MAX - 1 - RUN_DIR_FILE_ROOM);
 			e = -ENAMETOOLONG;
 			goto out;
 		}
