@@ -45,6 +45,8 @@ rc=$?
 grep -q "still being written" s.err || fail "summary does not say the Run is being written: $(cat s.err)"
 grep -q "not final" s.err || fail "summary does not say the Run is not final: $(cat s.err)"
 grep -q "finalizing it now" s.err && fail "summary finalized a running Run: $(cat s.err)"
+grep -q "Batches (.* samples) stored so far" s.err || fail "summary does not say what the running Run holds: $(cat s.err)"
+grep -q "no samples were recorded" s.err && fail "summary of a running Run claims no samples: $(cat s.err)"
 [ "$(json "$run/manifest.json" 'd["run"]["exit_code"]')" = None ] || fail "summary wrote the manifest of a running Run"
 kill -0 "$pid" 2>/dev/null || fail "nunatak did not outlive the summary"
 wait "$pid"

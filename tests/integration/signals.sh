@@ -82,6 +82,37 @@ json int.json '[x["message"] for x in d["degradations"] if x["name"]=="run-inter
 	fail "heavy_kernel lost its ELF name"
 echo "SIGINT in the finalize: exit $rc after $ms ms, run-interrupted"
 
+# 2b. the same for `nunatak summary` finalizing a Run whose nunatak was
+# killed: SIGINT stops it at once and no llvm-symbolizer is left running
+cat >sleeper2 <<SH
+#!/bin/sh
+case "\$*" in *--version*) echo "LLVM version 0 (never answers)"; exit 0 ;; esac
+echo \$\$ >$T/sleeper2.pid
+exec sleep 600
+SH
+chmod 0755 sleeper2
+printf '[tools]\nllvm-symbolizer = "%s"\n' "$T/sleeper2" >site2.toml
+chmod 0644 site2.toml
+"$NUNATAK" run -o killed -- "$WORKLOADS/hotspots" 3 >/dev/null 2>killed.err &
+np=$!
+sleep 1.5
+kill -KILL "$np"
+wait "$np" 2>/dev/null
+krun=$(ls -d killed/*/ | head -1)
+NUNATAK_SITE_CONFIG="$T/site2.toml" "$NUNATAK" summary "$krun" >/dev/null 2>ks.err &
+sp=$!
+for _ in $(seq 200); do [ -s sleeper2.pid ] && break; sleep 0.05; done
+[ -s sleeper2.pid ] || fail "summary never ran the symbolizer: $(cat ks.err)"
+t0=$(date +%s%N)
+kill -INT "$sp"
+wait_bounded "$sp" 20
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" = 130 ] || fail "summary after SIGINT: exit $rc, not 130: $(tail -3 ks.err)"
+[ "$ms" -lt 3000 ] || fail "summary took $ms ms to stop after SIGINT"
+sleep 0.2
+! kill -0 "$(cat sleeper2.pid)" 2>/dev/null || fail "llvm-symbolizer was left running after summary stopped"
+echo "SIGINT in summary's finalize: exit 130 after $ms ms, no symbolizer left"
+
 # 3. Ctrl-C on a terminal: the terminal signals the whole foreground
 # process group, so the application gets SIGINT from it, and not a second
 # time from nunatak

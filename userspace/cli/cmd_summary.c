@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "analysis/diagnose.h"
 #include "report/summary.h"
@@ -18,7 +19,9 @@
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_dir.h"
 #include "userspace/config/config.h"
+#include "userspace/attribution/symbolizer.h"
 #include "userspace/launch/launch.h"
+#include "userspace/launch/run_signals.h"
 #include "userspace/launch/tool.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
@@ -225,9 +228,35 @@ static struct pivot *summary_finish_run(const char *run_dir, const char *path, j
 	return p;
 }
 
+/* A Run still written: what it holds so far. Its hotspots are derived
+ * when it is finalized, so the full summary would say "no samples". */
+static void summary_print_live(FILE *out, struct pivot *p)
+{
+	sqlite3_stmt *stmt = NULL;
+	long long batches = -1, samples = -1;
+
+	if (sqlite3_prepare_v2(pivot_sqlite(p),
+			       "SELECT (SELECT count(*) FROM batches),"
+			       " (SELECT coalesce(sum(sample_count), 0) FROM samples)",
+			       -1, &stmt, NULL) == SQLITE_OK &&
+	    sqlite3_step(stmt) == SQLITE_ROW) {
+		batches = sqlite3_column_int64(stmt, 0);
+		samples = sqlite3_column_int64(stmt, 1);
+	}
+	sqlite3_finalize(stmt);
+	if (batches < 0) {
+		fprintf(out, "nunatak: the Run cannot be read while it is written: %s\n",
+			sqlite3_errmsg(pivot_sqlite(p)));
+		return;
+	}
+	fprintf(out, "nunatak: %lld Batches (%lld samples) stored so far; its hotspots, "
+		     "Measurements and Degradations are computed when it is finalized: "
+		     "'nunatak summary' shows them then\n", batches, samples);
+}
+
 /* the JSON summary on json_out: 0, or -errno said */
 static int summary_print_json(FILE *json_out, const char *run_dir, const json_t *manifest,
-			      struct diagnosis *d, struct pivot *p, void *extra_json)
+			      struct diagnosis *d, struct pivot *p, void *extra_json, int live)
 {
 	char why[128];
 	json_t *j;
@@ -246,6 +275,8 @@ static int summary_print_json(FILE *json_out, const char *run_dir, const json_t 
 	else
 		json_object_set_new(j, "run", json_string(run_dir));
 	json_object_set(j, "manifest_run", json_object_get(manifest, "run"));
+	/* a Run still written: its Measurements are derived when finalized */
+	json_object_set_new(j, "being_written", json_boolean(live));
 	json_dumpf(j, json_out, JSON_INDENT(2));
 	fputc('\n', json_out);
 	fflush(json_out);
@@ -278,7 +309,7 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	struct diagnosis *d = NULL;
 	struct pivot *p;
 	json_t *manifest;
-	int ret, dirfd = -1, read_fd = -1;
+	int ret, dirfd = -1, read_fd = -1, live;
 
 	manifest = manifest_read(run_dir, err, sizeof(err));
 	if (!manifest) {
@@ -301,9 +332,13 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 			errno_text(ret, why, sizeof(why)));
 		goto out;
 	}
-	if (text_out)
+	live = summary_still_written(run_dir, dirfd);
+	if (text_out && live)
+		summary_print_live(text_out, p);
+	else if (text_out)
 		summary_print(text_out, d, p);
-	ret = json_out ? summary_print_json(json_out, run_dir, manifest, d, p, extra_json) : 0;
+	ret = json_out ? summary_print_json(json_out, run_dir, manifest, d, p, extra_json, live)
+		       : 0;
 	if (!ret)
 		ret = summary_status(run_dir, manifest, p, dirfd);
 out:
@@ -360,8 +395,10 @@ int cmd_summary(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "[RUN]", doc, NULL, NULL, NULL };
 	char run_dir[PATH_MAX], err[1024];
+	struct symbolizer_budget budget;
+	struct run_signal sig;
 	struct config cfg;
-	int ret;
+	int ret, signal_fd;
 
 	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -379,9 +416,24 @@ int cmd_summary(int argc, char **argv)
 		fprintf(stderr, "nunatak: %s\n", err);
 		return 1;
 	}
+	/* Ctrl-C while a killed Run is finalized stops llvm-symbolizer (its
+	 * own process group: the terminal's signal does not reach it) and
+	 * ends the finalize at once, the Run saying so */
+	signal_fd = run_signals_open();
+	symbolizer_budget_init(&budget, 0, SYMBOLIZER_TOTAL_MS, signal_fd);
+	symbolizer_budget_bind(&budget);
 	ret = summary_show(run_dir, env.json ? NULL : stderr, env.json ? stdout : NULL, NULL,
 			   cfg.llvm_symbolizer);
+	symbolizer_budget_bind(NULL);
 	config_release(&cfg);
+	if (signal_fd >= 0 && run_signals_read(signal_fd, &sig) == 1) {
+		fprintf(stderr, "nunatak: stopped by signal %d (%s)\n", sig.signo,
+			strsignal(sig.signo));
+		close(signal_fd);
+		return 128 + sig.signo;
+	}
+	if (signal_fd >= 0)
+		close(signal_fd);
 	if (ret < 0)
 		return 1;
 	if (!env.json)
