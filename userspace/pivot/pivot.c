@@ -79,10 +79,39 @@ static const char pivot_schema[] =
     "CREATE INDEX events_locus ON events(locus, start_ns);\n"
     "CREATE INDEX mpi_calls_call_site ON mpi_calls(call_site);\n";
 
+int pivot_errno(struct pivot *p)
+{
+	int rc, sys;
+
+	if (!p || !p->db)
+		return -EIO;
+	rc = sqlite3_extended_errcode(p->db);
+	sys = sqlite3_system_errno(p->db);
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_IOERR:
+		if (rc == SQLITE_IOERR_NOMEM)
+			return -ENOMEM;
+		return sys > 0 ? -sys : -EIO;
+	case SQLITE_CANTOPEN:
+		return sys > 0 ? -sys : -EIO;
+	default:
+		return -EIO;
+	}
+}
+
 int pivot_sql_error(struct pivot *p, const char *what)
 {
 	pr_warn("pivot '%s': cannot %s: %s", p->path, what, sqlite3_errmsg(p->db));
-	return -EIO;
+	return pivot_errno(p);
 }
 
 int pivot_prepare(struct pivot *p, const char *sql, sqlite3_stmt **stmt)
@@ -101,7 +130,7 @@ int pivot_exec(struct pivot *p, const char *sql)
 	if (sqlite3_exec(p->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
 		pr_warn("pivot '%s': cannot run '%.40s': %s", p->path, sql, msg ? msg : "?");
 		sqlite3_free(msg);
-		return -EIO;
+		return pivot_errno(p);
 	}
 	return 0;
 }
@@ -328,25 +357,6 @@ static int pivot_precreate(int dirfd, const char *name)
 	return err;
 }
 
-/* The errno an SQLite failure of p stands for: a full disk or a failed
- * system call is said as such ("no space left on device"), not as EIO. */
-static int pivot_failure_errno(struct pivot *p, int err)
-{
-	int rc, sys;
-
-	if (err != -EIO || !p || !p->db)
-		return err;
-	rc = sqlite3_errcode(p->db);
-	sys = sqlite3_system_errno(p->db);
-	if (rc == SQLITE_FULL)
-		return -ENOSPC;
-	if (rc == SQLITE_READONLY)
-		return -EROFS;
-	if ((rc == SQLITE_IOERR || rc == SQLITE_CANTOPEN) && sys > 0)
-		return -sys;
-	return err;
-}
-
 struct pivot *pivot__create_at(int dirfd, const char *name, const char *shown_as)
 {
 	struct pivot *p = NULL;
@@ -380,7 +390,8 @@ struct pivot *pivot__create_at(int dirfd, const char *name, const char *shown_as
 		goto cleanup;
 	return p;
 cleanup:
-	err = pivot_failure_errno(p, err);
+	if (err == -EIO && p)
+		err = pivot_errno(p); /* a full disk said as such, not as EIO */
 	if (p)
 		pivot_rollback(p);
 	pivot__free(p);
@@ -410,7 +421,7 @@ static int pivot_set_journal_delete(struct pivot *p, char *mode, size_t len)
 	if (rc == SQLITE_ROW)
 		snprintf(mode, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
 	else
-		err = rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? -EBUSY : -EIO;
+		err = pivot_errno(p);
 	sqlite3_finalize(stmt);
 	return err;
 }

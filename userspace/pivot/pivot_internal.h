@@ -13,13 +13,19 @@ struct pivot {
 	int read_only;
 };
 
-/* Logs the SQLite error of p with what was attempted; returns -EIO. */
+/* The errno the last SQLite failure of p stands for: -ENOSPC for a full
+ * disk, -EBUSY for a lock another connection holds, -EROFS, -ENOMEM, the
+ * system call's errno for an I/O error, else -EIO. */
+int pivot_errno(struct pivot *p);
+
+/* Logs the SQLite error of p with what was attempted; returns
+ * pivot_errno(p). */
 int pivot_sql_error(struct pivot *p, const char *what);
 
-/* Prepares sql; -EIO (logged) on failure. */
+/* Prepares sql; pivot_errno() (logged) on failure. */
 int pivot_prepare(struct pivot *p, const char *sql, sqlite3_stmt **stmt);
 
-/* Runs sql (no result rows); -EIO (logged) on failure. */
+/* Runs sql (no result rows); pivot_errno() (logged) on failure. */
 int pivot_exec(struct pivot *p, const char *sql);
 
 /* BEGIN IMMEDIATE, after checking the pivot is writable: -EROFS, -EIO. */

@@ -422,28 +422,8 @@ static int store_alloc(struct store *s)
  * Batch fit. */
 static int store_failed(struct pivot *p, int err)
 {
-	int rc = sqlite3_extended_errcode(p->db);
-
-	switch (rc & 0xff) {
-	case SQLITE_FULL:
-		err = -ENOSPC;
-		break;
-	case SQLITE_IOERR:
-		err = rc == SQLITE_IOERR_NOMEM ? -ENOMEM : -EIO;
-		break;
-	case SQLITE_NOMEM:
-		err = -ENOMEM;
-		break;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		err = -EBUSY;
-		break;
-	case SQLITE_READONLY:
-		err = -EROFS;
-		break;
-	default:
-		break;
-	}
+	if (err == -EIO)
+		err = pivot_errno(p);
 	pivot_rollback(p);
 	if (err == -ENOSPC)
 		sqlite3_wal_checkpoint_v2(p->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
