@@ -1,5 +1,4 @@
 /* aggregator — see aggregator.h. */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -379,10 +378,9 @@ static int aggregator_store_batch(struct aggregator *agg, zmq_msg_t *identity,
 		aggregator_storage_reserve(agg, 0);
 	err = pivot_store_batch(agg->pivot, b);
 	if (err < 0) {
-		snprintf(cause, sizeof(cause), "%s", strerror(-err));
-		cause[0] = (char)tolower((unsigned char)cause[0]);
 		snprintf(why, sizeof(why), "batch %llu from '%s' not stored in '%s': %s",
-			 (unsigned long long)b->seq, b->node, agg->run_dir, cause);
+			 (unsigned long long)b->seq, b->node, agg->run_dir,
+			 errno_text(err, cause, sizeof(cause)));
 		return reply_batch_error(agg, identity, b, -err, why);
 	}
 	return reply_ack(agg, identity, b->run_id, b->node, b->seq);

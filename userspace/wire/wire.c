@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ctype.h>
 #include <zmq.h>
 
+#include "userspace/log/log.h"
 #include "userspace/wire/wire.h"
 
 void *wire_pack(wire_envelope *env, size_t *len)
@@ -86,13 +86,9 @@ void wire_storage_failed_message(char *buf, size_t len, unsigned long long sampl
 {
 	char why[128];
 
-	if (code == ETIMEDOUT || code <= 0)
-		snprintf(why, sizeof(why), "the Aggregator did not acknowledge them");
-	else
-		snprintf(why, sizeof(why), "%s", strerror(code));
-	why[0] = (char)tolower((unsigned char)why[0]);
 	snprintf(buf, len, "%llu samples in %llu Batches were not stored: %s", samples, batches,
-		 why);
+		 code == ETIMEDOUT || code <= 0 ? "the Aggregator did not acknowledge them"
+						: errno_text(code, why, sizeof(why)));
 }
 
 const char *wire_storage_failed_remedy(int code)
