@@ -8,6 +8,7 @@
 #ifndef NUNATAK_FUZZ_HELPERS_H
 #define NUNATAK_FUZZ_HELPERS_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,22 +26,40 @@
 		}                                                                           \
 	} while (0)
 
-/* The scratch directory of this process (/dev/shm, else /tmp), removed by
- * nobody: its files are rewritten in place, so it stays one per process. */
+static char fuzz_scratch[64];
+
+/* at exit: the scratch directory and its files (a crash leaves them) */
+static inline void fuzz_scratch_remove(void)
+{
+	DIR *d = opendir(fuzz_scratch);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	rmdir(fuzz_scratch);
+}
+
+/* The scratch directory of this process (/dev/shm, else /tmp), removed at
+ * exit; its files are rewritten in place, so it stays one per process. */
 static inline const char *fuzz_scratch_dir(void)
 {
-	static char dir[64];
+	char *dir = fuzz_scratch;
 
 	if (dir[0])
 		return dir;
-	snprintf(dir, sizeof(dir), "/dev/shm/nunatak-fuzz.XXXXXX");
+	snprintf(dir, sizeof(fuzz_scratch), "/dev/shm/nunatak-fuzz.XXXXXX");
 	if (!mkdtemp(dir)) {
-		snprintf(dir, sizeof(dir), "/tmp/nunatak-fuzz.XXXXXX");
+		snprintf(dir, sizeof(fuzz_scratch), "/tmp/nunatak-fuzz.XXXXXX");
 		if (!mkdtemp(dir)) {
 			perror("fuzz: cannot make a scratch directory");
 			abort();
 		}
 	}
+	atexit(fuzz_scratch_remove);
 	return dir;
 }
 
