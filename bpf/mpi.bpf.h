@@ -15,12 +15,7 @@
 #include "bpf/mpi.h"
 #include "bpf/target.h"
 
-#ifndef ENOENT
-#define ENOENT 2
-#endif
-#ifndef EEXIST
-#define EEXIST 17
-#endif
+#include "bpf/errno.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -14,12 +14,7 @@
 #include "bpf/sample.h"
 #include "bpf/target.h"
 
-#ifndef ENOENT
-#define ENOENT 2
-#endif
-#ifndef EEXIST
-#define EEXIST 17
-#endif
+#include "bpf/errno.bpf.h"
 #ifndef EBUSY
 #define EBUSY 16
 #endif
