@@ -133,49 +133,34 @@ static struct pivot *seal_finalized(int dirfd, const char *path, struct pivot *p
 }
 
 /* 1 when `nunatak summary` may write the Run (finalize or seal it): its
- * writer is gone (the lock is free: *dirfd holds it) and it is a private
+ * writer is gone (lock, what run_dir_lock() answered, is 0: dirfd holds
+ * the lock) and it is a private
  * Run of ours (root never writes into a directory another user can
  * change). Otherwise 0, saying on stderr why a Run never finalized is read
- * as it is; *dirfd is -1 or holds the lock, for the caller to close. */
-static int summary_may_write(const char *run_dir, const json_t *manifest, int *dirfd)
+ * as it is. */
+static int summary_may_write(const char *run_dir, const json_t *manifest, int lock, int dirfd)
 {
 	char why[128];
 	struct stat st;
-	int e;
 
-	*dirfd = -1;
-	e = run_dir_lock(run_dir, dirfd);
-	if (e == -EWOULDBLOCK) {
+	if (lock == -EWOULDBLOCK) {
 		fprintf(stderr, "nunatak: '%s' is still being written (its nunatak is running): "
 				"this is what it holds so far, not final\n", run_dir);
 		return 0;
 	}
-	if (e) {
+	if (lock) {
 		fprintf(stderr, "nunatak: cannot lock '%s' to tell whether it is still being "
-				"written (%s): read as it is\n", run_dir, errno_text(e, why, sizeof(why)));
+				"written (%s): read as it is\n", run_dir,
+			errno_text(lock, why, sizeof(why)));
 		return 0;
 	}
-	if (fstat(*dirfd, &st) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
+	if (fstat(dirfd, &st) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
 		if (!manifest_finalized(manifest))
 			fprintf(stderr, "nunatak: '%s' was never finalized, but it is not a private "
 					"(0700) Run of yours: read as it is, not finalized\n", run_dir);
 		return 0;
 	}
 	return 1;
-}
-
-/* 1 when the writer of the Run holds its lock (held_fd: the lock when we
- * hold it ourselves, -1 when not) */
-static int summary_still_written(const char *run_dir, int held_fd)
-{
-	int fd = -1, e;
-
-	if (held_fd >= 0)
-		return 0;
-	e = run_dir_lock(run_dir, &fd);
-	if (fd >= 0)
-		close(fd);
-	return e == -EWOULDBLOCK;
 }
 
 /* The Run's pivot opened read-only under *read_fd (a descriptor of the
@@ -201,23 +186,22 @@ static struct pivot *summary_open_pivot(const char *run_dir, const char *path, i
 }
 
 /* With a symbolizer (summary may write), a Run never finalized is
- * finalized now and a finalized one left in WAL mode sealed; *dirfd holds
- * the lock then. The pivot to read (p or its replacement), or NULL +
+ * finalized now and a finalized one left in WAL mode sealed, under the
+ * lock dirfd holds. The pivot to read (p or its replacement), or NULL +
  * errno, said. */
 static struct pivot *summary_finish_run(const char *run_dir, const char *path, json_t *manifest,
-					const char *symbolizer, struct pivot *p, int *dirfd)
+					const char *symbolizer, struct pivot *p, int lock, int dirfd)
 {
 	char why[128];
 	int e;
 
-	*dirfd = -1;
-	if (!symbolizer || !summary_may_write(run_dir, manifest, dirfd))
+	if (!symbolizer || !summary_may_write(run_dir, manifest, lock, dirfd))
 		return p;
 	if (manifest_finalized(manifest)) {
-		p = seal_finalized(*dirfd, path, p);
+		p = seal_finalized(dirfd, path, p);
 	} else {
 		pivot__free(p);
-		p = finalize_interrupted(*dirfd, run_dir, path, manifest, symbolizer);
+		p = finalize_interrupted(dirfd, run_dir, path, manifest, symbolizer);
 	}
 	if (!p) {
 		e = errno;
@@ -286,12 +270,12 @@ static int summary_print_json(FILE *json_out, const char *run_dir, const json_t 
 
 /* 1 when the Run has Degradations or is not finalized (said), else 0 */
 static int summary_status(const char *run_dir, const json_t *manifest, struct pivot *p,
-			  int dirfd)
+			  int live)
 {
 	int degradations = 0;
 
 	pivot_for_each_degradation(p, count_degradation, &degradations);
-	if (!manifest_finalized(manifest) && !summary_still_written(run_dir, dirfd)) {
+	if (!manifest_finalized(manifest) && !live) {
 		/* its finalize failed (e.g. the disk is full): what it lacks is
 		 * not known, so the summary cannot say "none" */
 		fprintf(stderr, "nunatak: '%s' is not finalized: names, Measurements and "
@@ -309,7 +293,7 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	struct diagnosis *d = NULL;
 	struct pivot *p;
 	json_t *manifest;
-	int ret, dirfd = -1, read_fd = -1, live;
+	int ret, dirfd = -1, read_fd = -1, lock, live;
 
 	manifest = manifest_read(run_dir, err, sizeof(err));
 	if (!manifest) {
@@ -319,8 +303,11 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	}
 	snprintf(path, sizeof(path), "%s/" PIVOT_FILE, run_dir);
 	p = summary_open_pivot(run_dir, path, &read_fd);
+	/* asked once: may this summary write the Run, is it still written */
+	lock = p ? run_dir_lock(run_dir, &dirfd) : -EBADF;
+	live = lock == -EWOULDBLOCK;
 	if (p)
-		p = summary_finish_run(run_dir, path, manifest, symbolizer, p, &dirfd);
+		p = summary_finish_run(run_dir, path, manifest, symbolizer, p, lock, dirfd);
 	if (!p) {
 		ret = -errno;
 		goto out;
@@ -332,7 +319,6 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 			errno_text(ret, why, sizeof(why)));
 		goto out;
 	}
-	live = summary_still_written(run_dir, dirfd);
 	if (text_out && live)
 		summary_print_live(text_out, p);
 	else if (text_out)
@@ -340,7 +326,7 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	ret = json_out ? summary_print_json(json_out, run_dir, manifest, d, p, extra_json, live)
 		       : 0;
 	if (!ret)
-		ret = summary_status(run_dir, manifest, p, dirfd);
+		ret = summary_status(run_dir, manifest, p, live);
 out:
 	diagnosis__free(d);
 	pivot__free(p);
