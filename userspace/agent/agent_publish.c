@@ -20,6 +20,7 @@
 #include "userspace/agent/publish_queue.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sideband.h"
+#include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 #include "userspace/wire/wire.h"
 
@@ -356,17 +357,12 @@ void agent_report_loss(struct agent *a)
 /* Flushes for up to ms; a storage error is retried after a short pause. */
 static int agent_flush_for(struct agent *a, long long ms)
 {
-	struct timespec ts, end;
+	long long end = clock_monotonic_ms() + ms;
 	int err = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += ms / 1000;
-	end.tv_nsec += (ms % 1000) * 1000000;
 	for (;;) {
-		long long left;
+		long long left = end - clock_monotonic_ms();
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		left = (end.tv_sec - ts.tv_sec) * 1000 + (end.tv_nsec - ts.tv_nsec) / 1000000;
 		if (left <= 0)
 			return err ? err : (publish_queue_length(a->queue) ? -ETIMEDOUT : 0);
 		err = publish_queue_flush(a->queue, (int)left);

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "userspace/agent/sampler.h"
+#include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 #include "bpf/sample.skel.h"
 #include "bpf/task.skel.h"
@@ -303,19 +304,11 @@ static void sampler_empty_stacks(int stacks_fd)
 	free(ids);
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int sampler_wait_slot_quiet(const struct sample_inflight *inflight, int n, unsigned int slot,
 			    uint64_t timeout_ns)
 {
 	const struct timespec pause = { .tv_nsec = 20 * 1000 };
-	uint64_t deadline = monotonic_ns() + timeout_ns, sum;
+	uint64_t deadline = clock_monotonic_ns() + timeout_ns, sum;
 	int i, round;
 
 	for (round = 0;; round++) {
@@ -324,7 +317,7 @@ int sampler_wait_slot_quiet(const struct sample_inflight *inflight, int n, unsig
 			sum += __atomic_load_n(&inflight[i].count[slot & 1], __ATOMIC_ACQUIRE);
 		if (!sum)
 			return 0;
-		if (monotonic_ns() >= deadline)
+		if (clock_monotonic_ns() >= deadline)
 			return -ETIMEDOUT;
 		/* a program runs for microseconds: yield first, then sleep */
 		if (round < 16)

@@ -10,13 +10,19 @@
 
 #include <time.h>
 
-/* CLOCK_MONOTONIC in ms; cannot fail (the clock exists on every Linux) */
-static inline long long clock_monotonic_ms(void)
+/* CLOCK_MONOTONIC in ns; cannot fail (the clock exists on every Linux) */
+static inline unsigned long long clock_monotonic_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* the same in ms */
+static inline long long clock_monotonic_ms(void)
+{
+	return (long long)(clock_monotonic_ns() / 1000000);
 }
 
 #endif
