@@ -492,6 +492,8 @@ int aggregator_serve(struct aggregator *agg, int once)
 			{ .fd = agg->stop_fd, .events = ZMQ_POLLIN },
 		};
 
+		/* no timeout here: the bound is the caller's, who ends this wait
+		 * through stop_fd (aggregator_stop) and joins with a deadline */
 		if (zmq_poll(items, 2, -1) < 0) {
 			err = -zmq_errno();
 			if (err == -EINTR)
