@@ -57,8 +57,10 @@ endif
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
 	-I. -Ivmlinux
 
-LIB_SRCS := $(filter-out userspace/cli/%,$(wildcard userspace/*/*.c analysis/*.c report/*.c))
+LIB_SRCS := $(filter-out userspace/cli/% userspace/daemon/%,$(wildcard userspace/*/*.c analysis/*.c report/*.c))
 CLI_SRCS := $(wildcard userspace/cli/*.c)
+# userspace/daemon/X.c: the main() of the service binary X (nunatakd, nunatak-aggregator)
+DAEMON_SRCS := $(wildcard userspace/daemon/*.c)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
 PROTO := userspace/wire/nunatak.proto
@@ -69,6 +71,7 @@ LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/wire/nunat
 CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 LIB := $(BUILD)/libnunatak.a
 NUNATAK := $(BUILD)/nunatak
+DAEMONS := $(patsubst userspace/daemon/%.c,$(BUILD)/%,$(DAEMON_SRCS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -87,7 +90,7 @@ MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $
 
 all: build
 
-build: $(NUNATAK) $(WORKLOADS) $(MPI_WORKLOADS)
+build: $(NUNATAK) $(DAEMONS) $(WORKLOADS) $(MPI_WORKLOADS)
 
 # Installs only what is missing, so a second `make test` costs nothing.
 deps:
@@ -125,7 +128,7 @@ $(BUILD)/version.h: FORCE
 
 FORCE:
 
-$(BUILD)/obj/userspace/cli/provenance.o: $(BUILD)/version.h
+$(BUILD)/obj/userspace/cli/provenance.o $(BUILD)/obj/userspace/aggregator/provenance.o: $(BUILD)/version.h
 
 $(BUILD)/obj/%.o: %.c | $(GENERATED)
 	@mkdir -p $(@D)
@@ -136,6 +139,9 @@ $(LIB): $(LIB_OBJS)
 
 $(NUNATAK): $(CLI_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+
+$(DAEMONS): $(BUILD)/%: $(BUILD)/obj/userspace/daemon/%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) | $(GENERATED)
 	@mkdir -p $(@D)
