@@ -87,6 +87,7 @@ svc_init() {
 
 svc_track() {
 	SVC_TRACKED+=("$1")
+	disown "$1" 2>/dev/null # killed at exit without a "Killed" line
 }
 
 # kill PID with SIG, then wait for it up to S seconds (then SIGKILL)
@@ -355,4 +356,44 @@ svc_copy_bin() {
 	for f in "$@"; do
 		cp "$f" "$SVC/bin/" && chmod 0755 "$SVC/bin/$(basename "$f")" || fail "copy $f"
 	done
+}
+
+# svc_rsh_start I: node I accepts commands from launchers (node_rsh.py, the
+# sshd of these nodes); hydra reaches it through $SVC/bin/rsh-launch
+svc_rsh_start() {
+	local i=$1 t sock="$SVC/run/rsh-${SVC_NODE[$1]}.sock"
+	if [ ! -x "$SVC/bin/rsh-launch" ]; then
+		cat >"$SVC/bin/rsh-launch" <<LAUNCH
+#!/bin/bash
+# hydra's -launcher-exec, called as ssh: [OPTIONS] HOST "COMMAND"
+while [ \$# -gt 0 ]; do case \$1 in -*) shift ;; *) break ;; esac; done
+host=\$1
+shift
+exec "$SVC_PY" "$TESTS_LIB/node_rsh.py" exec "$SVC/run/rsh-\$host.sock" /bin/sh -c "\$*"
+LAUNCH
+		chmod 0755 "$SVC/bin/rsh-launch"
+	fi
+	netns_exec "$i" "$SVC_PY" "$TESTS_LIB/node_rsh.py" serve "$sock" 2>>"$SVC/log/rsh.log" &
+	svc_track $!
+	SVC_LOGS+=("$SVC/log/rsh.log")
+	for t in $(seq 1 50); do
+		[ -S "$sock" ] && return 0
+		sleep 0.1
+	done
+	fail "node_rsh of ${SVC_NODE[i]} did not start: $(tail -3 "$SVC/log/rsh.log")"
+}
+
+# svc_hydra ORIGIN I...: the mpiexec.hydra command line (up to the -n)
+# that starts one proxy on each node I through its node_rsh, from node ORIGIN
+svc_hydra() {
+	local origin=$1 hosts= i
+	shift
+	for i in "$@"; do hosts="${hosts:+$hosts,}${SVC_NODE[i]}"; done
+	echo "mpiexec.hydra -launcher ssh -launcher-exec $SVC/bin/rsh-launch -hosts $hosts -localhost ${NETNS_IP[origin]}"
+}
+
+# svc_control SOCKET JSON: one request on a control socket, the reply on
+# stdout (control_client.py); as the calling user
+svc_control() {
+	"$SVC_PY" "$TESTS_LIB/control_client.py" "$@"
 }
