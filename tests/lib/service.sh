@@ -115,6 +115,7 @@ svc_cleanup() {
 		done
 	fi
 	for p in "${SVC_TRACKED[@]}"; do
+		pkill -KILL -P "$p" 2>/dev/null # a svc_bg_run subshell's command
 		kill -KILL "$p" 2>/dev/null
 	done
 	for i in "${!SVC_PID[@]}"; do
@@ -396,4 +397,48 @@ svc_hydra() {
 # stdout (control_client.py); as the calling user
 svc_control() {
 	"$SVC_PY" "$TESTS_LIB/control_client.py" "$@"
+}
+
+# svc_wait_pid PID S: until PID (any process, not only a child) has ended,
+# at most S seconds; 1 when it is still running then
+svc_wait_pid() {
+	local pid=$1 s=$2 i
+	for i in $(seq 1 $((s * 10))); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# svc_bg_run FILE_PREFIX CMD...: CMD in the background, its exit status in
+# FILE_PREFIX.rc once it ends, stdout/stderr in FILE_PREFIX.out/.err; its
+# pid in SVC_BG_PID (killed at exit)
+svc_bg_run() {
+	local f=$1
+	shift
+	rm -f "$f.rc"
+	( "$@" >"$f.out" 2>"$f.err"; echo $? >"$f.rc" ) &
+	SVC_BG_PID=$!
+	svc_track "$SVC_BG_PID"
+}
+
+# svc_bg_wait FILE_PREFIX S: waits for it (bounded); its exit status
+svc_bg_wait() {
+	local f=$1 s=$2 i
+	for i in $(seq 1 $((s * 10))); do
+		[ -s "$f.rc" ] && return "$(cat "$f.rc")"
+		sleep 0.1
+	done
+	fail "still running after $s s: $(tail -3 "$f.err")"
+}
+
+# svc_wait_run_dir DIR S: the first Run directory with a manifest in DIR
+svc_wait_run_dir() {
+	local dir=$1 s=$2 i r
+	for i in $(seq 1 $((s * 10))); do
+		r=$(find "$dir" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -1)
+		[ -n "$r" ] && [ -f "$r/manifest.json" ] && { echo "$r"; return 0; }
+		sleep 0.1
+	done
+	return 1
 }
