@@ -215,6 +215,7 @@ bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
 	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
+	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
 
 install: build
 	install -D -m 0755 $(NUNATAK) $(DESTDIR)$(PREFIX)/bin/nunatak
