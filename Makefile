@@ -216,6 +216,7 @@ bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
 	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
+	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
 
 # The binaries of $(BUILD) (nunatak and the daemons of userspace/daemon/),
 # the systemd units of deploy/systemd with their paths under $(PREFIX), the

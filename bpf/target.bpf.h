@@ -56,12 +56,6 @@ static __always_inline int target_uid_allows(__u32 owner, __u32 uid, __u32 euid)
 	return owner == TARGET_UID_ANY || (uid == owner && euid == owner);
 }
 
-enum target_exec_result {
-	TARGET_EXEC_OUTSIDE = 0, /* not a Target process */
-	TARGET_EXEC_STAYS = 1,   /* a new image of a Target process */
-	TARGET_EXEC_LEFT = 2,    /* its new credentials are not its Target's owner's */
-};
-
 /* An exec of process tgid, whose credentials are now uid and euid
  * (committed before sched_process_exec): a Target process stays with one
  * more image, or leaves its Target (its entry removed: never sampled

@@ -19,6 +19,13 @@
 /* the uid of a Target that may hold any process (a root Target) */
 #define TARGET_UID_ANY 0xffffffffu
 
+/* what an exec did to a process (bpf/target.bpf.h target_exec) */
+enum target_exec_result {
+	TARGET_EXEC_OUTSIDE = 0, /* not a Target process */
+	TARGET_EXEC_STAYS = 1,   /* a new image of a Target process */
+	TARGET_EXEC_LEFT = 2,    /* its new credentials are not its Target's owner's */
+};
+
 struct target_info {
 	__u32 target_id; /* which Target (Run) the process belongs to */
 	__u32 root_tgid; /* the process the Target was started from */
