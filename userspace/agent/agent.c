@@ -278,7 +278,8 @@ int agent_follow(struct agent *a, pid_t pid)
 	err = module_table_load_proc(a->modules, pid, 0);
 	if (err)
 		return err;
-	return sampler_add_target(a->sampler, pid, AGENT_TARGET_ID);
+	err = sampler_set_active(a->sampler, 1); /* i7-bpf: idle until a Target */
+	return err ?: sampler_add_target(a->sampler, pid, AGENT_TARGET_ID, TARGET_UID_ANY);
 }
 
 int agent_fd(const struct agent *a)
