@@ -6,7 +6,7 @@
 # serving (STATUS, and a real START/Batch/FINALIZE afterwards).
 . "$TESTS_LIB/common.sh"
 . "$TESTS_LIB/service.sh"
-svc_init
+svc_init aggregator-only
 svc_aggregator_start
 cd "$T"
 svc_py - "$SVC_AGG_ENDPOINT" "$SVC/etc/keys/tester.key" "$SVC/etc/keys/aggregator.pub" "$SVC/runs" "$TESTS_LIB" <<'PY' || fail "see above"

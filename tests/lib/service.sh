@@ -1,7 +1,7 @@
 # service.sh — the daemons of the service, started for real, for the
 # integration tests tests/integration/service_*.sh. Sourced after common.sh.
 #
-#   svc_init [netns] [user] [python]
+#   svc_init [netns] [user] [aggregator-only]
 #       checks what the test needs (SKIPPED, exit 77, with the reason when
 #       something is missing: the binaries, root and BPF, ip netns, useradd,
 #       python3 with pyzmq) and creates the service directory $SVC. Every
@@ -64,7 +64,10 @@ svc_find_python() {
 svc_init() {
 	local want why
 	[ "$(id -u)" = 0 ] || skip "the service tests need root (daemons, namespaces, users)"
-	[ -x "$NUNATAKD" ] || skip "nunatakd not built ($NUNATAKD)"
+	case " $* " in
+	*" aggregator-only "*) ;;
+	*) [ -x "$NUNATAKD" ] || skip "nunatakd not built ($NUNATAKD)" ;;
+	esac
 	[ -x "$NUNATAK_AGGREGATOR" ] || skip "nunatak-aggregator not built ($NUNATAK_AGGREGATOR)"
 	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF (/sys/kernel/btf/vmlinux)"
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
@@ -74,7 +77,7 @@ svc_init() {
 		netns) why=$(netns_supported) || skip "$why" ;;
 		user) command -v useradd >/dev/null && command -v userdel >/dev/null ||
 			skip "useradd/userdel (passwd) missing" ;;
-		python) ;;
+		python | aggregator-only) ;;
 		esac
 	done
 	SVC=$(mktemp -d /tmp/nunatak-svc.XXXXXX) || fail "mktemp"
