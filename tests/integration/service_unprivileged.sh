@@ -6,7 +6,7 @@
 # exec'd inside their Target leaves it and is not sampled.
 . "$TESTS_LIB/common.sh"
 . "$TESTS_LIB/service.sh"
-svc_init user
+svc_init user local
 id nobody >/dev/null 2>&1 || skip "no user 'nobody' (the other user)"
 svc_user_create
 svc_copy_bin "$NUNATAK" "$WORKLOADS/hotspots"

@@ -1,10 +1,11 @@
 # service.sh — the daemons of the service, started for real, for the
 # integration tests tests/integration/service_*.sh. Sourced after common.sh.
 #
-#   svc_init [netns] [user] [aggregator-only]
+#   svc_init [netns] [user] [aggregator-only | local]
 #       checks what the test needs (SKIPPED, exit 77, with the reason when
 #       something is missing: the binaries, root and BPF, ip netns, useradd,
-#       python3 with pyzmq) and creates the service directory $SVC. Every
+#       python3 with pyzmq; "local": no nunatak-aggregator needed, nunatakd is
+#       its own; "aggregator-only": no nunatakd needed) and creates the service directory $SVC. Every
 #       daemon, namespace, veth, user and directory made through this file is
 #       removed at exit, whatever the test's outcome; when the test failed the
 #       daemons' logs are printed first.
@@ -68,7 +69,10 @@ svc_init() {
 	*" aggregator-only "*) ;;
 	*) [ -x "$NUNATAKD" ] || skip "nunatakd not built ($NUNATAKD)" ;;
 	esac
-	[ -x "$NUNATAK_AGGREGATOR" ] || skip "nunatak-aggregator not built ($NUNATAK_AGGREGATOR)"
+	case " $* " in
+	*" local "*) ;;
+	*) [ -x "$NUNATAK_AGGREGATOR" ] || skip "nunatak-aggregator not built ($NUNATAK_AGGREGATOR)" ;;
+	esac
 	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF (/sys/kernel/btf/vmlinux)"
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
 	SVC_PY=$(svc_find_python) || skip "python3 with pyzmq missing (Debian: apt-get install python3-zmq)"
@@ -77,7 +81,7 @@ svc_init() {
 		netns) why=$(netns_supported) || skip "$why" ;;
 		user) command -v useradd >/dev/null && command -v userdel >/dev/null ||
 			skip "useradd/userdel (passwd) missing" ;;
-		python | aggregator-only) ;;
+		aggregator-only | local) ;;
 		esac
 	done
 	SVC=$(mktemp -d /tmp/nunatak-svc.XXXXXX) || fail "mktemp"
