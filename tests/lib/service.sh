@@ -284,12 +284,13 @@ svc_nunatakd_spawn() {
 	SVC_LOGS+=("${SVC_NODE_LOG[i]}")
 	rm -f "${SVC_SOCK[i]}"
 	echo "==== start $(date +%T.%N)" >>"${SVC_NODE_LOG[i]}"
+	local args=(--config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}")
+	# the socket on the command line too, where nunatakd has the option
+	"$NUNATAKD" --help 2>&1 | grep -q -- '--socket' && args+=(--socket "${SVC_SOCK[i]}")
 	if [ "$in_node" = 1 ]; then
-		netns_exec "$i" "$NUNATAKD" --config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}" \
-			>>"${SVC_NODE_LOG[i]}" 2>&1 &
+		netns_exec "$i" "$NUNATAKD" "${args[@]}" >>"${SVC_NODE_LOG[i]}" 2>&1 &
 	else
-		"$NUNATAKD" --config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}" \
-			>>"${SVC_NODE_LOG[i]}" 2>&1 &
+		"$NUNATAKD" "${args[@]}" >>"${SVC_NODE_LOG[i]}" 2>&1 &
 	fi
 	SVC_PID[i]=$!
 	for t in $(seq 1 200); do
