@@ -103,13 +103,13 @@ svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" "$req" >reply.json 
 echo "own setuid process: refused: $(json reply.json 'd["error"]')"
 
 # --- 4. status: a user sees their own Runs only
-"$NUNATAK" run -o "$SVC/runs" --name rootsecret -- "$WORKLOADS/hotspots" 4 >/dev/null 2>root.err &
+NUNATAK_AGENT_SOCKET="$sock" "$NUNATAK" run -o "$SVC/runs" --name rootsecret -- "$WORKLOADS/hotspots" 4 >/dev/null 2>root.err &
 rpid=$!
 svc_track "$rpid"
 sleep 2
 svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >ust.json 2>ust.err ||
 	fail "status as the user: $(cat ust.err)"
-NUNATAK_AGENT_SOCKET="$sock" "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >rst.json ||
+"$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >rst.json ||
 	fail "status as root"
 grep -q rootsecret rst.json || echo "(note: root's status does not name its Run: $(head -c 300 rst.json))"
 grep -q 'rootsecret' ust.json && fail "the user sees root's Run: $(head -c 600 ust.json)"

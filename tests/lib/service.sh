@@ -450,3 +450,11 @@ svc_wait_run_dir() {
 	done
 	return 1
 }
+
+# svc_through_daemon ERR_FILE: fails when `nunatak run` said it observed
+# in-process instead of through the daemon
+svc_through_daemon() {
+	if grep -q 'observing in-process instead' "$1"; then
+		fail "the Run did not go through nunatakd: $(grep 'in-process' "$1" | head -2)"
+	fi
+}
