@@ -9,7 +9,8 @@
 #   nunatakd      its CPU and RSS idle (no Target), then while a Run samples
 #                 all CPUs at 997 Hz (a busy process per CPU), each over 10 s,
 #                 from /proc/PID/stat and /proc/PID/status; nunatakd is its
-#                 own Aggregator there (single-node), so that is included
+#                 own Aggregator there (single-node), so that is included;
+#                 and the wall time of a whole `nunatak run -- true` through it
 # The Batch shape is one node-second of a 16-CPU node at 997 Hz: 16 Loci,
 # 800 SampleCounts of 20 samples (15 952 samples), 512 stacks of depth 12
 # (BENCH_SHAPE overrides, as agg_load.py options).
@@ -137,6 +138,15 @@ sleep "$secs"
 t1=$(cpu_ticks "$nd")
 echo "idle_cpu_percent: $(pct "$t0" "$t1" "$secs")"
 echo "idle_rss: $(rss "$nd" VmRSS)"
+# a whole Run of /bin/true through the daemon (START, launch, FINALIZE, summary)
+rt=()
+for k in 1 2 3 4 5 6 7; do
+	a=$(date +%s%N)
+	NUNATAK_AGENT_SOCKET="$out/run/agent.sock" "$nunatak" run --linger 0 -o "$out/runs" --name true -- true \
+		>/dev/null 2>&1 || true
+	rt+=($((($(date +%s%N) - a) / 1000000)))
+done
+echo "run_of_true_ms_median: $(printf '%s\n' "${rt[@]}" | sort -n | sed -n 4p) (7 runs: ${rt[*]})"
 busy=()
 for c in $(seq 1 "$ncpu"); do busy+=("$workloads/hotspots $((secs + 4))"); done
 spawn=$(printf '%s & ' "${busy[@]}")
