@@ -164,5 +164,7 @@ t1=$(cpu_ticks "$nd")
 echo "sampling_${ncpu}_cpus_997hz_cpu_percent: $(pct "$t0" "$t1" "$secs")"
 echo "sampling_rss: $(rss "$nd" VmRSS) (peak $(rss "$nd" VmHWM))"
 wait "$runp" || echo "(the Run exited $?: $(tail -3 "$out/run.txt"))"
-grep -q 'sampled through' "$out/run.txt" 2>/dev/null || true
-echo "run: $(grep -E '^(Run|samples|degradation)' "$out/run.txt" | head -3 | tr '\n' ' ')"
+rd=$(sed -n 's/^Run: //p' "$out/run.txt" | tail -1)
+n=$("$py" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1] + "/pivot.sqlite").execute("select coalesce(sum(sample_count),0) from samples").fetchone()[0])' "$rd" 2>/dev/null || echo "?")
+echo "samples_stored_by_the_busy_run: $n (expected about $((ncpu * 997 * (secs + 4))) over its $((secs + 4)) s)"
+echo "(the BPF program runs in the interrupted task's context: its cost is the application's, see overhead.sh)"
