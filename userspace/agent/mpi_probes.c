@@ -236,11 +236,11 @@ int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err
 		return -ENOMEM;
 	mp->libraries = libs;
 	e = library_locate(&libs[mp->n_libraries], m, err, errlen);
-	e = e ?: mpi_probes_attach_wide(mp, &libs[mp->n_libraries]);
+	if (e)
+		return e;
+	e = mpi_probes_attach_wide(mp, &libs[mp->n_libraries]);
 	if (e) {
-		if (!*err)
-			snprintf(err, errlen, "probing MPI_Init in '%s' failed: %s", m->path,
-				 strerror(-e));
+		snprintf(err, errlen, "probing MPI_Init in '%s' failed: %s", m->path, strerror(-e));
 		return e;
 	}
 	mp->n_libraries++;
@@ -284,6 +284,11 @@ int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx)
 			return err;
 	}
 	return 0;
+}
+
+int mpi_probes_sites_fd(const struct mpi_probes *mp)
+{
+	return bpf_map__fd(mp->skel->maps.mpi_sites);
 }
 
 int mpi_probes_process(struct mpi_probes *mp, pid_t tgid, struct mpi_process *out)

@@ -90,6 +90,9 @@ typedef int (*mpi_site_fn)(const struct mpi_site_key *key, const struct mpi_site
 			   void *ctx);
 /* Running totals of every call site; stops at cb's first non-zero return. */
 int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx);
+/* the kernel's map of call sites (key struct mpi_site_key, value struct
+ * mpi_site_value), what mpi_probes_for_each_site reads: tests fill it */
+int mpi_probes_sites_fd(const struct mpi_probes *mp);
 /* 0 and *out, or -ENOENT when tgid never reached an MPI function */
 int mpi_probes_process(struct mpi_probes *mp, pid_t tgid, struct mpi_process *out);
 /* Forget an exited process once its last totals were published: its
