@@ -291,6 +291,59 @@ static void test_load_daemon(void **state)
 	}
 }
 
+/* deploy/nunatak.toml.example parses as shipped (every [service] key
+ * commented out: the defaults), and with every [service] key uncommented
+ * it sets every field: the example documents each key, with valid values. */
+static void test_example_file(void **state)
+{
+	struct fixture *f = *state;
+	const char *example = "deploy/nunatak.toml.example";
+	char line[1024];
+	struct config cfg;
+	FILE *in, *out;
+	int in_service = 0;
+
+	SKIP_UNLESS(!access(example, R_OK), "deploy/nunatak.toml.example not found: run from "
+					     "the source tree's top directory");
+	config_init(&cfg);
+	if (config_load_daemon(&cfg, example, f->err, sizeof(f->err)))
+		fail_msg("%s", f->err);
+	assert_int_equal(cfg.service.present, 1);
+	config_release(&cfg);
+	assert_service_defaults(&cfg.service);
+
+	in = fopen(example, "r");
+	out = fopen(path_in(f->dir, "all.toml"), "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	while (fgets(line, sizeof(line), in)) {
+		size_t key = strspn(line + 2, "abcdefghijklmnopqrstuvwxyz_");
+
+		in_service |= !strcmp(line, "[service]\n");
+		if (in_service && !strncmp(line, "# ", 2) && key && !strncmp(line + 2 + key, " = ", 3))
+			fputs(line + 2, out);
+		else
+			fputs(line, out);
+	}
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	if (config_load_daemon(&cfg, path_in(f->dir, "all.toml"), f->err, sizeof(f->err)))
+		fail_msg("%s", f->err);
+	assert_true(cfg.service.n_aggregators >= 1);
+	assert_non_null(cfg.service.listen);
+	assert_non_null(cfg.service.node);
+	assert_non_null(cfg.service.secret_key);
+	assert_non_null(cfg.service.aggregator_public_key);
+	assert_non_null(cfg.service.allowed_agents);
+	assert_non_null(cfg.service.runs_dir);
+	/* the rest shows the defaults */
+	assert_string_equal(cfg.service.agent_socket, CONFIG_DEFAULT_AGENT_SOCKET);
+	assert_string_equal(cfg.service.spool_dir, CONFIG_DEFAULT_SPOOL_DIR);
+	assert_string_equal(cfg.service.state_dir, CONFIG_DEFAULT_STATE_DIR);
+	assert_int_equal(cfg.service.spool_max_bytes, CONFIG_DEFAULT_SPOOL_MAX_BYTES);
+	config_release(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +352,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_refusals_have_positions, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_project_file_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_load_daemon, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_example_file, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,6 +87,8 @@ static void test_load_keypair_derives_public(void **state)
 	assert_int_equal(curve_load_keypair(sec, &kp, f->err, sizeof(f->err)), 0);
 	assert_string_equal(kp.secret_z85, CLIENT_SECRET);
 	assert_string_equal(kp.public_z85, CLIENT_PUBLIC);
+	curve_keypair_wipe(&kp);
+	assert_string_equal(kp.secret_z85, "");
 
 	const char *p = write_mode(f, "c.pub", CLIENT_PUBLIC " node01\n", 0644);
 	assert_int_equal(curve_load_public(p, pub, f->err, sizeof(f->err)), 0);

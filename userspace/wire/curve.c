@@ -234,8 +234,14 @@ int curve_load_keypair(const char *secret_path, struct curve_keypair *kp, char *
 	}
 cleanup:
 	if (ret)
-		explicit_bzero(kp, sizeof(*kp));
+		curve_keypair_wipe(kp);
 	return ret;
+}
+
+void curve_keypair_wipe(struct curve_keypair *kp)
+{
+	if (kp)
+		explicit_bzero(kp, sizeof(*kp));
 }
 
 int curve_load_public(const char *path, char out[CURVE_KEY_Z85_LEN + 1], char *err,

@@ -31,6 +31,10 @@
  * peer can never complete a handshake with a CURVE server anyway. One
  * handler per context (ZeroMQ allows one bind of that endpoint).
  *
+ * Without a ZAP handler in its context, libzmq lets every CURVE client that
+ * knows the server's public key in: a server that means to authenticate
+ * its Agents must run curve_zap__new() before it binds.
+ *
  * Every function here returns 0 or -errno with "what, why, what to do" in
  * err (err may be NULL); constructors NULL and errno.
  */
@@ -56,6 +60,9 @@ struct curve_keypair {
  * file:line), -EFBIG, another -errno. */
 int curve_load_keypair(const char *secret_path, struct curve_keypair *kp, char *err,
 		       size_t errlen);
+
+/* Overwrites @kp (explicit_bzero): for a key pair no longer needed. */
+void curve_keypair_wipe(struct curve_keypair *kp);
 
 /* Reads the public key file @path into @out (40 characters + NUL). Same
  * errors but readability (a public key may be world-readable). */
@@ -103,7 +110,8 @@ uint64_t curve_zap_refused_fn(void *zap);
 
 /* Stops the thread (within one poll: it wakes on a stop message, no
  * timeout involved), joins it and closes its sockets; must be called
- * before zmq_ctx_term() of the context. NULL-safe. */
+ * before zmq_ctx_term() of the context (which waits for every socket to
+ * close, these too). NULL-safe. */
 void curve_zap__free(struct curve_zap *zap);
 
 #endif
