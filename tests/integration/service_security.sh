@@ -31,15 +31,17 @@ svc_agg_answers || fail "the aggregator stopped answering after refusing a key"
 echo "CURVE: unknown key and plain TCP refused, agents_refused $before -> $after"
 svc_aggregator_kill TERM
 
-# --- 2. links planted by another user in a shared (sticky) runs directory
+# --- 2. links planted by another user in a shared (sticky) runs directory of the user's
 svc_nunatakd_local
 sock=${SVC_SOCK[0]}
-mkdir -m 1777 "$SVC/shared"
+# the user's own runs directory, sticky and writable by all (a Run may go
+# there, as the user's; another user may put entries in it)
+mkdir -m 1777 "$SVC/shared" && chown "$SVC_USER:" "$SVC/shared"
 mkdir -m 0700 "$SVC/rootonly"
 printf 'root only\n' >"$SVC/rootonly/keep" && chmod 0600 "$SVC/rootonly/keep"
 listing() { find "$1" -mindepth 1 -printf '%f %s %T@ %m %u\n' | sort; }
 before=$(listing "$SVC/rootonly")
-# the shared directory itself is fine for a Run (as /tmp is)
+# the directory itself is fine for a Run
 svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run --name control -o "$SVC/shared" -- \
 	"$SVC/bin/hotspots" 0.1 >out.txt 2>err.txt || fail "a Run in a sticky shared directory: exit $?: $(cat err.txt)"
 echo "protected_symlinks=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null) (0: the kernel does not stop a link being followed)"
