@@ -90,11 +90,13 @@ echo "link under another user's directory: refused: $(head -1 err.txt)"
 
 # --- 3. the caller's own process, but setuid: its effective uid is root's
 cp "$WORKLOADS/hotspots" "$SVC/bin/suidspots" && chmod 4755 "$SVC/bin/suidspots"
-svc_as_user "$SVC/bin/suidspots" 30 >/dev/null &
+# setpriv execs the program: $! is its pid
+setpriv --reuid="$SVC_UID" --regid="$(id -g "$SVC_USER")" --clear-groups -- "$SVC/bin/suidspots" 30 >/dev/null &
 spid=$!
 svc_track "$spid"
 sleep 0.3
-grep -q "^Uid:.*$SVC_UID.*0" "/proc/$spid/status" || echo "(note: $(grep ^Uid "/proc/$spid/status"))"
+uids=$(awk '/^Uid:/ {print $2, $3}' "/proc/$spid/status")
+[ "$uids" = "$SVC_UID 0" ] || fail "the setuid copy does not run as uid $SVC_UID, effective 0: Uid $uids"
 mkdir -m 0700 "$SVC_HOME/runs" && chown "$SVC_USER:" "$SVC_HOME/runs"
 req=$(printf '{"request":"run-start","run":{"name":"suid","created":"2026-01-01T00:00:00","command":["suidspots"],"node":"local","job_id":null,"effective_configuration":{}},"runs_dir":"%s","frequency":997,"mpi_events":false,"symbolizer":"","target_exe":null,"token":"%s","pid":%d}' \
 	"$SVC_HOME/runs" "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" "$spid")
@@ -102,6 +104,7 @@ svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" "$req" >reply.json 
 	fail "no reply: $(cat reply.err)"
 [ "$(json reply.json 'd["ok"]')" = False ] || fail "observing its own setuid-root process was granted: $(cat reply.json)"
 [ -z "$(ls -A "$SVC_HOME/runs")" ] || fail "a Run was made: $(ls -A "$SVC_HOME/runs")"
+grep -q "effective 0" <<<"$(json reply.json 'd["error"]')" || fail "the refusal does not name the effective uid: $(cat reply.json)"
 echo "own setuid process: refused: $(json reply.json 'd["error"]')"
 
 # --- 4. status: a user sees their own Runs only
