@@ -56,7 +56,8 @@ mine = [x for x in g.get("agents", []) if x.get("node") == "node1"]
 if mine and inc_value:
     other = mine[0].get("incarnation")
     other = other if isinstance(other, int) else int(str(other), 16)
-    check(other == inc_value, f"the aggregator knows node1's incarnation: {mine[0].get('incarnation')!r} vs {inc!r}")
+    check(other % 2**64 == inc_value, f"the aggregator knows node1's incarnation: {mine[0].get('incarnation')!r} vs {inc!r}")
+    check(other >= 0, f"the aggregator shows it as the unsigned number it is: {mine[0].get('incarnation')!r}")
 runs = g.get("runs", [])
 check(len(runs) == 1 and runs[0].get("batches", 0) >= 1, f"the Run in progress: {runs}")
 c = g.get("counters", {})
