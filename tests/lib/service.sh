@@ -33,6 +33,7 @@
 #
 # The configuration files and keys are root's, 0600, in the 0700 directory
 # $SVC/etc, as the daemons' trust rules require of /etc/nunatak.toml.
+# SVC_KEEP=1 keeps $SVC and $T at exit (to read a failed test's Runs).
 . "$TESTS_LIB/netns.sh"
 
 NUNATAKD=${NUNATAKD:-$(dirname "$NUNATAK")/nunatakd}
@@ -137,8 +138,12 @@ svc_cleanup() {
 		sleep 0.2
 		userdel "$SVC_USER" 2>/dev/null || userdel -f "$SVC_USER" 2>/dev/null
 	fi
-	[ -n "$SVC" ] && rm -rf "$SVC"
-	rm -rf "$T"
+	if [ -n "${SVC_KEEP:-}" ]; then # debugging: the service directory and $T stay
+		echo "kept: $SVC $T" >&2
+	else
+		[ -n "$SVC" ] && rm -rf "$SVC"
+		rm -rf "$T"
+	fi
 	exit "$rc"
 }
 
