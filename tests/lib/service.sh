@@ -293,7 +293,10 @@ svc_nunatakd_spawn() {
 	# the socket on the command line too, where nunatakd has the option
 	"$NUNATAKD" --help 2>&1 | grep -q -- '--socket' && args+=(--socket "${SVC_SOCK[i]}")
 	if [ "$in_node" = 1 ]; then
-		netns_exec "$i" "$NUNATAKD" "${args[@]}" >>"${SVC_NODE_LOG[i]}" 2>&1 &
+		# nsenter itself (not a shell function, which would fork a subshell)
+		# execs nunatakd: $! is the daemon's pid
+		nsenter --net="/run/netns/${NETNS_NAME[i]}" -- "$NUNATAKD" "${args[@]}" \
+			>>"${SVC_NODE_LOG[i]}" 2>&1 &
 	else
 		"$NUNATAKD" "${args[@]}" >>"${SVC_NODE_LOG[i]}" 2>&1 &
 	fi
@@ -301,7 +304,12 @@ svc_nunatakd_spawn() {
 	for t in $(seq 1 200); do
 		kill -0 "${SVC_PID[i]}" 2>/dev/null ||
 			fail "nunatakd of ${SVC_NODE[i]} exited at start: $(tail -5 "${SVC_NODE_LOG[i]}")"
-		[ -S "${SVC_SOCK[i]}" ] && return 0
+		if [ -S "${SVC_SOCK[i]}" ]; then
+			# the pid killed later must be the daemon's own
+			[ "$(readlink "/proc/${SVC_PID[i]}/exe")" = "$(readlink -f "$NUNATAKD")" ] ||
+				fail "harness: pid ${SVC_PID[i]} is not nunatakd ($(readlink "/proc/${SVC_PID[i]}/exe"))"
+			return 0
+		fi
 		sleep 0.1
 	done
 	fail "nunatakd of ${SVC_NODE[i]}: no control socket ${SVC_SOCK[i]} after 20 s: $(tail -5 "${SVC_NODE_LOG[i]}")"
@@ -387,7 +395,8 @@ exec "$SVC_PY" "$TESTS_LIB/node_rsh.py" exec "$SVC/run/rsh-\$host.sock" /bin/sh 
 LAUNCH
 		chmod 0755 "$SVC/bin/rsh-launch"
 	fi
-	netns_exec "$i" "$SVC_PY" "$TESTS_LIB/node_rsh.py" serve "$sock" 2>>"$SVC/log/rsh.log" &
+	nsenter --net="/run/netns/${NETNS_NAME[i]}" -- "$SVC_PY" "$TESTS_LIB/node_rsh.py" serve "$sock" \
+		2>>"$SVC/log/rsh.log" &
 	svc_track $!
 	SVC_LOGS+=("$SVC/log/rsh.log")
 	for t in $(seq 1 50); do
