@@ -93,6 +93,13 @@ svc_init() {
 	trap 'svc_cleanup' EXIT
 }
 
+# a log printed when the test fails (once, however often its daemon starts)
+svc_log() {
+	local f
+	for f in "${SVC_LOGS[@]}"; do [ "$f" = "$1" ] && return 0; done
+	SVC_LOGS+=("$1")
+}
+
 svc_track() {
 	SVC_TRACKED+=("$1")
 	disown "$1" 2>/dev/null # killed at exit without a "Killed" line
@@ -228,7 +235,7 @@ svc_aggregator_start() {
 	fi
 	SVC_AGG_CONFIG="$SVC/etc/aggregator.toml"
 	SVC_AGG_LOG="$SVC/log/aggregator.log"
-	SVC_LOGS+=("$SVC_AGG_LOG")
+	svc_log "$SVC_AGG_LOG"
 	[ -f "$SVC_AGG_CONFIG" ] && [ $# = 0 ] || svc_aggregator_config "$@"
 	echo "==== start $(date +%T.%N)" >>"$SVC_AGG_LOG"
 	"$NUNATAK_AGGREGATOR" --config "$SVC_AGG_CONFIG" >>"$SVC_AGG_LOG" 2>&1 &
@@ -286,7 +293,7 @@ svc_node_config() {
 svc_nunatakd_spawn() {
 	local i=$1 in_node=$2 t
 	SVC_NODE_LOG[i]="$SVC/log/node$i.log"
-	SVC_LOGS+=("${SVC_NODE_LOG[i]}")
+	svc_log "${SVC_NODE_LOG[i]}"
 	rm -f "${SVC_SOCK[i]}"
 	echo "==== start $(date +%T.%N)" >>"${SVC_NODE_LOG[i]}"
 	local args=(--config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}")
@@ -398,7 +405,7 @@ LAUNCH
 	nsenter --net="/run/netns/${NETNS_NAME[i]}" -- "$SVC_PY" "$TESTS_LIB/node_rsh.py" serve "$sock" \
 		2>>"$SVC/log/rsh.log" &
 	svc_track $!
-	SVC_LOGS+=("$SVC/log/rsh.log")
+	svc_log "$SVC/log/rsh.log"
 	for t in $(seq 1 50); do
 		[ -S "$sock" ] && return 0
 		sleep 0.1
