@@ -364,6 +364,21 @@ void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid)
 	bpf_map_delete_elem(bpf_map__fd(mp->skel->maps.mpi_processes), &pkey);
 }
 
+int mpi_probes_set_events(struct mpi_probes *mp, uint32_t target_id, int on)
+{
+	int fd = bpf_map__fd(mp->skel->maps.mpi_event_targets);
+	__u8 one = 1;
+
+	if (!mp->skel->rodata->mpi_events_enabled)
+		return -EINVAL;
+	mp->skel->bss->mpi_events_per_target = 1;
+	if (on && bpf_map_update_elem(fd, &target_id, &one, BPF_ANY))
+		return errno == E2BIG ? -ENOSPC : -errno;
+	if (!on && bpf_map_delete_elem(fd, &target_id) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
 int mpi_probes_events_fd(const struct mpi_probes *mp)
 {
 	return ring_buffer__epoll_fd(mp->events);

@@ -104,6 +104,12 @@ void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid);
  * (or, once it exited, when it died) */
 int mpi_probes_in_flight(const struct mpi_probes *mp, pid_t tgid);
 
+/* Events (loaded with events_enabled) of Target target_id on or off.
+ * Until the first call every Target's calls are Events; from then on
+ * only those of the Targets turned on. 0, -ENOSPC (MAX_MPI_EVENT_TARGETS),
+ * -EINVAL (loaded without Events), or -errno. */
+int mpi_probes_set_events(struct mpi_probes *mp, uint32_t target_id, int on);
+
 typedef int (*mpi_event_fn)(const struct mpi_event *e, void *ctx);
 int mpi_probes_events_fd(const struct mpi_probes *mp);
 int mpi_probes_poll_events(struct mpi_probes *mp, mpi_event_fn fn, void *ctx);
