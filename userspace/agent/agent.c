@@ -279,7 +279,10 @@ int agent_follow(struct agent *a, pid_t pid)
 	if (err)
 		return err;
 	err = sampler_set_active(a->sampler, 1); /* i7-bpf: idle until a Target */
-	return err ?: sampler_add_target(a->sampler, pid, AGENT_TARGET_ID, TARGET_UID_ANY);
+	err = err ?: sampler_add_target(a->sampler, pid, AGENT_TARGET_ID, TARGET_UID_ANY);
+	if (!err && a->mpi) /* i7-bpf: MPI probes per Target process, from before its exec */
+		mpi_probes_process_exec(a->mpi, pid);
+	return err;
 }
 
 int agent_fd(const struct agent *a)
@@ -292,6 +295,10 @@ static int agent_on_task_event(const struct task_event *e, void *ctx)
 	struct agent *a = ctx;
 	struct process_info *pi;
 
+	if (a->mpi && e->kind == TASK_EVENT_EXEC) /* i7-bpf: probes per Target process */
+		mpi_probes_process_exec(a->mpi, e->tgid);
+	else if (a->mpi) /* EXIT, LEFT */
+		mpi_probes_process_exit(a->mpi, e->tgid);
 	if (e->kind == TASK_EVENT_EXEC) {
 		pi = agent_process_info(a, e->tgid, 1);
 		/* the environment names the rank; none is no rank, never 0 */
