@@ -111,8 +111,9 @@ int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char 
 /* run_id: the Run it concerns (Error.run_id), NULL: none */
 int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
 		    const char *run_id, const char *message);
+/* node: Control.node, the node it is sent to (NULL: none) */
 int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int action,
-		     const char *run_id, const char *json);
+		     const char *run_id, const char *json, const char *node);
 void agg_eventfd_signal(int fd);
 
 /* aggregator_run.c: the table of Runs */
@@ -123,6 +124,10 @@ int agg_run_store_batch(struct aggregator *agg, const struct agg_peer *from,
 			const Nunatak__Wire__Batch *b);
 struct agg_node *agg_run_node(struct agg_run *r, const char *node); /* added when new */
 void agg_run_close(struct agg_run *r); /* unlinks it from the table and frees it */
+/* a Run whose application never ran: closed, its directory removed as the
+ * owner when it holds only nunatak's files (run_dir_discard); its state
+ * file removed. 1 removed, 0 left in place (said) */
+int agg_run_discard(struct aggregator *agg, struct agg_run *r);
 /* Run r reopened from what START left (state file): 0 or -errno */
 int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_t whylen);
 

@@ -125,6 +125,27 @@ void agg_run_close(struct agg_run *r)
 	free(r);
 }
 
+int agg_run_discard(struct aggregator *agg, struct agg_run *r)
+{
+	char *dir = strdup(r->run_dir ? r->run_dir : "");
+	uid_t uid = r->uid;
+	gid_t gid = r->gid;
+	struct as_owner o;
+	int err = -ENOMEM;
+
+	agg_state_remove(agg, r->run_id);
+	agg_run_close(r); /* the pivot closed, the lock released */
+	if (dir && dir[0] && !(err = as_owner_enter(&o, uid, gid))) {
+		err = run_dir_discard(dir);
+		as_owner_leave(&o);
+	}
+	if (err)
+		pr_warn("the discarded Run '%s' is left in place: %s", dir ? dir : "?",
+			strerror(-err));
+	free(dir);
+	return !err;
+}
+
 static struct agg_run *run_new(struct aggregator *agg, const char *run_id, const char *origin,
 			       const char *symbolizer)
 {
@@ -403,7 +424,7 @@ static int reply_batch_error(struct aggregator *agg, const struct agg_peer *to,
 	error.has_code = error.has_seq = 1;
 	error.code = code;
 	error.seq = b->seq;
-	error.has_incarnation = b->has_incarnation;
+	error.has_incarnation = 1; /* 0: a Batch without one */
 	error.incarnation = b->incarnation;
 	error.run_id = b->run_id;
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ERROR;
