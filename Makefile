@@ -31,7 +31,8 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
-	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran util-linux procps python3
+	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran util-linux procps python3 \
+	systemd python3-zmq
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
@@ -215,9 +216,29 @@ bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
 	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
+	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
+
+# The binaries of $(BUILD) (nunatak and the daemons of userspace/daemon/),
+# the systemd units of deploy/systemd with their paths under $(PREFIX), the
+# tmpfiles.d entry of the spool, the example site configuration and the
+# deployment notes. `make -o build install` installs an already built tree
+# without looking at its sources again.
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+DOCDIR ?= $(PREFIX)/share/doc/nunatak
 
 install: build
-	install -D -m 0755 $(NUNATAK) $(DESTDIR)$(PREFIX)/bin/nunatak
+	install -d -m 0755 $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(NUNATAK) $(DAEMONS) $(DESTDIR)$(PREFIX)/bin/
+	for u in deploy/systemd/*.service; do \
+		sed -e 's|/usr/local/bin/|$(PREFIX)/bin/|g' -e 's|/usr/local/share/doc/nunatak/|$(DOCDIR)/|g' \
+			"$$u" > "$(DESTDIR)$(UNITDIR)/$${u##*/}.tmp" && \
+		chmod 0644 "$(DESTDIR)$(UNITDIR)/$${u##*/}.tmp" && \
+		mv "$(DESTDIR)$(UNITDIR)/$${u##*/}.tmp" "$(DESTDIR)$(UNITDIR)/$${u##*/}" || exit 1; \
+	done
+	install -m 0644 deploy/tmpfiles/nunatak.conf $(DESTDIR)$(TMPFILESDIR)/nunatak.conf
+	install -m 0644 deploy/nunatak.toml.example $(DESTDIR)$(DOCDIR)/nunatak.toml.example
+	install -m 0644 deploy/README.md $(DESTDIR)$(DOCDIR)/README.deploy.md
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp

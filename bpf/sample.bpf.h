@@ -35,6 +35,7 @@ static __always_inline void sample_key_fill(struct sample_key *key,
 	key->tgid = pid_tgid >> 32;
 	key->tid = (__u32)pid_tgid;
 	key->exec_seq = target->exec_seq;
+	key->target_id = target->target_id;
 	key->leaf_ip = user_ip;
 	if (interrupted_ip != user_ip)
 		key->flags |= SAMPLE_FLAG_KERNEL;

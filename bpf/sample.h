@@ -1,7 +1,7 @@
 /* sample.h — contract between bpf/sample.bpf.c and the Agent's sampler.
  *
  * The kernel aggregates timed samples of Target processes per
- * (tgid, tid, user stack id, leaf ip); the Agent drains the inactive one of
+ * (Target, tgid, tid, user stack id, leaf ip); the Agent drains the inactive one of
  * two map pairs (double buffering: `active_slot` says which pair of sample
  * and stack maps the program writes) so that no increment and no stack is
  * lost while draining.
@@ -49,7 +49,7 @@ struct sample_key {
 	__s32 user_stack_id; /* frame-pointer stack in `stacks`, or -errno */
 	__u32 flags;
 	__u32 exec_seq;      /* target_info.exec_seq: the image sampled */
-	__u32 pad;
+	__u32 target_id;     /* target_info.target_id: the Target sampled */
 };
 
 struct sample_value {
@@ -63,6 +63,8 @@ enum sample_counter {
 	SAMPLE_DROP_STACKS,      /* stack map full: leaf kept, stack lost */
 	SAMPLE_STACK_UNREADABLE, /* no user stack to read (e.g. mid-exec): leaf kept */
 	SAMPLE_DROP_FLIP,        /* the slot flipped twice under the program: sample lost */
+	SAMPLE_SKIP_CREDENTIALS, /* a Target process whose credentials are not its
+				  * owner's (between its setuid exec and leaving) */
 	SAMPLE_COUNTERS,
 };
 

@@ -49,4 +49,34 @@ static __always_inline int target_follow_fork(__u32 parent_tgid, __u32 child_tgi
 	return err ? (int)err : 1;
 }
 
+/* whether a process of real uid and effective uid may be in a Target of
+ * owner (TARGET_UID_ANY: any process may) */
+static __always_inline int target_uid_allows(__u32 owner, __u32 uid, __u32 euid)
+{
+	return owner == TARGET_UID_ANY || (uid == owner && euid == owner);
+}
+
+/* An exec of process tgid, whose credentials are now uid and euid
+ * (committed before sched_process_exec): a Target process stays with one
+ * more image, or leaves its Target (its entry removed: never sampled
+ * again, its forks not followed). *out: its entry, after the exec or as
+ * it was when it left. */
+static __always_inline int target_exec(__u32 tgid, __u32 uid, __u32 euid,
+				       struct target_info *out)
+{
+	struct target_info *t = target_lookup(tgid);
+
+	if (!t)
+		return TARGET_EXEC_OUTSIDE;
+	if (!target_uid_allows(t->uid, uid, euid)) {
+		*out = *t;
+		/* a concurrent exit deleted it first: it left all the same */
+		bpf_map_delete_elem(&targets, &tgid);
+		return TARGET_EXEC_LEFT;
+	}
+	t->exec_seq++; /* one thread left: exec killed the others */
+	*out = *t;
+	return TARGET_EXEC_STAYS;
+}
+
 #endif

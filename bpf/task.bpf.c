@@ -15,6 +15,7 @@
 #include "bpf/task.h"
 #include "bpf/target.bpf.h"
 #include "bpf/task.bpf.h"
+#include "bpf/token.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -24,6 +25,12 @@ struct {
 } task_events SEC(".maps");
 
 __u64 task_counters[TASK_COUNTERS];
+
+/* set by the Agent: how many tokens `tokens` holds (0: an exec outside
+ * every Target costs one lookup), and the network namespace adopted
+ * processes must run in (its inode; 0: any) */
+volatile __u32 token_count;
+volatile __u32 token_netns;
 
 static __always_inline struct task_event *task_event_reserve(__u32 kind, struct task_struct *task,
 							     const struct target_info *target)
@@ -55,19 +62,60 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* A process outside every Target: adopted when its new environment holds
+ * a registered token its credentials (and network namespace) match */
+static __always_inline int task_adopt(struct task_struct *task, __u32 tgid,
+				      struct target_info *info)
+{
+	const struct cred *cred = BPF_CORE_READ(task, real_cred);
+	struct token_key key;
+	long err;
+
+	if (!token_env_find(BPF_CORE_READ(task, mm, start_stack), &key))
+		return 0;
+	if (!token_adopts(&key, tgid, BPF_CORE_READ(cred, uid.val), BPF_CORE_READ(cred, euid.val),
+			  BPF_CORE_READ(task, nsproxy, net_ns, ns.inum), token_netns, info))
+		return 0;
+	err = bpf_map_update_elem(&targets, &tgid, info, BPF_NOEXIST);
+	if (err) {
+		if (err != -EEXIST) /* -EEXIST: followed meanwhile (a fork) */
+			__sync_fetch_and_add(&task_counters[TASK_DROP_TARGETS], 1);
+		return 0;
+	}
+	__sync_fetch_and_add(&task_counters[TASK_ADOPTED], 1);
+	return 1;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(task_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct target_info *target;
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	const struct cred *cred;
+	struct target_info info;
 	struct task_event *e;
+	int r;
 
-	target = target_lookup(BPF_CORE_READ(task, tgid));
-	if (!target)
+	if (target_lookup(tgid)) {
+		/* the credentials of the new image are committed already */
+		cred = BPF_CORE_READ(task, real_cred);
+		r = target_exec(tgid, BPF_CORE_READ(cred, uid.val), BPF_CORE_READ(cred, euid.val),
+				&info);
+		if (r == TARGET_EXEC_LEFT)
+			__sync_fetch_and_add(&task_counters[TASK_LEFT], 1);
+	} else if (token_count && task_adopt(task, tgid, &info)) {
+		r = TARGET_EXEC_STAYS;
+	} else {
 		return 0;
-	target->exec_seq++; /* one thread left: exec killed the others */
-	e = task_event_reserve(TASK_EVENT_EXEC, task, target);
-	if (e)
-		bpf_ringbuf_submit(e, 0);
+	}
+	if (r == TARGET_EXEC_OUTSIDE)
+		return 0;
+	e = task_event_reserve(r == TARGET_EXEC_LEFT ? TASK_EVENT_LEFT : TASK_EVENT_EXEC, task,
+			       &info);
+	if (!e)
+		return 0;
+	e->exec_seq = info.exec_seq;
+	/* the Agent probes the new image before it reaches main: wake it now */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

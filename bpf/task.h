@@ -1,8 +1,12 @@
 /* task.h — contract between bpf/task.bpf.c and the Agent.
  *
  * The task program keeps the Target set in the kernel (fork adds the child
- * process, exit of the whole thread group removes it) and reports exec and
- * exit of Target processes through the `task_events` ring buffer.
+ * process, exit of the whole thread group removes it, an exec whose new
+ * credentials are not the Target owner's removes it too: TASK_EVENT_LEFT)
+ * and reports exec and exit of Target processes through the `task_events`
+ * ring buffer. An exec of a process outside every Target whose
+ * environment holds a registered Run token adopts it (bpf/token.h): its
+ * TASK_EVENT_EXEC is the first the Agent hears of it.
  */
 #ifndef NUNATAK_BPF_TASK_H
 #define NUNATAK_BPF_TASK_H
@@ -17,6 +21,8 @@
 enum task_event_kind {
 	TASK_EVENT_EXEC = 1,
 	TASK_EVENT_EXIT = 2,
+	TASK_EVENT_LEFT = 3, /* exec'd with credentials not the Target owner's (a
+			      * setuid program): out of the Target from now on */
 };
 
 struct task_event {
@@ -26,7 +32,8 @@ struct task_event {
 	__u32 target_id;
 	__u64 time_ns;       /* bpf_ktime_get_ns */
 	__s32 exit_code;     /* wait status as the parent sees it */
-	__u32 pad;
+	__u32 exec_seq;      /* EXEC: target_info.exec_seq of the new image (0:
+			      * adopted by a token at this exec) */
 	__u64 start_time_ns; /* start of the process (its thread group leader),
 			      * CLOCK_MONOTONIC like time_ns */
 	__u64 utime_ns;      /* whole thread group */
@@ -75,6 +82,8 @@ enum task_counter {
 	TASK_DROP_TARGETS = 0, /* target map full: a child is not observed */
 	TASK_DROP_EVENTS,      /* ring buffer full: an exec/exit is not reported */
 	TASK_DROP_TOTALS,      /* totals map full: a process' counters are partial */
+	TASK_ADOPTED,          /* processes a Run token adopted */
+	TASK_LEFT,             /* processes that left their Target at an exec */
 	TASK_COUNTERS,
 };
 

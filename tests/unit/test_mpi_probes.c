@@ -297,7 +297,7 @@ static pid_t launch(struct fixture *fx, struct family *f, int block)
 	}
 	close(gate[0]);
 	assert_true(pid > 0);
-	assert_int_equal(sampler_add_target(fx->sampler, pid, 1), 0);
+	assert_int_equal(sampler_add_target(fx->sampler, pid, 1, TARGET_UID_ANY), 0);
 	assert_int_equal(write(gate[1], "g", 1), 1);
 	close(gate[1]);
 	return pid;

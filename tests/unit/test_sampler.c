@@ -58,6 +58,11 @@ static int setup(void **state)
 		print_error("sampler__new failed: %s\n", err);
 		return -1;
 	}
+	/* a new sampler is idle (tests/unit/test_sampler_targets.c) */
+	if (sampler_active(s) || sampler_set_active(s, 1) || !sampler_active(s)) {
+		print_error("sampler_set_active(1) failed\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -146,6 +151,7 @@ struct tally {
 	uint64_t samples; /* of tgid */
 	uint64_t others;  /* of any other process */
 	uint64_t all;	  /* every sample handed over */
+	uint32_t target_id; /* of tgid's samples, when not 0 */
 	int bad;	  /* a sample that breaks the contract */
 	int fail;	  /* refuse every sample (-ENOMEM) */
 };
@@ -163,7 +169,8 @@ static int tally_sample(const struct sample_key *key, const struct sample_value 
 	t->all += value->samples;
 	if ((pid_t)key->tgid == t->tgid) {
 		t->samples += value->samples;
-		if (key->tid != key->tgid || key->exec_seq != 0)
+		if (key->tid != key->tgid || key->exec_seq != 0 ||
+		    (t->target_id && key->target_id != t->target_id))
 			t->bad++;
 	} else {
 		t->others += value->samples;
@@ -198,12 +205,13 @@ static void test_samples_of_target_only(void **state)
 	in = spinner(gate_in, 0, 300);
 	out = spinner(gate_out, 1, 300);
 	assert_true(in > 0 && out > 0);
-	assert_int_equal(sampler_add_target(s, in, 42), 0);
+	assert_int_equal(sampler_add_target(s, in, 42, TARGET_UID_ANY), 0);
 	release(gate_in);
 	release(gate_out);
 	reap(in, NULL);
 	reap(out, NULL);
 	t.tgid = in;
+	t.target_id = 42;
 	drain_all(&t);
 	/* 300 ms at 999 Hz: ~300 samples, fewer when the CPU is shared */
 	assert_true(t.samples >= 60);
@@ -225,7 +233,7 @@ static void test_flip_loses_nothing(void **state)
 	SKIP_UNLESS(!why_not, why_not);
 	pid = spinner(gate, 0, 500);
 	assert_true(pid > 0);
-	assert_int_equal(sampler_add_target(s, pid, 1), 0);
+	assert_int_equal(sampler_add_target(s, pid, 1, TARGET_UID_ANY), 0);
 	t.tgid = pid;
 	release(gate);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -256,7 +264,7 @@ static void test_failed_drain_counted(void **state)
 	SKIP_UNLESS(!why_not, why_not);
 	pid = spinner(gate, 0, 400);
 	assert_true(pid > 0);
-	assert_int_equal(sampler_add_target(s, pid, 1), 0);
+	assert_int_equal(sampler_add_target(s, pid, 1, TARGET_UID_ANY), 0);
 	t.tgid = pid;
 	release(gate);
 	/* samples in the active map, however loaded the machine is */
@@ -376,7 +384,7 @@ static void check_double_fork(int subreaper)
 		wait(NULL);
 		_exit(0);
 	}
-	assert_int_equal(sampler_add_target(s, app, 9), 0);
+	assert_int_equal(sampler_add_target(s, app, 9, TARGET_UID_ANY), 0);
 	assert_int_equal(write(gate[1], "g", 1), 1);
 	reap(app, NULL);
 	assert_int_equal(read_bounded(report[0], &g), 0);
@@ -484,7 +492,7 @@ static void test_exit_totals_and_reused_pid(void **state)
 		threaded_child(gate[0], 100);
 		_exit(3);
 	}
-	assert_int_equal(sampler_add_target(s, pid, 1), 0);
+	assert_int_equal(sampler_add_target(s, pid, 1, TARGET_UID_ANY), 0);
 	release(gate);
 	reap(pid, &ru);
 	assert_int_equal(exit_of(&x, pid, &first), 0);
@@ -507,7 +515,7 @@ static void test_exit_totals_and_reused_pid(void **state)
 		_exit(0);
 	}
 	SKIP_UNLESS(again == pid, "clone3 could not reuse the pid (set_tid)");
-	assert_int_equal(sampler_add_target(s, again, 1), 0);
+	assert_int_equal(sampler_add_target(s, again, 1, TARGET_UID_ANY), 0);
 	reap(again, NULL);
 	x.n = 0;
 	assert_int_equal(exit_of(&x, again, &second), 0);

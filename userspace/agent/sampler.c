@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,28 +13,10 @@
 #include <bpf/libbpf.h>
 
 #include "userspace/agent/sampler.h"
+#include "userspace/agent/sampler_internal.h"
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
-#include "bpf/sample.skel.h"
-#include "bpf/task.skel.h"
 
-struct sampler {
-	struct task_bpf *task;
-	struct sample_bpf *sample;
-	struct ring_buffer *task_events;
-	int ncpu;
-	int *perf_fds;
-	struct bpf_link **links;
-	int n_events;
-
-	sampler_task_event_fn task_event_fn;
-	void *task_event_ctx;
-	/* scratch for draining */
-	struct sample_key *keys;
-	size_t cap_keys;
-	uint64_t drain_lost;    /* samples a failed drain did not hand over */
-	uint64_t flip_timeouts; /* drains that did not see the old map quiet */
-};
 
 static int perf_open_cpu_clock(int cpu, long frequency)
 {
@@ -43,6 +26,7 @@ static int perf_open_cpu_clock(int cpu, long frequency)
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.freq = 1,
 		.sample_freq = (uint64_t)frequency,
+		.disabled = 1, /* sampler_set_active() enables it */
 	};
 
 	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -74,6 +58,13 @@ static int sampler_open_events(struct sampler *s, long frequency, char *err, siz
 		if (!s->links[cpu]) {
 			e = -errno;
 			snprintf(err, errlen, "attaching the sampling program on cpu %d failed: %s",
+				 cpu, strerror(-e));
+			return e;
+		}
+		/* libbpf enables the event it attaches to: idle until asked */
+		if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0)) {
+			e = -errno;
+			snprintf(err, errlen, "disabling the sampling event on cpu %d failed: %s",
 				 cpu, strerror(-e));
 			return e;
 		}
@@ -233,14 +224,22 @@ int sampler_cpus(const struct sampler *s)
 	return s->n_events;
 }
 
-int sampler_add_target(struct sampler *s, pid_t tgid, uint32_t target_id)
+int sampler_set_active(struct sampler *s, int on)
 {
-	struct target_info info = { .target_id = target_id, .root_tgid = (__u32)tgid };
-	__u32 key = (__u32)tgid;
+	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+	int cpu, err = 0;
 
-	if (bpf_map_update_elem(bpf_map__fd(s->task->maps.targets), &key, &info, BPF_ANY))
-		return -errno;
-	return 0;
+	for (cpu = 0; cpu < s->ncpu; cpu++)
+		if (s->perf_fds[cpu] >= 0 && ioctl(s->perf_fds[cpu], req, 0) && !err)
+			err = -errno;
+	if (!err)
+		s->active = !!on;
+	return err;
+}
+
+int sampler_active(const struct sampler *s)
+{
+	return s->active;
 }
 
 int sampler_task_events_fd(const struct sampler *s)
@@ -416,4 +415,7 @@ void sampler_read_counters(const struct sampler *s, struct sampler_counters *out
 	out->drop_totals = tc[TASK_DROP_TOTALS];
 	out->drain_lost = s->drain_lost + sc[SAMPLE_DROP_FLIP];
 	out->flip_timeouts = s->flip_timeouts;
+	out->skipped_credentials = sc[SAMPLE_SKIP_CREDENTIALS];
+	out->adopted = tc[TASK_ADOPTED];
+	out->left = tc[TASK_LEFT];
 }

@@ -1,9 +1,13 @@
 /* sampler — the BPF side of the Agent: loads bpf/task.bpf.c and
  * bpf/sample.bpf.c once, opens one sampling perf event per CPU, keeps the
- * Target set and drains what the kernel aggregated.
+ * Target set (processes, and the Run tokens that adopt processes at their
+ * exec: bpf/token.h) and drains what the kernel aggregated.
  *
  * Lifecycle (STYLE.md 2): open, configure, load, attach, all inside
- * sampler__new(). Draining flips the active sample map and reads the other
+ * sampler__new(). The sampling events are opened disabled: an idle
+ * sampler (no Target) costs no sampling interrupt; sampler_set_active()
+ * enables and disables them (the tracepoints that keep the Target set
+ * stay attached, so a process adopted or followed is never missed). Draining flips the active sample map and reads the other
  * one, so increments made while draining are kept for the next drain. The
  * flip waits until no sampling program is still inside the old map (the
  * in-flight counts of bpf/sample.h), within SAMPLER_FLIP_TIMEOUT_NS; a
@@ -20,7 +24,9 @@
 #include <linux/types.h>
 
 #include "bpf/sample.h"
+#include "bpf/target.h"
 #include "bpf/task.h"
+#include "bpf/token.h"
 
 struct sampler;
 
@@ -43,6 +49,10 @@ struct sampler_counters {
 	uint64_t flip_timeouts; /* drains that went on before the sampling
 				 * programs had left the old map: samples they
 				 * added after it was read are lost, uncounted */
+	uint64_t skipped_credentials; /* samples not taken: a process of a
+				       * user's Target under other credentials */
+	uint64_t adopted;      /* processes a Run token adopted at their exec */
+	uint64_t left;         /* processes that left a Target at a setuid exec */
 };
 
 /* how long a drain waits for the sampling programs to leave the old map */
@@ -59,8 +69,37 @@ int sampler_targets_fd(const struct sampler *s);
 int sampler_cpus(const struct sampler *s);
 
 /* Put process tgid (and, through fork, its future children) in Target
- * target_id. 0 or -errno. */
-int sampler_add_target(struct sampler *s, pid_t tgid, uint32_t target_id);
+ * target_id, owned by uid (TARGET_UID_ANY: a root Target, any process).
+ * In a user's Target, an exec that gives the process another real or
+ * effective uid (a setuid program) takes it out: TASK_EVENT_LEFT, never
+ * sampled after that exec, its forks not followed. 0 or -errno. */
+int sampler_add_target(struct sampler *s, pid_t tgid, uint32_t target_id, uint32_t uid);
+
+/* Every process of Target target_id leaves the set, and the Run tokens
+ * of that Target are removed (no exec is adopted into it any more): 0 or
+ * -errno. Their pending reports stay to be polled. */
+int sampler_remove_target(struct sampler *s, uint32_t target_id);
+
+/* Run tokens (bpf/token.h): an exec of a process outside every Target
+ * whose environment holds NUNATAK_RUN=token_hex32, and whose real and
+ * effective uid are uid (any for TARGET_UID_ANY), joins Target target_id
+ * (reported as TASK_EVENT_EXEC, exec_seq 0). token_hex32: exactly 32
+ * lowercase hex digits (-EINVAL otherwise). 0, -EEXIST (registered
+ * already), -ENOSPC (MAX_TOKENS), or -errno. */
+int sampler_add_token(struct sampler *s, const char *token_hex32, uint32_t target_id,
+		      uint32_t uid);
+/* 0, or -ENOENT when it was not registered */
+int sampler_remove_token(struct sampler *s, const char *token_hex32);
+/* on: tokens adopt only processes in this process' network namespace
+ * (the node's own, when several "nodes" share a kernel). Any time; it
+ * applies to the execs that follow. 0 or -errno. */
+int sampler_set_netns_only(struct sampler *s, int on);
+
+/* Enables (on) or disables every sampling perf event (ioctl): 0 or
+ * -errno (the first failure; the other CPUs were still asked). */
+int sampler_set_active(struct sampler *s, int on);
+/* 1 when the sampling events are enabled */
+int sampler_active(const struct sampler *s);
 
 /* e is the sampler's copy; in an exit report utime_ns + stime_ns is the
  * exact CPU time of the process (runtime_ns, split in the ticks' ratio) */

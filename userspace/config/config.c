@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "userspace/config/config.h"
+#include "userspace/config/config_internal.h"
 #include "userspace/config/toml.h"
 #include "userspace/config/trust.h"
 #include "userspace/log/json_text.h"
@@ -36,6 +37,8 @@ struct config_file {
 	char *path;
 	struct toml_doc *doc;
 	const struct toml_value *value[CONFIG_KEY_COUNT];
+	int allow_service; /* the site file or a daemon's --config file */
+	struct service_file service;
 };
 
 static void config_file_release(struct config_file *file)
@@ -51,6 +54,7 @@ void config_init(struct config *cfg)
 	cfg->runs_dir = (char *)CONFIG_DEFAULT_RUNS_DIR;
 	cfg->sampling_frequency = CONFIG_DEFAULT_SAMPLING_FREQUENCY;
 	cfg->llvm_symbolizer = (char *)CONFIG_DEFAULT_LLVM_SYMBOLIZER;
+	service_init(&cfg->service);
 }
 
 static char **string_field(struct config *cfg, enum config_key key)
@@ -93,6 +97,7 @@ void config_release(struct config *cfg)
 			free(*field);
 		free(cfg->source[key]);
 	}
+	service_release(&cfg->service);
 	config_init(cfg);
 }
 
@@ -231,20 +236,23 @@ struct check_ctx {
 	size_t errlen;
 };
 
-__attribute__((format(printf, 5, 6))) static int
-check_error(struct check_ctx *ctx, unsigned line, unsigned col, int ret, const char *fmt, ...)
+int config_error_at(char *err, size_t errlen, const char *file, unsigned line, unsigned col,
+		    int ret, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	n = snprintf(ctx->err, ctx->errlen, "%s:%u:%u: ", ctx->file->path, line, col);
-	if (n >= 0 && (size_t)n < ctx->errlen) {
+	n = snprintf(err, errlen, "%s:%u:%u: ", file, line, col);
+	if (n >= 0 && (size_t)n < errlen) {
 		va_start(ap, fmt);
-		vsnprintf(ctx->err + n, ctx->errlen - n, fmt, ap);
+		vsnprintf(err + n, errlen - n, fmt, ap);
 		va_end(ap);
 	}
 	return ret;
 }
+
+#define check_error(ctx, line, col, ret, ...)                                                     \
+	config_error_at((ctx)->err, (ctx)->errlen, (ctx)->file->path, line, col, ret, __VA_ARGS__)
 
 static int check_entry(const struct toml_entry *entry, void *data)
 {
@@ -254,8 +262,12 @@ static int check_entry(const struct toml_entry *entry, void *data)
 	const char *s;
 	long long ll;
 	size_t i;
-	int key;
+	int key, ret;
 
+	ret = service_check_entry(entry, ctx->file->path, ctx->file->allow_service,
+				  &ctx->file->service, ctx->err, ctx->errlen);
+	if (ret != 1)
+		return ret;
 	toml_value_position(entry->value, &line, &col);
 	for (i = 0; i < sizeof(config_tables) / sizeof(config_tables[0]); i++) {
 		if (strcmp(entry->path, config_tables[i]))
@@ -296,8 +308,10 @@ static int check_entry(const struct toml_entry *entry, void *data)
 	return 0;
 }
 
-/* Reads, parses and checks @path into @file without touching any config. */
-static int config_file_open(struct config_file *file, const char *path, char *err, size_t errlen)
+/* Reads, parses and checks @path into @file without touching any config;
+ * a [service] table only when @allow_service. */
+static int config_file_open(struct config_file *file, const char *path, int allow_service,
+			    char *err, size_t errlen)
 {
 	struct check_ctx ctx = {.file = file, .err = err, .errlen = errlen};
 	char *text = NULL;
@@ -308,6 +322,7 @@ static int config_file_open(struct config_file *file, const char *path, char *er
 	file->path = strdup(path);
 	if (!file->path)
 		return -ENOMEM;
+	file->allow_service = allow_service;
 	ret = read_whole_file(path, &text, &len, err, errlen);
 	if (ret)
 		goto cleanup;
@@ -317,6 +332,8 @@ static int config_file_open(struct config_file *file, const char *path, char *er
 		goto cleanup;
 	}
 	ret = toml_doc_foreach(file->doc, check_entry, &ctx);
+	if (!ret)
+		ret = service_check_file(&file->service, path, err, errlen);
 cleanup:
 	free(text);
 	if (ret)
@@ -343,7 +360,7 @@ static int config_file_apply(struct config *cfg, const struct config_file *file)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return service_apply(&cfg->service, &file->service);
 }
 
 int config_load_file(struct config *cfg, const char *path, char *err, size_t errlen)
@@ -356,11 +373,33 @@ int config_load_file(struct config *cfg, const char *path, char *err, size_t err
 		err = no_err;
 		errlen = sizeof(no_err);
 	}
-	ret = config_file_open(&file, path, err, errlen);
+	ret = config_file_open(&file, path, 1, err, errlen);
 	if (ret)
 		return ret;
 	ret = config_file_apply(cfg, &file);
 	config_file_release(&file);
+	return ret;
+}
+
+int config_load_daemon(struct config *cfg, const char *path, char *err, size_t errlen)
+{
+	char no_err[1];
+	int ret;
+
+	if (!err || !errlen) {
+		err = no_err;
+		errlen = sizeof(no_err);
+	}
+	ret = config_load_file(cfg, path ? path : CONFIG_SITE_PATH, err, errlen);
+	if (ret == -ENOENT && !path) {
+		pr_debug("no site configuration '%s': the defaults", CONFIG_SITE_PATH);
+		return 0;
+	}
+	if (ret == -ENOENT)
+		snprintf(err, errlen,
+			 "cannot read '%s' (given with --config): no such file; give an existing "
+			 "file, or no --config for %s",
+			 path, CONFIG_SITE_PATH);
 	return ret;
 }
 
@@ -442,7 +481,7 @@ int config_load(struct config *cfg, const char *site_path, const char *start_dir
 	}
 	if (!site_path)
 		site_path = CONFIG_SITE_PATH;
-	ret = config_file_open(&site, site_path, err, errlen);
+	ret = config_file_open(&site, site_path, 1, err, errlen);
 	if (ret && ret != -ENOENT)
 		goto cleanup;
 	have_site = !ret;
@@ -453,7 +492,7 @@ int config_load(struct config *cfg, const char *site_path, const char *start_dir
 	if (ret)
 		goto cleanup;
 	if (project_path && !(have_site && same_file(site_path, project_path))) {
-		ret = config_file_open(&project, project_path, err, errlen);
+		ret = config_file_open(&project, project_path, 0, err, errlen);
 		if (ret == -EPERM || ret == -ELOOP || ret == -EISDIR || ret == -EINVAL)
 			project_refusal_remedy(project_path, err, errlen);
 		if (ret)

@@ -16,6 +16,7 @@
  *	frequency = 997                    # integer, 1..100000 (Hz)
  *	[tools]
  *	llvm-symbolizer = "llvm-symbolizer" # string, not empty
+ *	[service]                          # the daemons; see struct service_config
  *
  * A file is obeyed only if trust_file() (trust.h) accepts it: a regular
  * file, not a symbolic link, owned by the effective uid or root (a root
@@ -39,6 +40,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CONFIG_DEFAULT_RUNS_DIR ".nunatak"
 #define CONFIG_DEFAULT_SAMPLING_FREQUENCY 997
@@ -49,6 +51,53 @@
 #define CONFIG_PROJECT_FILENAME "nunatak.toml"
 #define CONFIG_SOURCE_COMMAND_LINE "command line"
 #define CONFIG_SOURCE_DEFAULT "default"
+
+#define CONFIG_DEFAULT_AGENT_SOCKET "/run/nunatak/agent.sock"
+#define CONFIG_DEFAULT_SPOOL_DIR "/var/spool/nunatak"
+#define CONFIG_DEFAULT_SPOOL_MAX_BYTES (1ULL << 30)
+#define CONFIG_MAX_SPOOL_MAX_BYTES (1ULL << 50)
+#define CONFIG_DEFAULT_STATE_DIR "/var/lib/nunatak"
+#define CONFIG_MAX_AGGREGATORS 64
+#define CONFIG_MAX_NODE_NAME 64
+
+/* The [service] table: what nunatakd and nunatak-aggregator are, where
+ * they talk and keep their files. Read from the site file or the daemons'
+ * --config file only: a project file holding [service] is refused (a
+ * user's project must not point the service, or the CLI, elsewhere).
+ *
+ *	[service]
+ *	aggregators = ["tcp://agg1:7450"]  # nunatakd's Aggregators, 1..64 distinct
+ *	                                   # "tcp://HOST:PORT"; absent: nunatakd is its
+ *	                                   # own Aggregator (one machine)
+ *	listen = "tcp://0.0.0.0:7450"      # nunatak-aggregator binds it: "tcp://ADDR:PORT"
+ *	agent_socket = "/run/nunatak/agent.sock"  # the control socket (absolute)
+ *	node = "n001"                      # this node's name; absent: the host name
+ *	secret_key = "/etc/nunatak/n001.key"      # this daemon's CURVE secret key
+ *	aggregator_public_key = "/etc/nunatak/agg.pub" # nunatakd: the Aggregators' key
+ *	allowed_agents = "/etc/nunatak/agents"    # aggregator: dir of *.pub or key file
+ *	spool_dir = "/var/spool/nunatak"   # nunatakd: unacknowledged Batches
+ *	spool_max_bytes = 1073741824       # 0..2^50; 0: no spool
+ *	state_dir = "/var/lib/nunatak"     # nunatak-aggregator: open Runs to resume
+ *	runs_dir = "/shared/nunatak"       # Runs started without a runs directory
+ *	netns_only = false                 # adopt Run tokens only in nunatakd's netns
+ *
+ * Every path is absolute; node is [A-Za-z0-9._-], at most 64 bytes.
+ * Together: aggregator_public_key and allowed_agents need secret_key;
+ * aggregators with secret_key need aggregator_public_key (CURVE is all or
+ * nothing on a link). Key files are checked by curve.h when a daemon loads
+ * them, not here. Fields hold the effective value; NULL = unset (the
+ * defaults above are set where one exists). Read them, never assign or free
+ * them. */
+struct service_config {
+	int present; /* a [service] table was read */
+	char **aggregators; /* NULL, n_aggregators 0: nunatakd is its own Aggregator */
+	size_t n_aggregators;
+	char *listen, *agent_socket, *node, *secret_key, *aggregator_public_key, *allowed_agents,
+	    *spool_dir, *state_dir, *runs_dir;
+	uint64_t spool_max_bytes;
+	int netns_only;
+	unsigned owned; /* private: which strings the cascade allocated */
+};
 
 enum config_key {
 	CONFIG_NAME,
@@ -66,6 +115,7 @@ struct config {
 	/* who set each value: NULL for the default, else a file path or
 	 * CONFIG_SOURCE_COMMAND_LINE; owned */
 	char *source[CONFIG_KEY_COUNT];
+	struct service_config service;
 };
 
 /* Defaults. Never fails (defaults are static strings). config_release()
@@ -101,6 +151,13 @@ int config_load_file(struct config *cfg, const char *path, char *err, size_t err
  */
 int config_load(struct config *cfg, const char *site_path, const char *start_dir, char *err,
 		size_t errlen);
+
+/* The daemons' configuration: the file @path (NULL = CONFIG_SITE_PATH),
+ * alone, with the same trust rules; a project file is never looked for.
+ * A missing default site file is fine (0: defaults, service.present 0);
+ * a missing file given as @path is -ENOENT with the path in @err ("given
+ * with --config"). Otherwise as config_load_file(). */
+int config_load_daemon(struct config *cfg, const char *path, char *err, size_t errlen);
 
 /* Flags, last in the cascade; the source becomes "command line". Return 0,
  * -EINVAL for NULL or empty strings, -ERANGE for a frequency outside

@@ -1,0 +1,31 @@
+/* selftest_token.h — contract between bpf/selftest_token.bpf.c and
+ * tests/unit/test_bpf_token.c (as bpf/selftest.h, for the exec decisions:
+ * leaving a user's Target, finding a Run token in an environment and
+ * deciding its adoption). */
+#ifndef NUNATAK_BPF_SELFTEST_TOKEN_H
+#define NUNATAK_BPF_SELFTEST_TOKEN_H
+
+#include "bpf/target.h"
+#include "bpf/token.h"
+
+enum selftest_token_op {
+	SELFTEST_EXEC = 1,  /* target_exec(tgid, uid, euid) */
+	SELFTEST_ENV_FIND,  /* token_env_find(start_stack), in the test's memory */
+	SELFTEST_ADOPTS,    /* token_adopts(key, tgid, uid, euid, netns, want_netns) */
+};
+
+struct selftest_token_args {
+	__u32 op;
+	__u32 tgid;
+	__u32 uid;
+	__u32 euid;
+	__u32 netns;
+	__u32 want_netns;
+	__s32 ret;
+	__u32 pad;
+	__u64 start_stack;
+	struct token_key key;    /* out (ENV_FIND), in (ADOPTS) */
+	struct target_info info; /* out (EXEC, ADOPTS) */
+};
+
+#endif

@@ -1,0 +1,104 @@
+/* token.bpf.h — finding a Run token in a new process' environment and
+ * deciding its adoption, for BPF programs only (contract in bpf/token.h).
+ *
+ * `static __always_inline` helpers of plain values (and of user memory of
+ * the current task), so that bpf/selftest_token.bpf.c drives them through
+ * bpf_prog_test_run_opts on a stack laid out by the test
+ * (tests/unit/test_bpf_token.c). The map is declared here: every object
+ * that includes it has its own; the Agent fills task.bpf.c's.
+ */
+#ifndef NUNATAK_BPF_TOKEN_BPF_H
+#define NUNATAK_BPF_TOKEN_BPF_H
+
+#include "bpf/target.bpf.h"
+#include "bpf/token.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TOKENS);
+	__type(key, struct token_key);
+	__type(value, struct token_info);
+} tokens SEC(".maps");
+
+/* one string of the scan: "NUNATAK_RUN=" + 32 characters + NUL fits,
+ * a longer one is read truncated and does not match */
+#define TOKEN_ENV_READ_BYTES (TOKEN_ENV_PREFIX_BYTES + TOKEN_HEX_BYTES + 4)
+
+struct token_scan {
+	__u64 envp;           /* user address of envp[0] (64-bit pointers) */
+	struct token_key key; /* out */
+	int found;
+};
+
+static __always_inline int token_env_prefix(const char *s)
+{
+	const char prefix[TOKEN_ENV_PREFIX_BYTES] = "NUNATAK_RUN=";
+	int i;
+
+#pragma unroll
+	for (i = 0; i < TOKEN_ENV_PREFIX_BYTES; i++)
+		if (s[i] != prefix[i])
+			return 0;
+	return 1;
+}
+
+/* bpf_loop callback: environment string i; 1 stops the scan */
+static long token_scan_one(__u64 i, void *ctx)
+{
+	struct token_scan *sc = ctx;
+	char buf[TOKEN_ENV_READ_BYTES];
+	__u64 str = 0;
+	long n;
+
+	if (bpf_probe_read_user(&str, sizeof(str), (const void *)(sc->envp + i * sizeof(__u64))) ||
+	    !str)
+		return 1; /* the end of envp, or unreadable */
+	n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)str);
+	if (n != TOKEN_ENV_PREFIX_BYTES + TOKEN_HEX_BYTES + 1 || !token_env_prefix(buf))
+		return 0;
+	__builtin_memcpy(sc->key.hex, buf + TOKEN_ENV_PREFIX_BYTES, TOKEN_HEX_BYTES);
+	sc->found = 1;
+	return 1;
+}
+
+/* The token of the process whose initial stack (mm->start_stack: argc,
+ * argv[], NULL, envp[], NULL) is at user address start_stack, in the
+ * current task's memory: 1 and *key, or 0 when its first TOKEN_ENV_MAX
+ * environment strings hold none. */
+static __always_inline int token_env_find(__u64 start_stack, struct token_key *key)
+{
+	struct token_scan sc = {};
+	__u64 argc = 0;
+
+	if (!start_stack || bpf_probe_read_user(&argc, sizeof(argc), (const void *)start_stack))
+		return 0;
+	if (argc > (1u << 20)) /* not a stack */
+		return 0;
+	sc.envp = start_stack + (argc + 2) * sizeof(__u64);
+	bpf_loop(TOKEN_ENV_MAX, token_scan_one, &sc, 0);
+	if (sc.found)
+		*key = sc.key;
+	return sc.found;
+}
+
+/* Whether token key adopts a process of credentials uid/euid in network
+ * namespace netns (want_netns: the Agent's, 0 = any): 1 and *info (its
+ * Target entry, exec_seq 0, root_tgid tgid), or 0. */
+static __always_inline int token_adopts(const struct token_key *key, __u32 tgid, __u32 uid,
+					__u32 euid, __u32 netns, __u32 want_netns,
+					struct target_info *info)
+{
+	struct token_info *t = bpf_map_lookup_elem(&tokens, key);
+
+	if (!t || !target_uid_allows(t->uid, uid, euid))
+		return 0;
+	if (want_netns && netns != want_netns)
+		return 0;
+	info->target_id = t->target_id;
+	info->root_tgid = tgid;
+	info->exec_seq = 0;
+	info->uid = t->uid;
+	return 1;
+}
+
+#endif

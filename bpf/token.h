@@ -1,0 +1,37 @@
+/* token.h — Run tokens: how a process that no Target follows joins one
+ * at its exec (contract between bpf/task.bpf.c and the Agent's sampler).
+ *
+ * The CLI puts NUNATAK_RUN=<32 lowercase hex> in the environment of the
+ * application; launchers forward it to the ranks they start on other
+ * nodes. The Agent registers the token of a Run (`tokens`: token text ->
+ * Target and owner); at sched_process_exec of a process outside every
+ * Target, while at least one token is registered, the kernel scans the
+ * new environment (the first TOKEN_ENV_MAX strings) for that variable.
+ * A registered token adopts the process into its Target when its real and
+ * effective uid are the token's owner's (any for TARGET_UID_ANY) and, when
+ * the Agent asked for it, when it runs in the Agent's network namespace.
+ * The adoption is reported as TASK_EVENT_EXEC (bpf/task.h) with the
+ * Target's id and exec_seq 0.
+ */
+#ifndef NUNATAK_BPF_TOKEN_H
+#define NUNATAK_BPF_TOKEN_H
+
+#ifndef MAX_TOKENS
+#define MAX_TOKENS 4096
+#endif
+#define TOKEN_HEX_BYTES 32
+/* environment strings looked at per exec: a variable beyond is not seen */
+#define TOKEN_ENV_MAX 4096
+/* "NUNATAK_RUN=" */
+#define TOKEN_ENV_PREFIX_BYTES 12
+
+struct token_key {
+	char hex[TOKEN_HEX_BYTES]; /* lowercase hex, no terminator */
+};
+
+struct token_info {
+	__u32 target_id;
+	__u32 uid; /* the Run's owner, or TARGET_UID_ANY */
+};
+
+#endif

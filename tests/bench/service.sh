@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# service.sh — what the service costs, measured on this machine:
+#   ingest        one nunatak-aggregator on one core (taskset), one pretend
+#                 Agent on another streaming Batches over TCP+CURVE as fast
+#                 as they are acknowledged: Batches, SampleCounts and samples
+#                 stored per second, and the aggregator's CPU meanwhile
+#   ack latency   100 and 1000 pretend Agents, one DEALER each, each sending
+#                 one Batch per second over loopback: send-to-Ack p50/p99
+#   nunatakd      its CPU and RSS idle (no Target), then while a Run samples
+#                 all CPUs at 997 Hz (a busy process per CPU), each over 10 s,
+#                 from /proc/PID/stat and /proc/PID/status; nunatakd is its
+#                 own Aggregator there (single-node), so that is included
+# The Batch shape is one node-second of a 16-CPU node at 997 Hz: 16 Loci,
+# 800 SampleCounts of 20 samples (15 952 samples), 512 stacks of depth 12
+# (BENCH_SHAPE overrides, as agg_load.py options).
+#
+# usage: tests/bench/service.sh NUNATAK WORKLOADS_DIR [SECONDS]
+#   NUNATAKD / NUNATAK_AGGREGATOR default to the binaries beside NUNATAK;
+#   BENCH_PORTS=LO-HI confines the TCP port chosen.
+set -euo pipefail
+nunatak=$1 workloads=$2 secs=${3:-10}
+here=$(cd "$(dirname "$0")" && pwd)
+nunatakd=${NUNATAKD:-$(dirname "$nunatak")/nunatakd}
+aggregator=${NUNATAK_AGGREGATOR:-$(dirname "$nunatak")/nunatak-aggregator}
+shape=${BENCH_SHAPE:---loci 16 --stacks 512 --sample-counts 800 --samples-each 20 --depth 12}
+[ "$(id -u)" = 0 ] || { echo "SKIPPED: needs root (nunatakd loads BPF)"; exit 0; }
+for b in "$nunatakd" "$aggregator"; do
+	[ -x "$b" ] || { echo "SKIPPED: $b not built"; exit 0; }
+done
+py=
+for p in /usr/bin/python3 "$(command -v python3)"; do
+	[ -x "$p" ] && "$p" -c 'import zmq' 2>/dev/null && { py=$p; break; }
+done
+[ -n "$py" ] || { echo "SKIPPED: python3 with pyzmq missing (apt-get install python3-zmq)"; exit 0; }
+ncpu=$(nproc)
+[ "$ncpu" -ge 2 ] || { echo "SKIPPED: needs 2 CPUs (the aggregator and the load on their own)"; exit 0; }
+ulimit -n 16384
+
+out=$(mktemp -d /tmp/nunatak-bench-svc.XXXXXX)
+chmod 0700 "$out"
+mkdir -m 0700 "$out/etc" "$out/agents" "$out/state" "$out/runs" "$out/spool"
+mkdir -m 0755 "$out/run"
+pids=()
+cleanup() {
+	local p i
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null || continue
+		for i in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	rm -rf "$out"
+}
+trap cleanup EXIT
+
+port=$("$py" - "${BENCH_PORTS:-0-0}" <<'PY'
+import random, socket, sys
+lo, hi = map(int, sys.argv[1].split("-"))
+for port in ([0] if lo == 0 else random.sample(range(lo, hi + 1), hi - lo + 1)):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port)); print(s.getsockname()[1]); break
+    except OSError:
+        pass
+    finally:
+        s.close()
+PY
+)
+endpoint="tcp://127.0.0.1:$port"
+for k in aggregator load; do "$py" "$here/../lib/nunatak_wire.py" keygen "$out/etc" "$k"; done
+cp "$out/etc/load.pub" "$out/agents/"
+(umask 077 && cat >"$out/etc/aggregator.toml" <<EOF
+[service]
+listen = "$endpoint"
+secret_key = "$out/etc/aggregator.key"
+allowed_agents = "$out/agents"
+state_dir = "$out/state"
+EOF
+)
+curve="--key $out/etc/load.key --server-key $out/etc/aggregator.pub"
+
+# cpu_ticks PID: utime + stime of PID, in clock ticks
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+# pct T0 T1 SECONDS: percent of one CPU
+pct() { awk -v a="$1" -v b="$2" -v s="$3" -v hz="$hz" 'BEGIN {printf "%.1f", (b - a) * 100 / hz / s}'; }
+
+taskset -c 1 "$aggregator" --config "$out/etc/aggregator.toml" 2>"$out/aggregator.log" &
+agg=$!
+pids+=("$agg")
+for i in $(seq 1 100); do
+	"$py" "$here/../lib/nunatak_wire.py" status "$endpoint" --key "$out/etc/load.key" \
+		--server-key "$out/etc/aggregator.pub" --timeout 1 >/dev/null 2>&1 && break
+	kill -0 "$agg" 2>/dev/null || { echo "nunatak-aggregator exited: $(tail -5 "$out/aggregator.log")"; exit 1; }
+	sleep 0.1
+done
+
+echo "== aggregator ingest (aggregator on CPU 1, load on CPU 0, $secs s, shape: $shape)"
+t0=$(cpu_ticks "$agg")
+# shellcheck disable=SC2086
+taskset -c 0 "$py" "$here/agg_load.py" ingest "$endpoint" --runs-dir "$out/runs" --seconds "$secs" \
+	$curve $shape | tee "$out/ingest.txt" | grep -v '^{'
+t1=$(cpu_ticks "$agg")
+echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$secs") (includes START and FINALIZE)"
+
+for n in 100 1000; do
+	echo "== ack latency, $n Agents, one Batch per second each, $secs s"
+	t0=$(cpu_ticks "$agg")
+	# shellcheck disable=SC2086
+	taskset -c 0 "$py" "$here/agg_load.py" latency "$endpoint" --runs-dir "$out/runs" --agents "$n" \
+		--seconds "$secs" $curve $shape | tee "$out/latency$n.txt" | grep -v '^{'
+	t1=$(cpu_ticks "$agg")
+	echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$secs")"
+done
+kill -TERM "$agg"
+wait "$agg" 2>/dev/null || true
+
+echo "== nunatakd (its own Aggregator), CPU and RSS over $secs s"
+(umask 077 && cat >"$out/etc/nunatakd.toml" <<EOF
+[service]
+agent_socket = "$out/run/agent.sock"
+spool_dir = "$out/spool"
+state_dir = "$out/state"
+EOF
+)
+"$nunatakd" --config "$out/etc/nunatakd.toml" --node bench 2>"$out/nunatakd.log" &
+nd=$!
+pids+=("$nd")
+for i in $(seq 1 200); do
+	[ -S "$out/run/agent.sock" ] && break
+	kill -0 "$nd" 2>/dev/null || { echo "nunatakd exited: $(tail -5 "$out/nunatakd.log")"; exit 1; }
+	sleep 0.1
+done
+sleep 2
+rss() { awk -v k="$2:" '$1 == k {print $2 " kB"}' "/proc/$1/status"; }
+t0=$(cpu_ticks "$nd")
+sleep "$secs"
+t1=$(cpu_ticks "$nd")
+echo "idle_cpu_percent: $(pct "$t0" "$t1" "$secs")"
+echo "idle_rss: $(rss "$nd" VmRSS)"
+busy=()
+for c in $(seq 1 "$ncpu"); do busy+=("$workloads/hotspots $((secs + 4))"); done
+spawn=$(printf '%s & ' "${busy[@]}")
+NUNATAK_AGENT_SOCKET="$out/run/agent.sock" "$nunatak" run -F 997 -o "$out/runs" --name busy -- \
+	sh -c "${spawn}wait" >/dev/null 2>"$out/run.txt" &
+runp=$!
+sleep 2
+t0=$(cpu_ticks "$nd")
+sleep "$secs"
+t1=$(cpu_ticks "$nd")
+echo "sampling_${ncpu}_cpus_997hz_cpu_percent: $(pct "$t0" "$t1" "$secs")"
+echo "sampling_rss: $(rss "$nd" VmRSS) (peak $(rss "$nd" VmHWM))"
+wait "$runp" || echo "(the Run exited $?: $(tail -3 "$out/run.txt"))"
+grep -q 'sampled through' "$out/run.txt" 2>/dev/null || true
+echo "run: $(grep -E '^(Run|samples|degradation)' "$out/run.txt" | head -3 | tr '\n' ' ')"

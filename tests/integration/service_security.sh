@@ -1,0 +1,104 @@
+# Security of the service: an Agent key the aggregator does not list, or
+# no CURVE at all, gets nothing (no reply) and is counted; a symbolic link
+# planted by another user where the Run would be written is not followed
+# (neither as the Run directory nor as the runs directory); the control
+# socket refuses to observe a process whose effective uid is not the
+# caller's (its own setuid program), and shows a user only their own Runs.
+. "$TESTS_LIB/common.sh"
+. "$TESTS_LIB/service.sh"
+svc_init user
+id nobody >/dev/null 2>&1 || skip "no user 'nobody' (the other user)"
+svc_user_create
+svc_copy_bin "$NUNATAK" "$WORKLOADS/hotspots"
+cd "$T"
+
+# --- 1. CURVE: a key not in the allow-list, and plain TCP, are refused
+svc_aggregator_start
+svc_keygen stranger # not copied to the allow-list
+before=$(svc_agg_status | svc_py -c 'import json,sys; print(json.load(sys.stdin)["counters"]["agents_refused"])') ||
+	fail "no agents_refused counter in STATUS: $(svc_agg_status)"
+if svc_py "$SVC_WIRE" status "$SVC_AGG_ENDPOINT" --key "$SVC/etc/keys/stranger.key" \
+	--server-key "$SVC/etc/keys/aggregator.pub" --timeout 3 >stranger.out 2>&1; then
+	fail "an unknown Agent key got a STATUS reply: $(cat stranger.out)"
+fi
+if svc_py "$SVC_WIRE" status "$SVC_AGG_ENDPOINT" --timeout 3 >plain.out 2>&1; then
+	fail "a client without CURVE got a STATUS reply: $(cat plain.out)"
+fi
+after=$(svc_agg_status | svc_py -c 'import json,sys; print(json.load(sys.stdin)["counters"]["agents_refused"])')
+[ "$after" -gt "$before" ] || fail "the refused key was not counted: agents_refused $before -> $after"
+svc_agg_answers || fail "the aggregator stopped answering after refusing a key"
+echo "CURVE: unknown key and plain TCP refused, agents_refused $before -> $after"
+svc_aggregator_kill TERM
+
+# --- 2. links planted by another user in a shared (sticky) runs directory
+svc_nunatakd_local
+sock=${SVC_SOCK[0]}
+mkdir -m 1777 "$SVC/shared"
+mkdir -m 0700 "$SVC/rootonly"
+printf 'root only\n' >"$SVC/rootonly/keep" && chmod 0600 "$SVC/rootonly/keep"
+listing() { find "$1" -mindepth 1 -printf '%f %s %T@ %m %u\n' | sort; }
+before=$(listing "$SVC/rootonly")
+# every name the Run could take in the next 20 s, as nobody
+setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- "$SVC_PY" - "$SVC/shared" "$SVC/rootonly" <<'PY' ||
+import os, sys, time
+shared, target = sys.argv[1], sys.argv[2]
+now = time.time()
+for t in range(-2, 20):
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now + t))
+    for suffix in [""] + ["-%d" % k for k in range(2, 4)]:
+        os.symlink(target, os.path.join(shared, "planted-" + stamp + suffix))
+PY
+	fail "planting the links"
+svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run --name planted -o "$SVC/shared" -- \
+	"$SVC/bin/hotspots" 0.3 >out.txt 2>err.txt
+rc=$?
+[ "$(listing "$SVC/rootonly")" = "$before" ] || fail "the link was followed: $(ls -la "$SVC/rootonly")"
+run=$(run_dir_of err.txt)
+if [ $rc = 0 ] && [ -n "$run" ]; then
+	[ -d "$run" ] && [ ! -L "$run" ] || fail "the Run $run is not a directory of its own"
+	[ "$(stat -c %U "$run")" = "$SVC_USER" ] || fail "the Run is not the user's: $(ls -ld "$run")"
+	echo "planted links: not followed, the Run went to $(basename "$run")"
+else
+	grep -qiE 'link|exists|refus' err.txt || fail "exit $rc without saying why: $(cat err.txt)"
+	echo "planted links: not followed, the Run refused: $(grep -iE 'link|exists|refus' err.txt | head -1)"
+fi
+# the runs directory itself a link of nobody's
+setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- ln -s "$SVC/rootonly" "$SVC/shared/runs-link"
+svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run -o "$SVC/shared/runs-link" -- \
+	"$SVC/bin/hotspots" 0.1 >out.txt 2>err.txt
+rc=$?
+[ "$(listing "$SVC/rootonly")" = "$before" ] || fail "the runs directory link was followed: $(ls -la "$SVC/rootonly")"
+[ $rc = 125 ] || fail "a runs directory that is a link: exit $rc, expected 125: $(cat err.txt)"
+grep -q 'symbolic link' err.txt || fail "the refusal does not name the link: $(cat err.txt)"
+echo "runs directory link: refused (125)"
+
+# --- 3. the caller's own process, but setuid: its effective uid is root's
+cp "$WORKLOADS/hotspots" "$SVC/bin/suidspots" && chmod 4755 "$SVC/bin/suidspots"
+svc_as_user "$SVC/bin/suidspots" 30 >/dev/null &
+spid=$!
+svc_track "$spid"
+sleep 0.3
+grep -q "^Uid:.*$SVC_UID.*0" "/proc/$spid/status" || echo "(note: $(grep ^Uid "/proc/$spid/status"))"
+mkdir -m 0700 "$SVC_HOME/runs" && chown "$SVC_USER:" "$SVC_HOME/runs"
+req=$(printf '{"request":"run-start","run":{"name":"suid","created":"2026-01-01T00:00:00","command":["suidspots"],"node":"local","job_id":null,"effective_configuration":{}},"runs_dir":"%s","frequency":997,"mpi_events":false,"symbolizer":"","target_exe":null,"token":"%s","pid":%d}' \
+	"$SVC_HOME/runs" "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" "$spid")
+svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" "$req" >reply.json 2>reply.err ||
+	fail "no reply: $(cat reply.err)"
+[ "$(json reply.json 'd["ok"]')" = False ] || fail "observing its own setuid-root process was granted: $(cat reply.json)"
+[ -z "$(ls -A "$SVC_HOME/runs")" ] || fail "a Run was made: $(ls -A "$SVC_HOME/runs")"
+echo "own setuid process: refused: $(json reply.json 'd["error"]')"
+
+# --- 4. status: a user sees their own Runs only
+"$NUNATAK" run -o "$SVC/runs" --name rootsecret -- "$WORKLOADS/hotspots" 4 >/dev/null 2>root.err &
+rpid=$!
+svc_track "$rpid"
+sleep 2
+svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >ust.json 2>ust.err ||
+	fail "status as the user: $(cat ust.err)"
+NUNATAK_AGENT_SOCKET="$sock" "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >rst.json ||
+	fail "status as root"
+grep -q rootsecret rst.json || echo "(note: root's status does not name its Run: $(head -c 300 rst.json))"
+grep -q 'rootsecret' ust.json && fail "the user sees root's Run: $(head -c 600 ust.json)"
+[ "$(json ust.json 'd["ok"]')" = True ] || fail "status refused to the user: $(cat ust.json)"
+svc_wait_pid "$rpid" 30 || fail "root's Run did not end"
+echo "status: root's Run hidden from the user"

@@ -1,0 +1,475 @@
+/* test_sampler_targets — who is in a Target, on real BPF and real execs:
+ * a new sampler takes no sample until it is made active; a setuid-root
+ * copy of a spinning program exec'd by an unprivileged user inside that
+ * user's Target leaves it at that exec and is never sampled, while the
+ * same program without the setuid bit is; a process no Target follows,
+ * exec'd with the Run token in its environment, is adopted under the
+ * token's Target (its samples carry that target_id) only when its uid is
+ * the token's owner's and, netns-only, when it runs in this network
+ * namespace; a removed Target loses its processes and its tokens.
+ *
+ * The spinning program is this test binary itself ("spin MS" as its
+ * arguments), copied into a directory of its own (0755, on a file system
+ * without nosuid). The unprivileged users are throwaway uids set with
+ * setresuid in the child (no account is needed for that).
+ *
+ * Without root or kernel BTF every test is SKIPPED with the reason.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/unit/bpf_fixture.h"
+#include "tests/unit/test_helpers.h"
+#include "userspace/agent/sampler.h"
+
+#define FREQUENCY 999
+#define SPIN_MS "300"
+#define TOKEN "5a17c0ffee5a17c0ffee5a17c0ffee00"
+#define OTHER_TOKEN "5a17c0ffee5a17c0ffee5a17c0ffee01"
+
+extern char **environ;
+
+static const char *why_not;
+static struct sampler *s;
+static char dir[64];	/* the programs' own directory */
+static char plain[128]; /* the spinning program, 0755 */
+static char setuid_copy[128]; /* the same, setuid root */
+static uid_t user, other_user;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void spin(int cpu_ms)
+{
+	struct timespec ts;
+	uint64_t end, wall_end = now_ns() + 5000000000ull;
+	volatile double x = 1.0;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
+	      (uint64_t)cpu_ms * 1000000ull;
+	for (;;) {
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= end ||
+		    now_ns() >= wall_end)
+			break;
+		for (int i = 0; i < 10000; i++)
+			x = x * 1.0000001 + 0.5 / (x + 1.0);
+	}
+}
+
+/* this binary into dir as name, mode */
+static int copy_self(const char *path, mode_t mode)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out, err = 0;
+
+	in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+	if (in < 0 || out < 0)
+		err = -1;
+	while (!err && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			err = -1;
+	if (!err && fchmod(out, mode))
+		err = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out))
+		err = -1;
+	return err;
+}
+
+static int group_setup(void **state)
+{
+	struct statvfs vfs;
+
+	(void)state;
+	why_not = bpf_unavailable();
+	if (why_not)
+		return 0;
+	user = 61000 + (uid_t)(getpid() % 1000);
+	other_user = user + 1000;
+	snprintf(dir, sizeof(dir), "/tmp/nunatak-sampler-XXXXXX");
+	if (!mkdtemp(dir) || chmod(dir, 0755))
+		return -1;
+	if (statvfs(dir, &vfs) || (vfs.f_flag & ST_NOSUID)) {
+		why_not = "the temporary directory is on a nosuid file system";
+		return 0;
+	}
+	snprintf(plain, sizeof(plain), "%s/spin", dir);
+	snprintf(setuid_copy, sizeof(setuid_copy), "%s/spin-setuid", dir);
+	if (copy_self(plain, 0755) || copy_self(setuid_copy, 04755))
+		return -1;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (plain[0])
+		unlink(plain);
+	if (setuid_copy[0])
+		unlink(setuid_copy);
+	if (dir[0])
+		rmdir(dir);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct sampler_opts opts = {.frequency = FREQUENCY};
+	char err[256] = "";
+
+	(void)state;
+	if (why_not)
+		return 0;
+	s = sampler__new(&opts, err, sizeof(err));
+	if (!s) {
+		print_error("sampler__new failed: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sampler__free(s);
+	s = NULL;
+	return 0;
+}
+
+struct child {
+	pid_t pid;
+	int gate;
+};
+
+/* A child that becomes uid (unless 0), optionally in a new network
+ * namespace, waits for the gate, then execs program "spin" SPIN_MS with
+ * environ plus env_extra (NULL: none). */
+static struct child exec_child(uid_t uid, const char *program, const char *env_extra,
+			       int new_netns)
+{
+	struct child c = {-1, -1};
+	int gate[2];
+	char ch;
+
+	assert_int_equal(pipe(gate), 0);
+	c.pid = fork();
+	assert_true(c.pid >= 0);
+	if (c.pid == 0) {
+		size_t n = 0, i;
+		char **envp;
+
+		close(gate[1]);
+		while (environ[n])
+			n++;
+		envp = calloc(n + 2, sizeof(*envp));
+		for (i = 0; envp && i < n; i++)
+			envp[i] = environ[i];
+		if (envp && env_extra)
+			envp[n] = (char *)env_extra;
+		if (!envp || (new_netns && unshare(CLONE_NEWNET)))
+			_exit(120);
+		if (uid && (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+			    setresuid(uid, uid, uid)))
+			_exit(121);
+		if (read(gate[0], &ch, 1) != 1)
+			_exit(122);
+		execve(program, (char *[]){(char *)program, "spin", SPIN_MS, NULL}, envp);
+		_exit(123);
+	}
+	close(gate[0]);
+	c.gate = gate[1];
+	return c;
+}
+
+static void run_child(struct child *c)
+{
+	int status;
+
+	assert_int_equal(write(c->gate, "g", 1), 1);
+	close(c->gate);
+	assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+struct reports {
+	struct task_event e[16];
+	int n;
+};
+
+static int keep_report(const struct task_event *e, void *ctx)
+{
+	struct reports *r = ctx;
+
+	if (r->n < 16)
+		r->e[r->n++] = *e;
+	return 0;
+}
+
+/* every report about pid within 300 ms, kinds in order */
+static int reports_of(pid_t pid, struct task_event *out, int max)
+{
+	struct reports r = {0};
+	uint64_t end = now_ns() + 300000000ull;
+	int n = 0;
+
+	do {
+		assert_int_equal(sampler_poll_task_events(s, keep_report, &r), 0);
+		usleep(5000);
+	} while (now_ns() < end);
+	for (int i = 0; i < r.n; i++)
+		if ((pid_t)r.e[i].tgid == pid && n < max)
+			out[n++] = r.e[i];
+	return n;
+}
+
+struct tally {
+	pid_t tgid;
+	uint64_t samples;     /* of tgid */
+	uint64_t exec_samples; /* of tgid after its first exec (exec_seq > 0): a
+				* sample of the child before it, in the Target
+				* already, is legitimate */
+	uint32_t target_id;   /* expected of them */
+	int wrong_target;
+};
+
+static int tally_sample(const struct sample_key *key, const struct sample_value *value,
+			const uint64_t *ips, int depth, int stack_lost, void *ctx)
+{
+	struct tally *t = ctx;
+
+	(void)ips, (void)depth, (void)stack_lost;
+	if ((pid_t)key->tgid != t->tgid)
+		return 0;
+	t->samples += value->samples;
+	if (key->exec_seq > 0)
+		t->exec_samples += value->samples;
+	if (key->target_id != t->target_id)
+		t->wrong_target++;
+	return 0;
+}
+
+static struct tally samples_of(pid_t pid, uint32_t target_id)
+{
+	struct tally t = {.tgid = pid, .target_id = target_id};
+
+	assert_int_equal(sampler_drain(s, tally_sample, &t), 0);
+	assert_int_equal(sampler_drain(s, tally_sample, &t), 0);
+	return t;
+}
+
+static int in_target(pid_t tgid)
+{
+	struct target_info info;
+	__u32 key = (__u32)tgid;
+
+	return !bpf_map_lookup_elem(sampler_targets_fd(s), &key, &info);
+}
+
+static void test_idle_until_active(void **state)
+{
+	struct sampler_counters c;
+	struct child ch;
+	struct tally t;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_false(sampler_active(s));
+	ch = exec_child(0, plain, NULL, 0);
+	assert_int_equal(sampler_add_target(s, ch.pid, 1, TARGET_UID_ANY), 0);
+	run_child(&ch);
+	sampler_read_counters(s, &c);
+	assert_int_equal(c.seen, 0);
+	assert_int_equal(samples_of(ch.pid, 1).samples, 0);
+
+	assert_int_equal(sampler_set_active(s, 1), 0);
+	assert_true(sampler_active(s));
+	ch = exec_child(0, plain, NULL, 0);
+	assert_int_equal(sampler_add_target(s, ch.pid, 1, TARGET_UID_ANY), 0);
+	run_child(&ch);
+	t = samples_of(ch.pid, 1);
+	assert_true(t.samples >= 60);
+	assert_int_equal(t.wrong_target, 0);
+
+	/* idle again: nothing more */
+	assert_int_equal(sampler_set_active(s, 0), 0);
+	sampler_read_counters(s, &c);
+	ch = exec_child(0, plain, NULL, 0);
+	assert_int_equal(sampler_add_target(s, ch.pid, 1, TARGET_UID_ANY), 0);
+	run_child(&ch);
+	assert_int_equal(samples_of(ch.pid, 1).samples, 0);
+}
+
+/* user's Target: the plain copy is sampled (its exec keeps it), the
+ * setuid-root copy leaves at its exec and is never sampled */
+static void test_setuid_exec_leaves(void **state)
+{
+	struct task_event e[4];
+	struct sampler_counters c;
+	struct child ch;
+	struct tally t;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(sampler_set_active(s, 1), 0);
+	ch = exec_child(user, plain, NULL, 0);
+	assert_int_equal(sampler_add_target(s, ch.pid, 5, user), 0);
+	run_child(&ch);
+	t = samples_of(ch.pid, 5);
+	assert_true(t.exec_samples >= 60);
+	assert_int_equal(t.wrong_target, 0);
+	assert_int_equal(reports_of(ch.pid, e, 4), 2);
+	assert_int_equal(e[0].kind, TASK_EVENT_EXEC);
+	assert_int_equal(e[0].exec_seq, 1);
+	assert_int_equal(e[1].kind, TASK_EVENT_EXIT);
+
+	ch = exec_child(user, setuid_copy, NULL, 0);
+	assert_int_equal(sampler_add_target(s, ch.pid, 5, user), 0);
+	run_child(&ch);
+	assert_int_equal(samples_of(ch.pid, 5).exec_samples, 0);
+	assert_false(in_target(ch.pid));
+	/* reported as leaving, and never as exiting */
+	assert_int_equal(reports_of(ch.pid, e, 4), 1);
+	assert_int_equal(e[0].kind, TASK_EVENT_LEFT);
+	assert_int_equal(e[0].target_id, 5);
+	sampler_read_counters(s, &c);
+	assert_int_equal(c.left, 1);
+
+	/* a root Target keeps it */
+	ch = exec_child(user, setuid_copy, NULL, 0);
+	assert_int_equal(sampler_add_target(s, ch.pid, 6, TARGET_UID_ANY), 0);
+	run_child(&ch);
+	assert_true(samples_of(ch.pid, 6).samples >= 60);
+}
+
+static void check_adoption(uid_t uid, const char *env, int new_netns, uint32_t want_target)
+{
+	struct task_event e[4];
+	struct child ch;
+	struct tally t;
+
+	ch = exec_child(uid, plain, env, new_netns);
+	run_child(&ch);
+	t = samples_of(ch.pid, want_target);
+	assert_int_equal(t.wrong_target, 0);
+	if (!want_target) {
+		assert_int_equal(t.samples, 0);
+		assert_int_equal(reports_of(ch.pid, e, 4), 0);
+		return;
+	}
+	assert_true(t.samples >= 60);
+	assert_int_equal(reports_of(ch.pid, e, 4), 2);
+	assert_int_equal(e[0].kind, TASK_EVENT_EXEC);
+	assert_int_equal(e[0].target_id, want_target);
+	assert_int_equal(e[0].exec_seq, 0);
+	assert_int_equal(e[1].kind, TASK_EVENT_EXIT);
+}
+
+static void test_token_adopts_its_owner_only(void **state)
+{
+	struct sampler_counters c;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(sampler_set_active(s, 1), 0);
+	/* no token registered: nothing adopted */
+	check_adoption(user, "NUNATAK_RUN=" TOKEN, 0, 0);
+	assert_int_equal(sampler_add_token(s, TOKEN, 11, user), 0);
+	check_adoption(user, "NUNATAK_RUN=" TOKEN, 0, 11);
+	check_adoption(other_user, "NUNATAK_RUN=" TOKEN, 0, 0);
+	check_adoption(0, "NUNATAK_RUN=" TOKEN, 0, 0);
+	check_adoption(user, "NUNATAK_RUN=" OTHER_TOKEN, 0, 0);
+	check_adoption(user, NULL, 0, 0);
+	sampler_read_counters(s, &c);
+	assert_int_equal(c.adopted, 1);
+	/* removed: no more */
+	assert_int_equal(sampler_remove_token(s, TOKEN), 0);
+	assert_int_equal(sampler_remove_token(s, TOKEN), -ENOENT);
+	check_adoption(user, "NUNATAK_RUN=" TOKEN, 0, 0);
+}
+
+static void test_token_netns_only(void **state)
+{
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(sampler_set_active(s, 1), 0);
+	assert_int_equal(sampler_add_token(s, TOKEN, 12, TARGET_UID_ANY), 0);
+	check_adoption(0, "NUNATAK_RUN=" TOKEN, 1, 12); /* any namespace */
+	assert_int_equal(sampler_set_netns_only(s, 1), 0);
+	check_adoption(0, "NUNATAK_RUN=" TOKEN, 1, 0);
+	check_adoption(0, "NUNATAK_RUN=" TOKEN, 0, 12);
+}
+
+static void test_token_checks_and_remove_target(void **state)
+{
+	struct child a, b;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(sampler_add_token(s, "5A17C0FFEE5A17C0FFEE5A17C0FFEE00", 1, 0), -EINVAL);
+	assert_int_equal(sampler_add_token(s, "5a17c0ffee", 1, 0), -EINVAL);
+	assert_int_equal(sampler_add_token(s, TOKEN "0", 1, 0), -EINVAL);
+	assert_int_equal(sampler_add_token(s, "5a17c0ffee5a17c0ffee5a17c0ffee0g", 1, 0), -EINVAL);
+	assert_int_equal(sampler_add_token(s, NULL, 1, 0), -EINVAL);
+	assert_int_equal(sampler_add_token(s, TOKEN, 3, user), 0);
+	assert_int_equal(sampler_add_token(s, TOKEN, 4, user), -EEXIST);
+	assert_int_equal(sampler_add_token(s, OTHER_TOKEN, 4, user), 0);
+	assert_int_equal(sampler_add_target(s, 0, 3, user), -EINVAL);
+
+	a = exec_child(0, plain, NULL, 0);
+	b = exec_child(0, plain, NULL, 0);
+	assert_int_equal(sampler_add_target(s, a.pid, 3, user), 0);
+	assert_int_equal(sampler_add_target(s, b.pid, 4, user), 0);
+	assert_int_equal(sampler_remove_target(s, 3), 0);
+	assert_false(in_target(a.pid));
+	assert_true(in_target(b.pid));
+	/* its token went with it, the other Target's did not */
+	assert_int_equal(sampler_remove_token(s, TOKEN), -ENOENT);
+	assert_int_equal(sampler_remove_token(s, OTHER_TOKEN), 0);
+	run_child(&a);
+	run_child(&b);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_idle_until_active, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_setuid_exec_leaves, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_token_adopts_its_owner_only, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_token_netns_only, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_token_checks_and_remove_target, setup, teardown),
+	};
+
+	if (argc == 3 && !strcmp(argv[1], "spin")) { /* the exec'd workload */
+		spin(atoi(argv[2]));
+		_exit(0);
+	}
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

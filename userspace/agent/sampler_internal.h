@@ -1,0 +1,34 @@
+/* sampler_internal — the sampler's state, shared by sampler.c (loading,
+ * sampling events, draining) and sampler_targets.c (the Target set and
+ * the Run tokens). Not for other modules: they use sampler.h. */
+#ifndef NUNATAK_AGENT_SAMPLER_INTERNAL_H
+#define NUNATAK_AGENT_SAMPLER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "userspace/agent/sampler.h"
+#include "bpf/sample.skel.h"
+#include "bpf/task.skel.h"
+
+struct sampler {
+	struct task_bpf *task;
+	struct sample_bpf *sample;
+	struct ring_buffer *task_events;
+	int ncpu;
+	int *perf_fds;
+	struct bpf_link **links;
+	int n_events;
+	int active;          /* the sampling events are enabled */
+	uint32_t n_tokens;   /* entries of the tokens map (task.bpf.c's token_count) */
+
+	sampler_task_event_fn task_event_fn;
+	void *task_event_ctx;
+	/* scratch for draining */
+	struct sample_key *keys;
+	size_t cap_keys;
+	uint64_t drain_lost;    /* samples a failed drain did not hand over */
+	uint64_t flip_timeouts; /* drains that did not see the old map quiet */
+};
+
+#endif

@@ -1,0 +1,54 @@
+/* config_internal — what config.c and config_service.c share: the keys of
+ * the [service] table and the position-stamped error of every refusal.
+ * Not for other modules: they use config.h. */
+#ifndef NUNATAK_CONFIG_INTERNAL_H
+#define NUNATAK_CONFIG_INTERNAL_H
+
+#include <stddef.h>
+
+#include "userspace/config/config.h"
+#include "userspace/config/toml.h"
+
+enum service_key {
+	SERVICE_AGGREGATORS,
+	SERVICE_LISTEN,
+	SERVICE_AGENT_SOCKET,
+	SERVICE_NODE,
+	SERVICE_SECRET_KEY,
+	SERVICE_AGGREGATOR_PUBLIC_KEY,
+	SERVICE_ALLOWED_AGENTS,
+	SERVICE_SPOOL_DIR,
+	SERVICE_STATE_DIR,
+	SERVICE_RUNS_DIR,
+	SERVICE_SPOOL_MAX_BYTES,
+	SERVICE_NETNS_ONLY,
+	SERVICE_KEY_COUNT,
+};
+
+/* What one file says about [service], checked, waiting to be applied. */
+struct service_file {
+	int present; /* the file has a [service] table or a service.* key */
+	const struct toml_value *value[SERVICE_KEY_COUNT];
+};
+
+/* "file:line:column: message" into @err; returns @ret. */
+__attribute__((format(printf, 7, 8))) int config_error_at(char *err, size_t errlen,
+							 const char *file, unsigned line,
+							 unsigned col, int ret, const char *fmt,
+							 ...);
+
+/* 1 when @entry is not "service" or under it (not ours); 0 when checked
+ * and kept in @sf; -EINVAL with the position in @err (a wrong type, value
+ * or unknown key; any service entry when !@allowed: a project file). */
+int service_check_entry(const struct toml_entry *entry, const char *file, int allowed,
+			struct service_file *sf, char *err, size_t errlen);
+/* The checks between keys of one file, after all its entries. 0 or -EINVAL. */
+int service_check_file(const struct service_file *sf, const char *file, char *err,
+		       size_t errlen);
+/* Sets what @sf holds over @svc. 0 or -ENOMEM. */
+int service_apply(struct service_config *svc, const struct service_file *sf);
+
+void service_init(struct service_config *svc);
+void service_release(struct service_config *svc);
+
+#endif
