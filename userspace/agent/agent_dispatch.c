@@ -104,6 +104,17 @@ static void agent_target_spool_all(struct agent_target *t)
 	}
 }
 
+/* No Ack for AGENT_RESEND_MS since the first attempt of the Batch in
+ * flight, which is in memory: the memory queue goes to the spool. */
+static int agent_target_spool_due(struct agent_target *t, long long now)
+{
+	struct queued_batch *head = publish_queue_head(t->queue);
+
+	return t->a->spool && t->inflight_valid && !t->inflight_from_spool &&
+	       t->inflight_first_ms && now - t->inflight_first_ms >= AGENT_RESEND_MS && head &&
+	       head->seq == t->inflight_seq && !head->last;
+}
+
 static void agent_target_send(struct agent_target *t, long long now)
 {
 	struct agent *a = t->a;
@@ -114,6 +125,8 @@ static void agent_target_send(struct agent_target *t, long long now)
 
 	if (t->state != TARGET_ACTIVE && t->state != TARGET_ENDING)
 		return;
+	if (agent_target_spool_due(t, now))
+		agent_target_spool_all(t); /* the one in flight is resent from there */
 	if (now < t->retry_ms)
 		return;
 	err = agent_target_head(t, &buf, &len, &seq, &from_spool);
@@ -123,20 +136,18 @@ static void agent_target_send(struct agent_target *t, long long now)
 	}
 	if (err)
 		return;
+	t->inflight_from_spool = from_spool;
 	if (!t->inflight_valid || t->inflight_seq != seq) {
 		t->inflight_valid = 1;
 		t->inflight_seq = seq;
 		t->inflight_sent_ms = t->inflight_first_ms = 0;
 	}
-	if (a->spool && !from_spool && t->inflight_first_ms &&
-	    now - t->inflight_first_ms >= AGENT_RESEND_MS && publish_queue_length(t->queue) &&
-	    !publish_queue_head(t->queue)->last) {
-		agent_target_spool_all(t);
+	if (t->inflight_sent_ms && now - t->inflight_sent_ms < AGENT_RESEND_MS) {
 		free(buf);
-		return; /* sent from the spool at the next round */
+		return;
 	}
-	if ((t->inflight_sent_ms && now - t->inflight_sent_ms < AGENT_RESEND_MS) ||
-	    agent_seq_busy(a, t, seq)) {
+	if (agent_seq_busy(a, t, seq)) {
+		t->retry_ms = now + AGENT_RETRY_MS;
 		free(buf);
 		return;
 	}
@@ -306,7 +317,7 @@ static void timer_min(long long *next, long long t)
 		*next = t;
 }
 
-static long long agent_target_timer(const struct agent_target *t)
+static long long agent_target_timer(struct agent_target *t)
 {
 	long long next = -1;
 
@@ -316,14 +327,12 @@ static long long agent_target_timer(const struct agent_target *t)
 		timer_min(&next, t->deadline_ms);
 	if (t->state == TARGET_ENDING && !t->last_queued)
 		timer_min(&next, t->flush_deadline_ms);
-	if (t->retry_ms)
-		timer_min(&next, t->retry_ms);
+	if (t->inflight_valid && !t->inflight_sent_ms) /* the socket refused it */
+		timer_min(&next, t->retry_ms ? t->retry_ms : 1);
 	if (t->inflight_valid && t->inflight_sent_ms)
 		timer_min(&next, t->inflight_sent_ms + AGENT_RESEND_MS);
-	if (t->inflight_valid && t->inflight_first_ms)
+	if (agent_target_spool_due(t, t->inflight_first_ms + AGENT_RESEND_MS))
 		timer_min(&next, t->inflight_first_ms + AGENT_RESEND_MS);
-	if (t->inflight_valid && !t->inflight_sent_ms)
-		timer_min(&next, t->retry_ms ? t->retry_ms : 1);
 	if (t->control_action && !t->control_sent_ms)
 		timer_min(&next, clock_monotonic_ms() + AGENT_RETRY_MS);
 	return next;
@@ -332,7 +341,7 @@ static long long agent_target_timer(const struct agent_target *t)
 int agent_timeout_ms(const struct agent *a)
 {
 	long long now = clock_monotonic_ms(), next = -1;
-	const struct agent_target *t;
+	struct agent_target *t;
 	size_t i;
 
 	if (agent_any_readable(a))

@@ -92,7 +92,7 @@ struct agent_target {
 	uint64_t seq;
 	int spooling; /* Batches go to the spool until its entries of this Target are replayed */
 	/* the Batch in flight: the oldest spooled one of t, else its queue's head */
-	int inflight_valid;
+	int inflight_valid, inflight_from_spool;
 	uint64_t inflight_seq;
 	long long inflight_sent_ms;  /* last send; 0 not sent (yet: the socket refused) */
 	long long inflight_first_ms; /* first attempt: no Ack since then */
