@@ -68,12 +68,40 @@ static int start_aggregator(struct node_service *ns, char *err, size_t errlen)
 	return 0;
 }
 
-/* the Aggregators the Agent publishes to: its own (the only case until
- * [service].aggregators exists) */
-static int choose_endpoints(struct node_service *ns, char *err, size_t errlen)
+/* the configured Aggregators, with the CURVE keys to reach them */
+static int configured_endpoints(struct node_service *ns, const struct service_config *sc,
+				char *err, size_t errlen)
 {
-	int e = start_aggregator(ns, err, errlen);
+	size_t i;
+	int e;
 
+	ns->endpoints = calloc(sc->n_aggregators, sizeof(*ns->endpoints));
+	if (!ns->endpoints)
+		goto nomem;
+	for (i = 0; i < sc->n_aggregators; i++, ns->n_endpoints++)
+		if (!(ns->endpoints[i] = strdup(sc->aggregators[i])))
+			goto nomem;
+	if (!sc->secret_key)
+		return 0;
+	e = curve_load_keypair(sc->secret_key, &ns->kp, err, errlen);
+	if (!e)
+		e = curve_load_public(sc->aggregator_public_key, ns->server_public, err, errlen);
+	ns->curve = !e;
+	return e;
+nomem:
+	snprintf(err, errlen, "cannot start the node service: %s", strerror(ENOMEM));
+	return -ENOMEM;
+}
+
+/* The Aggregators the Agent publishes to: those of [service], else its own. */
+static int choose_endpoints(struct node_service *ns, const struct service_config *sc, char *err,
+			    size_t errlen)
+{
+	int e;
+
+	if (sc && sc->n_aggregators)
+		return configured_endpoints(ns, sc, err, errlen);
+	e = start_aggregator(ns, err, errlen);
 	if (e)
 		return e;
 	ns->endpoints = calloc(1, sizeof(*ns->endpoints));
@@ -85,13 +113,24 @@ static int choose_endpoints(struct node_service *ns, char *err, size_t errlen)
 	return 0;
 }
 
-static int start_agent(struct node_service *ns, char *err, size_t errlen)
+static int start_agent(struct node_service *ns, const struct service_config *sc, char *err,
+		       size_t errlen)
 {
 	struct agent_opts ao = { .node = ns->node, .zmq_ctx = ns->zctx,
 				 .endpoints = (const char *const *)ns->endpoints,
 				 .n_endpoints = ns->n_endpoints, .frequency = ns->frequency };
 	char why[1024] = "";
 
+	if (ns->curve) {
+		ao.curve_self = &ns->kp;
+		ao.curve_server_public = ns->server_public;
+	}
+	if (sc && sc->spool_dir && sc->spool_max_bytes) {
+		ao.spool_dir = sc->spool_dir;
+		ao.spool_cap_bytes = sc->spool_max_bytes;
+	}
+	if (sc)
+		ao.netns_only = sc->netns_only;
 	ns->agent = agent__new(&ao, why, sizeof(why));
 	if (!ns->agent) {
 		int e = -errno;
@@ -156,6 +195,8 @@ struct node_service *node_service__new(const struct node_service_opts *o, char *
 	ns->frequency = o->cfg ? o->cfg->sampling_frequency : CONFIG_DEFAULT_SAMPLING_FREQUENCY;
 	if (o->node)
 		snprintf(ns->node, sizeof(ns->node), "%s", o->node);
+	else if (o->service && o->service->node)
+		snprintf(ns->node, sizeof(ns->node), "%s", o->service->node);
 	else if (gethostname(ns->node, sizeof(ns->node) - 1))
 		strcpy(ns->node, "localhost");
 	ns->zctx = o->zmq_ctx;
@@ -169,9 +210,9 @@ struct node_service *node_service__new(const struct node_service_opts *o, char *
 			 zmq_strerror(zmq_errno()));
 		goto fail;
 	}
-	e = choose_endpoints(ns, err, errlen);
+	e = choose_endpoints(ns, o->service, err, errlen);
 	if (!e)
-		e = start_agent(ns, err, errlen);
+		e = start_agent(ns, o->service, err, errlen);
 	if (!e)
 		e = open_descriptors(ns, o, err, errlen);
 	if (e)
@@ -460,6 +501,7 @@ void node_service__free(struct node_service *ns)
 	for (i = 0; i < ns->n_endpoints; i++)
 		free(ns->endpoints[i]);
 	free(ns->endpoints);
+	curve_keypair_wipe(&ns->kp);
 	if (ns->listen_fd >= 0) {
 		close(ns->listen_fd);
 		unlink(ns->control_path);

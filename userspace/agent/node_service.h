@@ -39,6 +39,7 @@
 
 struct config;
 struct node_service;
+struct service_config;
 
 /* how long node_service_run() gives the Runs still open at a stop */
 #define NODE_SERVICE_STOP_WAIT_MS 15000
@@ -46,7 +47,10 @@ struct node_service;
 struct node_service_opts {
 	const char *node;	   /* NULL: the host name */
 	const char *control_path;  /* NULL: no listening socket (embedded) */
-	const struct config *cfg;  /* sampling frequency (and [service]); NULL: defaults */
+	const struct config *cfg;  /* sampling frequency; NULL: defaults */
+	/* nunatakd's [service]: aggregators (none: one of its own), CURVE keys,
+	 * spool, netns_only. NULL (embedded): its own Aggregator, no spool */
+	const struct service_config *service;
 	void *zmq_ctx;		   /* NULL: one of its own */
 	int signal_fd;		   /* a signalfd whose INT/TERM stop the service; -1 none */
 	int quiet;		   /* 1: Degradations and Runs are not logged (embedded) */

@@ -10,6 +10,7 @@
 
 #include "userspace/agent/node_service.h"
 #include "userspace/control/control_server.h"
+#include "userspace/wire/curve.h"
 
 /* lingering processes are looked at this often */
 #define NS_LINGER_POLL_MS 50
@@ -59,6 +60,9 @@ struct node_service {
 	char agg_endpoint[80];
 	char **endpoints; /* the Aggregators the Agent publishes to */
 	size_t n_endpoints;
+	int curve; /* kp and server_public are set: CURVE to the Aggregators */
+	struct curve_keypair kp;
+	char server_public[CURVE_KEY_Z85_LEN + 1];
 	char node[256];
 	long frequency;
 	int epfd, listen_fd, stop_fd, signal_fd, quiet;

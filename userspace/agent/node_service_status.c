@@ -43,7 +43,9 @@ static json_t *aggregator_status(struct node_service *ns, const char *endpoint,
 	json_t *st;
 	int e;
 
-	e = aggregator_request(ns->zctx, endpoint, NUNATAK__WIRE__CONTROL__ACTION__STATUS, "", "{}",
+	e = aggregator_request(ns->zctx, endpoint, ns->curve ? &ns->kp : NULL,
+			       ns->curve ? ns->server_public : NULL,
+			       NUNATAK__WIRE__CONTROL__ACTION__STATUS, "", "{}",
 			       STATUS_TIMEOUT_MS, &ack, err, sizeof(err));
 	st = !e && ack ? json_loads(ack, 0, NULL) : NULL;
 	free(ack);

@@ -410,7 +410,7 @@ static int run_prepare(struct run *r)
 	if (run_make_token(r))
 		return EXIT_NUNATAK_FAILED;
 	run_iso_time(r->start, sizeof(r->start));
-	daemon = !run_backend_daemon(&r->b, NULL);
+	daemon = !run_backend_daemon(&r->b, r->cfg.service.agent_socket);
 	e = run_fork_application(r);
 	if (!e)
 		e = run_start(r, daemon);

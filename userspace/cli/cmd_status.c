@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "userspace/cli/cli.h"
+#include "userspace/config/config.h"
 #include "userspace/control/control.h"
 #include "userspace/control/control_client.h"
 #include "userspace/launch/launch.h"
@@ -149,17 +150,13 @@ static int show(json_t *reply, const char *path)
 	return fflush(stdout) ? 1 : 0;
 }
 
-int cmd_status(int argc, char **argv)
+/* the status from the service at path: 0 and *reply, or 1 (said) */
+static int ask_status(const char *path, json_t **reply)
 {
-	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
-	const char *path = control_socket_path(NULL);
-	json_t *req, *reply = NULL;
 	char err[1024];
-	int fd, e, rc;
+	json_t *req;
+	int fd, e;
 
-	memset(&env, 0, sizeof(env));
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
-		return EXIT_NUNATAK_FAILED;
 	e = control_connect(path, &fd, err, sizeof(err));
 	if (e == -ENOENT || e == -ECONNREFUSED) {
 		fprintf(stderr, "nunatak: no node service runs here (%s%s%s): start nunatakd as "
@@ -174,19 +171,42 @@ int cmd_status(int argc, char **argv)
 		return 1;
 	}
 	req = json_pack("{s:s}", "request", CONTROL_STATUS);
-	e = req ? control_request(fd, req, &reply, STATUS_TIMEOUT_MS, NULL, err, sizeof(err))
+	e = req ? control_request(fd, req, reply, STATUS_TIMEOUT_MS, NULL, err, sizeof(err))
 		: -ENOMEM;
 	json_decref(req);
 	close(fd);
 	if (!e)
-		e = control_reply_status(reply, err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "nunatak: the node service at '%s' gave no status: %s\n", path,
-			e == -ENOMEM ? strerror(ENOMEM) : err);
-		json_decref(reply);
-		return 1;
+		e = control_reply_status(*reply, err, sizeof(err));
+	if (!e)
+		return 0;
+	fprintf(stderr, "nunatak: the node service at '%s' gave no status: %s\n", path,
+		e == -ENOMEM ? strerror(ENOMEM) : err);
+	json_decref(*reply);
+	*reply = NULL;
+	return 1;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	json_t *reply = NULL;
+	const char *path;
+	struct config cfg;
+	int rc;
+
+	memset(&env, 0, sizeof(env));
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_NUNATAK_FAILED;
+	config_init(&cfg);
+	if (cli_load_config(&cfg)) {
+		config_release(&cfg);
+		return EXIT_NUNATAK_FAILED;
 	}
-	rc = show(reply, path);
+	path = control_socket_path(cfg.service.agent_socket);
+	rc = ask_status(path, &reply);
+	if (!rc)
+		rc = show(reply, path);
 	json_decref(reply);
+	config_release(&cfg);
 	return rc;
 }

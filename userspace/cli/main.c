@@ -14,6 +14,7 @@ static const struct {
 	{ "run", cmd_run, "profile a command and everything it starts, write a Run" },
 	{ "summary", cmd_summary, "print the summary of a Run again" },
 	{ "status", cmd_status, "show the local node service (nunatakd) and its aggregators" },
+	{ "keygen", cmd_keygen, "make a CURVE key pair for the service (DIR NAME)" },
 };
 
 static void usage(FILE *out)

@@ -9,6 +9,7 @@
 
 #include "userspace/control/aggregator_request.h"
 #include "userspace/log/clock.h"
+#include "userspace/wire/curve.h"
 #include "userspace/wire/wire.h"
 
 /* 1 when the answer is there, 0 when the wait ended without it
@@ -38,7 +39,8 @@ static int wait_answer(void *socket, int timeout_ms, int *e, char *err, size_t e
 	}
 }
 
-int aggregator_request(void *zmq_ctx, const char *endpoint, int action, const char *run_id,
+int aggregator_request(void *zmq_ctx, const char *endpoint, const struct curve_keypair *kp,
+		       const char *server_public, int action, const char *run_id,
 		       const char *json, int timeout_ms, char **ack_json, char *err,
 		       size_t errlen)
 {
@@ -55,6 +57,10 @@ int aggregator_request(void *zmq_ctx, const char *endpoint, int action, const ch
 		return -zmq_errno();
 	}
 	zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof(linger));
+	if (kp && (e = curve_client_setup(socket, kp, server_public))) {
+		snprintf(err, errlen, "cannot set up CURVE to the aggregator: %s", strerror(-e));
+		goto out;
+	}
 	if (zmq_connect(socket, endpoint)) {
 		e = -zmq_errno();
 		snprintf(err, errlen, "cannot reach the aggregator at '%s': %s", endpoint,

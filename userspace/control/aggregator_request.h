@@ -10,11 +10,16 @@
 
 #include <stddef.h>
 
-/* action: NUNATAK__WIRE__CONTROL__ACTION__*. Waits at most timeout_ms.
+struct curve_keypair;
+
+/* action: NUNATAK__WIRE__CONTROL__ACTION__*. kp and server_public (the
+ * Aggregator's key, Z85): CURVE on the socket; both NULL: none. Waits at
+ * most timeout_ms.
  * 0 and *ack_json (the Ack's json, malloc'd, NULL when it had none; the
  * caller frees), -ETIMEDOUT, -EPROTO (an Error reply; err holds its
  * message), -errno. err always says what failed. */
-int aggregator_request(void *zmq_ctx, const char *endpoint, int action, const char *run_id,
+int aggregator_request(void *zmq_ctx, const char *endpoint, const struct curve_keypair *kp,
+		       const char *server_public, int action, const char *run_id,
 		       const char *json, int timeout_ms, char **ack_json, char *err,
 		       size_t errlen);
 

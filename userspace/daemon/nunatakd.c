@@ -27,7 +27,7 @@
 static struct {
 	const char *config, *node, *socket;
 	int verbose;
-} env = { .config = CONFIG_SITE_PATH };
+} env;
 
 static const char doc[] =
 	"The nunatak node service: observes, for any user, the processes they own and\n"
@@ -48,8 +48,10 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{ "config", 'c', "FILE", 0, "Site configuration (default " CONFIG_SITE_PATH ")", 0 },
-	{ "node", 'N', "NAME", 0, "This node's name in Runs (default: the host name)", 0 },
-	{ "socket", 's', "PATH", 0, "Control socket (default " CONTROL_SOCKET_DEFAULT ")", 0 },
+	{ "node", 'N', "NAME", 0, "This node's name in Runs (default: [service] node, else the "
+	  "host name)", 0 },
+	{ "socket", 's', "PATH", 0,
+	  "Control socket (default: [service] agent_socket, else " CONTROL_SOCKET_DEFAULT ")", 0 },
 	{ "verbose", 'v', NULL, 0, "Log every Run started and finalized", 0 },
 	{},
 };
@@ -131,15 +133,9 @@ static int open_signals(void)
 static int load_config(struct config *cfg)
 {
 	char err[1024];
-	int e;
 
-	e = config_load_file(cfg, env.config, err, sizeof(err));
-	if (e == -ENOENT && !strcmp(env.config, CONFIG_SITE_PATH))
-		return 0; /* no site file: the defaults */
-	if (e) {
-		fprintf(stderr, "nunatakd: %s\n", e == -ENOENT ? strerror(ENOENT) : err);
-		if (e == -ENOENT)
-			fprintf(stderr, "nunatakd: no configuration '%s'\n", env.config);
+	if (config_load_daemon(cfg, env.config, err, sizeof(err))) {
+		fprintf(stderr, "nunatakd: %s\n", err);
 		return -1;
 	}
 	return 0;
@@ -166,11 +162,11 @@ int main(int argc, char **argv)
 	config_init(&cfg);
 	if (load_config(&cfg))
 		goto out;
-	o.control_path = control_socket_path(env.socket);
-	if (env.socket)
-		o.control_path = env.socket;
+	o.control_path = env.socket ? env.socket
+		       : cfg.service.agent_socket ? cfg.service.agent_socket : CONTROL_SOCKET_DEFAULT;
 	o.node = env.node;
 	o.cfg = &cfg;
+	o.service = &cfg.service;
 	if (socket_directory(o.control_path))
 		goto out;
 	o.signal_fd = open_signals();
