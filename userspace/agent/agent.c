@@ -122,8 +122,7 @@ struct agent_target *agent_target_by_id(struct agent *a, uint32_t id)
 }
 
 /* The Target of a process: what its reports said, else the kernel's
- * Target set (a forked child nothing was reported of yet).
- * TODO(bpf): samples carry sample_key.target_id once bpf lands it. */
+ * Target set (a forked child nothing was reported of yet). */
 struct agent_target *agent_target_of_tgid(struct agent *a, pid_t tgid)
 {
 	struct process_info *pi = agent_process_info(a, tgid, 0);
@@ -213,8 +212,11 @@ static void agent_start_sampling(struct agent *a)
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	agent_start_mpi(a);
 	a->hw = hardware_counters__new();
-	a->active = 1; /* sampler__new enables them: off until a Target exists */
-	agent_update_active(a);
+	a->active = 0; /* sampler__new opens them disabled: on with the first Target */
+	if (a->opts.netns_only && sampler_set_netns_only(a->sampler, 1))
+		agent_add_node_degradation(a, "netns-only-unavailable",
+					   "cannot restrict token adoption to this network namespace",
+					   "report it: the BPF token map refused the setting");
 }
 
 /* nonzero, never reused: the wall clock in ns XOR 64 random bits */
@@ -354,9 +356,9 @@ void agent_update_active(struct agent *a)
 		want = t->state != TARGET_DONE;
 	if (!a->sampler || want == a->active)
 		return;
-	/* TODO(bpf): sampler_set_active(a->sampler, want) once it lands; until
-	 * then the perf events stay enabled and a sample outside every
-	 * Target costs one map lookup */
+	if (sampler_set_active(a->sampler, want))
+		pr_warn("cannot %s the sampling perf events: %s", want ? "enable" : "disable",
+			strerror(errno));
 	a->active = want;
 }
 
@@ -369,15 +371,22 @@ int agent_sampler_add_target(struct agent *a, pid_t tgid, struct agent_target *t
 	pi = agent_process_info(a, tgid, 1);
 	if (pi)
 		pi->target_id = t->id;
-	/* TODO(bpf): sampler_add_target(s, tgid, id, uid) with the owner's uid */
-	return sampler_add_target(a->sampler, tgid, t->id);
+	return sampler_add_target(a->sampler, tgid, t->id, agent_target_uid(t));
 }
 
 void agent_sampler_remove_target(struct agent *a, struct agent_target *t)
 {
+	int err;
+
 	if (!a->sampler)
 		return;
-	/* TODO(bpf): sampler_remove_target(a->sampler, t->id), and
-	 * sampler_remove_token(a->sampler, t->token) when t->token[0] */
-	(void)t;
+	err = sampler_remove_target(a->sampler, t->id); /* its tokens too */
+	if (err)
+		pr_warn("run %s: its processes could not all leave the kernel's Target set: %s",
+			t->run_id, strerror(-err));
+}
+
+uint32_t agent_target_uid(const struct agent_target *t)
+{
+	return t->uid ? (uint32_t)t->uid : TARGET_UID_ANY;
 }

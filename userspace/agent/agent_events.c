@@ -30,6 +30,33 @@ static int agent_keep_exit(struct agent_target *t, const struct task_event *e)
 	return 0;
 }
 
+/* A process out of its Target: exited, or left at a setuid exec (no
+ * exit report will come): its counters and mappings go. */
+static void agent_forget_process(struct agent *a, pid_t tgid)
+{
+	uint64_t c, i;
+	const char *why;
+
+	if (a->hw)
+		hardware_counters_finish(a->hw, tgid, &c, &i, &why);
+	/* TODO(bpf): mpi_probes_process_exit(a->mpi, tgid) once it lands */
+	module_table_exit(a->modules, tgid);
+}
+
+static void agent_on_exec(struct agent *a, struct process_info *pi, struct agent_target *t,
+			  const struct task_event *e)
+{
+	/* the first the Agent hears of a process a Run token adopted */
+	if (t && !module_table_has_process(a->modules, e->tgid))
+		module_table_load_proc(a->modules, e->tgid, 0);
+	/* the environment names the rank; none is no rank, never 0 */
+	if (pi && rank_identity_read(e->tgid, &pi->identity))
+		pi->identity.has_rank = 0;
+	if (a->hw && t)
+		hardware_counters_start(a->hw, e->tgid);
+	/* TODO(bpf): mpi_probes_process_exec(a->mpi, e->tgid) once it lands */
+}
+
 static int agent_on_task_event(const struct task_event *e, void *ctx)
 {
 	struct agent *a = ctx;
@@ -38,31 +65,26 @@ static int agent_on_task_event(const struct task_event *e, void *ctx)
 
 	if (pi && e->target_id)
 		pi->target_id = e->target_id;
-	t = agent_target_of_tgid(a, e->tgid);
-	if (e->kind == TASK_EVENT_EXEC) {
-		/* the environment names the rank; none is no rank, never 0 */
-		if (pi && rank_identity_read(e->tgid, &pi->identity))
-			pi->identity.has_rank = 0;
-		if (a->hw && t)
-			hardware_counters_start(a->hw, e->tgid);
-		/* TODO(bpf): mpi_probes_process_exec(a->mpi, e->tgid) once it lands */
+	t = e->target_id ? agent_target_by_id(a, e->target_id) : agent_target_of_tgid(a, e->tgid);
+	switch (e->kind) {
+	case TASK_EVENT_EXEC:
+		agent_on_exec(a, pi, t, e);
+		return 0;
+	case TASK_EVENT_LEFT:
+		agent_forget_process(a, e->tgid);
+		return 0;
+	case TASK_EVENT_EXIT:
+		break;
+	default:
 		return 0;
 	}
-	if (e->kind != TASK_EVENT_EXIT)
-		return 0; /* TODO(bpf): TASK_EVENT_LEFT: the process left its Target */
 	if (pi)
 		pi->exit_ns = e->time_ns;
-	/* TODO(bpf): mpi_probes_process_exit(a->mpi, e->tgid) once it lands */
-	if (!t) {
-		if (a->hw) { /* a Target that ended: its process' counters go */
-			uint64_t c, i;
-			const char *why;
-
-			hardware_counters_finish(a->hw, e->tgid, &c, &i, &why);
-		}
-		module_table_exit(a->modules, e->tgid);
+	if (!t) { /* of a Target that ended */
+		agent_forget_process(a, e->tgid);
 		return 0;
 	}
+	/* TODO(bpf): mpi_probes_process_exit(a->mpi, e->tgid) once it lands */
 	return agent_keep_exit(t, e);
 }
 
@@ -124,7 +146,7 @@ static int agent_keep_sample(const struct sample_key *key, const struct sample_v
 			     const uint64_t *ips, int depth, int stack_lost, void *ctx)
 {
 	struct agent *a = ctx;
-	struct agent_target *t = agent_target_of_tgid(a, (pid_t)key->tgid);
+	struct agent_target *t = agent_target_by_id(a, key->target_id);
 	struct drained_sample *ds;
 
 	if (!t)

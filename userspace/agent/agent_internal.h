@@ -169,6 +169,8 @@ int agent_drain_all(struct agent *a);
 void agent_update_active(struct agent *a);
 int agent_sampler_add_target(struct agent *a, pid_t tgid, struct agent_target *t);
 void agent_sampler_remove_target(struct agent *a, struct agent_target *t);
+/* the owner's uid as BPF wants it (TARGET_UID_ANY for a root Target) */
+uint32_t agent_target_uid(const struct agent_target *t);
 
 /* agent_publish.c */
 /* Builds t's next Batch from what was drained for it and queues it (or

@@ -190,6 +190,10 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
 					       since(c.drop_events, o->s.drop_events));
 	err = err ?: batch_builder_add_counter(b, "process_totals_partial",
 					       since(c.drop_totals, o->s.drop_totals));
+	err = err ?: batch_builder_add_counter(b, "samples_skipped_credentials",
+					       since(c.skipped_credentials, o->s.skipped_credentials));
+	err = err ?: batch_builder_add_counter(b, "processes_adopted", since(c.adopted, o->s.adopted));
+	err = err ?: batch_builder_add_counter(b, "processes_left", since(c.left, o->s.left));
 	err = err ?: batch_builder_add_counter(b, "mapping_records_lost",
 					       since(sideband_lost(a->sideband), o->mapping_lost));
 	if (a->mpi) {

@@ -7,7 +7,8 @@
  * (START, FINALIZE) answers that Control (that Target has no Batch in
  * flight then); any other Ack names a Batch by (run_id, incarnation,
  * seq). An Error without seq answers the Control in flight; with a seq it
- * names a Batch by (incarnation, seq), which is unique on the connection:
+ * names a Batch by (run_id when the Aggregator gives it, incarnation,
+ * seq), which is unique on the connection even without run_id:
  * agent_dispatch.c never has two Batches with the same (incarnation, seq)
  * in flight on one connection.
  */
@@ -316,7 +317,8 @@ static void agent_on_error(struct agent *a, struct agent_conn *c, const Nunatak_
 			pr_warn("aggregator '%s': %s", c->endpoint, e->message ? e->message : "");
 		return;
 	}
-	if (c->orphan_in_flight && c->orphan_incarnation == inc && c->orphan_seq == e->seq) {
+	if (c->orphan_in_flight && c->orphan_incarnation == inc && c->orphan_seq == e->seq &&
+	    (!e->run_id || !strcmp(e->run_id, c->orphan_run_id))) {
 		if (agent_on_spooled_error(a, NULL, c->orphan_run_id, e) ||
 		    !wire_storage_error_transient(e->has_code ? e->code : 0))
 			c->orphan_in_flight = 0;
@@ -326,7 +328,7 @@ static void agent_on_error(struct agent *a, struct agent_conn *c, const Nunatak_
 		return;
 	for (t = a->targets; t; t = t->next) {
 		if (&a->conns[t->conn] != c || t->state == TARGET_DONE || !t->inflight_valid ||
-		    t->inflight_seq != e->seq)
+		    t->inflight_seq != e->seq || (e->run_id && strcmp(e->run_id, t->run_id)))
 			continue;
 		r = publish_queue_error(t->queue, e);
 		if (r == 0 && a->spool)

@@ -170,8 +170,15 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 		return -ENOMEM;
 	t->done = done;
 	t->done_ctx = ctx;
-	/* TODO(bpf): sampler_add_token(a->sampler, t->token, t->id, uid) when
-	 * t->token[0], once it lands (and sampler_set_netns_only at start) */
+	if (t->token[0] && a->sampler) {
+		int err = sampler_add_token(a->sampler, t->token, t->id, agent_target_uid(t));
+
+		if (err) {
+			a->targets = t->next;
+			agent_target_free(t);
+			return err;
+		}
+	}
 	agent_probe_mpi(a, o->target_exe);
 	agent_update_active(a);
 	if (!o->start_json) {
