@@ -36,9 +36,9 @@
 #include "userspace/agent/agent.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_backend.h"
-#include "userspace/cli/run_dir.h"
+#include "userspace/aggregator/run_dir.h"
 #include "userspace/cli/run_facts.h"
-#include "userspace/cli/run_manifest.h"
+#include "userspace/aggregator/run_manifest.h" /* run_iso_time */
 #include "userspace/cli/run_observe.h"
 #include "userspace/cli/run_options.h"
 #include "userspace/config/config.h"
