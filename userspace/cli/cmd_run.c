@@ -325,6 +325,21 @@ static int announce(const json_t *degradations)
 	return 0;
 }
 
+/* The Run's directory as the user named its runs directory (relative
+ * stays relative, as `Run: DIR` always said): the node service names it
+ * from /, under r->runs_dir. */
+static void run_set_dir(struct run *r, const char *dir)
+{
+	size_t n = strlen(r->runs_dir);
+
+	if (!dir || !dir[0])
+		return;
+	if (r->cfg.runs_dir[0] != '/' && !strncmp(dir, r->runs_dir, n) && dir[n] == '/')
+		snprintf(r->run_dir, sizeof(r->run_dir), "%s%s", r->cfg.runs_dir, dir + n);
+	else
+		snprintf(r->run_dir, sizeof(r->run_dir), "%s", dir);
+}
+
 /* The Run started: its id and directory; what is missing said. */
 static void run_started(struct run *r, const json_t *reply)
 {
@@ -332,8 +347,7 @@ static void run_started(struct run *r, const json_t *reply)
 
 	snprintf(r->run_id, sizeof(r->run_id), "%s",
 		 json_string_value(json_object_get(reply, "run_id")) ?: "");
-	snprintf(r->run_dir, sizeof(r->run_dir), "%s",
-		 json_string_value(json_object_get(reply, "run_dir")) ?: "");
+	run_set_dir(r, json_string_value(json_object_get(reply, "run_dir")));
 	announce(r->degradations);
 	announce(json_object_get(reply, "degradations"));
 	if (!r->b.embedded && hz && hz != r->cfg.sampling_frequency)
@@ -495,8 +509,8 @@ static int run_end(struct run *r, int discard, const char *end)
 	if (!e)
 		e = control_reply_status(reply, err, sizeof(err));
 	dir = json_string_value(json_object_get(reply, "run_dir"));
-	if (!e && dir && dir[0])
-		snprintf(r->run_dir, sizeof(r->run_dir), "%s", dir);
+	if (!e)
+		run_set_dir(r, dir);
 	json_decref(reply);
 	if (!e) {
 		r->finalized = 1;
