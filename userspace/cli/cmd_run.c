@@ -96,15 +96,23 @@ static int run_runs_dir(struct run *r)
 		free(shown);
 		return EXIT_NUNATAK_FAILED;
 	}
+	if (strlen(dir) >= sizeof(r->runs_dir)) {
+		fprintf(stderr, "nunatak: invalid runs directory '%.200s...': its path is too long "
+				"(over %zu characters); the application was not run: choose a "
+				"shorter one with -o DIR\n",
+			dir, sizeof(r->runs_dir) - 1);
+		return EXIT_NUNATAK_FAILED;
+	}
 	if (dir[0] == '/') {
 		snprintf(r->runs_dir, sizeof(r->runs_dir), "%s", dir);
 		return 0;
 	}
+	errno = 0;
 	if (!getcwd(cwd, sizeof(cwd)) ||
 	    snprintf(r->runs_dir, sizeof(r->runs_dir), "%s/%s", cwd, dir) >= (int)sizeof(r->runs_dir)) {
-		fprintf(stderr, "nunatak: the runs directory '%s' cannot be named from /: %s; the "
-				"application was not run: choose a shorter one with -o DIR\n",
-			dir, errno == ERANGE ? "its path is too long" : strerror(errno));
+		fprintf(stderr, "nunatak: the runs directory '%.200s' cannot be named from /: %s; "
+				"the application was not run: choose a shorter one with -o DIR\n",
+			dir, errno == ERANGE || !errno ? "its path is too long" : strerror(errno));
 		return EXIT_NUNATAK_FAILED;
 	}
 	if (!json_text_is_clean(r->runs_dir, strlen(r->runs_dir))) {
@@ -296,7 +304,9 @@ static int run_send_start(struct run *r, json_t **reply, char *err, size_t errle
 			run_facts_json(r->name, run_env.ncmd, run_env.cmd, &r->split, &r->cfg,
 				       r->start, r->node),
 			"runs_dir", r->runs_dir, "symbolizer", r->symbolizer, "target_exe",
-			r->target[0] ? json_string(r->target) : json_null(), "token", r->token, "pid",
+			/* a path that is not UTF-8 cannot travel: no MPI probing by name */
+			(r->target[0] ? json_string(r->target) : NULL) ?: json_null(), "token",
+			r->token, "pid",
 			(int)r->l.pid, "mpi_events", run_env.mpi_events, "degradations",
 			r->degradations);
 	if (!req) {
