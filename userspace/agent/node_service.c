@@ -51,7 +51,11 @@ static int start_aggregator(struct node_service *ns, char *err, size_t errlen)
 			zmq_close(router);
 		return e;
 	}
-	ns->agg = aggregator__new(router);
+	{
+		struct aggregator_opts ao = { .router = router, .endpoint_shown = ns->agg_endpoint };
+
+		ns->agg = aggregator__new_opts(&ao);
+	}
 	if (!ns->agg) {
 		e = -errno;
 		snprintf(err, errlen, "cannot start the aggregator: %s", strerror(-e));
