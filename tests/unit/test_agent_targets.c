@@ -1,6 +1,7 @@
 /* Tests of one Agent serving several Targets with real BPF (root): each
  * Target's Batches carry its own run_id and only the samples and exits
- * of its own processes; a Target's live processes are its own (a
+ * of its own processes; a Run token adopts an exec into its Target; a
+ * Target's live processes are its own (a
  * followed process, the grandchild it double-forks, their exits). A
  * ROUTER in the test plays the Aggregator and acknowledges everything.
  * What needs root or BPF is SKIPPED with the reason. */
@@ -132,6 +133,51 @@ static void test_two_targets_own_samples(void **state)
 	assert_int_equal(b.foreign_exits, 0);
 }
 
+
+/* A Target with a Run token: a process that is not followed but execs
+ * with NUNATAK_RUN=<token> in its environment joins it (BPF adopts it at
+ * the exec); its exit is in that Target's Batches, not the other's. */
+static void test_token_adopts_exec(void **state)
+{
+	struct fixture *fx = *state;
+	struct agent_target_opts o = {.run_id = RUN_A, .token = "00112233445566778899aabbccddeeff"};
+	struct seen a = {0}, b = {0};
+	struct received r;
+	long long end;
+	pid_t child;
+
+	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
+	fx_agent(fx, 0);
+	SKIP_UNLESS(agent_sampling(fx->agent), "BPF sampling unavailable here");
+	assert_int_equal(agent_target_start(fx->agent, &o, NULL, NULL), 0);
+	fx_target(fx->agent, RUN_B);
+	o.run_id = "0000000000000000000000000000000a";
+	o.token = "NOT-HEX";
+	assert_int_equal(agent_target_start(fx->agent, &o, NULL, NULL), -EINVAL);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		char *const env[] = {"NUNATAK_RUN=00112233445566778899aabbccddeeff", NULL};
+
+		execle("/bin/sh", "sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
+		       (char *)NULL, env);
+		_exit(3);
+	}
+	a.own = b.own = child;
+	end = fx_now_ms() + 5000;
+	while (fx_now_ms() < end && !a.exits && fx_recv_batch(fx, fx->agent, &r, 1000)) {
+		account(!strcmp(r.env->batch->run_id, RUN_A) ? &a : &b, r.env->batch);
+		fx_ack(fx, &r, NULL);
+		fx_release(&r);
+	}
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	print_message("adopted: %llu samples, exit %llu\n", (unsigned long long)a.samples,
+		      (unsigned long long)a.exits);
+	assert_int_equal(a.exits, 1);
+	assert_int_equal(b.exits, 0);
+	assert_int_equal(b.samples, 0);
+}
+
 /* Runs the Agent until its Target's live processes are want (5 s). */
 static int wait_live(struct agent *a, const char *run_id, int want)
 {
@@ -211,6 +257,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_two_targets_own_samples, fx_setup_inproc,
 					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_token_adopts_exec, fx_setup_inproc, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_live_processes_follow_fork_and_exit,
 					    fx_setup_inproc, fx_teardown),
 	};

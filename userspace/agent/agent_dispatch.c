@@ -204,6 +204,32 @@ static int agent_target_queue_empty(const struct agent_target *t)
 	       !(t->a->spool && spool_count(t->a->spool, t->run_id, t->a->incarnation));
 }
 
+/* The end's bound for the Batches not acknowledged yet passed. An
+ * Aggregator that answers but does not store them (disk full): they are
+ * lost, counted in the last Batch, which it may store from its reserve.
+ * An Aggregator that does not answer at all: they are kept in the spool
+ * (replayed when it is back, the Run not finalized meanwhile), without a
+ * spool lost and counted. */
+static void agent_target_give_up_unacked(struct agent_target *t, long long now)
+{
+	struct agent *a = t->a;
+	const struct agent_conn *c = &a->conns[t->conn];
+	const struct spool_entry *se;
+	int answering = c->last_contact_ms && now - c->last_contact_ms < 2 * AGENT_RESEND_MS;
+
+	if (a->spool && !answering) {
+		agent_target_spool_all(t);
+		return;
+	}
+	publish_queue_abandon(t->queue);
+	while (a->spool && (se = spool_oldest(a->spool, t->run_id, a->incarnation))) {
+		publish_queue_count_lost(t->queue, se->samples, 0);
+		spool_remove(a->spool, t->run_id, a->incarnation, se->seq);
+	}
+	t->spooling = 0;
+	t->inflight_valid = 0;
+}
+
 /* ENDING: the queue acked (or its bound passed) → the last Batch; that
  * acked → FINALIZE, or the end. Every state's bound: done(-ETIMEDOUT). */
 static void agent_target_progress(struct agent_target *t, long long now)
@@ -222,8 +248,8 @@ static void agent_target_progress(struct agent_target *t, long long now)
 	if (t->state != TARGET_ENDING)
 		return;
 	if (!t->last_queued && (agent_target_queue_empty(t) || now >= t->flush_deadline_ms)) {
-		if (!t->a->spool) /* unacked now is lost: counted in the last Batch */
-			publish_queue_abandon(t->queue);
+		if (!agent_target_queue_empty(t))
+			agent_target_give_up_unacked(t, now);
 		if (agent_target_queue_batch(t, 1))
 			return;
 		t->last_queued = 1;

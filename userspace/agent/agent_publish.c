@@ -351,9 +351,10 @@ int agent_target_queue_batch(struct agent_target *t, int last)
 		if (!t->a->spool) {
 			if (!publish_queue_over_cap(t->queue))
 				break;
-			pr_warn("batches not acknowledged exceed the memory cap: dropping the "
-				"oldest of run %s, counted as storage-failed",
-				t->run_id);
+			if (!publish_queue_loss(t->queue)->failed_batches)
+				pr_warn("batches not acknowledged exceed the memory cap: dropping "
+					"the oldest of run %s, counted as storage-failed",
+					t->run_id);
 			publish_queue_drop_oldest(t->queue);
 			continue;
 		}

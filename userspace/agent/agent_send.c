@@ -34,6 +34,7 @@
 #define AGENT_HAVE_CURVE 0
 #endif
 
+#define AGENT_HELLO_RETRY_MS 100
 #define AGENT_VERSION "0.1.0" /* TODO(main): one version macro outside cli/cli.h */
 
 static int agent_conn_curve(struct agent *a, void *sock, char *err, size_t errlen)
@@ -220,10 +221,11 @@ void agent_conns_tick(struct agent *a, long long now)
 	for (i = 0; i < a->n_conns; i++) {
 		struct agent_conn *c = &a->conns[i];
 
-		if (now >= c->next_hello_ms) {
-			agent_send_hello(a, c);
-			c->next_hello_ms = now + AGENT_HELLO_MS;
-		}
+		/* refused: not connected yet; tried again soon, so that the
+		 * Aggregator hears of the node right when the connection is up */
+		if (now >= c->next_hello_ms)
+			c->next_hello_ms =
+			    now + (agent_send_hello(a, c) ? AGENT_HELLO_RETRY_MS : AGENT_HELLO_MS);
 		agent_conn_controls(a, c, now);
 	}
 }
