@@ -14,7 +14,8 @@
  * Error gives done(-code) and no Target; the end sends the last Batch
  * (Batch.last, samples_sent, batches_sent), then FINALIZE, done() at its
  * Ack; OPEN makes a Target (acked), CLOSE ends it with its last Batch;
- * a full disk at the Aggregator is counted in the last Batch;
+ * a full disk at the Aggregator is counted in the last Batch; CURVE with
+ * the Aggregator's key gets through, with another key nothing does;
  * agent_dispatch never blocks (< 50 ms per call) with an absent
  * Aggregator; agent_route is FNV-1a; the status JSON; hardware counters
  * keep one pair per process. */
@@ -39,6 +40,7 @@
 #include "tests/unit/agent_fixture.h"
 #include "userspace/agent/hardware_counters.h"
 #include "userspace/agent/publish_queue.h"
+#include "userspace/wire/curve.h"
 #include "userspace/wire/wire.h"
 
 #define RUN_A "0123456789abcdef0123456789abcdef"
@@ -371,6 +373,38 @@ static void test_end_disk_full_counted_in_last_batch(void **state)
 	fx_release(&r);
 }
 
+
+/* CURVE: with the Aggregator's public key the Agent's Batches get
+ * through; with another key the handshake fails and nothing arrives. */
+static void test_curve(void **state)
+{
+	struct fixture *fx = *state;
+	struct curve_keypair server, client, other;
+	struct agent_opts o = {0};
+	struct received r;
+	int as_server = 1;
+
+	assert_int_equal(zmq_curve_keypair(server.public_z85, server.secret_z85), 0);
+	assert_int_equal(zmq_curve_keypair(client.public_z85, client.secret_z85), 0);
+	assert_int_equal(zmq_curve_keypair(other.public_z85, other.secret_z85), 0);
+	fx->router = zmq_socket(fx->zctx, ZMQ_ROUTER);
+	assert_int_equal(zmq_setsockopt(fx->router, ZMQ_CURVE_SERVER, &as_server, sizeof(int)), 0);
+	assert_int_equal(zmq_setsockopt(fx->router, ZMQ_CURVE_SECRETKEY, server.secret_z85, 40), 0);
+	assert_int_equal(zmq_bind(fx->router, fx->endpoint), 0);
+	o.curve_self = &client;
+	o.curve_server_public = other.public_z85; /* not the server's */
+	fx->agent = fx_agent_opts(fx, &o);
+	fx_target(fx->agent, RUN_A);
+	assert_false(fx_recv_batch(fx, fx->agent, &r, 1500));
+	agent__free(fx->agent);
+	o.curve_server_public = server.public_z85;
+	fx->agent = fx_agent_opts(fx, &o);
+	fx_target(fx->agent, RUN_A);
+	assert_true(fx_recv_batch(fx, fx->agent, &r, FX_RECV_MS));
+	assert_string_equal(r.env->batch->run_id, RUN_A);
+	fx_release(&r);
+}
+
 /* An absent Aggregator: every agent_dispatch returns at once (< 50 ms),
  * and agent_timeout_ms stays a bounded wait. */
 static void test_dispatch_never_blocks(void **state)
@@ -541,6 +575,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_open_close, fx_setup_inproc, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_end_disk_full_counted_in_last_batch,
 					    fx_setup_inproc, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_curve, fx_setup_tcp, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_dispatch_never_blocks, fx_setup_tcp, fx_teardown),
 	    cmocka_unit_test(test_route_fnv1a),
 	    cmocka_unit_test_setup_teardown(test_status_json, fx_setup_inproc, fx_teardown),

@@ -42,12 +42,12 @@ static int agent_conn_curve(struct agent *a, void *sock, char *err, size_t errle
 	if (!a->opts.curve_self)
 		return 0;
 #if AGENT_HAVE_CURVE
-	if (curve_client_setup(sock, a->opts.curve_self, a->opts.curve_server_public)) {
-		snprintf(err, errlen, "cannot set up CURVE on the aggregator socket: %s",
-			 zmq_strerror(zmq_errno()));
-		return -EINVAL;
-	}
-	return 0;
+	int e = curve_client_setup(sock, a->opts.curve_self, a->opts.curve_server_public);
+
+	if (e)
+		snprintf(err, errlen, "cannot set up CURVE on the aggregator socket: %s; check "
+			 "[service].secret_key and aggregator_public_key", strerror(-e));
+	return e;
 #else
 	(void)sock;
 	snprintf(err, errlen, "CURVE keys were given but this build has no userspace/wire/curve.h");
