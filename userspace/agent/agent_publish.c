@@ -207,9 +207,12 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
 		err = err ?: batch_builder_add_counter(
 				  b, "mpi_calls_untimed",
 				  since(mc[MPI_DROP_THREADS], o->mpi[MPI_DROP_THREADS]));
-		err = err ?: batch_builder_add_counter(
-				  b, "mpi_events_dropped",
-				  since(mc[MPI_DROP_EVENTS], o->mpi[MPI_DROP_EVENTS]));
+		/* Events are recorded for every Target (TODO(bpf): per Target):
+		 * their loss matters only to a Run that asked for them */
+		if (t->mpi_events)
+			err = err ?: batch_builder_add_counter(
+					  b, "mpi_events_dropped",
+					  since(mc[MPI_DROP_EVENTS], o->mpi[MPI_DROP_EVENTS]));
 	}
 	return err;
 }
