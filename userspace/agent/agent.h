@@ -25,6 +25,11 @@
  * are replayed oldest first once the Aggregator answers again, also those
  * of an earlier incarnation of the Agent (found at agent__new()).
  *
+ * Node-level kernel counters (samples dropped, stacks lost, ...) are
+ * reported to each Target as their growth since it started: a loss while
+ * several Targets run is reported to all of them. samples_sent and
+ * batches_sent are the Target's own.
+ *
  * Wire identity: incarnation is a nonzero u64 fixed at agent__new()
  * (CLOCK_REALTIME ns XOR getrandom); seq counts from 0 per Target. The
  * dedup key of a Batch is (run_id, node, incarnation, seq).
@@ -126,7 +131,11 @@ int agent_target_live_processes(struct agent *a, const char *run_id);
  * or Error; without finalize_json done() at the last Batch's Ack. Bounded:
  * done(-ETIMEDOUT) after the FINALIZE json's symbolizer_budget_ms +
  * nodes_wait_ms + AGENT_END_EXTRA_MS. The Target is gone after done().
- * 0, -ENOENT, -EALREADY (end under way). */
+ * Batches still unacknowledged when AGENT_END_FLUSH_MS (agent_internal.h,
+ * 3 s) passed: lost and counted in the last Batch when the Aggregator
+ * answers (disk full), kept in the spool when it does not answer at all.
+ * 0, -ENOENT, -EBUSY (START not acknowledged yet), -EALREADY (end under
+ * way). */
 int agent_target_end(struct agent *a, const char *run_id, const char *finalize_json,
 		     agent_done_fn done, void *ctx);
 /* The FINALIZE under way is to stop llvm-symbolizer (sent again with

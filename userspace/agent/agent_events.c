@@ -37,10 +37,21 @@ static void agent_forget_process(struct agent *a, pid_t tgid)
 	uint64_t c, i;
 	const char *why;
 
+	struct process_info key = {.tgid = tgid};
+	void *node = tfind(&key, &a->processes, agent_process_info_cmp);
+
 	if (a->hw)
 		hardware_counters_finish(a->hw, tgid, &c, &i, &why);
 	/* TODO(bpf): mpi_probes_process_exit(a->mpi, tgid) once it lands */
+	if (a->mpi)
+		mpi_probes_forget(a->mpi, tgid);
 	module_table_exit(a->modules, tgid);
+	if (node) {
+		struct process_info *pi = *(struct process_info **)node;
+
+		tdelete(pi, &a->processes, agent_process_info_cmp);
+		free(pi);
+	}
 }
 
 static void agent_on_exec(struct agent *a, struct process_info *pi, struct agent_target *t,
@@ -71,19 +82,19 @@ static int agent_on_task_event(const struct task_event *e, void *ctx)
 		agent_on_exec(a, pi, t, e);
 		return 0;
 	case TASK_EVENT_LEFT:
-		agent_forget_process(a, e->tgid);
+		agent_forget_process(a, e->tgid); /* pi is gone */
 		return 0;
 	case TASK_EVENT_EXIT:
 		break;
 	default:
 		return 0;
 	}
-	if (pi)
-		pi->exit_ns = e->time_ns;
 	if (!t) { /* of a Target that ended */
 		agent_forget_process(a, e->tgid);
 		return 0;
 	}
+	if (pi)
+		pi->exit_ns = e->time_ns;
 	/* TODO(bpf): mpi_probes_process_exit(a->mpi, e->tgid) once it lands */
 	return agent_keep_exit(t, e);
 }
