@@ -3,7 +3,7 @@
  *
  * Contract in bpf/mpi.h. Entry: a process outside every Target costs one
  * map lookup; for the outermost MPI call of a thread, remember when it
- * started, its return address (the call site) and its count, datatype and
+ * started, its return address (the call site, mpi_return_address) and its count, datatype and
  * peer arguments. Return: add the call to its site's running totals, and
  * to the Event ring buffer when Events are asked for. What is decided is
  * in bpf/mpi.bpf.h, tested apart; here only registers are read.
@@ -57,7 +57,7 @@ int BPF_KPROBE(mpi_entry)
 	mpi_call_state_init(&fresh, tgid, cookie, mpi_arg(ctx, MPI_COOKIE_COUNT_ARG(cookie)),
 			    mpi_arg(ctx, MPI_COOKIE_TYPE_ARG(cookie)),
 			    mpi_arg(ctx, MPI_COOKIE_PEER_ARG(cookie)));
-	bpf_probe_read_user(&fresh.call_site, sizeof(fresh.call_site), (void *)PT_REGS_SP(ctx));
+	fresh.call_site = mpi_return_address(ctx);
 	if (fresh.function == MPI_FN_FINALIZE) {
 		proc = mpi_process_of(tgid);
 		if (proc && !proc->finalize_start_ns)
