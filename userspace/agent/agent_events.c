@@ -42,9 +42,10 @@ static void agent_forget_process(struct agent *a, pid_t tgid)
 
 	if (a->hw)
 		hardware_counters_finish(a->hw, tgid, &c, &i, &why);
-	/* TODO(bpf): mpi_probes_process_exit(a->mpi, tgid) once it lands */
-	if (a->mpi)
+	if (a->mpi) {
+		mpi_probes_process_exit(a->mpi, tgid);
 		mpi_probes_forget(a->mpi, tgid);
+	}
 	module_table_exit(a->modules, tgid);
 	if (node) {
 		struct process_info *pi = *(struct process_info **)node;
@@ -65,7 +66,8 @@ static void agent_on_exec(struct agent *a, struct process_info *pi, struct agent
 		pi->identity.has_rank = 0;
 	if (a->hw && t)
 		hardware_counters_start(a->hw, e->tgid);
-	/* TODO(bpf): mpi_probes_process_exec(a->mpi, e->tgid) once it lands */
+	if (a->mpi && t)
+		mpi_probes_process_exec(a->mpi, e->tgid);
 }
 
 static int agent_on_task_event(const struct task_event *e, void *ctx)
@@ -95,7 +97,8 @@ static int agent_on_task_event(const struct task_event *e, void *ctx)
 	}
 	if (pi)
 		pi->exit_ns = e->time_ns;
-	/* TODO(bpf): mpi_probes_process_exit(a->mpi, e->tgid) once it lands */
+	if (a->mpi) /* its totals stay until its exit is published */
+		mpi_probes_process_exit(a->mpi, e->tgid);
 	return agent_keep_exit(t, e);
 }
 
@@ -207,8 +210,11 @@ int agent_target_follow(struct agent *a, const char *run_id, pid_t pid)
 	err = module_table_load_proc(a->modules, pid, 0);
 	if (err)
 		return err;
-	/* TODO(bpf): mpi_probes_process_exec(a->mpi, pid) once it lands */
-	return agent_sampler_add_target(a, pid, t);
+	err = agent_sampler_add_target(a, pid, t);
+	/* probed before it execs: its MPI_Init is seen */
+	if (!err && a->mpi)
+		mpi_probes_process_exec(a->mpi, pid);
+	return err;
 }
 
 struct live_ctx {
