@@ -100,6 +100,7 @@ struct agent_target {
 	uint64_t samples_sent, batches_sent, batches_acked, batches_spooled;
 	uint64_t spool_dropped_batches, spool_dropped_samples;
 	uint64_t drained_lost;
+	int mpi_reported; /* the last Batch held the MPI sites */
 	struct counter_base base;
 	struct degradation_list degradations;
 	struct task_event *exits;

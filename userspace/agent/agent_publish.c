@@ -47,18 +47,40 @@ static uint64_t agent_exit_ns(void *ctx, pid_t tgid)
 	return pi ? pi->exit_ns : 0;
 }
 
+struct mpi_owner_ctx {
+	struct agent_target *t;
+	int mine, others;
+};
+
+static int agent_mpi_site_owner(const struct mpi_site_key *key, const struct mpi_site_value *v,
+				void *ctx)
+{
+	struct mpi_owner_ctx *oc = ctx;
+
+	(void)v;
+	if (agent_target_of_tgid(oc->t->a, (pid_t)key->tgid) == oc->t)
+		oc->mine++;
+	else
+		oc->others++;
+	return 0;
+}
+
+/* TODO(bpf): mpi_report_sites_of() with a filter on t's processes. Until
+ * then the MPI sites go into t's Batch only when every site known is of
+ * t's processes (one MPI Run on the node at a time), never into another
+ * Run's; otherwise they wait for a drain where that holds again. */
 static int agent_add_mpi(struct agent_target *t, struct batch_builder *b)
 {
 	struct agent *a = t->a;
+	struct mpi_owner_ctx oc = {t, 0, 0};
 	size_t i;
 	int err = 0;
 
 	if (!a->mpi)
 		return 0;
-	/* TODO(bpf): mpi_report_sites_of() with a filter on t's processes;
-	 * until then the sites go to a Batch only when t is the only Target,
-	 * never into another Run's */
-	if (!a->targets->next)
+	mpi_probes_for_each_site(a->mpi, agent_mpi_site_owner, &oc);
+	t->mpi_reported = !oc.others;
+	if (oc.mine && !oc.others)
 		err = mpi_report_sites(a->mpi, a->modules, b, agent_process_locus, agent_exit_ns,
 				       a);
 	for (i = 0; i < t->n_mpi_events && !err; i++)
@@ -228,7 +250,7 @@ void agent_target_forget_published(struct agent_target *t)
 		struct process_info key = {.tgid = t->exits[i].tgid}, *pi;
 		void *node = tfind(&key, &a->processes, agent_process_info_cmp);
 
-		if (a->mpi)
+		if (a->mpi && t->mpi_reported) /* else its sites wait (agent_add_mpi) */
 			mpi_probes_forget(a->mpi, t->exits[i].tgid);
 		if (node) {
 			pi = *(struct process_info **)node;
