@@ -101,6 +101,8 @@ struct agent_target {
 	uint64_t spool_dropped_batches, spool_dropped_samples;
 	uint64_t drained_lost;
 	int mpi_reported; /* the last Batch held the MPI sites */
+	pid_t *mpi_pending; /* exited, published, MPI sites not yet */
+	size_t n_mpi_pending;
 	struct counter_base base;
 	struct degradation_list degradations;
 	struct task_event *exits;
@@ -179,6 +181,7 @@ uint32_t agent_target_uid(const struct agent_target *t);
 int agent_target_queue_batch(struct agent_target *t, int last);
 /* forget what t's published Batch holds (exits, MPI Events) */
 void agent_target_forget_published(struct agent_target *t);
+void agent_target_forget_process(struct agent_target *t, pid_t tgid);
 /* Says on stderr what never reached the Run. */
 void agent_target_report_loss(struct agent_target *t);
 

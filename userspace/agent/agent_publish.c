@@ -239,24 +239,51 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
 	return err;
 }
 
+/* An exited process of t whose last totals are published: its MPI state
+ * and what the Agent knew of it go. */
+void agent_target_forget_process(struct agent_target *t, pid_t tgid)
+{
+	struct agent *a = t->a;
+	struct process_info key = {.tgid = tgid}, *pi;
+	void *node = tfind(&key, &a->processes, agent_process_info_cmp);
+
+	if (a->mpi)
+		mpi_probes_forget(a->mpi, tgid);
+	if (node) {
+		pi = *(struct process_info **)node;
+		tdelete(pi, &a->processes, agent_process_info_cmp);
+		free(pi);
+	}
+}
+
 /* What the Batch just built holds is the Batch's now: forget it (exited
- * processes, their MPI totals, sent Events). */
+ * processes, their MPI totals, sent Events). An exited process whose MPI
+ * sites this Batch could not hold (agent_add_mpi) is kept until one does. */
 void agent_target_forget_published(struct agent_target *t)
 {
 	struct agent *a = t->a;
 	size_t i;
 
+	if (t->mpi_reported) {
+		for (i = 0; i < t->n_mpi_pending; i++)
+			agent_target_forget_process(t, t->mpi_pending[i]);
+		t->n_mpi_pending = 0;
+	}
 	for (i = 0; i < t->n_exits; i++) {
-		struct process_info key = {.tgid = t->exits[i].tgid}, *pi;
-		void *node = tfind(&key, &a->processes, agent_process_info_cmp);
+		pid_t tgid = t->exits[i].tgid;
+		pid_t *p;
 
-		if (a->mpi && t->mpi_reported) /* else its sites wait (agent_add_mpi) */
-			mpi_probes_forget(a->mpi, t->exits[i].tgid);
-		if (node) {
-			pi = *(struct process_info **)node;
-			tdelete(pi, &a->processes, agent_process_info_cmp);
-			free(pi);
+		if (t->mpi_reported || !a->mpi) {
+			agent_target_forget_process(t, tgid);
+			continue;
 		}
+		p = realloc(t->mpi_pending, (t->n_mpi_pending + 1) * sizeof(*p));
+		if (!p) { /* its sites are lost rather than the Agent's memory */
+			agent_target_forget_process(t, tgid);
+			continue;
+		}
+		t->mpi_pending = p;
+		t->mpi_pending[t->n_mpi_pending++] = tgid;
 	}
 	t->n_exits = 0;
 	t->n_mpi_events = 0;

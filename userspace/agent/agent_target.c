@@ -108,8 +108,13 @@ struct agent_target *agent_target_new(struct agent *a, const struct agent_target
 
 void agent_target_free(struct agent_target *t)
 {
+	size_t i;
+
 	if (!t)
 		return;
+	for (i = 0; t->a && i < t->n_mpi_pending; i++)
+		agent_target_forget_process(t, t->mpi_pending[i]);
+	free(t->mpi_pending);
 	publish_queue__free(t->queue);
 	degradation_list_free(&t->degradations);
 	free(t->exits);
