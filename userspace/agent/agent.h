@@ -95,7 +95,7 @@ size_t agent_route(const char *run_id, size_t n);
 typedef void (*agent_done_fn)(void *ctx, int err, const char *json);
 
 struct agent_target_opts {
-	const char *run_id;	/* 32 lowercase hex (any unique string is accepted) */
+	const char *run_id;	/* 32 lowercase hex (any [A-Za-z0-9_.-]{1,64} is accepted) */
 	uid_t uid;		/* owner; 0 = any (root Target) */
 	gid_t gid;
 	int mpi_events;		/* every MPI call as an Event */

@@ -79,6 +79,19 @@ static int valid_token(const char *token)
 	return token[AGENT_TOKEN_LEN] == '\0';
 }
 
+/* [A-Za-z0-9_.-], 1 to SPOOL_RUN_ID_MAX: it names spool files */
+static int valid_run_id(const char *run_id)
+{
+	size_t i;
+
+	if (!run_id || !*run_id || strlen(run_id) > SPOOL_RUN_ID_MAX)
+		return 0;
+	for (i = 0; run_id[i]; i++)
+		if (!isalnum((unsigned char)run_id[i]) && !strchr("_.-", run_id[i]))
+			return 0;
+	return 1;
+}
+
 struct agent_target *agent_target_new(struct agent *a, const struct agent_target_opts *o,
 				      size_t conn)
 {
@@ -165,8 +178,7 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 {
 	struct agent_target *t;
 
-	if (!o->run_id || !*o->run_id || strlen(o->run_id) > SPOOL_RUN_ID_MAX ||
-	    strchr(o->run_id, '/') || (o->token && !valid_token(o->token)))
+	if (!valid_run_id(o->run_id) || (o->token && !valid_token(o->token)))
 		return -EINVAL;
 	if (agent_target_find(a, o->run_id))
 		return -EEXIST;
