@@ -177,8 +177,10 @@ static void agent_send_orphans(struct agent *a, long long now)
 		void *buf;
 		size_t len;
 
-		if (c->orphan_in_flight && now - c->orphan_sent_ms < AGENT_RESEND_MS)
+		if (c->orphan_in_flight ? now - c->orphan_sent_ms < AGENT_RESEND_MS
+					: now < c->orphan_scan_ms)
 			continue;
+		c->orphan_scan_ms = now + AGENT_RETRY_MS; /* the scan is linear: not at every call */
 		for (i = 0; (se = spool_entry_at(a->spool, i)); i++) {
 			if (se->incarnation == a->incarnation && agent_target_find(a, se->run_id))
 				continue;

@@ -127,6 +127,7 @@ struct agent_conn {
 	char orphan_run_id[72];
 	uint64_t orphan_incarnation, orphan_seq;
 	long long orphan_sent_ms;
+	long long orphan_scan_ms; /* next look for one */
 };
 
 struct agent {

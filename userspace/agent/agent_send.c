@@ -25,8 +25,8 @@
 #include "userspace/agent/spool.h"
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
-#include "userspace/wire/wire.h"
 #include "userspace/wire/curve.h"
+#include "userspace/wire/wire.h"
 
 #define AGENT_HELLO_RETRY_MS 100
 #define AGENT_VERSION "0.1.0" /* TODO(main): one version macro outside cli/cli.h */
