@@ -1,7 +1,8 @@
 /* Tests of one Agent serving several Targets with real BPF (root): each
  * Target's Batches carry its own run_id and only the samples and exits
  * of its own processes; a Run token adopts an exec into its Target; a
- * Target's live processes are its own (a
+ * Target's live processes, and the perf events on only while a Target
+ * exists; are its own (a
  * followed process, the grandchild it double-forks, their exits). A
  * ROUTER in the test plays the Aggregator and acknowledges everything.
  * What needs root or BPF is SKIPPED with the reason. */
@@ -178,6 +179,15 @@ static void test_token_adopts_exec(void **state)
 	assert_int_equal(b.samples, 0);
 }
 
+static int status_active(struct agent *a)
+{
+	json_t *st = agent_status(a);
+	int on = json_is_true(json_object_get(st, "sampling_active"));
+
+	json_decref(st);
+	return on;
+}
+
 /* Runs the Agent until its Target's live processes are want (5 s). */
 static int wait_live(struct agent *a, const char *run_id, int want)
 {
@@ -209,6 +219,8 @@ static void test_live_processes_follow_fork_and_exit(void **state)
 	struct fixture *fx = *state;
 	struct agent *a;
 	int gate[2], sleeping = 0;
+	struct received r;
+	long long end;
 	siginfo_t si;
 	pid_t child;
 	char go;
@@ -216,7 +228,9 @@ static void test_live_processes_follow_fork_and_exit(void **state)
 	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
 	a = fx_agent(fx, 0);
 	SKIP_UNLESS(agent_sampling(a), "BPF sampling unavailable here");
+	assert_false(status_active(a)); /* no Target: no perf event enabled */
 	fx_target(a, RUN_A);
+	assert_true(status_active(a));
 	fx_target(a, RUN_B);
 	assert_int_equal(agent_target_live_processes(a, RUN_A), 0);
 	assert_int_equal(agent_target_live_processes(a, "nope"), -ENOENT);
@@ -250,6 +264,18 @@ static void test_live_processes_follow_fork_and_exit(void **state)
 	agent_target_for_each_live_process(a, RUN_A, count_comm, &sleeping);
 	assert_int_equal(sleeping, 1);
 	assert_int_equal(wait_live(a, RUN_A, 0), 0); /* reaped by init, seen exit */
+	assert_int_equal(agent_target_end(a, RUN_A, NULL, NULL, NULL), 0);
+	assert_int_equal(agent_target_end(a, RUN_B, NULL, NULL, NULL), 0);
+	end = fx_now_ms() + 10000;
+	while ((agent_target_exists(a, RUN_A) || agent_target_exists(a, RUN_B)) &&
+	       fx_now_ms() < end) {
+		if (!fx_recv_batch(fx, a, &r, 500))
+			continue;
+		fx_ack(fx, &r, NULL);
+		fx_release(&r);
+	}
+	assert_false(agent_target_exists(a, RUN_A) || agent_target_exists(a, RUN_B));
+	assert_false(status_active(a)); /* the last Target ended: perf events off */
 }
 
 int main(void)

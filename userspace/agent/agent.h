@@ -152,7 +152,8 @@ int agent_timeout_ms(const struct agent *a);
 /* Never blocks: 0 or -errno (fatal only: ENOMEM, ETERM). */
 int agent_dispatch(struct agent *a);
 
-/* {"node","incarnation","sampling","cpus","endpoints":[{"endpoint",
+/* {"node","incarnation","sampling","sampling_active" (perf events on: a
+ *  Target exists),"cpus","endpoints":[{"endpoint",
  *  "connected":bool,"last_contact_ms":N|null}],"degradations":[...],
  *  "targets":[{"run_id","uid","processes","batches_sent","acked",
  *  "queued","spooled","dropped","samples_sent","state"}],

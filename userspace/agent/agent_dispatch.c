@@ -12,6 +12,7 @@
 #include "userspace/agent/agent.h"
 #include "userspace/agent/agent_internal.h"
 #include "userspace/agent/publish_queue.h"
+#include "userspace/agent/sampler.h"
 #include "userspace/agent/spool.h"
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
@@ -430,8 +431,9 @@ json_t *agent_status(const struct agent *a)
 			json_array_append_new(targets, agent_target_status(t));
 	/* as a string: a u64 does not fit a JSON number everywhere */
 	snprintf(inc, sizeof(inc), "%016llx", (unsigned long long)a->incarnation);
-	st = json_pack("{s:s, s:s, s:b, s:i, s:o, s:o, s:o}", "node", a->node, "incarnation", inc,
-		       "sampling", agent_sampling(a), "cpus", agent_cpus(a), "endpoints",
+	st = json_pack("{s:s, s:s, s:b, s:b, s:i, s:o, s:o, s:o}", "node", a->node, "incarnation",
+		       inc, "sampling", agent_sampling(a), "sampling_active",
+		       a->sampler && sampler_active(a->sampler), "cpus", agent_cpus(a), "endpoints",
 		       agent_endpoints_json(a, clock_monotonic_ms()), "degradations",
 		       agent_degradations_json(&a->degradations), "targets",
 		       targets ? targets : json_array());
