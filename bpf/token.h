@@ -12,6 +12,10 @@
  * the Agent asked for it, when it runs in the Agent's network namespace.
  * The adoption is reported as TASK_EVENT_EXEC (bpf/task.h) with the
  * Target's id and exec_seq 0.
+ *
+ * Cost, on every exec of the node while a token is registered (BPF
+ * statistics, this machine): 4.7 us for 37 environment strings, 32 us for
+ * 337 (0.6 us with no token: one global read).
  */
 #ifndef NUNATAK_BPF_TOKEN_H
 #define NUNATAK_BPF_TOKEN_H
