@@ -185,7 +185,7 @@ static void agent_sampler_refused(struct agent *a, const char *err)
 
 static void agent_start_sampling(struct agent *a)
 {
-	struct sampler_opts so = {.frequency = a->opts.frequency};
+	struct sampler_opts so = {.frequency = a->opts.frequency, .netns_only = a->opts.netns_only};
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
@@ -213,10 +213,6 @@ static void agent_start_sampling(struct agent *a)
 	agent_start_mpi(a);
 	a->hw = hardware_counters__new();
 	a->active = 0; /* sampler__new opens them disabled: on with the first Target */
-	if (a->opts.netns_only && sampler_set_netns_only(a->sampler, 1))
-		agent_add_node_degradation(a, "netns-only-unavailable",
-					   "cannot restrict token adoption to this network namespace",
-					   "report it: the BPF token map refused the setting");
 }
 
 /* nonzero, never reused: the wall clock in ns XOR 64 random bits */
