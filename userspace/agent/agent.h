@@ -139,7 +139,9 @@ int agent_target_live_processes(struct agent *a, const char *run_id);
 int agent_target_end(struct agent *a, const char *run_id, const char *finalize_json,
 		     agent_done_fn done, void *ctx);
 /* The FINALIZE under way is to stop llvm-symbolizer (sent again with
- * "interrupted": true) and done() comes within 3 s. 0, -ENOENT. */
+ * "interrupted": true; one not sent yet goes with it) and done() comes
+ * within AGENT_INTERRUPT_GRACE_MS (3 s) of FINALIZE, at most 6 s from now
+ * when the last Batch is still on its way. 0, -ENOENT. */
 int agent_target_interrupt(struct agent *a, const char *run_id);
 /* 1 when run_id is a Target of this Agent */
 int agent_target_exists(const struct agent *a, const char *run_id);

@@ -300,9 +300,11 @@ int agent_target_interrupt(struct agent *a, const char *run_id)
 		free(t->finalize_json);
 		t->finalize_json = json;
 	}
-	if (t->state == TARGET_FINALIZING) {
+	if (t->state == TARGET_FINALIZING || t->state == TARGET_ENDING) {
 		long long grace = clock_monotonic_ms() + AGENT_INTERRUPT_GRACE_MS;
 
+		if (t->state == TARGET_ENDING) /* the last Batch first, then FINALIZE */
+			grace += AGENT_END_FLUSH_MS;
 		t->interrupt_sent = 0; /* agent_send.c sends FINALIZE again */
 		if (t->deadline_ms > grace)
 			t->deadline_ms = grace;
