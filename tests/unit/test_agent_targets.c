@@ -57,12 +57,19 @@ static pid_t gated_spinner(int *gate_w, int ms)
 struct seen {
 	pid_t own;
 	uint64_t samples, foreign, exits, foreign_exits;
-	int last;
+	int64_t next_seq;
 };
 
+/* counts what Batch b holds; a resent Batch (seq seen) counts once; its
+ * samples_sent counter is the Σ of every Batch's samples so far */
 static void account(struct seen *s, const Nunatak__Wire__Batch *b)
 {
 	size_t i;
+
+	if ((int64_t)b->seq < s->next_seq)
+		return;
+	assert_int_equal(b->seq, s->next_seq);
+	s->next_seq++;
 
 	for (i = 0; i < b->n_samples; i++) {
 		const Nunatak__Wire__Locus *l = b->loci[b->samples[i]->locus];
@@ -80,6 +87,9 @@ static void account(struct seen *s, const Nunatak__Wire__Batch *b)
 		else
 			s->foreign_exits++;
 	}
+	for (i = 0; i < b->n_counters; i++)
+		if (!strcmp(b->counters[i]->name, "samples_sent"))
+			assert_int_equal(b->counters[i]->value, s->samples + s->foreign);
 }
 
 /* Two Targets in one Agent: Batches with their own run_id, the samples

@@ -361,7 +361,11 @@ static int agent_target_build(struct agent_target *t, struct batch_builder *b, i
 		err = err ?: agent_add_exits(t, b);
 	}
 	if (!err) { /* the counters say this Batch too */
-		t->samples_sent += batch_builder_samples(b);
+		size_t i;
+
+		env = batch_builder_envelope(b); /* its arrays as they are now */
+		for (i = 0; i < env->batch->n_samples; i++)
+			t->samples_sent += env->batch->samples[i]->sample_count;
 		t->batches_sent++;
 	}
 	err = err ?: agent_add_counters(t, b);
