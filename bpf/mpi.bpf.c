@@ -20,6 +20,16 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 mpi_events_enabled = 0;
+/* set by the Agent once it chooses Events per Target: then only the
+ * Targets in mpi_event_targets get them */
+volatile __u32 mpi_events_per_target;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_MPI_EVENT_TARGETS);
+	__type(key, __u32);  /* target_id */
+	__type(value, __u8); /* 1 */
+} mpi_event_targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -96,6 +106,17 @@ static __always_inline void mpi_event_submit(const struct mpi_call_state *done, 
 				  : BPF_RB_NO_WAKEUP);
 }
 
+/* the Events of process tgid: every Target's, or only those asked for */
+static __always_inline int mpi_events_wanted(__u32 tgid)
+{
+	struct target_info *t;
+
+	if (!mpi_events_per_target)
+		return 1;
+	t = target_lookup(tgid);
+	return t && bpf_map_lookup_elem(&mpi_event_targets, &t->target_id);
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(mpi_return)
 {
@@ -108,7 +129,7 @@ int BPF_KRETPROBE(mpi_return)
 	__sync_fetch_and_add(&mpi_counters[MPI_CALLS_SEEN], 1);
 	if (mpi_call_account(tgid, &done, now))
 		__sync_fetch_and_add(&mpi_counters[MPI_DROP_SITES], 1);
-	if (mpi_events_enabled)
+	if (mpi_events_enabled && mpi_events_wanted(tgid))
 		mpi_event_submit(&done, tid, now);
 	return 0;
 }

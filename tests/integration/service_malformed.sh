@@ -6,7 +6,7 @@
 # serving (STATUS, and a real START/Batch/FINALIZE afterwards).
 . "$TESTS_LIB/common.sh"
 . "$TESTS_LIB/service.sh"
-svc_init
+svc_init aggregator-only
 svc_aggregator_start
 cd "$T"
 svc_py - "$SVC_AGG_ENDPOINT" "$SVC/etc/keys/tester.key" "$SVC/etc/keys/aggregator.pub" "$SVC/runs" "$TESTS_LIB" <<'PY' || fail "see above"
@@ -65,7 +65,7 @@ print("counters:", st1 and st1["counters"])
 
 # a real Run still works afterwards
 s = w.dealer(ctx, endpoint, key, server_key)
-start = {"run": {"name": "after", "created": time.strftime("%Y-%m-%dT%H:%M:%S"), "command": ["x"],
+start = {"run": {"name": "after", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": ["x"],
                  "node": "nodeX", "job_id": None, "effective_configuration": {}},
          "runs_dir": runs_dir, "owner": {"uid": 0, "gid": 0}, "symbolizer": "", "frequency": 997, "mpi_events": False}
 r = w.request(s, w.control(w.START, run_id, start, "nodeX"), 10)
@@ -77,7 +77,7 @@ check(r and r[0] == "ack", f"the same Batch again acked (a duplicate, stored onc
 last = w.batch(run_id, "nodeX", 1, 77, None, counters={"samples_sent": 32, "batches_sent": 1}, last=True)
 r = w.request(s, last, 10)
 check(r and r[0] == "ack", f"last Batch acked: {r}")
-fin = {"exit_code": 0, "end": time.strftime("%Y-%m-%dT%H:%M:%S"), "symbolizer_budget_ms": 0, "interrupted": False, "nodes_wait_ms": 0}
+fin = {"exit_code": 0, "end": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "symbolizer_budget_ms": 0, "interrupted": False, "nodes_wait_ms": 0}
 r = w.request(s, w.control(w.FINALIZE, run_id, fin, "nodeX"), 60)
 check(r and r[0] == "ack", f"FINALIZE acked: {r}")
 st2 = status()

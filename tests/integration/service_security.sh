@@ -1,7 +1,8 @@
 # Security of the service: an Agent key the aggregator does not list, or
 # no CURVE at all, gets nothing (no reply) and is counted; a symbolic link
 # planted by another user where the Run would be written is not followed
-# (neither as the Run directory nor as the runs directory); the control
+# (neither as the Run directory nor as the runs directory, in a sticky
+# shared directory or under another user's directory); the control
 # socket refuses to observe a process whose effective uid is not the
 # caller's (its own setuid program), and shows a user only their own Runs.
 . "$TESTS_LIB/common.sh"
@@ -38,6 +39,10 @@ mkdir -m 0700 "$SVC/rootonly"
 printf 'root only\n' >"$SVC/rootonly/keep" && chmod 0600 "$SVC/rootonly/keep"
 listing() { find "$1" -mindepth 1 -printf '%f %s %T@ %m %u\n' | sort; }
 before=$(listing "$SVC/rootonly")
+# the shared directory itself is fine for a Run (as /tmp is)
+svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run --name control -o "$SVC/shared" -- \
+	"$SVC/bin/hotspots" 0.1 >out.txt 2>err.txt || fail "a Run in a sticky shared directory: exit $?: $(cat err.txt)"
+echo "protected_symlinks=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null) (0: the kernel does not stop a link being followed)"
 # every name the Run could take in the next 20 s, as nobody
 setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- "$SVC_PY" - "$SVC/shared" "$SVC/rootonly" <<'PY' ||
 import os, sys, time
@@ -71,6 +76,15 @@ rc=$?
 [ $rc = 125 ] || fail "a runs directory that is a link: exit $rc, expected 125: $(cat err.txt)"
 grep -q 'symbolic link' err.txt || fail "the refusal does not name the link: $(cat err.txt)"
 echo "runs directory link: refused (125)"
+# a link in a directory of nobody's (not sticky: no kernel protection applies)
+mkdir -m 0755 "$SVC/nobodys" && chown nobody "$SVC/nobodys"
+setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- ln -s "$SVC/rootonly" "$SVC/nobodys/runs"
+svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run -o "$SVC/nobodys/runs" -- \
+	"$SVC/bin/hotspots" 0.1 >out.txt 2>err.txt
+rc=$?
+[ "$(listing "$SVC/rootonly")" = "$before" ] || fail "the link in nobody's directory was followed: $(ls -la "$SVC/rootonly")"
+[ $rc = 125 ] || fail "a runs directory under nobody's directory: exit $rc, expected 125: $(cat err.txt)"
+echo "link under another user's directory: refused: $(head -1 err.txt)"
 
 # --- 3. the caller's own process, but setuid: its effective uid is root's
 cp "$WORKLOADS/hotspots" "$SVC/bin/suidspots" && chmod 4755 "$SVC/bin/suidspots"
@@ -89,13 +103,13 @@ svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" "$req" >reply.json 
 echo "own setuid process: refused: $(json reply.json 'd["error"]')"
 
 # --- 4. status: a user sees their own Runs only
-"$NUNATAK" run -o "$SVC/runs" --name rootsecret -- "$WORKLOADS/hotspots" 4 >/dev/null 2>root.err &
+NUNATAK_AGENT_SOCKET="$sock" "$NUNATAK" run -o "$SVC/runs" --name rootsecret -- "$WORKLOADS/hotspots" 4 >/dev/null 2>root.err &
 rpid=$!
 svc_track "$rpid"
 sleep 2
 svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >ust.json 2>ust.err ||
 	fail "status as the user: $(cat ust.err)"
-NUNATAK_AGENT_SOCKET="$sock" "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >rst.json ||
+"$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >rst.json ||
 	fail "status as root"
 grep -q rootsecret rst.json || echo "(note: root's status does not name its Run: $(head -c 300 rst.json))"
 grep -q 'rootsecret' ust.json && fail "the user sees root's Run: $(head -c 600 ust.json)"

@@ -17,6 +17,7 @@ svc_wait_run_dir "$SVC/runs" 20 >/dev/null || fail "no Run after 20 s: $(cat app
 sleep 2.5
 svc_in_node 1 "$NUNATAK" status --json >during.json 2>during.err || fail "status --json: exit $?: $(cat during.err)"
 svc_bg_wait app 60 || fail "the run: $(cat app.err)"
+svc_through_daemon app.err
 svc_in_node 1 "$NUNATAK" status --json >after.json 2>after.err || fail "status --json after: $(cat after.err)"
 svc_in_node 2 "$NUNATAK" status >text.txt 2>text.err || fail "status (text): exit $?: $(cat text.err)"
 svc_py - "$T/during.json" "$T/after.json" <<'PY' || fail "status --json (see above)"

@@ -1,10 +1,11 @@
 # service.sh — the daemons of the service, started for real, for the
 # integration tests tests/integration/service_*.sh. Sourced after common.sh.
 #
-#   svc_init [netns] [user] [python]
+#   svc_init [netns] [user] [aggregator-only | local]
 #       checks what the test needs (SKIPPED, exit 77, with the reason when
 #       something is missing: the binaries, root and BPF, ip netns, useradd,
-#       python3 with pyzmq) and creates the service directory $SVC. Every
+#       python3 with pyzmq; "local": no nunatak-aggregator needed, nunatakd is
+#       its own; "aggregator-only": no nunatakd needed) and creates the service directory $SVC. Every
 #       daemon, namespace, veth, user and directory made through this file is
 #       removed at exit, whatever the test's outcome; when the test failed the
 #       daemons' logs are printed first.
@@ -64,8 +65,14 @@ svc_find_python() {
 svc_init() {
 	local want why
 	[ "$(id -u)" = 0 ] || skip "the service tests need root (daemons, namespaces, users)"
-	[ -x "$NUNATAKD" ] || skip "nunatakd not built ($NUNATAKD)"
-	[ -x "$NUNATAK_AGGREGATOR" ] || skip "nunatak-aggregator not built ($NUNATAK_AGGREGATOR)"
+	case " $* " in
+	*" aggregator-only "*) ;;
+	*) [ -x "$NUNATAKD" ] || skip "nunatakd not built ($NUNATAKD)" ;;
+	esac
+	case " $* " in
+	*" local "*) ;;
+	*) [ -x "$NUNATAK_AGGREGATOR" ] || skip "nunatak-aggregator not built ($NUNATAK_AGGREGATOR)" ;;
+	esac
 	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF (/sys/kernel/btf/vmlinux)"
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
 	SVC_PY=$(svc_find_python) || skip "python3 with pyzmq missing (Debian: apt-get install python3-zmq)"
@@ -74,7 +81,7 @@ svc_init() {
 		netns) why=$(netns_supported) || skip "$why" ;;
 		user) command -v useradd >/dev/null && command -v userdel >/dev/null ||
 			skip "useradd/userdel (passwd) missing" ;;
-		python) ;;
+		aggregator-only | local) ;;
 		esac
 	done
 	SVC=$(mktemp -d /tmp/nunatak-svc.XXXXXX) || fail "mktemp"
@@ -277,12 +284,13 @@ svc_nunatakd_spawn() {
 	SVC_LOGS+=("${SVC_NODE_LOG[i]}")
 	rm -f "${SVC_SOCK[i]}"
 	echo "==== start $(date +%T.%N)" >>"${SVC_NODE_LOG[i]}"
+	local args=(--config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}")
+	# the socket on the command line too, where nunatakd has the option
+	"$NUNATAKD" --help 2>&1 | grep -q -- '--socket' && args+=(--socket "${SVC_SOCK[i]}")
 	if [ "$in_node" = 1 ]; then
-		netns_exec "$i" "$NUNATAKD" --config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}" \
-			>>"${SVC_NODE_LOG[i]}" 2>&1 &
+		netns_exec "$i" "$NUNATAKD" "${args[@]}" >>"${SVC_NODE_LOG[i]}" 2>&1 &
 	else
-		"$NUNATAKD" --config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}" \
-			>>"${SVC_NODE_LOG[i]}" 2>&1 &
+		"$NUNATAKD" "${args[@]}" >>"${SVC_NODE_LOG[i]}" 2>&1 &
 	fi
 	SVC_PID[i]=$!
 	for t in $(seq 1 200); do
@@ -441,4 +449,12 @@ svc_wait_run_dir() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# svc_through_daemon ERR_FILE: fails when `nunatak run` said it observed
+# in-process instead of through the daemon
+svc_through_daemon() {
+	if grep -q 'observing in-process instead' "$1"; then
+		fail "the Run did not go through nunatakd: $(grep 'in-process' "$1" | head -2)"
+	fi
 }

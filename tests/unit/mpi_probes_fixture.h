@@ -120,6 +120,7 @@ struct fixture {
 	struct sampler *sampler;
 	struct module_table *table;
 	struct mpi_probes *mp;
+	uint32_t target_id; /* of the processes launched in the Target (0: 1) */
 };
 
 static inline void fixture_init_attach(struct fixture *fx, int events, enum mpi_attach attach)
@@ -127,6 +128,7 @@ static inline void fixture_init_attach(struct fixture *fx, int events, enum mpi_
 	struct sampler_opts opts = {.frequency = 99};
 	char err[256] = "";
 
+	fx->target_id = 0;
 	fx->sampler = sampler__new(&opts, err, sizeof(err));
 	if (!fx->sampler)
 		fail_msg("sampler__new: %s", err);
@@ -241,7 +243,10 @@ static inline pid_t launch_n(struct fixture *fx, struct family *f, int block, in
 	close(gate[0]);
 	assert_true(pid > 0);
 	if (how == IN_TARGET_PROBED || how == IN_TARGET)
-		assert_int_equal(sampler_add_target(fx->sampler, pid, 1, TARGET_UID_ANY), 0);
+		assert_int_equal(sampler_add_target(fx->sampler, pid,
+						    fx->target_id ? fx->target_id : 1,
+						    TARGET_UID_ANY),
+				 0);
 	if (how == IN_TARGET_PROBED || how == OUTSIDE_PROBED)
 		assert_int_equal(mpi_probes_process_exec(fx->mp, pid), 0);
 	assert_int_equal(write(gate[1], "g", 1), 1);

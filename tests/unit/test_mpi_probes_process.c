@@ -9,7 +9,8 @@
  *    probed in every process) and never for its calls — the kernel's own
  *    count of the program's runs (BPF statistics) — where the probes of
  *    old (every function for every process) ran it at each call; the
- *    wall times say what that cost per call.
+ *    wall times say what that cost per call;
+ *  - MPI Events asked for by one Target only are that Target's.
  *
  * Without root or kernel BTF every test is SKIPPED; without one MPI
  * family, its tests are.
@@ -176,6 +177,60 @@ static void test_outsider_pays_nothing_mpich(void **state)
 	check_outsider_pays_nothing(&mpich);
 }
 
+struct events_of {
+	pid_t tgid[2];
+	uint64_t n[2];
+};
+
+static int count_event(const struct mpi_event *e, void *ctx)
+{
+	struct events_of *x = ctx;
+
+	for (int i = 0; i < 2; i++)
+		if ((pid_t)e->tgid == x->tgid[i])
+			x->n[i]++;
+	return 0;
+}
+
+/* Events asked for by one Target only: the other Target's calls make
+ * none (they are counted at their sites all the same) */
+static void test_events_per_target(void **state)
+{
+	struct family *f = openmpi.available ? &openmpi : &mpich;
+	struct events_of x = {0};
+	struct site_tally st = {0};
+	struct fixture fx;
+	int i, status;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	SKIP_UNLESS(f->available, "no MPI family is installed");
+	fixture_init(&fx, 1);
+	assert_int_equal(consider(&fx, f->lib), 1);
+	assert_int_equal(mpi_probes_set_events(fx.mp, 7, 1), 0);
+	assert_int_equal(mpi_probes_set_events(fx.mp, 8, 1), 0);
+	assert_int_equal(mpi_probes_set_events(fx.mp, 8, 0), 0);
+	for (i = 0; i < 2; i++) {
+		fx.target_id = 7 + (uint32_t)i;
+		x.tgid[i] = launch(&fx, f, 0);
+		status = wait_bounded(x.tgid[i]);
+		assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(mpi_probes_process_exit(fx.mp, x.tgid[i]), 0);
+	}
+	assert_int_equal(mpi_probes_poll_events(fx.mp, count_event, &x), 0);
+	/* every outermost call of Target 7's process; none of Target 8's */
+	assert_int_equal(x.n[0], N_ALLREDUCE + K_PMPI + 3);
+	assert_int_equal(x.n[1], 0);
+	st.tgid = x.tgid[1];
+	assert_int_equal(mpi_probes_for_each_site(fx.mp, tally_site, &st), 0);
+	assert_int_equal(st.calls[MPI_FN_ALLREDUCE], N_ALLREDUCE + K_PMPI);
+	fixture_release(&fx);
+	/* without Events loaded, there is nothing to choose */
+	fixture_init(&fx, 0);
+	assert_int_equal(mpi_probes_set_events(fx.mp, 7, 1), -EINVAL);
+	fixture_release(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +238,7 @@ int main(void)
 	    cmocka_unit_test(test_probed_at_exec_report_mpich),
 	    cmocka_unit_test(test_outsider_pays_nothing_openmpi),
 	    cmocka_unit_test(test_outsider_pays_nothing_mpich),
+	    cmocka_unit_test(test_events_per_target),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,7 +4,8 @@
  * Batch site per (process, function, call site) with the sum of both
  * (calls, time, extremes) and one MPI lifetime per process; and the
  * lookup is hashed, so a full map is reported in milliseconds (the
- * figure is printed; a linear search took ~16384² / 4 comparisons).
+ * figure is printed; a linear search took ~16384² / 4 comparisons); and
+ * mpi_report_sites_of keeps the processes it is asked for only.
  *
  * The sites are written into the map of a real mpi_probes (its own, no
  * probe attached); no MPI library is known, so bytes are unavailable with
@@ -56,6 +57,12 @@ static uint64_t no_exit(void *ctx, pid_t tgid)
 {
 	(void)ctx, (void)tgid;
 	return 0;
+}
+
+static int only_1000(void *ctx, pid_t tgid)
+{
+	(void)ctx;
+	return tgid == 1000;
 }
 
 static void test_full_site_map(void **state)
@@ -131,6 +138,16 @@ static void test_full_site_map(void **state)
 	/* hashed: a full map in well under a second even on a loaded machine */
 	assert_true(took < 2000000000ull);
 
+	batch_builder__free(b);
+
+	/* one Target's processes only */
+	b = batch_builder__new("run", "node", 1);
+	assert_non_null(b);
+	assert_int_equal(mpi_report_sites_of(mp, table, b, locus_of, no_exit, only_1000, NULL), 0);
+	batch = batch_builder_envelope(b)->batch;
+	assert_int_equal(batch->n_mpi_call_sites, SITES);
+	for (i = 0; i < batch->n_mpi_call_sites; i++)
+		assert_int_equal(batch->loci[batch->mpi_call_sites[i]->locus]->tgid, 1000);
 	batch_builder__free(b);
 	module_table__free(table);
 	mpi_probes__free(mp);

@@ -267,9 +267,11 @@ const struct module *mpi_probes_library(const struct mpi_probes *mp, int i)
 	return i >= 0 && (size_t)i < mp->n_libraries ? mp->libraries[i].module : NULL;
 }
 
-int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx)
+#define SITE_BATCH 1024
+
+/* one key at a time: kernels without batch lookups of hash maps */
+static int for_each_site_one_by_one(int fd, mpi_site_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(mp->skel->maps.mpi_sites);
 	struct mpi_site_key key, next, *prev = NULL;
 	struct mpi_site_value value;
 	int err;
@@ -284,6 +286,41 @@ int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx)
 			return err;
 	}
 	return 0;
+}
+
+/* SITE_BATCH sites per system call instead of two per site: a full map
+ * (MAX_MPI_SITES) is read at every publish */
+int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(mp->skel->maps.mpi_sites), err = 0, last = 0, first = 1;
+	struct mpi_site_key *keys = malloc(SITE_BATCH * sizeof(*keys)), token_in, token_out;
+	struct mpi_site_value *values = malloc(SITE_BATCH * sizeof(*values));
+	__u32 count, i;
+
+	if (!keys || !values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!last && !err) {
+		count = SITE_BATCH;
+		if (bpf_map_lookup_batch(fd, first ? NULL : &token_in, &token_out, keys, values,
+					 &count, NULL)) {
+			if (errno != ENOENT) {
+				/* none read yet: the old way; else what was read stands */
+				err = first ? for_each_site_one_by_one(fd, fn, ctx) : -errno;
+				break;
+			}
+			last = 1; /* the last batch, count entries in it */
+		}
+		first = 0;
+		token_in = token_out;
+		for (i = 0; i < count && !err; i++)
+			err = fn(&keys[i], &values[i], ctx);
+	}
+out:
+	free(keys);
+	free(values);
+	return err;
 }
 
 int mpi_probes_sites_fd(const struct mpi_probes *mp)
@@ -362,6 +399,21 @@ void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid)
 	for_each_key(bpf_map__fd(mp->skel->maps.mpi_calls), &tkey, &tnext, sweep_call, &sw,
 		     sizeof(tkey));
 	bpf_map_delete_elem(bpf_map__fd(mp->skel->maps.mpi_processes), &pkey);
+}
+
+int mpi_probes_set_events(struct mpi_probes *mp, uint32_t target_id, int on)
+{
+	int fd = bpf_map__fd(mp->skel->maps.mpi_event_targets);
+	__u8 one = 1;
+
+	if (!mp->skel->rodata->mpi_events_enabled)
+		return -EINVAL;
+	mp->skel->bss->mpi_events_per_target = 1;
+	if (on && bpf_map_update_elem(fd, &target_id, &one, BPF_ANY))
+		return errno == E2BIG ? -ENOSPC : -errno;
+	if (!on && bpf_map_delete_elem(fd, &target_id) && errno != ENOENT)
+		return -errno;
+	return 0;
 }
 
 int mpi_probes_events_fd(const struct mpi_probes *mp)

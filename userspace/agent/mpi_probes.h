@@ -6,16 +6,22 @@
  * locates its functions once. Its probes are attached per Target process,
  * with the process' pid as the kernel's filter: the kernel installs the
  * breakpoints only in that process' memory, so a process outside every
- * Target that maps the same library never traps (it pays nothing). The
+ * Target that maps the same library does not trap at its MPI calls. The
  * probes follow the process, not its image: attached before its exec
  * (mpi_probes_process_exec at follow) they are in place when the new
- * image maps the library, so MPI_Init is seen; attached at the exec
- * report of a process forked inside a Target, they race its start-up
- * (the exec report wakes the Agent at once; ld.so and the library's
- * constructors run before main calls MPI_Init). MPI_X and PMPI_X at the
- * same address get one probe; the BPF side counts only the outermost MPI
- * call of a thread, so a call through the Fortran bindings (which reach
- * PMPI_X) counts once.
+ * image maps the library. Attached at the exec report of a process forked
+ * inside a Target, they race its start-up: the report wakes the Agent at
+ * once, but an attach waits for an RCU grace period (measured here: up to
+ * ~30 ms for an isolated exec, < 1 ms amortized over a burst of execs),
+ * while ld.so and main reach MPI_Init within a few ms. So MPI_Init and
+ * MPI_Init_thread alone are probed for every process mapping the library
+ * (called once in a process' life: one trap per process outside every
+ * Target, ~2 us once), and a rank's MPI_Init is seen however late its own
+ * probes come; its later calls are seen once they are attached, which
+ * MPI_Init's own duration covers in practice (tests/unit/
+ * test_mpi_probes_process.c). MPI_X and PMPI_X at the same address get
+ * one probe; the BPF side counts only the outermost MPI call of a thread,
+ * so a call through the Fortran bindings (which reach PMPI_X) counts once.
  */
 #ifndef NUNATAK_AGENT_MPI_PROBES_H
 #define NUNATAK_AGENT_MPI_PROBES_H
@@ -103,6 +109,12 @@ void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid);
 /* the MPI calls of tgid in flight: threads inside an MPI function now
  * (or, once it exited, when it died) */
 int mpi_probes_in_flight(const struct mpi_probes *mp, pid_t tgid);
+
+/* Events (loaded with events_enabled) of Target target_id on or off.
+ * Until the first call every Target's calls are Events; from then on
+ * only those of the Targets turned on. 0, -ENOSPC (MAX_MPI_EVENT_TARGETS),
+ * -EINVAL (loaded without Events), or -errno. */
+int mpi_probes_set_events(struct mpi_probes *mp, uint32_t target_id, int on);
 
 typedef int (*mpi_event_fn)(const struct mpi_event *e, void *ctx);
 int mpi_probes_events_fd(const struct mpi_probes *mp);

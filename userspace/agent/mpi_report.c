@@ -66,6 +66,8 @@ struct collect_ctx {
 	size_t n, cap;
 	uint32_t *index; /* n_index slots (a power of 2 >= 2 cap): site + 1, 0 empty */
 	size_t n_index;
+	int (*want)(void *ctx, pid_t tgid); /* NULL: every process */
+	void *ctx;
 };
 
 static uint64_t site_hash(pid_t tgid, unsigned int function, uint64_t call_site)
@@ -149,7 +151,7 @@ static int collect_site(const struct mpi_site_key *key, const struct mpi_site_va
 	struct site_total *s;
 	int64_t size = 0;
 
-	if (!info || !v->calls)
+	if (!info || !v->calls || (cc->want && !cc->want(cc->ctx, (pid_t)key->tgid)))
 		return 0;
 	s = site_of(cc, key);
 	if (!s)
@@ -186,7 +188,15 @@ static int site_cmp(const void *a, const void *b)
 int mpi_report_sites(struct mpi_probes *mp, struct module_table *table, struct batch_builder *b,
 		     mpi_locus_fn locus, uint64_t (*exit_ns)(void *ctx, pid_t tgid), void *ctx)
 {
-	struct collect_ctx cc = { .mp = mp, .table = table };
+	return mpi_report_sites_of(mp, table, b, locus, exit_ns, NULL, ctx);
+}
+
+int mpi_report_sites_of(struct mpi_probes *mp, struct module_table *table,
+			struct batch_builder *b, mpi_locus_fn locus,
+			uint64_t (*exit_ns)(void *ctx, pid_t tgid), int (*want)(void *ctx, pid_t tgid),
+			void *ctx)
+{
+	struct collect_ctx cc = {.mp = mp, .table = table, .want = want, .ctx = ctx};
 	struct batch_locus l;
 	struct mpi_process proc;
 	size_t i;
