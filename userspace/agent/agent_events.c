@@ -37,9 +37,6 @@ static void agent_forget_process(struct agent *a, pid_t tgid)
 	uint64_t c, i;
 	const char *why;
 
-	struct process_info key = {.tgid = tgid};
-	void *node = tfind(&key, &a->processes, agent_process_info_cmp);
-
 	if (a->hw)
 		hardware_counters_finish(a->hw, tgid, &c, &i, &why);
 	if (a->mpi) {
@@ -47,12 +44,7 @@ static void agent_forget_process(struct agent *a, pid_t tgid)
 		mpi_probes_forget(a->mpi, tgid);
 	}
 	module_table_exit(a->modules, tgid);
-	if (node) {
-		struct process_info *pi = *(struct process_info **)node;
-
-		tdelete(pi, &a->processes, agent_process_info_cmp);
-		free(pi);
-	}
+	agent_process_info_delete(a, tgid);
 }
 
 static void agent_on_exec(struct agent *a, struct process_info *pi, struct agent_target *t,

@@ -100,9 +100,6 @@ struct agent_target {
 	uint64_t samples_sent, batches_sent, batches_acked, batches_spooled;
 	uint64_t spool_dropped_batches, spool_dropped_samples;
 	uint64_t drained_lost;
-	int mpi_reported; /* the last Batch held the MPI sites */
-	pid_t *mpi_pending; /* exited, published, MPI sites not yet */
-	size_t n_mpi_pending;
 	struct counter_base base;
 	struct degradation_list degradations;
 	struct task_event *exits;
@@ -161,6 +158,7 @@ int agent_add_node_degradation(struct agent *a, const char *name, const char *me
 			       const char *remedy);
 int agent_process_info_cmp(const void *a, const void *b);
 struct process_info *agent_process_info(struct agent *a, pid_t tgid, int create);
+void agent_process_info_delete(struct agent *a, pid_t tgid);
 /* the Target process tgid belongs to, NULL when none */
 struct agent_target *agent_target_of_tgid(struct agent *a, pid_t tgid);
 struct agent_target *agent_target_by_id(struct agent *a, uint32_t id);
@@ -182,7 +180,6 @@ uint32_t agent_target_uid(const struct agent_target *t);
 int agent_target_queue_batch(struct agent_target *t, int last);
 /* forget what t's published Batch holds (exits, MPI Events) */
 void agent_target_forget_published(struct agent_target *t);
-void agent_target_forget_process(struct agent_target *t, pid_t tgid);
 /* Says on stderr what never reached the Run. */
 void agent_target_report_loss(struct agent_target *t);
 

@@ -47,42 +47,35 @@ static uint64_t agent_exit_ns(void *ctx, pid_t tgid)
 	return pi ? pi->exit_ns : 0;
 }
 
-struct mpi_owner_ctx {
-	struct agent_target *t;
-	int mine, others;
-};
-
-static int agent_mpi_site_owner(const struct mpi_site_key *key, const struct mpi_site_value *v,
-				void *ctx)
+static int agent_mpi_wanted(void *ctx, pid_t tgid)
 {
-	struct mpi_owner_ctx *oc = ctx;
+	struct agent_target *t = ctx;
 
-	(void)v;
-	if (agent_target_of_tgid(oc->t->a, (pid_t)key->tgid) == oc->t)
-		oc->mine++;
-	else
-		oc->others++;
-	return 0;
+	return agent_target_of_tgid(t->a, tgid) == t;
 }
 
-/* TODO(bpf): mpi_report_sites_of() with a filter on t's processes. Until
- * then the MPI sites go into t's Batch only when every site known is of
- * t's processes (one MPI Run on the node at a time), never into another
- * Run's; otherwise they wait for a drain where that holds again. */
+/* what ctx of the locus and exit callbacks is: the Agent */
+static void agent_target_locus(void *ctx, pid_t tgid, struct batch_locus *l)
+{
+	agent_process_locus(((struct agent_target *)ctx)->a, tgid, l);
+}
+
+static uint64_t agent_target_exit_ns(void *ctx, pid_t tgid)
+{
+	return agent_exit_ns(((struct agent_target *)ctx)->a, tgid);
+}
+
+/* t's MPI call sites and lifetimes (of its processes only), its Events */
 static int agent_add_mpi(struct agent_target *t, struct batch_builder *b)
 {
 	struct agent *a = t->a;
-	struct mpi_owner_ctx oc = {t, 0, 0};
 	size_t i;
-	int err = 0;
+	int err;
 
 	if (!a->mpi)
 		return 0;
-	mpi_probes_for_each_site(a->mpi, agent_mpi_site_owner, &oc);
-	t->mpi_reported = !oc.others;
-	if (oc.mine && !oc.others)
-		err = mpi_report_sites(a->mpi, a->modules, b, agent_process_locus, agent_exit_ns,
-				       a);
+	err = mpi_report_sites_of(a->mpi, a->modules, b, agent_target_locus, agent_target_exit_ns,
+				  agent_mpi_wanted, t);
 	for (i = 0; i < t->n_mpi_events && !err; i++)
 		err = mpi_report_event(a->mpi, a->modules, b, &t->mpi_events_buf[i],
 				       agent_process_locus, a);
@@ -229,8 +222,7 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
 		err = err ?: batch_builder_add_counter(
 				  b, "mpi_calls_untimed",
 				  since(mc[MPI_DROP_THREADS], o->mpi[MPI_DROP_THREADS]));
-		/* Events are recorded for every Target (TODO(bpf): per Target):
-		 * their loss matters only to a Run that asked for them */
+		/* only the Runs that asked for Events have any to lose */
 		if (t->mpi_events)
 			err = err ?: batch_builder_add_counter(
 					  b, "mpi_events_dropped",
@@ -239,57 +231,22 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
 	return err;
 }
 
-/* An exited process of t whose last totals are published: its MPI state
- * and what the Agent knew of it go. */
-void agent_target_forget_process(struct agent_target *t, pid_t tgid)
-{
-	struct agent *a = t->a;
-	struct process_info key = {.tgid = tgid}, *pi;
-	void *node = tfind(&key, &a->processes, agent_process_info_cmp);
-
-	if (a->mpi)
-		mpi_probes_forget(a->mpi, tgid);
-	if (node) {
-		pi = *(struct process_info **)node;
-		tdelete(pi, &a->processes, agent_process_info_cmp);
-		free(pi);
-	}
-}
-
 /* What the Batch just built holds is the Batch's now: forget it (exited
- * processes, their MPI totals, sent Events). An exited process whose MPI
- * sites this Batch could not hold (agent_add_mpi) is kept until one does. */
+ * processes, their MPI totals, sent Events). */
 void agent_target_forget_published(struct agent_target *t)
 {
-	struct agent *a = t->a;
 	size_t i;
 
-	if (t->mpi_reported) {
-		for (i = 0; i < t->n_mpi_pending; i++)
-			agent_target_forget_process(t, t->mpi_pending[i]);
-		t->n_mpi_pending = 0;
-	}
-	for (i = 0; i < t->n_exits; i++) {
-		pid_t tgid = t->exits[i].tgid;
-		pid_t *p;
-
-		if (t->mpi_reported || !a->mpi) {
-			agent_target_forget_process(t, tgid);
-			continue;
-		}
-		p = realloc(t->mpi_pending, (t->n_mpi_pending + 1) * sizeof(*p));
-		if (!p) { /* its sites are lost rather than the Agent's memory */
-			agent_target_forget_process(t, tgid);
-			continue;
-		}
-		t->mpi_pending = p;
-		t->mpi_pending[t->n_mpi_pending++] = tgid;
+	for (i = 0; i < t->n_exits; i++) { /* its last totals are published */
+		if (t->a->mpi)
+			mpi_probes_forget(t->a->mpi, t->exits[i].tgid);
+		agent_process_info_delete(t->a, t->exits[i].tgid);
 	}
 	t->n_exits = 0;
 	t->n_mpi_events = 0;
 	t->n_drained = 0;
-	if (a->modules)
-		module_table_reap(a->modules);
+	if (t->a->modules)
+		module_table_reap(t->a->modules);
 }
 
 static int agent_add_loss_counters(struct agent_target *t, struct batch_builder *b)

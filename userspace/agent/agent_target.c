@@ -121,13 +121,8 @@ struct agent_target *agent_target_new(struct agent *a, const struct agent_target
 
 void agent_target_free(struct agent_target *t)
 {
-	size_t i;
-
 	if (!t)
 		return;
-	for (i = 0; t->a && i < t->n_mpi_pending; i++)
-		agent_target_forget_process(t, t->mpi_pending[i]);
-	free(t->mpi_pending);
 	publish_queue__free(t->queue);
 	degradation_list_free(&t->degradations);
 	free(t->exits);
@@ -152,6 +147,8 @@ void agent_target_finish(struct agent_target *t, int err, const char *json)
 	if (c->control_owner == t)
 		c->control_owner = NULL;
 	agent_sampler_remove_target(t->a, t);
+	if (t->mpi_events && t->a->mpi)
+		mpi_probes_set_events(t->a->mpi, t->id, 0);
 	agent_update_active(t->a);
 	if (publish_queue_length(t->queue))
 		agent_target_report_loss(t);
@@ -196,6 +193,11 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 			return err;
 		}
 	}
+	if (t->mpi_events && a->mpi && mpi_probes_set_events(a->mpi, t->id, 1))
+		degradation_list_add(&t->degradations, "mpi-events-unavailable",
+				     "MPI Events cannot be recorded for this Run (the Agent's "
+				     "per-Run Event table is full)",
+				     "fewer Runs with --mpi-events at once");
 	agent_probe_mpi(a, o->target_exe);
 	agent_update_active(a);
 	if (!o->start_json) {
