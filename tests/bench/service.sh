@@ -5,7 +5,8 @@
 #                 as they are acknowledged: Batches, SampleCounts and samples
 #                 stored per second, and the aggregator's CPU meanwhile
 #   ack latency   100 and 1000 pretend Agents, one DEALER each, each sending
-#                 one Batch per second over loopback: send-to-Ack p50/p99
+#                 one Batch per second over loopback: send-to-Ack p50/p99,
+#                 with node-second Batches and with small ones (a 1-CPU node)
 #   nunatakd      its CPU and RSS idle (no Target), then while a Run samples
 #                 all CPUs at 997 Hz (a busy process per CPU), each over 10 s,
 #                 from /proc/PID/stat and /proc/PID/status; nunatakd is its
@@ -81,6 +82,7 @@ curve="--key $out/etc/load.key --server-key $out/etc/aggregator.pub"
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 # pct T0 T1 SECONDS: percent of one CPU
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'; }
 pct() { awk -v a="$1" -v b="$2" -v s="$3" -v hz="$hz" 'BEGIN {printf "%.1f", (b - a) * 100 / hz / s}'; }
 
 if [ ! -x "$aggregator" ]; then
@@ -97,21 +99,27 @@ for i in $(seq 1 100); do
 done
 
 echo "== aggregator ingest (aggregator on CPU 1, load on CPU 0, $secs s, shape: $shape)"
-t0=$(cpu_ticks "$agg")
+t0=$(cpu_ticks "$agg") w0=$(date +%s.%N)
 # shellcheck disable=SC2086
 taskset -c 0 "$py" "$here/agg_load.py" ingest "$endpoint" --runs-dir "$out/runs" --seconds "$secs" \
 	$curve $shape | tee "$out/ingest.txt" | grep -v '^{'
 t1=$(cpu_ticks "$agg")
-echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$secs") (includes START and FINALIZE)"
+echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$(elapsed "$w0")") (START and FINALIZE included)"
 
-for n in 100 1000; do
-	echo "== ack latency, $n Agents, one Batch per second each, $secs s"
-	t0=$(cpu_ticks "$agg")
-	# shellcheck disable=SC2086
-	taskset -c 0 "$py" "$here/agg_load.py" latency "$endpoint" --runs-dir "$out/runs" --agents "$n" \
-		--seconds "$secs" $curve $shape | tee "$out/latency$n.txt" | grep -v '^{'
-	t1=$(cpu_ticks "$agg")
-	echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$secs")"
+# the node-second shape, then a small one (a 1-CPU node: 2 Loci, 50
+# SampleCounts), whose 1000 Agents stay under the ingest rate
+small="--loci 2 --stacks 64 --sample-counts 50 --samples-each 20 --depth 12"
+for sh in big small; do
+	[ "$sh" = big ] && s_args=$shape || s_args=$small
+	for n in 100 1000; do
+		echo "== ack latency, $n Agents, one Batch per second each, $secs s, shape $sh: $s_args"
+		t0=$(cpu_ticks "$agg") w0=$(date +%s.%N)
+		# shellcheck disable=SC2086
+		taskset -c 0 "$py" "$here/agg_load.py" latency "$endpoint" --runs-dir "$out/runs" --agents "$n" \
+			--seconds "$secs" $curve $s_args | tee "$out/latency$n$sh.txt" | grep -v '^{'
+		t1=$(cpu_ticks "$agg")
+		echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$(elapsed "$w0")") (over the $(elapsed "$w0") s until the last Ack or give-up, FINALIZE included)"
+	done
 done
 kill -TERM "$agg"
 wait "$agg" 2>/dev/null || true
@@ -166,5 +174,5 @@ echo "sampling_rss: $(rss "$nd" VmRSS) (peak $(rss "$nd" VmHWM))"
 wait "$runp" || echo "(the Run exited $?: $(tail -3 "$out/run.txt"))"
 rd=$(sed -n 's/^Run: //p' "$out/run.txt" | tail -1)
 n=$("$py" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1] + "/pivot.sqlite").execute("select coalesce(sum(sample_count),0) from samples").fetchone()[0])' "$rd" 2>/dev/null || echo "?")
-echo "samples_stored_by_the_busy_run: $n (expected about $((ncpu * 997 * (secs + 4))) over its $((secs + 4)) s)"
+echo "samples_stored_by_the_busy_run: $n (at most $((ncpu * 997 * (secs + 4))) in its $((secs + 4)) s: cpu-clock samples follow the CPU time its $ncpu processes got)"
 echo "(the BPF program runs in the interrupted task's context: its cost is the application's, see overhead.sh)"

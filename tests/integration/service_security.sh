@@ -31,15 +31,17 @@ svc_agg_answers || fail "the aggregator stopped answering after refusing a key"
 echo "CURVE: unknown key and plain TCP refused, agents_refused $before -> $after"
 svc_aggregator_kill TERM
 
-# --- 2. links planted by another user in a shared (sticky) runs directory
+# --- 2. links planted by another user in a shared (sticky) runs directory of the user's
 svc_nunatakd_local
 sock=${SVC_SOCK[0]}
-mkdir -m 1777 "$SVC/shared"
+# the user's own runs directory, sticky and writable by all (a Run may go
+# there, as the user's; another user may put entries in it)
+mkdir -m 1777 "$SVC/shared" && chown "$SVC_USER:" "$SVC/shared"
 mkdir -m 0700 "$SVC/rootonly"
 printf 'root only\n' >"$SVC/rootonly/keep" && chmod 0600 "$SVC/rootonly/keep"
 listing() { find "$1" -mindepth 1 -printf '%f %s %T@ %m %u\n' | sort; }
 before=$(listing "$SVC/rootonly")
-# the shared directory itself is fine for a Run (as /tmp is)
+# the directory itself is fine for a Run
 svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run --name control -o "$SVC/shared" -- \
 	"$SVC/bin/hotspots" 0.1 >out.txt 2>err.txt || fail "a Run in a sticky shared directory: exit $?: $(cat err.txt)"
 echo "protected_symlinks=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null) (0: the kernel does not stop a link being followed)"
@@ -88,11 +90,13 @@ echo "link under another user's directory: refused: $(head -1 err.txt)"
 
 # --- 3. the caller's own process, but setuid: its effective uid is root's
 cp "$WORKLOADS/hotspots" "$SVC/bin/suidspots" && chmod 4755 "$SVC/bin/suidspots"
-svc_as_user "$SVC/bin/suidspots" 30 >/dev/null &
+# setpriv execs the program: $! is its pid
+setpriv --reuid="$SVC_UID" --regid="$(id -g "$SVC_USER")" --clear-groups -- "$SVC/bin/suidspots" 30 >/dev/null &
 spid=$!
 svc_track "$spid"
 sleep 0.3
-grep -q "^Uid:.*$SVC_UID.*0" "/proc/$spid/status" || echo "(note: $(grep ^Uid "/proc/$spid/status"))"
+uids=$(awk '/^Uid:/ {print $2, $3}' "/proc/$spid/status")
+[ "$uids" = "$SVC_UID 0" ] || fail "the setuid copy does not run as uid $SVC_UID, effective 0: Uid $uids"
 mkdir -m 0700 "$SVC_HOME/runs" && chown "$SVC_USER:" "$SVC_HOME/runs"
 req=$(printf '{"request":"run-start","run":{"name":"suid","created":"2026-01-01T00:00:00","command":["suidspots"],"node":"local","job_id":null,"effective_configuration":{}},"runs_dir":"%s","frequency":997,"mpi_events":false,"symbolizer":"","target_exe":null,"token":"%s","pid":%d}' \
 	"$SVC_HOME/runs" "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" "$spid")
@@ -100,6 +104,7 @@ svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" "$req" >reply.json 
 	fail "no reply: $(cat reply.err)"
 [ "$(json reply.json 'd["ok"]')" = False ] || fail "observing its own setuid-root process was granted: $(cat reply.json)"
 [ -z "$(ls -A "$SVC_HOME/runs")" ] || fail "a Run was made: $(ls -A "$SVC_HOME/runs")"
+grep -q "effective 0" <<<"$(json reply.json 'd["error"]')" || fail "the refusal does not name the effective uid: $(cat reply.json)"
 echo "own setuid process: refused: $(json reply.json 'd["error"]')"
 
 # --- 4. status: a user sees their own Runs only

@@ -30,7 +30,12 @@ def check(cond, what):
     ok = ok and bool(cond)
 a = during.get("agent", {})
 check(a.get("node") == "node1", f"agent node {a.get('node')}")
-check(isinstance(a.get("incarnation"), int) and a["incarnation"] != 0, f"agent incarnation {a.get('incarnation')}")
+inc = a.get("incarnation")
+try:  # a JSON integer, or its hex text (a u64 does not fit a double)
+    inc_value = inc if isinstance(inc, int) else int(inc, 16)
+except (TypeError, ValueError):
+    inc_value = 0
+check(inc_value != 0, f"agent incarnation {inc!r}")
 targets = a.get("targets", [])
 check(len(targets) >= 1, f"the Run's Target listed: {targets}")
 for t in targets[:1]:
@@ -47,6 +52,12 @@ for x in g.get("agents", [])[:1]:
         check(k in x, f"agent entry has {k}: {x.get(k)}")
 check(any(x.get("node") == "node1" and x.get("active_targets", 0) >= 1 for x in g.get("agents", [])),
       "node1 has an active Target")
+mine = [x for x in g.get("agents", []) if x.get("node") == "node1"]
+if mine and inc_value:
+    other = mine[0].get("incarnation")
+    other = other if isinstance(other, int) else int(str(other), 16)
+    check(other % 2**64 == inc_value, f"the aggregator knows node1's incarnation: {mine[0].get('incarnation')!r} vs {inc!r}")
+    check(other >= 0, f"the aggregator shows it as the unsigned number it is: {mine[0].get('incarnation')!r}")
 runs = g.get("runs", [])
 check(len(runs) == 1 and runs[0].get("batches", 0) >= 1, f"the Run in progress: {runs}")
 c = g.get("counters", {})

@@ -33,6 +33,7 @@
 #
 # The configuration files and keys are root's, 0600, in the 0700 directory
 # $SVC/etc, as the daemons' trust rules require of /etc/nunatak.toml.
+# SVC_KEEP=1 keeps $SVC and $T at exit (to read a failed test's Runs).
 . "$TESTS_LIB/netns.sh"
 
 NUNATAKD=${NUNATAKD:-$(dirname "$NUNATAK")/nunatakd}
@@ -92,6 +93,13 @@ svc_init() {
 	trap 'svc_cleanup' EXIT
 }
 
+# a log printed when the test fails (once, however often its daemon starts)
+svc_log() {
+	local f
+	for f in "${SVC_LOGS[@]}"; do [ "$f" = "$1" ] && return 0; done
+	SVC_LOGS+=("$1")
+}
+
 svc_track() {
 	SVC_TRACKED+=("$1")
 	disown "$1" 2>/dev/null # killed at exit without a "Killed" line
@@ -137,8 +145,12 @@ svc_cleanup() {
 		sleep 0.2
 		userdel "$SVC_USER" 2>/dev/null || userdel -f "$SVC_USER" 2>/dev/null
 	fi
-	[ -n "$SVC" ] && rm -rf "$SVC"
-	rm -rf "$T"
+	if [ -n "${SVC_KEEP:-}" ]; then # debugging: the service directory and $T stay
+		echo "kept: $SVC $T" >&2
+	else
+		[ -n "$SVC" ] && rm -rf "$SVC"
+		rm -rf "$T"
+	fi
 	exit "$rc"
 }
 
@@ -223,7 +235,7 @@ svc_aggregator_start() {
 	fi
 	SVC_AGG_CONFIG="$SVC/etc/aggregator.toml"
 	SVC_AGG_LOG="$SVC/log/aggregator.log"
-	SVC_LOGS+=("$SVC_AGG_LOG")
+	svc_log "$SVC_AGG_LOG"
 	[ -f "$SVC_AGG_CONFIG" ] && [ $# = 0 ] || svc_aggregator_config "$@"
 	echo "==== start $(date +%T.%N)" >>"$SVC_AGG_LOG"
 	"$NUNATAK_AGGREGATOR" --config "$SVC_AGG_CONFIG" >>"$SVC_AGG_LOG" 2>&1 &
@@ -281,14 +293,17 @@ svc_node_config() {
 svc_nunatakd_spawn() {
 	local i=$1 in_node=$2 t
 	SVC_NODE_LOG[i]="$SVC/log/node$i.log"
-	SVC_LOGS+=("${SVC_NODE_LOG[i]}")
+	svc_log "${SVC_NODE_LOG[i]}"
 	rm -f "${SVC_SOCK[i]}"
 	echo "==== start $(date +%T.%N)" >>"${SVC_NODE_LOG[i]}"
 	local args=(--config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}")
 	# the socket on the command line too, where nunatakd has the option
 	"$NUNATAKD" --help 2>&1 | grep -q -- '--socket' && args+=(--socket "${SVC_SOCK[i]}")
 	if [ "$in_node" = 1 ]; then
-		netns_exec "$i" "$NUNATAKD" "${args[@]}" >>"${SVC_NODE_LOG[i]}" 2>&1 &
+		# nsenter itself (not a shell function, which would fork a subshell)
+		# execs nunatakd: $! is the daemon's pid
+		nsenter --net="/run/netns/${NETNS_NAME[i]}" -- "$NUNATAKD" "${args[@]}" \
+			>>"${SVC_NODE_LOG[i]}" 2>&1 &
 	else
 		"$NUNATAKD" "${args[@]}" >>"${SVC_NODE_LOG[i]}" 2>&1 &
 	fi
@@ -296,7 +311,12 @@ svc_nunatakd_spawn() {
 	for t in $(seq 1 200); do
 		kill -0 "${SVC_PID[i]}" 2>/dev/null ||
 			fail "nunatakd of ${SVC_NODE[i]} exited at start: $(tail -5 "${SVC_NODE_LOG[i]}")"
-		[ -S "${SVC_SOCK[i]}" ] && return 0
+		if [ -S "${SVC_SOCK[i]}" ]; then
+			# the pid killed later must be the daemon's own
+			[ "$(readlink "/proc/${SVC_PID[i]}/exe")" = "$(readlink -f "$NUNATAKD")" ] ||
+				fail "harness: pid ${SVC_PID[i]} is not nunatakd ($(readlink "/proc/${SVC_PID[i]}/exe"))"
+			return 0
+		fi
 		sleep 0.1
 	done
 	fail "nunatakd of ${SVC_NODE[i]}: no control socket ${SVC_SOCK[i]} after 20 s: $(tail -5 "${SVC_NODE_LOG[i]}")"
@@ -382,9 +402,10 @@ exec "$SVC_PY" "$TESTS_LIB/node_rsh.py" exec "$SVC/run/rsh-\$host.sock" /bin/sh 
 LAUNCH
 		chmod 0755 "$SVC/bin/rsh-launch"
 	fi
-	netns_exec "$i" "$SVC_PY" "$TESTS_LIB/node_rsh.py" serve "$sock" 2>>"$SVC/log/rsh.log" &
+	nsenter --net="/run/netns/${NETNS_NAME[i]}" -- "$SVC_PY" "$TESTS_LIB/node_rsh.py" serve "$sock" \
+		2>>"$SVC/log/rsh.log" &
 	svc_track $!
-	SVC_LOGS+=("$SVC/log/rsh.log")
+	svc_log "$SVC/log/rsh.log"
 	for t in $(seq 1 50); do
 		[ -S "$sock" ] && return 0
 		sleep 0.1

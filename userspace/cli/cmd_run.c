@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,8 +35,8 @@
 #include "userspace/aggregator/aggregator.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/control.h"
-#include "userspace/cli/run_dir.h"
-#include "userspace/cli/run_manifest.h"
+#include "userspace/aggregator/run_dir.h"
+#include "userspace/aggregator/run_manifest.h" /* run_iso_time */
 #include "userspace/cli/run_observe.h"
 #include "userspace/cli/run_options.h"
 #include "userspace/launch/run_signals.h"
@@ -68,24 +69,6 @@ static int announce(const char *name, const char *message, const char *remedy, v
 	return 0;
 }
 
-/* the manifest's first version, built in a thread while the Agent loads */
-struct seed_job {
-	const char *name, *start, *node;
-	const struct config *cfg;
-	const struct launcher_split *split;
-	json_t *seed; /* out */
-};
-
-static void *seed_job_run(void *arg)
-{
-	struct seed_job *sj = arg;
-
-	sj->seed = run_manifest_seed(sj->name, run_env.ncmd, run_env.cmd, sj->split, sj->cfg, sj->start,
-				     sj->node);
-	return NULL;
-}
-
-
 /* the application behind any launcher and wrappers: "app", never "mpirun" */
 static const char *default_name(const struct launcher_split *split)
 {
@@ -96,16 +79,14 @@ static const char *default_name(const struct launcher_split *split)
 struct run {
 	struct config cfg;
 	char exe[PATH_MAX], run_dir[PATH_MAX], target[PATH_MAX], symbolizer[PATH_MAX];
-	char node[256], start[32], endpoint[64];
-	const char *name, *run_id;
-	struct stat run_st; /* the Run directory made: the Aggregator checks it is the one */
+	char node[256], start[32], endpoint[64], run_id[33];
+	const char *name;
 	struct launcher_split split;
 	void *zctx;
 	struct aggregator *agg;
 	pthread_t thread;
 	int thread_started, thread_stuck;
 	struct agent *agent;
-	json_t *seed;
 	struct launch l;
 	int signal_fd;
 	int exit_code;	 /* the application's, once it ran */
@@ -180,29 +161,18 @@ static int run_start_aggregator(struct run *r)
 	return 0;
 }
 
-/* The Agent, while the manifest's first version is built (machine,
- * provenance: ~0.1 s) in a thread. */
+/* The Agent. */
 static int run_start_agent(struct run *r)
 {
-	struct seed_job sj = { .name = r->name, .cfg = &r->cfg, .start = r->start, .node = r->node,
-			       .split = &r->split };
 	struct agent_opts ao = { .run_id = r->run_id, .node = r->node, .endpoint = r->endpoint,
 				 .zmq_ctx = r->zctx, .frequency = r->cfg.sampling_frequency,
 				 .mpi_events = run_env.mpi_events }; /* Acks: the default bound */
-	pthread_t seed_thread;
-	int seed_started;
 
 	run_iso_time(r->start, sizeof(r->start));
-	seed_started = !pthread_create(&seed_thread, NULL, seed_job_run, &sj);
-	if (!seed_started)
-		seed_job_run(&sj);
 	if (r->split.target_index >= 0 &&
 	    !launch_resolve(run_env.cmd[r->split.target_index], r->target, sizeof(r->target)))
 		ao.target_exe = r->target;
 	r->agent = agent__new(&ao);
-	if (seed_started)
-		pthread_join(seed_thread, NULL);
-	r->seed = sj.seed;
 	if (!r->agent) {
 		fprintf(stderr,
 			"nunatak: cannot start the agent for '%s': %s; the application was not "
@@ -225,26 +195,84 @@ static void run_resolve_symbolizer(struct run *r)
 		agent_add_degradation(r->agent, name, message, remedy);
 }
 
+/* the command line, each word escaped as json_text does: argv[0] of a
+ * program whose file name is not UTF-8 is kept, not dropped */
+static json_t *command_json(int ncmd, char *const cmd[])
+{
+	json_t *command = json_array();
+	int i;
+
+	for (i = 0; command && i < ncmd; i++)
+		if (json_array_append_new(command, json_text(cmd[i]))) {
+			json_decref(command);
+			command = NULL;
+		}
+	return command;
+}
+
+/* START (issue 7's contract): the facts of the Run; the Aggregator makes
+ * its directory under runs_dir (absolute) as the owner and answers with
+ * it. TODO(svc): moves to the node service's run-start. */
+static json_t *run_start_json(struct run *r)
+{
+	char cwd[PATH_MAX], runs_dir[2 * PATH_MAX];
+	const struct launcher_split *split = &r->split;
+
+	if (r->cfg.runs_dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		snprintf(runs_dir, sizeof(runs_dir), "%s", r->cfg.runs_dir);
+	else
+		snprintf(runs_dir, sizeof(runs_dir), "%s/%s", cwd, r->cfg.runs_dir);
+	return json_pack(
+	    "{s:{s:o, s:s, s:o, s:s, s:n, s:o, s:o, s:o, s:o}, s:s, s:{s:I, s:I}, s:s, s:I, s:b}",
+	    "run", "name", json_text(r->name), "created", r->start, "command",
+	    command_json(run_env.ncmd, run_env.cmd), "node", r->node, "job_id",
+	    "effective_configuration", config_effective_json(&r->cfg), "launcher",
+	    split->launcher[0] ? json_text(split->launcher) : json_null(), "target",
+	    split->target_index >= 0 ? json_text(run_env.cmd[split->target_index]) : json_null(),
+	    "world_size", split->world_size > 0 ? json_integer(split->world_size) : json_null(),
+	    "runs_dir", runs_dir, "owner", "uid", (json_int_t)geteuid(), "gid",
+	    (json_int_t)getegid(), "symbolizer", r->symbolizer, "frequency",
+	    (json_int_t)r->cfg.sampling_frequency, "mpi_events", run_env.mpi_events);
+}
+
+/* the Run directory as the user named its runs directory (relative stays
+ * relative): runs_dir/<the base name the Aggregator gave> */
+static void run_dir_shown(struct run *r, const char *made)
+{
+	const char *base = strrchr(made, '/');
+	size_t len = strlen(r->cfg.runs_dir);
+
+	while (len > 1 && r->cfg.runs_dir[len - 1] == '/')
+		len--;
+	snprintf(r->run_dir, sizeof(r->run_dir), "%.*s/%s", (int)len, r->cfg.runs_dir,
+		 base ? base + 1 : made);
+}
+
 /* START: the Run's directory, pivot and first manifest; bounded. */
 static int run_send_start(struct run *r)
 {
-	char err[2 * PATH_MAX + 256] = "";
-	json_t *spec;
-	char *text;
+	char err[2 * PATH_MAX + 256] = "", *text, *answer = NULL;
+	json_t *spec = run_start_json(r), *ack;
+	const char *made;
 	int e;
 
-	spec = json_pack("{s:s, s:I, s:I, s:s, s:O}", "run_dir", r->run_dir, "run_dir_dev",
-			 (json_int_t)r->run_st.st_dev, "run_dir_ino", (json_int_t)r->run_st.st_ino,
-			 "symbolizer", r->symbolizer, "manifest", r->seed);
 	text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
 	json_decref(spec);
-	e = text ? control_send(r->zctx, r->endpoint, NUNATAK__WIRE__CONTROL__ACTION__START,
-				r->run_id, text, START_TIMEOUT_MS, NULL, err, sizeof(err))
+	e = text ? control_send_answer(r->zctx, r->endpoint, NUNATAK__WIRE__CONTROL__ACTION__START,
+				       r->run_id, text, START_TIMEOUT_MS, NULL, &answer, err,
+				       sizeof(err))
 		 : -ENOMEM;
 	free(text);
+	ack = answer ? json_loads(answer, 0, NULL) : NULL;
+	free(answer);
+	made = json_string_value(json_object_get(ack, "run_dir"));
+	if (!e && made)
+		run_dir_shown(r, made);
+	else if (!e)
+		e = -EPROTO;
+	json_decref(ack);
 	if (e)
-		fprintf(stderr, "nunatak: cannot start the Run in '%s': %s\n", r->run_dir,
-			err[0] ? err : strerror(-e));
+		fprintf(stderr, "nunatak: cannot start the Run: %s\n", err[0] ? err : strerror(-e));
 	return e;
 }
 
@@ -263,10 +291,24 @@ static int run_stopped_before_launch(struct run *r)
 	return 0;
 }
 
+/* 32 lowercase hex digits of getrandom (buf: 33 bytes). 0 or -errno. */
+static int getrandom_hex(char *buf, size_t len)
+{
+	unsigned char bytes[16];
+	size_t i;
+
+	if (len < 2 * sizeof(bytes) + 1)
+		return -EINVAL;
+	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+		return -errno;
+	for (i = 0; i < sizeof(bytes); i++)
+		snprintf(buf + 2 * i, 3, "%02x", bytes[i]);
+	return 0;
+}
+
 /* Everything before the application: 0, or nunatak's exit code. */
 static int run_prepare(struct run *r)
 {
-	char err[2 * PATH_MAX + 256] = ""; /* room for a path of PATH_MAX and more */
 	int e;
 
 	e = run_configure(r);
@@ -282,14 +324,11 @@ static int run_prepare(struct run *r)
 		free(shown);
 		return EXIT_NUNATAK_FAILED;
 	}
-	e = run_dir_create(r->cfg.runs_dir, r->name, time(NULL), r->run_dir, sizeof(r->run_dir),
-			   &r->run_st, err, sizeof(err));
+	e = getrandom_hex(r->run_id, sizeof(r->run_id));
 	if (e) {
-		fprintf(stderr, "nunatak: %s\n", err);
-		r->run_dir[0] = '\0';
+		fprintf(stderr, "nunatak: cannot make a Run id: %s\n", strerror(-e));
 		return EXIT_NUNATAK_FAILED;
 	}
-	r->run_id = strrchr(r->run_dir, '/') + 1;
 	if (run_start_aggregator(r) || run_start_agent(r))
 		return EXIT_NUNATAK_FAILED;
 	run_resolve_symbolizer(r);
@@ -414,10 +453,8 @@ static void run_teardown(struct run *r)
 	aggregator__free(r->agg);
 	if (r->zctx)
 		zmq_ctx_term(r->zctx);
-	json_decref(r->seed);
 	r->agg = NULL;
 	r->zctx = NULL;
-	r->seed = NULL;
 }
 
 /* A stuck Aggregator thread may be inside SQLite, writing the Run: the

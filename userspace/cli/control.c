@@ -1,6 +1,8 @@
 /* control — see control.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <zmq.h>
 
@@ -49,6 +51,14 @@ int control_send(void *zmq_ctx, const char *endpoint, int action, const char *ru
 		 const char *json, int timeout_ms, struct control_wait *w, char *err,
 		 size_t errlen)
 {
+	return control_send_answer(zmq_ctx, endpoint, action, run_id, json, timeout_ms, w, NULL,
+				   err, errlen);
+}
+
+int control_send_answer(void *zmq_ctx, const char *endpoint, int action, const char *run_id,
+			const char *json, int timeout_ms, struct control_wait *w, char **answer,
+			char *err, size_t errlen)
+{
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT, *reply = NULL;
 	Nunatak__Wire__Control control = NUNATAK__WIRE__CONTROL__INIT;
 	void *socket;
@@ -94,6 +104,10 @@ int control_send(void *zmq_ctx, const char *endpoint, int action, const char *ru
 	}
 	if (reply->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK) {
 		e = 0;
+		if (answer && !(*answer = strdup(reply->ack->json ? reply->ack->json : "{}"))) {
+			e = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+		}
 	} else if (reply->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR) {
 		snprintf(err, errlen, "%s", reply->error->message);
 		e = -EPROTO;

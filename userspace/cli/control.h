@@ -25,4 +25,10 @@ int control_send(void *zmq_ctx, const char *endpoint, int action, const char *ru
 		 const char *json, int timeout_ms, struct control_wait *w, char *err,
 		 size_t errlen);
 
+/* control_send(), and the Ack's json (a copy to free, "{}" when it has
+ * none) in *answer when answer is not NULL. */
+int control_send_answer(void *zmq_ctx, const char *endpoint, int action, const char *run_id,
+			const char *json, int timeout_ms, struct control_wait *w, char **answer,
+			char *err, size_t errlen);
+
 #endif

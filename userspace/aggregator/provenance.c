@@ -8,8 +8,7 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "userspace/cli/provenance.h"
-#include "userspace/config/config.h"
+#include "userspace/aggregator/provenance.h"
 #include "userspace/launch/tool.h"
 #include "userspace/log/json_text.h"
 #include "userspace/log/log.h"
@@ -50,7 +49,7 @@ static json_t *tool_version(const char *tool, char *why, size_t whylen)
 	return v;
 }
 
-json_t *provenance_json(const struct config *cfg)
+json_t *provenance_json(const char *symbolizer_path, const json_t *effective_configuration)
 {
 	char libbpf[32], zmq[32], why[1024] = "";
 	int major, minor, patch;
@@ -59,7 +58,13 @@ json_t *provenance_json(const struct config *cfg)
 	snprintf(libbpf, sizeof(libbpf), "%u.%u", libbpf_major_version(), libbpf_minor_version());
 	zmq_version(&major, &minor, &patch);
 	snprintf(zmq, sizeof(zmq), "%d.%d.%d", major, minor, patch);
-	symbolizer = tool_version(cfg->llvm_symbolizer, why, sizeof(why));
+	if (symbolizer_path && symbolizer_path[0]) {
+		symbolizer = tool_version(symbolizer_path, why, sizeof(why));
+	} else {
+		symbolizer = NULL;
+		snprintf(why, sizeof(why), "no llvm-symbolizer may run for this Run (the "
+			 "degradations say why)");
+	}
 	/* "llvm-symbolizer": null comes with "llvm-symbolizer-unavailable":
 	 * the reason */
 	return json_pack("{s:s, s:b, s:{s:s, s:s, s:s, s:s, s:s, s:o?, s:o*}, s:o}", "commit",
@@ -67,5 +72,7 @@ json_t *provenance_json(const struct config *cfg)
 			 libbpf, "libzmq", zmq, "sqlite", sqlite3_libversion(), "jansson",
 			 JANSSON_VERSION, "protobuf-c", protobuf_c_version(), "llvm-symbolizer",
 			 symbolizer, "llvm-symbolizer-unavailable", symbolizer ? NULL : json_text(why),
-			 "effective_configuration", config_effective_json(cfg));
+			 "effective_configuration",
+			 effective_configuration ? json_deep_copy(effective_configuration)
+						 : json_object());
 }
