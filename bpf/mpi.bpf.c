@@ -3,7 +3,7 @@
  *
  * Contract in bpf/mpi.h. Entry: a process outside every Target costs one
  * map lookup; for the outermost MPI call of a thread, remember when it
- * started, its return address (the call site) and its count, datatype and
+ * started, its return address (the call site, mpi_return_address) and its count, datatype and
  * peer arguments. Return: add the call to its site's running totals, and
  * to the Event ring buffer when Events are asked for. What is decided is
  * in bpf/mpi.bpf.h, tested apart; here only registers are read.
@@ -20,6 +20,16 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 mpi_events_enabled = 0;
+/* set by the Agent once it chooses Events per Target: then only the
+ * Targets in mpi_event_targets get them */
+volatile __u32 mpi_events_per_target;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_MPI_EVENT_TARGETS);
+	__type(key, __u32);  /* target_id */
+	__type(value, __u8); /* 1 */
+} mpi_event_targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -57,7 +67,7 @@ int BPF_KPROBE(mpi_entry)
 	mpi_call_state_init(&fresh, tgid, cookie, mpi_arg(ctx, MPI_COOKIE_COUNT_ARG(cookie)),
 			    mpi_arg(ctx, MPI_COOKIE_TYPE_ARG(cookie)),
 			    mpi_arg(ctx, MPI_COOKIE_PEER_ARG(cookie)));
-	bpf_probe_read_user(&fresh.call_site, sizeof(fresh.call_site), (void *)PT_REGS_SP(ctx));
+	fresh.call_site = mpi_return_address(ctx);
 	if (fresh.function == MPI_FN_FINALIZE) {
 		proc = mpi_process_of(tgid);
 		if (proc && !proc->finalize_start_ns)
@@ -96,6 +106,17 @@ static __always_inline void mpi_event_submit(const struct mpi_call_state *done, 
 				  : BPF_RB_NO_WAKEUP);
 }
 
+/* the Events of process tgid: every Target's, or only those asked for */
+static __always_inline int mpi_events_wanted(__u32 tgid)
+{
+	struct target_info *t;
+
+	if (!mpi_events_per_target)
+		return 1;
+	t = target_lookup(tgid);
+	return t && bpf_map_lookup_elem(&mpi_event_targets, &t->target_id);
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(mpi_return)
 {
@@ -108,7 +129,7 @@ int BPF_KRETPROBE(mpi_return)
 	__sync_fetch_and_add(&mpi_counters[MPI_CALLS_SEEN], 1);
 	if (mpi_call_account(tgid, &done, now))
 		__sync_fetch_and_add(&mpi_counters[MPI_DROP_SITES], 1);
-	if (mpi_events_enabled)
+	if (mpi_events_enabled && mpi_events_wanted(tgid))
 		mpi_event_submit(&done, tid, now);
 	return 0;
 }

@@ -55,6 +55,26 @@ static __always_inline void mpi_call_state_init(struct mpi_call_state *st, __u32
 	st->peer = MPI_COOKIE_PEER_ARG(cookie) ? (__s32)peer_arg : -1;
 }
 
+/* The return address of the function a uprobe at its first instruction
+ * interrupted: where it was called from (one instruction past the call),
+ * by the architecture's calling convention — x86-64: the call pushed it,
+ * it is at *sp; arm64 and riscv64: it is in the link register (lr, x30 /
+ * ra), not yet saved by the prologue (and not yet signed by pointer
+ * authentication, which the callee's prologue does). 0 when unreadable. */
+static __always_inline __u64 mpi_return_address(struct pt_regs *regs)
+{
+	__u64 ra = 0;
+
+#if defined(__TARGET_ARCH_x86)
+	bpf_probe_read_user(&ra, sizeof(ra), (const void *)PT_REGS_SP_CORE(regs));
+#elif defined(__TARGET_ARCH_arm64) || defined(__TARGET_ARCH_riscv)
+	ra = PT_REGS_RET_CORE(regs);
+#else
+#error "mpi_return_address: the return address convention of this architecture is not known"
+#endif
+	return ra;
+}
+
 /* An MPI entry of thread tid of tgid inside a call of that thread already
  * in flight: counted as nested (1), not as a call. 0: it is an outermost
  * call (a tid reused by another process does not inherit a depth). */

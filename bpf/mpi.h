@@ -17,6 +17,9 @@
 #ifndef MAX_MPI_THREADS
 #define MAX_MPI_THREADS 16384
 #endif
+#ifndef MAX_MPI_EVENT_TARGETS
+#define MAX_MPI_EVENT_TARGETS 4096 /* Targets that asked for Events */
+#endif
 #ifndef MPI_EVENTS_BYTES
 #define MPI_EVENTS_BYTES (4 * 1024 * 1024)
 #endif

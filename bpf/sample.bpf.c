@@ -85,7 +85,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	}
 	__sync_fetch_and_add(&sample_counters[SAMPLE_SEEN], 1);
 	user_regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	sample_key_fill(&key, target, pid_tgid, BPF_CORE_READ(user_regs, ip),
+	sample_key_fill(&key, target, pid_tgid, PT_REGS_IP_CORE(user_regs),
 			PT_REGS_IP(&ctx->regs));
 
 	cpu = bpf_get_smp_processor_id();

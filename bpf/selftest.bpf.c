@@ -117,6 +117,11 @@ int selftest_mpi(void *ctx)
 	struct selftest_mpi_args *args = &mpi_args;
 	struct mpi_call_state st;
 
+	if (args->op == SELFTEST_MPI_RETURN_ADDRESS) {
+		args->call_site = mpi_return_address((struct pt_regs *)args->regs);
+		args->ret = 0;
+		return 0;
+	}
 	if (args->op == SELFTEST_MPI_ENTRY) {
 		if (!target_lookup(args->tgid)) {
 			args->ret = 0;

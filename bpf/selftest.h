@@ -27,6 +27,7 @@ enum selftest_op {
 	SELFTEST_TOTALS_KEY,  /* task_totals_key_of(the calling task) */
 	SELFTEST_MPI_ENTRY,   /* what mpi_entry does, registers given */
 	SELFTEST_MPI_RETURN,  /* what mpi_return does */
+	SELFTEST_MPI_RETURN_ADDRESS, /* mpi_return_address(regs) */
 };
 
 struct selftest_target_args {
@@ -70,6 +71,8 @@ struct selftest_mpi_args {
 	__u64 call_site;
 	__u64 now_ns;
 	struct mpi_call_state state; /* out: the state stored (ENTRY) or ended (RETURN) */
+	__u64 regs[64]; /* in (RETURN_ADDRESS): the kernel's struct pt_regs, as
+			 * the uprobe sees it; out: call_site */
 };
 
 #endif

@@ -24,6 +24,9 @@ struct {
  * a longer one is read truncated and does not match */
 #define TOKEN_ENV_READ_BYTES (TOKEN_ENV_PREFIX_BYTES + TOKEN_HEX_BYTES + 4)
 
+/* envp pointers read at once: one read per chunk, not per string */
+#define TOKEN_ENV_CHUNK 8
+
 struct token_scan {
 	__u64 envp;           /* user address of envp[0] (64-bit pointers) */
 	struct token_key key; /* out */
@@ -42,23 +45,48 @@ static __always_inline int token_env_prefix(const char *s)
 	return 1;
 }
 
-/* bpf_loop callback: environment string i; 1 stops the scan */
-static long token_scan_one(__u64 i, void *ctx)
+/* environment string str: 1 and sc->key when it is NUNATAK_RUN=<32>.
+ * Its first 8 bytes first (all but a few strings end there); a string
+ * shorter than 8 is followed by more of the stack's strings, readable */
+static __always_inline int token_env_match(struct token_scan *sc, __u64 str)
 {
-	struct token_scan *sc = ctx;
+	const char *eight = "NUNATAK_";
 	char buf[TOKEN_ENV_READ_BYTES];
-	__u64 str = 0;
+	__u64 head = 0;
 	long n;
 
-	if (bpf_probe_read_user(&str, sizeof(str), (const void *)(sc->envp + i * sizeof(__u64))) ||
-	    !str)
-		return 1; /* the end of envp, or unreadable */
+	if (bpf_probe_read_user(&head, sizeof(head), (const void *)str) ||
+	    head != *(const __u64 *)eight)
+		return 0;
 	n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)str);
 	if (n != TOKEN_ENV_PREFIX_BYTES + TOKEN_HEX_BYTES + 1 || !token_env_prefix(buf))
 		return 0;
 	__builtin_memcpy(sc->key.hex, buf + TOKEN_ENV_PREFIX_BYTES, TOKEN_HEX_BYTES);
 	sc->found = 1;
 	return 1;
+}
+
+/* bpf_loop callback: environment strings [i * CHUNK, (i + 1) * CHUNK);
+ * 1 stops the scan (found, the end of envp, or unreadable) */
+static long token_scan_chunk(__u64 i, void *ctx)
+{
+	struct token_scan *sc = ctx;
+	__u64 str[TOKEN_ENV_CHUNK];
+	int k;
+
+	/* envp is followed by auxv and the strings: a chunk past its NULL
+	 * is still on the stack */
+	if (bpf_probe_read_user(str, sizeof(str),
+				(const void *)(sc->envp + i * sizeof(str))))
+		return 1;
+#pragma unroll
+	for (k = 0; k < TOKEN_ENV_CHUNK; k++) {
+		if (!str[k])
+			return 1;
+		if (token_env_match(sc, str[k]))
+			return 1;
+	}
+	return 0;
 }
 
 /* The token of the process whose initial stack (mm->start_stack: argc,
@@ -75,7 +103,7 @@ static __always_inline int token_env_find(__u64 start_stack, struct token_key *k
 	if (argc > (1u << 20)) /* not a stack */
 		return 0;
 	sc.envp = start_stack + (argc + 2) * sizeof(__u64);
-	bpf_loop(TOKEN_ENV_MAX, token_scan_one, &sc, 0);
+	bpf_loop(TOKEN_ENV_MAX / TOKEN_ENV_CHUNK, token_scan_chunk, &sc, 0);
 	if (sc.found)
 		*key = sc.key;
 	return sc.found;

@@ -11,7 +11,13 @@
  * effective uid are the token's owner's (any for TARGET_UID_ANY) and, when
  * the Agent asked for it, when it runs in the Agent's network namespace.
  * The adoption is reported as TASK_EVENT_EXEC (bpf/task.h) with the
- * Target's id and exec_seq 0.
+ * Target's id and exec_seq 0. The scan reads the initial stack as 64-bit
+ * words: a 32-bit (compat) process is never adopted (its argc does not
+ * read as one: the scan gives up).
+ *
+ * Cost, on every exec of the node while a token is registered (BPF
+ * statistics, this machine): 4.7 us for 37 environment strings, 32 us for
+ * 337 (0.6 us with no token: one global read).
  */
 #ifndef NUNATAK_BPF_TOKEN_H
 #define NUNATAK_BPF_TOKEN_H

@@ -30,7 +30,7 @@ import zmq  # noqa: E402
 def start_run(ctx, a, name):
     s = w.dealer(ctx, a.endpoint, a.key, a.server_key)
     run_id = secrets.token_hex(16)
-    start = {"run": {"name": name, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    start = {"run": {"name": name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                      "command": ["agg_load", name], "node": "bench-origin", "job_id": None,
                      "effective_configuration": {}},
              "runs_dir": a.runs_dir, "owner": {"uid": os.getuid(), "gid": os.getgid()},
@@ -42,7 +42,7 @@ def start_run(ctx, a, name):
 
 
 def finalize(s, run_id, budget_s=120):
-    fin = {"exit_code": 0, "end": time.strftime("%Y-%m-%dT%H:%M:%S"), "symbolizer_budget_ms": 0,
+    fin = {"exit_code": 0, "end": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "symbolizer_budget_ms": 0,
            "interrupted": False, "nodes_wait_ms": 0}
     r = w.request(s, w.control(w.FINALIZE, run_id, fin, "bench-origin"), budget_s)
     return r is not None and r[0] == "ack"

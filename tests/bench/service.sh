@@ -5,11 +5,13 @@
 #                 as they are acknowledged: Batches, SampleCounts and samples
 #                 stored per second, and the aggregator's CPU meanwhile
 #   ack latency   100 and 1000 pretend Agents, one DEALER each, each sending
-#                 one Batch per second over loopback: send-to-Ack p50/p99
+#                 one Batch per second over loopback: send-to-Ack p50/p99,
+#                 with node-second Batches and with small ones (a 1-CPU node)
 #   nunatakd      its CPU and RSS idle (no Target), then while a Run samples
 #                 all CPUs at 997 Hz (a busy process per CPU), each over 10 s,
 #                 from /proc/PID/stat and /proc/PID/status; nunatakd is its
-#                 own Aggregator there (single-node), so that is included
+#                 own Aggregator there (single-node), so that is included;
+#                 and the wall time of a whole `nunatak run -- true` through it
 # The Batch shape is one node-second of a 16-CPU node at 997 Hz: 16 Loci,
 # 800 SampleCounts of 20 samples (15 952 samples), 512 stacks of depth 12
 # (BENCH_SHAPE overrides, as agg_load.py options).
@@ -24,9 +26,7 @@ nunatakd=${NUNATAKD:-$(dirname "$nunatak")/nunatakd}
 aggregator=${NUNATAK_AGGREGATOR:-$(dirname "$nunatak")/nunatak-aggregator}
 shape=${BENCH_SHAPE:---loci 16 --stacks 512 --sample-counts 800 --samples-each 20 --depth 12}
 [ "$(id -u)" = 0 ] || { echo "SKIPPED: needs root (nunatakd loads BPF)"; exit 0; }
-for b in "$nunatakd" "$aggregator"; do
-	[ -x "$b" ] || { echo "SKIPPED: $b not built"; exit 0; }
-done
+[ -x "$nunatakd" ] || [ -x "$aggregator" ] || { echo "SKIPPED: $nunatakd and $aggregator not built"; exit 0; }
 py=
 for p in /usr/bin/python3 "$(command -v python3)"; do
 	[ -x "$p" ] && "$p" -c 'import zmq' 2>/dev/null && { py=$p; break; }
@@ -82,8 +82,12 @@ curve="--key $out/etc/load.key --server-key $out/etc/aggregator.pub"
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 # pct T0 T1 SECONDS: percent of one CPU
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'; }
 pct() { awk -v a="$1" -v b="$2" -v s="$3" -v hz="$hz" 'BEGIN {printf "%.1f", (b - a) * 100 / hz / s}'; }
 
+if [ ! -x "$aggregator" ]; then
+	echo "== aggregator ingest and ack latency: SKIPPED ($aggregator not built)"
+else
 taskset -c 1 "$aggregator" --config "$out/etc/aggregator.toml" 2>"$out/aggregator.log" &
 agg=$!
 pids+=("$agg")
@@ -95,24 +99,33 @@ for i in $(seq 1 100); do
 done
 
 echo "== aggregator ingest (aggregator on CPU 1, load on CPU 0, $secs s, shape: $shape)"
-t0=$(cpu_ticks "$agg")
+t0=$(cpu_ticks "$agg") w0=$(date +%s.%N)
 # shellcheck disable=SC2086
 taskset -c 0 "$py" "$here/agg_load.py" ingest "$endpoint" --runs-dir "$out/runs" --seconds "$secs" \
 	$curve $shape | tee "$out/ingest.txt" | grep -v '^{'
 t1=$(cpu_ticks "$agg")
-echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$secs") (includes START and FINALIZE)"
+echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$(elapsed "$w0")") (START and FINALIZE included)"
 
-for n in 100 1000; do
-	echo "== ack latency, $n Agents, one Batch per second each, $secs s"
-	t0=$(cpu_ticks "$agg")
-	# shellcheck disable=SC2086
-	taskset -c 0 "$py" "$here/agg_load.py" latency "$endpoint" --runs-dir "$out/runs" --agents "$n" \
-		--seconds "$secs" $curve $shape | tee "$out/latency$n.txt" | grep -v '^{'
-	t1=$(cpu_ticks "$agg")
-	echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$secs")"
+# the node-second shape, then a small one (a 1-CPU node: 2 Loci, 50
+# SampleCounts), whose 1000 Agents stay under the ingest rate
+small="--loci 2 --stacks 64 --sample-counts 50 --samples-each 20 --depth 12"
+for sh in big small; do
+	[ "$sh" = big ] && s_args=$shape || s_args=$small
+	for n in 100 1000; do
+		echo "== ack latency, $n Agents, one Batch per second each, $secs s, shape $sh: $s_args"
+		t0=$(cpu_ticks "$agg") w0=$(date +%s.%N)
+		# shellcheck disable=SC2086
+		taskset -c 0 "$py" "$here/agg_load.py" latency "$endpoint" --runs-dir "$out/runs" --agents "$n" \
+			--seconds "$secs" $curve $s_args | tee "$out/latency$n$sh.txt" | grep -v '^{'
+		t1=$(cpu_ticks "$agg")
+		echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$(elapsed "$w0")") (over the $(elapsed "$w0") s until the last Ack or give-up, FINALIZE included)"
+	done
 done
 kill -TERM "$agg"
 wait "$agg" 2>/dev/null || true
+fi
+
+[ -x "$nunatakd" ] || { echo "== nunatakd: SKIPPED ($nunatakd not built)"; exit 0; }
 
 echo "== nunatakd (its own Aggregator), CPU and RSS over $secs s"
 (umask 077 && cat >"$out/etc/nunatakd.toml" <<EOF
@@ -137,6 +150,15 @@ sleep "$secs"
 t1=$(cpu_ticks "$nd")
 echo "idle_cpu_percent: $(pct "$t0" "$t1" "$secs")"
 echo "idle_rss: $(rss "$nd" VmRSS)"
+# a whole Run of /bin/true through the daemon (START, launch, FINALIZE, summary)
+rt=()
+for k in 1 2 3 4 5 6 7; do
+	a=$(date +%s%N)
+	NUNATAK_AGENT_SOCKET="$out/run/agent.sock" "$nunatak" run --linger 0 -o "$out/runs" --name true -- true \
+		>/dev/null 2>&1 || true
+	rt+=($((($(date +%s%N) - a) / 1000000)))
+done
+echo "run_of_true_ms_median: $(printf '%s\n' "${rt[@]}" | sort -n | sed -n 4p) (7 runs: ${rt[*]})"
 busy=()
 for c in $(seq 1 "$ncpu"); do busy+=("$workloads/hotspots $((secs + 4))"); done
 spawn=$(printf '%s & ' "${busy[@]}")
@@ -150,5 +172,7 @@ t1=$(cpu_ticks "$nd")
 echo "sampling_${ncpu}_cpus_997hz_cpu_percent: $(pct "$t0" "$t1" "$secs")"
 echo "sampling_rss: $(rss "$nd" VmRSS) (peak $(rss "$nd" VmHWM))"
 wait "$runp" || echo "(the Run exited $?: $(tail -3 "$out/run.txt"))"
-grep -q 'sampled through' "$out/run.txt" 2>/dev/null || true
-echo "run: $(grep -E '^(Run|samples|degradation)' "$out/run.txt" | head -3 | tr '\n' ' ')"
+rd=$(sed -n 's/^Run: //p' "$out/run.txt" | tail -1)
+n=$("$py" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1] + "/pivot.sqlite").execute("select coalesce(sum(sample_count),0) from samples").fetchone()[0])' "$rd" 2>/dev/null || echo "?")
+echo "samples_stored_by_the_busy_run: $n (at most $((ncpu * 997 * (secs + 4))) in its $((secs + 4)) s: cpu-clock samples follow the CPU time its $ncpu processes got)"
+echo "(the BPF program runs in the interrupted task's context: its cost is the application's, see overhead.sh)"

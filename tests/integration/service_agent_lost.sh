@@ -24,6 +24,7 @@ svc_nunatakd_kill 2 KILL
 echo "node2's nunatakd killed"
 svc_bg_wait app 90
 rc=$?
+svc_through_daemon app.err
 [ $rc = "$bare_rc" ] || fail "exit $rc, the application alone exits $bare_rc: $(cat app.err)"
 [ "$(sort app.out)" = "$(sort bare.out)" ] || fail "output changed: $(cat app.out) vs $(cat bare.out)"
 run=$(run_dir_of app.err)

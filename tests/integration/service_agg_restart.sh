@@ -33,6 +33,7 @@ for at in $((secs / 6)) $((secs * 5 / 12)) $((secs * 2 / 3)); do
 done
 svc_bg_wait app $((secs + 120))
 rc=$?
+svc_through_daemon app.err
 [ $rc = 5 ] || fail "exit $rc, expected the application's 5: $(cat app.err)"
 [ "$(grep -c '^hotspots: ok$' app.out)" = 2 ] || fail "the application's output changed: $(cat app.out)"
 [ "$(run_dir_of app.err)" = "$run" ] || fail "the Run printed is not the one made: $(run_dir_of app.err) vs $run"

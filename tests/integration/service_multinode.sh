@@ -25,6 +25,7 @@ cd "$T"
 svc_in_node 1 "$NUNATAK" run -o "$SVC/runs" --name multinode -- \
 	$(svc_hydra 1 1 2 3) -n 3 -ppn 1 "$app" 400 20 1000 20 4096 >app.out 2>err.txt ||
 	fail "exit $?: $(cat err.txt)"
+svc_through_daemon err.txt
 run=$(run_dir_of err.txt)
 [ -f "$run/manifest.json" ] || fail "no Run: $(cat err.txt)"
 [ "$(ls "$SVC/runs" | wc -l)" = 1 ] || fail "more than one Run: $(ls "$SVC/runs")"

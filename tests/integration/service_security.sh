@@ -1,7 +1,8 @@
 # Security of the service: an Agent key the aggregator does not list, or
 # no CURVE at all, gets nothing (no reply) and is counted; a symbolic link
 # planted by another user where the Run would be written is not followed
-# (neither as the Run directory nor as the runs directory); the control
+# (neither as the Run directory nor as the runs directory, in a sticky
+# shared directory or under another user's directory); the control
 # socket refuses to observe a process whose effective uid is not the
 # caller's (its own setuid program), and shows a user only their own Runs.
 . "$TESTS_LIB/common.sh"
@@ -30,14 +31,20 @@ svc_agg_answers || fail "the aggregator stopped answering after refusing a key"
 echo "CURVE: unknown key and plain TCP refused, agents_refused $before -> $after"
 svc_aggregator_kill TERM
 
-# --- 2. links planted by another user in a shared (sticky) runs directory
+# --- 2. links planted by another user in a shared (sticky) runs directory of the user's
 svc_nunatakd_local
 sock=${SVC_SOCK[0]}
-mkdir -m 1777 "$SVC/shared"
+# the user's own runs directory, sticky and writable by all (a Run may go
+# there, as the user's; another user may put entries in it)
+mkdir -m 1777 "$SVC/shared" && chown "$SVC_USER:" "$SVC/shared"
 mkdir -m 0700 "$SVC/rootonly"
 printf 'root only\n' >"$SVC/rootonly/keep" && chmod 0600 "$SVC/rootonly/keep"
 listing() { find "$1" -mindepth 1 -printf '%f %s %T@ %m %u\n' | sort; }
 before=$(listing "$SVC/rootonly")
+# the directory itself is fine for a Run
+svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run --name control -o "$SVC/shared" -- \
+	"$SVC/bin/hotspots" 0.1 >out.txt 2>err.txt || fail "a Run in a sticky shared directory: exit $?: $(cat err.txt)"
+echo "protected_symlinks=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null) (0: the kernel does not stop a link being followed)"
 # every name the Run could take in the next 20 s, as nobody
 setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- "$SVC_PY" - "$SVC/shared" "$SVC/rootonly" <<'PY' ||
 import os, sys, time
@@ -71,14 +78,25 @@ rc=$?
 [ $rc = 125 ] || fail "a runs directory that is a link: exit $rc, expected 125: $(cat err.txt)"
 grep -q 'symbolic link' err.txt || fail "the refusal does not name the link: $(cat err.txt)"
 echo "runs directory link: refused (125)"
+# a link in a directory of nobody's (not sticky: no kernel protection applies)
+mkdir -m 0755 "$SVC/nobodys" && chown nobody "$SVC/nobodys"
+setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- ln -s "$SVC/rootonly" "$SVC/nobodys/runs"
+svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run -o "$SVC/nobodys/runs" -- \
+	"$SVC/bin/hotspots" 0.1 >out.txt 2>err.txt
+rc=$?
+[ "$(listing "$SVC/rootonly")" = "$before" ] || fail "the link in nobody's directory was followed: $(ls -la "$SVC/rootonly")"
+[ $rc = 125 ] || fail "a runs directory under nobody's directory: exit $rc, expected 125: $(cat err.txt)"
+echo "link under another user's directory: refused: $(head -1 err.txt)"
 
 # --- 3. the caller's own process, but setuid: its effective uid is root's
 cp "$WORKLOADS/hotspots" "$SVC/bin/suidspots" && chmod 4755 "$SVC/bin/suidspots"
-svc_as_user "$SVC/bin/suidspots" 30 >/dev/null &
+# setpriv execs the program: $! is its pid
+setpriv --reuid="$SVC_UID" --regid="$(id -g "$SVC_USER")" --clear-groups -- "$SVC/bin/suidspots" 30 >/dev/null &
 spid=$!
 svc_track "$spid"
 sleep 0.3
-grep -q "^Uid:.*$SVC_UID.*0" "/proc/$spid/status" || echo "(note: $(grep ^Uid "/proc/$spid/status"))"
+uids=$(awk '/^Uid:/ {print $2, $3}' "/proc/$spid/status")
+[ "$uids" = "$SVC_UID 0" ] || fail "the setuid copy does not run as uid $SVC_UID, effective 0: Uid $uids"
 mkdir -m 0700 "$SVC_HOME/runs" && chown "$SVC_USER:" "$SVC_HOME/runs"
 req=$(printf '{"request":"run-start","run":{"name":"suid","created":"2026-01-01T00:00:00","command":["suidspots"],"node":"local","job_id":null,"effective_configuration":{}},"runs_dir":"%s","frequency":997,"mpi_events":false,"symbolizer":"","target_exe":null,"token":"%s","pid":%d}' \
 	"$SVC_HOME/runs" "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" "$spid")
@@ -86,16 +104,17 @@ svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" "$req" >reply.json 
 	fail "no reply: $(cat reply.err)"
 [ "$(json reply.json 'd["ok"]')" = False ] || fail "observing its own setuid-root process was granted: $(cat reply.json)"
 [ -z "$(ls -A "$SVC_HOME/runs")" ] || fail "a Run was made: $(ls -A "$SVC_HOME/runs")"
+grep -q "effective 0" <<<"$(json reply.json 'd["error"]')" || fail "the refusal does not name the effective uid: $(cat reply.json)"
 echo "own setuid process: refused: $(json reply.json 'd["error"]')"
 
 # --- 4. status: a user sees their own Runs only
-"$NUNATAK" run -o "$SVC/runs" --name rootsecret -- "$WORKLOADS/hotspots" 4 >/dev/null 2>root.err &
+NUNATAK_AGENT_SOCKET="$sock" "$NUNATAK" run -o "$SVC/runs" --name rootsecret -- "$WORKLOADS/hotspots" 4 >/dev/null 2>root.err &
 rpid=$!
 svc_track "$rpid"
 sleep 2
 svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >ust.json 2>ust.err ||
 	fail "status as the user: $(cat ust.err)"
-NUNATAK_AGENT_SOCKET="$sock" "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >rst.json ||
+"$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >rst.json ||
 	fail "status as root"
 grep -q rootsecret rst.json || echo "(note: root's status does not name its Run: $(head -c 300 rst.json))"
 grep -q 'rootsecret' ust.json && fail "the user sees root's Run: $(head -c 600 ust.json)"

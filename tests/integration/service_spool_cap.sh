@@ -24,6 +24,7 @@ svc_aggregator_start
 echo "aggregator back ($spooled spool files seen while it was away)"
 svc_bg_wait app 90
 rc=$?
+svc_through_daemon app.err
 [ $rc = 7 ] || fail "exit $rc, expected the application's 7: $(cat app.err)"
 grep -q '^hotspots: ok$' app.out || fail "the application's output changed: $(cat app.out)"
 run=$(run_dir_of app.err)

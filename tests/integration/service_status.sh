@@ -17,6 +17,7 @@ svc_wait_run_dir "$SVC/runs" 20 >/dev/null || fail "no Run after 20 s: $(cat app
 sleep 2.5
 svc_in_node 1 "$NUNATAK" status --json >during.json 2>during.err || fail "status --json: exit $?: $(cat during.err)"
 svc_bg_wait app 60 || fail "the run: $(cat app.err)"
+svc_through_daemon app.err
 svc_in_node 1 "$NUNATAK" status --json >after.json 2>after.err || fail "status --json after: $(cat after.err)"
 svc_in_node 2 "$NUNATAK" status >text.txt 2>text.err || fail "status (text): exit $?: $(cat text.err)"
 svc_py - "$T/during.json" "$T/after.json" <<'PY' || fail "status --json (see above)"
@@ -29,7 +30,12 @@ def check(cond, what):
     ok = ok and bool(cond)
 a = during.get("agent", {})
 check(a.get("node") == "node1", f"agent node {a.get('node')}")
-check(isinstance(a.get("incarnation"), int) and a["incarnation"] != 0, f"agent incarnation {a.get('incarnation')}")
+inc = a.get("incarnation")
+try:  # a JSON integer, or its hex text (a u64 does not fit a double)
+    inc_value = inc if isinstance(inc, int) else int(inc, 16)
+except (TypeError, ValueError):
+    inc_value = 0
+check(inc_value != 0, f"agent incarnation {inc!r}")
 targets = a.get("targets", [])
 check(len(targets) >= 1, f"the Run's Target listed: {targets}")
 for t in targets[:1]:
@@ -46,6 +52,12 @@ for x in g.get("agents", [])[:1]:
         check(k in x, f"agent entry has {k}: {x.get(k)}")
 check(any(x.get("node") == "node1" and x.get("active_targets", 0) >= 1 for x in g.get("agents", [])),
       "node1 has an active Target")
+mine = [x for x in g.get("agents", []) if x.get("node") == "node1"]
+if mine and inc_value:
+    other = mine[0].get("incarnation")
+    other = other if isinstance(other, int) else int(str(other), 16)
+    check(other % 2**64 == inc_value, f"the aggregator knows node1's incarnation: {mine[0].get('incarnation')!r} vs {inc!r}")
+    check(other >= 0, f"the aggregator shows it as the unsigned number it is: {mine[0].get('incarnation')!r}")
 runs = g.get("runs", [])
 check(len(runs) == 1 and runs[0].get("batches", 0) >= 1, f"the Run in progress: {runs}")
 c = g.get("counters", {})

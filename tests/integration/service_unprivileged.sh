@@ -6,7 +6,7 @@
 # exec'd inside their Target leaves it and is not sampled.
 . "$TESTS_LIB/common.sh"
 . "$TESTS_LIB/service.sh"
-svc_init user
+svc_init user local
 id nobody >/dev/null 2>&1 || skip "no user 'nobody' (the other user)"
 svc_user_create
 svc_copy_bin "$NUNATAK" "$WORKLOADS/hotspots"
@@ -22,6 +22,7 @@ modes() { stat -c '%a' "$@" | tr '\n' ' ' | sed 's/ $//'; }
 svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run -o "$SVC_HOME/runs" -- \
 	"$SVC/bin/hotspots" 1.5 4 >out.txt 2>err.txt
 rc=$?
+svc_through_daemon err.txt
 [ $rc = 4 ] || fail "exit $rc, expected the application's 4: $(cat err.txt)"
 grep -q 'hotspots: ok' out.txt || fail "the application did not run: $(cat out.txt)"
 run=$(run_dir_of err.txt)
@@ -77,6 +78,7 @@ grep -q '"steal' <<<"$status" && fail "a refused request left a Target: $status"
 svc_as_user env NUNATAK_AGENT_SOCKET="$sock" "$SVC/bin/nunatak" run -o "$SVC_HOME/runs" --name suid -- \
 	sh -c "'$SVC/bin/hotspots' 1; '$SVC/bin/suidspots' 1.5" >out.txt 2>err.txt ||
 	fail "the run with a setuid program: exit $?: $(cat err.txt)"
+svc_through_daemon err.txt
 [ "$(grep -c 'hotspots: ok' out.txt)" = 2 ] || fail "both programs did not run: $(cat out.txt)"
 run=$(run_dir_of err.txt)
 case "$run" in /*) ;; *) run="$SVC_HOME/$run" ;; esac

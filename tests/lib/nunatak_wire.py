@@ -198,8 +198,14 @@ def decode(data):
 
 
 def read_key(path):
+    """The Z85 key of a key file as userspace/wire/curve.h writes them: the
+    one line that is neither blank nor a '#' comment."""
     with open(path) as f:
-        return f.read().strip().encode()
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                return line.split()[0].encode()
+    raise ValueError("no key in %s" % path)
 
 
 def dealer(ctx, endpoint, key=None, server_key=None, identity=None):

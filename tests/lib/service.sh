@@ -1,10 +1,11 @@
 # service.sh — the daemons of the service, started for real, for the
 # integration tests tests/integration/service_*.sh. Sourced after common.sh.
 #
-#   svc_init [netns] [user] [python]
+#   svc_init [netns] [user] [aggregator-only | local]
 #       checks what the test needs (SKIPPED, exit 77, with the reason when
 #       something is missing: the binaries, root and BPF, ip netns, useradd,
-#       python3 with pyzmq) and creates the service directory $SVC. Every
+#       python3 with pyzmq; "local": no nunatak-aggregator needed, nunatakd is
+#       its own; "aggregator-only": no nunatakd needed) and creates the service directory $SVC. Every
 #       daemon, namespace, veth, user and directory made through this file is
 #       removed at exit, whatever the test's outcome; when the test failed the
 #       daemons' logs are printed first.
@@ -32,6 +33,7 @@
 #
 # The configuration files and keys are root's, 0600, in the 0700 directory
 # $SVC/etc, as the daemons' trust rules require of /etc/nunatak.toml.
+# SVC_KEEP=1 keeps $SVC and $T at exit (to read a failed test's Runs).
 . "$TESTS_LIB/netns.sh"
 
 NUNATAKD=${NUNATAKD:-$(dirname "$NUNATAK")/nunatakd}
@@ -64,8 +66,14 @@ svc_find_python() {
 svc_init() {
 	local want why
 	[ "$(id -u)" = 0 ] || skip "the service tests need root (daemons, namespaces, users)"
-	[ -x "$NUNATAKD" ] || skip "nunatakd not built ($NUNATAKD)"
-	[ -x "$NUNATAK_AGGREGATOR" ] || skip "nunatak-aggregator not built ($NUNATAK_AGGREGATOR)"
+	case " $* " in
+	*" aggregator-only "*) ;;
+	*) [ -x "$NUNATAKD" ] || skip "nunatakd not built ($NUNATAKD)" ;;
+	esac
+	case " $* " in
+	*" local "*) ;;
+	*) [ -x "$NUNATAK_AGGREGATOR" ] || skip "nunatak-aggregator not built ($NUNATAK_AGGREGATOR)" ;;
+	esac
 	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF (/sys/kernel/btf/vmlinux)"
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
 	SVC_PY=$(svc_find_python) || skip "python3 with pyzmq missing (Debian: apt-get install python3-zmq)"
@@ -74,7 +82,7 @@ svc_init() {
 		netns) why=$(netns_supported) || skip "$why" ;;
 		user) command -v useradd >/dev/null && command -v userdel >/dev/null ||
 			skip "useradd/userdel (passwd) missing" ;;
-		python) ;;
+		aggregator-only | local) ;;
 		esac
 	done
 	SVC=$(mktemp -d /tmp/nunatak-svc.XXXXXX) || fail "mktemp"
@@ -83,6 +91,13 @@ svc_init() {
 	mkdir -m 0755 "$SVC/bin" "$SVC/run"
 	mkdir -m 0700 "$SVC/runs"
 	trap 'svc_cleanup' EXIT
+}
+
+# a log printed when the test fails (once, however often its daemon starts)
+svc_log() {
+	local f
+	for f in "${SVC_LOGS[@]}"; do [ "$f" = "$1" ] && return 0; done
+	SVC_LOGS+=("$1")
 }
 
 svc_track() {
@@ -130,8 +145,12 @@ svc_cleanup() {
 		sleep 0.2
 		userdel "$SVC_USER" 2>/dev/null || userdel -f "$SVC_USER" 2>/dev/null
 	fi
-	[ -n "$SVC" ] && rm -rf "$SVC"
-	rm -rf "$T"
+	if [ -n "${SVC_KEEP:-}" ]; then # debugging: the service directory and $T stay
+		echo "kept: $SVC $T" >&2
+	else
+		[ -n "$SVC" ] && rm -rf "$SVC"
+		rm -rf "$T"
+	fi
 	exit "$rc"
 }
 
@@ -216,7 +235,7 @@ svc_aggregator_start() {
 	fi
 	SVC_AGG_CONFIG="$SVC/etc/aggregator.toml"
 	SVC_AGG_LOG="$SVC/log/aggregator.log"
-	SVC_LOGS+=("$SVC_AGG_LOG")
+	svc_log "$SVC_AGG_LOG"
 	[ -f "$SVC_AGG_CONFIG" ] && [ $# = 0 ] || svc_aggregator_config "$@"
 	echo "==== start $(date +%T.%N)" >>"$SVC_AGG_LOG"
 	"$NUNATAK_AGGREGATOR" --config "$SVC_AGG_CONFIG" >>"$SVC_AGG_LOG" 2>&1 &
@@ -274,21 +293,30 @@ svc_node_config() {
 svc_nunatakd_spawn() {
 	local i=$1 in_node=$2 t
 	SVC_NODE_LOG[i]="$SVC/log/node$i.log"
-	SVC_LOGS+=("${SVC_NODE_LOG[i]}")
+	svc_log "${SVC_NODE_LOG[i]}"
 	rm -f "${SVC_SOCK[i]}"
 	echo "==== start $(date +%T.%N)" >>"${SVC_NODE_LOG[i]}"
+	local args=(--config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}")
+	# the socket on the command line too, where nunatakd has the option
+	"$NUNATAKD" --help 2>&1 | grep -q -- '--socket' && args+=(--socket "${SVC_SOCK[i]}")
 	if [ "$in_node" = 1 ]; then
-		netns_exec "$i" "$NUNATAKD" --config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}" \
+		# nsenter itself (not a shell function, which would fork a subshell)
+		# execs nunatakd: $! is the daemon's pid
+		nsenter --net="/run/netns/${NETNS_NAME[i]}" -- "$NUNATAKD" "${args[@]}" \
 			>>"${SVC_NODE_LOG[i]}" 2>&1 &
 	else
-		"$NUNATAKD" --config "${SVC_NODE_CONFIG[i]}" --node "${SVC_NODE[i]}" \
-			>>"${SVC_NODE_LOG[i]}" 2>&1 &
+		"$NUNATAKD" "${args[@]}" >>"${SVC_NODE_LOG[i]}" 2>&1 &
 	fi
 	SVC_PID[i]=$!
 	for t in $(seq 1 200); do
 		kill -0 "${SVC_PID[i]}" 2>/dev/null ||
 			fail "nunatakd of ${SVC_NODE[i]} exited at start: $(tail -5 "${SVC_NODE_LOG[i]}")"
-		[ -S "${SVC_SOCK[i]}" ] && return 0
+		if [ -S "${SVC_SOCK[i]}" ]; then
+			# the pid killed later must be the daemon's own
+			[ "$(readlink "/proc/${SVC_PID[i]}/exe")" = "$(readlink -f "$NUNATAKD")" ] ||
+				fail "harness: pid ${SVC_PID[i]} is not nunatakd ($(readlink "/proc/${SVC_PID[i]}/exe"))"
+			return 0
+		fi
 		sleep 0.1
 	done
 	fail "nunatakd of ${SVC_NODE[i]}: no control socket ${SVC_SOCK[i]} after 20 s: $(tail -5 "${SVC_NODE_LOG[i]}")"
@@ -374,9 +402,10 @@ exec "$SVC_PY" "$TESTS_LIB/node_rsh.py" exec "$SVC/run/rsh-\$host.sock" /bin/sh 
 LAUNCH
 		chmod 0755 "$SVC/bin/rsh-launch"
 	fi
-	netns_exec "$i" "$SVC_PY" "$TESTS_LIB/node_rsh.py" serve "$sock" 2>>"$SVC/log/rsh.log" &
+	nsenter --net="/run/netns/${NETNS_NAME[i]}" -- "$SVC_PY" "$TESTS_LIB/node_rsh.py" serve "$sock" \
+		2>>"$SVC/log/rsh.log" &
 	svc_track $!
-	SVC_LOGS+=("$SVC/log/rsh.log")
+	svc_log "$SVC/log/rsh.log"
 	for t in $(seq 1 50); do
 		[ -S "$sock" ] && return 0
 		sleep 0.1
@@ -441,4 +470,12 @@ svc_wait_run_dir() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# svc_through_daemon ERR_FILE: fails when `nunatak run` said it observed
+# in-process instead of through the daemon
+svc_through_daemon() {
+	if grep -q 'observing in-process instead' "$1"; then
+		fail "the Run did not go through nunatakd: $(grep 'in-process' "$1" | head -2)"
+	fi
 }

@@ -13,7 +13,10 @@
  * Target; START is sent after a Hello and done() gets the Ack's json, an
  * Error gives done(-code) and no Target; the end sends the last Batch
  * (Batch.last, samples_sent, batches_sent), then FINALIZE, done() at its
- * Ack; agent_dispatch never blocks (< 50 ms per call) with an absent
+ * Ack; OPEN makes a Target (acked), CLOSE ends it with its last Batch;
+ * a full disk at the Aggregator is counted in the last Batch; CURVE with
+ * the Aggregator's key gets through, with another key nothing does;
+ * agent_dispatch never blocks (< 50 ms per call) with an absent
  * Aggregator; agent_route is FNV-1a; the status JSON; hardware counters
  * keep one pair per process. */
 #include <dirent.h>
@@ -37,6 +40,7 @@
 #include "tests/unit/agent_fixture.h"
 #include "userspace/agent/hardware_counters.h"
 #include "userspace/agent/publish_queue.h"
+#include "userspace/wire/curve.h"
 #include "userspace/wire/wire.h"
 
 #define RUN_A "0123456789abcdef0123456789abcdef"
@@ -290,6 +294,117 @@ static void test_interrupt_resends_finalize(void **state)
 	fx_release(&again);
 }
 
+
+/* OPEN from the Aggregator: acked, a Target publishing to it (no START);
+ * CLOSE: its last Batch. */
+static void test_open_close(void **state)
+{
+	struct fixture *fx = *state;
+	struct agent *a = fx_agent(fx, 0);
+	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
+	Nunatak__Wire__Control ctl = NUNATAK__WIRE__CONTROL__INIT;
+	struct received hello, ack, r;
+	int last = 0;
+
+	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_HELLO, &hello, FX_RECV_MS));
+	ctl.action = NUNATAK__WIRE__CONTROL__ACTION__OPEN;
+	ctl.run_id = RUN_B;
+	ctl.json = "{\"token\":\"00112233445566778899aabbccddeeff\",\"owner\":{\"uid\":1000,"
+		   "\"gid\":1000},\"frequency\":997,\"mpi_events\":false}";
+	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
+	env.control = &ctl;
+	fx_answer(fx, &hello, &env);
+	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_ACK, &ack, FX_RECV_MS));
+	assert_string_equal(ack.env->ack->run_id, RUN_B);
+	assert_string_equal(ack.env->ack->node, FX_NODE);
+	assert_true(agent_target_exists(a, RUN_B));
+	assert_true(fx_recv_batch(fx, a, &r, FX_RECV_MS));
+	assert_string_equal(r.env->batch->run_id, RUN_B);
+	fx_ack(fx, &r, NULL);
+	fx_release(&r);
+	ctl.action = NUNATAK__WIRE__CONTROL__ACTION__CLOSE;
+	ctl.json = NULL;
+	fx_answer(fx, &hello, &env);
+	while (!last && fx_recv_batch(fx, a, &r, FX_RECV_MS)) {
+		last = r.env->batch->has_last && r.env->batch->last;
+		fx_ack(fx, &r, NULL);
+		fx_release(&r);
+	}
+	assert_true(last);
+	fx_pump(a, 50);
+	assert_false(agent_target_exists(a, RUN_B));
+	fx_release(&hello);
+	fx_release(&ack);
+}
+
+/* The disk of the Aggregator is full: what it never stored is counted in
+ * the last Batch (which it stores from its reserve), then FINALIZE. */
+static void test_end_disk_full_counted_in_last_batch(void **state)
+{
+	struct fixture *fx = *state;
+	struct agent *a = fx_agent(fx, 0);
+	struct done_result d = {0};
+	struct received r;
+	long long failed = -1;
+
+	fx_target(a, RUN_A);
+	assert_true(fx_recv_batch(fx, a, &r, FX_RECV_MS));
+	fx_error(fx, &r, ENOSPC, "no space left on device");
+	fx_release(&r);
+	assert_int_equal(agent_target_end(a, RUN_A, "{}", on_done, &d), 0);
+	while (fx_recv2(fx, a, NULL, 0, &r, 2 * AGENT_END_EXTRA_MS) &&
+	       r.env->body_case == NUNATAK__WIRE__ENVELOPE__BODY_BATCH) {
+		if (r.env->batch->has_last && r.env->batch->last) {
+			failed = batch_counter(r.env->batch, "storage_failed_batches");
+			assert_int_equal(batch_counter(r.env->batch, "storage_failed_errno"), ENOSPC);
+			fx_ack(fx, &r, NULL);
+		} else {
+			fx_error(fx, &r, ENOSPC, "no space left on device");
+		}
+		fx_release(&r);
+	}
+	assert_int_equal(r.env->body_case, NUNATAK__WIRE__ENVELOPE__BODY_CONTROL);
+	assert_int_equal(r.env->control->action, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE);
+	print_message("%lld Batches counted as not stored\n", failed);
+	assert_true(failed >= 2); /* the first and the end's data Batch */
+	fx_ack(fx, &r, "{}");
+	fx_pump(a, 50);
+	assert_int_equal(d.called, 1);
+	fx_release(&r);
+}
+
+
+/* CURVE: with the Aggregator's public key the Agent's Batches get
+ * through; with another key the handshake fails and nothing arrives. */
+static void test_curve(void **state)
+{
+	struct fixture *fx = *state;
+	struct curve_keypair server, client, other;
+	struct agent_opts o = {0};
+	struct received r;
+	int as_server = 1;
+
+	assert_int_equal(zmq_curve_keypair(server.public_z85, server.secret_z85), 0);
+	assert_int_equal(zmq_curve_keypair(client.public_z85, client.secret_z85), 0);
+	assert_int_equal(zmq_curve_keypair(other.public_z85, other.secret_z85), 0);
+	fx->router = zmq_socket(fx->zctx, ZMQ_ROUTER);
+	assert_int_equal(zmq_setsockopt(fx->router, ZMQ_CURVE_SERVER, &as_server, sizeof(int)), 0);
+	assert_int_equal(zmq_setsockopt(fx->router, ZMQ_CURVE_SECRETKEY, server.secret_z85, 40), 0);
+	assert_int_equal(zmq_bind(fx->router, fx->endpoint), 0);
+	o.curve_self = &client;
+	o.curve_server_public = other.public_z85; /* not the server's */
+	fx->agent = fx_agent_opts(fx, &o);
+	fx_target(fx->agent, RUN_A);
+	assert_false(fx_recv_batch(fx, fx->agent, &r, 1500));
+	agent__free(fx->agent);
+	o.curve_server_public = server.public_z85;
+	fx->agent = fx_agent_opts(fx, &o);
+	fx_target(fx->agent, RUN_A);
+	assert_true(fx_recv_batch(fx, fx->agent, &r, FX_RECV_MS));
+	assert_string_equal(r.env->batch->run_id, RUN_A);
+	fx_release(&r);
+}
+
 /* An absent Aggregator: every agent_dispatch returns at once (< 50 ms),
  * and agent_timeout_ms stays a bounded wait. */
 static void test_dispatch_never_blocks(void **state)
@@ -457,6 +572,10 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_interrupt_resends_finalize, fx_setup_inproc,
 					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_open_close, fx_setup_inproc, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_end_disk_full_counted_in_last_batch,
+					    fx_setup_inproc, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_curve, fx_setup_tcp, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_dispatch_never_blocks, fx_setup_tcp, fx_teardown),
 	    cmocka_unit_test(test_route_fnv1a),
 	    cmocka_unit_test_setup_teardown(test_status_json, fx_setup_inproc, fx_teardown),

@@ -1,6 +1,8 @@
 /* Tests of one Agent serving several Targets with real BPF (root): each
  * Target's Batches carry its own run_id and only the samples and exits
- * of its own processes; a Target's live processes are its own (a
+ * of its own processes; a Run token adopts an exec into its Target; a
+ * Target's live processes, and the perf events on only while a Target
+ * exists; are its own (a
  * followed process, the grandchild it double-forks, their exits). A
  * ROUTER in the test plays the Aggregator and acknowledges everything.
  * What needs root or BPF is SKIPPED with the reason. */
@@ -55,12 +57,19 @@ static pid_t gated_spinner(int *gate_w, int ms)
 struct seen {
 	pid_t own;
 	uint64_t samples, foreign, exits, foreign_exits;
-	int last;
+	int64_t next_seq;
 };
 
+/* counts what Batch b holds; a resent Batch (seq seen) counts once; its
+ * samples_sent counter is the Σ of every Batch's samples so far */
 static void account(struct seen *s, const Nunatak__Wire__Batch *b)
 {
 	size_t i;
+
+	if ((int64_t)b->seq < s->next_seq)
+		return;
+	assert_int_equal(b->seq, s->next_seq);
+	s->next_seq++;
 
 	for (i = 0; i < b->n_samples; i++) {
 		const Nunatak__Wire__Locus *l = b->loci[b->samples[i]->locus];
@@ -78,6 +87,9 @@ static void account(struct seen *s, const Nunatak__Wire__Batch *b)
 		else
 			s->foreign_exits++;
 	}
+	for (i = 0; i < b->n_counters; i++)
+		if (!strcmp(b->counters[i]->name, "samples_sent"))
+			assert_int_equal(b->counters[i]->value, s->samples + s->foreign);
 }
 
 /* Two Targets in one Agent: Batches with their own run_id, the samples
@@ -132,6 +144,60 @@ static void test_two_targets_own_samples(void **state)
 	assert_int_equal(b.foreign_exits, 0);
 }
 
+
+/* A Target with a Run token: a process that is not followed but execs
+ * with NUNATAK_RUN=<token> in its environment joins it (BPF adopts it at
+ * the exec); its exit is in that Target's Batches, not the other's. */
+static void test_token_adopts_exec(void **state)
+{
+	struct fixture *fx = *state;
+	struct agent_target_opts o = {.run_id = RUN_A, .token = "00112233445566778899aabbccddeeff"};
+	struct seen a = {0}, b = {0};
+	struct received r;
+	long long end;
+	pid_t child;
+
+	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
+	fx_agent(fx, 0);
+	SKIP_UNLESS(agent_sampling(fx->agent), "BPF sampling unavailable here");
+	assert_int_equal(agent_target_start(fx->agent, &o, NULL, NULL), 0);
+	fx_target(fx->agent, RUN_B);
+	o.run_id = "0000000000000000000000000000000a";
+	o.token = "NOT-HEX";
+	assert_int_equal(agent_target_start(fx->agent, &o, NULL, NULL), -EINVAL);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		char *const env[] = {"NUNATAK_RUN=00112233445566778899aabbccddeeff", NULL};
+
+		execle("/bin/sh", "sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
+		       (char *)NULL, env);
+		_exit(3);
+	}
+	a.own = b.own = child;
+	end = fx_now_ms() + 5000;
+	while (fx_now_ms() < end && !a.exits && fx_recv_batch(fx, fx->agent, &r, 1000)) {
+		account(!strcmp(r.env->batch->run_id, RUN_A) ? &a : &b, r.env->batch);
+		fx_ack(fx, &r, NULL);
+		fx_release(&r);
+	}
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	print_message("adopted: %llu samples, exit %llu\n", (unsigned long long)a.samples,
+		      (unsigned long long)a.exits);
+	assert_int_equal(a.exits, 1);
+	assert_int_equal(b.exits, 0);
+	assert_int_equal(b.samples, 0);
+}
+
+static int status_active(struct agent *a)
+{
+	json_t *st = agent_status(a);
+	int on = json_is_true(json_object_get(st, "sampling_active"));
+
+	json_decref(st);
+	return on;
+}
+
 /* Runs the Agent until its Target's live processes are want (5 s). */
 static int wait_live(struct agent *a, const char *run_id, int want)
 {
@@ -163,6 +229,8 @@ static void test_live_processes_follow_fork_and_exit(void **state)
 	struct fixture *fx = *state;
 	struct agent *a;
 	int gate[2], sleeping = 0;
+	struct received r;
+	long long end;
 	siginfo_t si;
 	pid_t child;
 	char go;
@@ -170,7 +238,9 @@ static void test_live_processes_follow_fork_and_exit(void **state)
 	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
 	a = fx_agent(fx, 0);
 	SKIP_UNLESS(agent_sampling(a), "BPF sampling unavailable here");
+	assert_false(status_active(a)); /* no Target: no perf event enabled */
 	fx_target(a, RUN_A);
+	assert_true(status_active(a));
 	fx_target(a, RUN_B);
 	assert_int_equal(agent_target_live_processes(a, RUN_A), 0);
 	assert_int_equal(agent_target_live_processes(a, "nope"), -ENOENT);
@@ -204,6 +274,18 @@ static void test_live_processes_follow_fork_and_exit(void **state)
 	agent_target_for_each_live_process(a, RUN_A, count_comm, &sleeping);
 	assert_int_equal(sleeping, 1);
 	assert_int_equal(wait_live(a, RUN_A, 0), 0); /* reaped by init, seen exit */
+	assert_int_equal(agent_target_end(a, RUN_A, NULL, NULL, NULL), 0);
+	assert_int_equal(agent_target_end(a, RUN_B, NULL, NULL, NULL), 0);
+	end = fx_now_ms() + 10000;
+	while ((agent_target_exists(a, RUN_A) || agent_target_exists(a, RUN_B)) &&
+	       fx_now_ms() < end) {
+		if (!fx_recv_batch(fx, a, &r, 500))
+			continue;
+		fx_ack(fx, &r, NULL);
+		fx_release(&r);
+	}
+	assert_false(agent_target_exists(a, RUN_A) || agent_target_exists(a, RUN_B));
+	assert_false(status_active(a)); /* the last Target ended: perf events off */
 }
 
 int main(void)
@@ -211,6 +293,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_two_targets_own_samples, fx_setup_inproc,
 					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_token_adopts_exec, fx_setup_inproc, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_live_processes_follow_fork_and_exit,
 					    fx_setup_inproc, fx_teardown),
 	};

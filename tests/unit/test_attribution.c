@@ -225,7 +225,7 @@ static void test_level_names(void **state)
 static void test_inline_chain(void **state)
 {
 	struct attributed_address *out;
-	struct nm_symbol caller;
+	struct nm_symbol caller = {0};
 	uint64_t *addrs;
 	int saw_chain = 0, missing = -1;
 	size_t i, n;
@@ -389,7 +389,7 @@ static void test_rebuilt_is_stale(void **state)
 {
 	char src[PATH_MAX + 32], path[PATH_MAX + 32], old_id[128], new_id[128], reason[1024];
 	struct attributed_address out[2];
-	struct nm_symbol caller;
+	struct nm_symbol caller = {0};
 	uint64_t addrs[2];
 	int missing = -1;
 	size_t i;
@@ -450,7 +450,7 @@ static void test_rebuilt_is_stale(void **state)
 static void test_missing_symbolizer(void **state)
 {
 	struct attributed_address a;
-	struct nm_symbol caller;
+	struct nm_symbol caller = {0};
 	int missing = -1;
 
 	(void)state;

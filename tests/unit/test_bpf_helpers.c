@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -541,6 +542,30 @@ static void test_mpi_filter_reuse_and_layout(void **state)
 	assert_int_equal(proc.finalize_start_ns, 0);
 }
 
+/* the call site by the architecture's convention, from registers laid
+ * out as the kernel's pt_regs: x86-64 reads the return address the call
+ * pushed at *sp (user memory: here, this test's), arm64 takes lr */
+static void test_mpi_return_address(void **state)
+{
+	struct selftest_mpi_args a = {.op = SELFTEST_MPI_RETURN_ADDRESS, .ret = -99};
+	static volatile uint64_t stack_top[2] = {0x7f00004011aaull, 0};
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+#if defined(__x86_64__)
+	a.regs[offsetof(struct user_regs_struct, rsp) / 8] = (uint64_t)(uintptr_t)stack_top;
+	a.regs[offsetof(struct user_regs_struct, rip) / 8] = 0x7f0000500000ull;
+#elif defined(__aarch64__)
+	a.regs[30] = 0x7f00004011aaull; /* lr */
+	a.regs[31] = (uint64_t)(uintptr_t)&stack_top[1]; /* sp: not where it is */
+#else
+	skip();
+#endif
+	run(skel->progs.selftest_mpi, &a, sizeof(a));
+	assert_int_equal(a.ret, 0);
+	assert_int_equal(a.call_site, 0x7f00004011aaull);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -556,6 +581,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_totals_key_of_task, reset),
 	    cmocka_unit_test_setup(test_mpi_outermost_call, reset),
 	    cmocka_unit_test_setup(test_mpi_filter_reuse_and_layout, reset),
+	    cmocka_unit_test_setup(test_mpi_return_address, reset),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -622,8 +622,8 @@ static void check_spawned(const char *prog, const char *lib, int expect_pie)
 	assert_int_equal(pclose(fp), 0);
 	assert_int_equal(nfn, lib ? 4 : 3);
 	for (size_t i = 0; i < nfn; i++) {
-		const char *path;
-		uint64_t off, vaddr;
+		const char *path = NULL;
+		uint64_t off = 0, vaddr;
 
 		assert_int_equal(ip_to_file_offset(maps, nmaps, fns[i].ip, &off, &path), 0);
 		assert_string_equal(strrchr(path, '/') + 1, i < 3 ? prog : lib);

@@ -572,7 +572,7 @@ static void test_load_proc_self(void **state)
 {
 	struct module_table *t = module_table__new();
 	char exe[PATH_MAX];
-	struct nm_symbol s;
+	struct nm_symbol s = {0};
 	struct module *m;
 	uint64_t off;
 	volatile int v = nt_self_marker(2);

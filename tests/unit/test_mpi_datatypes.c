@@ -494,7 +494,7 @@ static size_t check_openmpi_run(const struct run_output *o)
 	for (size_t i = 0; i < o->nlines; i++) {
 		const struct dt_line *l = &o->lines[i];
 		const struct module *mod;
-		struct elf_symbol sym, by_offset;
+		struct elf_symbol sym = {0}, by_offset = {0};
 
 		mod = resolve_openmpi(mods, nmods, l->handle, &sym);
 		if (l->kind == 'D') {

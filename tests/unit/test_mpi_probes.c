@@ -1,17 +1,15 @@
 /* test_mpi_probes — the MPI probes on the real MPI libraries of Debian's
  * openmpi and mpich: which modules are probed, and a small MPI program
- * counted exactly.
+ * counted exactly (tests/unit/mpi_probes_fixture.h builds it).
  *
- * The group setup builds one program with mpicc.openmpi and mpicc.mpich
- * in a mkdtemp directory; its MPI library is the one ldd names. The
- * program, run as a singleton (no mpirun), calls MPI_Allreduce N times
- * with D doubles, PMPI_Allreduce K times (the profiling entry: the same
- * function, counted once per call), MPI_Barrier once, between MPI_Init and
- * MPI_Finalize. It is followed through the sampler's Target set from before
- * its exec; the probes are attached to the library before it runs. The
+ * The program is followed through the sampler's Target set from before
+ * its exec, and probed (mpi_probes_process_exec) before it too, as the
+ * Agent does at follow; its probes are removed after its exit. The
  * expected figures are the program's arguments; the counts must be exact,
- * the Events one per outermost call. Given a fifth argument, it blocks in
- * an MPI_Recv no message answers, and is killed there.
+ * the Events one per outermost call. A rank killed inside MPI_Recv keeps
+ * its call in flight until forgotten. The per-process attach at an exec
+ * report and the cost to a process outside every Target are in
+ * tests/unit/test_mpi_probes_process.c.
  *
  * Both ways of attaching are run: uprobe_multi links (kernel 6.6+, what
  * AUTO picks here) and the perf-event uprobes of older kernels.
@@ -37,144 +35,7 @@
 
 #include "tests/unit/bpf_fixture.h"
 #include "tests/unit/test_helpers.h"
-#include "userspace/agent/modules.h"
-#include "userspace/agent/mpi_probes.h"
-#include "userspace/agent/sampler.h"
-
-#define N_ALLREDUCE 37
-#define K_PMPI 5
-#define D_DOUBLES 10
-
-static const char prog_src[] =
-    "#include <mpi.h>\n"
-    "#include <stdlib.h>\n"
-    "int main(int argc, char **argv)\n"
-    "{\n"
-    "	int n = atoi(argv[1]), k = atoi(argv[2]), d = atoi(argv[3]);\n"
-    "	double *in = calloc(d, sizeof(*in)), *out = calloc(d, sizeof(*out));\n"
-    "	MPI_Init(&argc, &argv);\n"
-    "	if (argc > 4) { /* block in MPI_Recv: no message ever comes */\n"
-    "		MPI_Recv(in, d, MPI_DOUBLE, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n"
-    "		return 1;\n"
-    "	}\n"
-    "	for (int i = 0; i < n; i++)\n"
-    "		MPI_Allreduce(in, out, d, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);\n"
-    "	for (int i = 0; i < k; i++)\n"
-    "		PMPI_Allreduce(in, out, d, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);\n"
-    "	MPI_Barrier(MPI_COMM_WORLD);\n"
-    "	MPI_Finalize();\n"
-    "	return 0;\n"
-    "}\n";
-
-struct family {
-	const char *name, *compiler, *lib_needle;
-	char exe[PATH_MAX], lib[PATH_MAX];
-	int available;
-};
-
-static struct family openmpi = {
-    .name = "openmpi", .compiler = "mpicc.openmpi", .lib_needle = "/libmpi.so"};
-static struct family mpich = {
-    .name = "mpich", .compiler = "mpicc.mpich", .lib_needle = "/libmpich.so"};
-static char dir[PATH_MAX];
-static const char *why_not;
-
-/* the MPI library of exe as ldd resolves it */
-static int ldd_library(struct family *f)
-{
-	char cmd[PATH_MAX + 32], line[PATH_MAX + 64], path[PATH_MAX];
-	int found = -ENOENT;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "ldd '%s'", f->exe);
-	p = popen(cmd, "r");
-	if (!p)
-		return -errno;
-	while (fgets(line, sizeof(line), p))
-		if (strstr(line, f->lib_needle) && sscanf(line, " %*s => %4095s", path) == 1) {
-			snprintf(f->lib, sizeof(f->lib), "%s", path);
-			found = 0;
-		}
-	pclose(p);
-	return found;
-}
-
-static int build(struct family *f)
-{
-	f->available = have_command(f->compiler);
-	if (!f->available)
-		return 0;
-	snprintf(f->exe, sizeof(f->exe), "%s/prog.%s", dir, f->name);
-	if (run_cmd("%s -O1 -g '%s' -o '%s'", f->compiler, path_in(dir, "prog.c"), f->exe))
-		return -1;
-	return ldd_library(f);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	why_not = bpf_unavailable();
-	if (why_not)
-		return 0;
-	if (make_tmpdir(dir, sizeof(dir), "mpi-probes") ||
-	    write_file(path_in(dir, "prog.c"), prog_src))
-		return -1;
-	return build(&openmpi) || build(&mpich) ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return remove_tree(dir);
-}
-
-struct fixture {
-	struct sampler *sampler;
-	struct module_table *table;
-	struct mpi_probes *mp;
-};
-
-static void fixture_init_attach(struct fixture *fx, int events, enum mpi_attach attach)
-{
-	struct sampler_opts opts = {.frequency = 99};
-	char err[256] = "";
-
-	fx->sampler = sampler__new(&opts, err, sizeof(err));
-	if (!fx->sampler)
-		fail_msg("sampler__new: %s", err);
-	fx->table = module_table__new();
-	assert_non_null(fx->table);
-	fx->mp = mpi_probes__new_attach(sampler_targets_fd(fx->sampler), events, attach, err,
-					sizeof(err));
-	if (!fx->mp)
-		fail_msg("mpi_probes__new: %s", err);
-}
-
-static void fixture_init(struct fixture *fx, int events)
-{
-	fixture_init_attach(fx, events, MPI_ATTACH_AUTO);
-}
-
-static void fixture_release(struct fixture *fx)
-{
-	mpi_probes__free(fx->mp);
-	module_table__free(fx->table);
-	sampler__free(fx->sampler);
-}
-
-/* probe f's library: 1 probed now */
-static int consider(struct fixture *fx, const char *path)
-{
-	char err[256] = "";
-	struct module *m = module_table_open_file(fx->table, path);
-	int r;
-
-	assert_non_null(m);
-	r = mpi_probes_consider(fx->mp, m, err, sizeof(err));
-	if (r < 0)
-		fail_msg("mpi_probes_consider('%s'): %s", path, err);
-	return r;
-}
+#include "tests/unit/mpi_probes_fixture.h"
 
 static void check_which_modules(struct family *f)
 {
@@ -220,25 +81,6 @@ static void test_function_info(void **state)
 		assert_non_null(mpi_function_info(fn)->name);
 }
 
-struct site_tally {
-	pid_t tgid;
-	uint64_t calls[MPI_FUNCTIONS], count_sum[MPI_FUNCTIONS];
-	int zero_site;
-};
-
-static int tally_site(const struct mpi_site_key *key, const struct mpi_site_value *v, void *ctx)
-{
-	struct site_tally *t = ctx;
-
-	if ((pid_t)key->tgid != t->tgid || key->function >= MPI_FUNCTIONS)
-		return 0;
-	t->calls[key->function] += v->calls;
-	t->count_sum[key->function] += v->count_sum;
-	if (!key->call_site || v->min_ns > v->max_ns || v->total_ns < v->max_ns)
-		t->zero_site++;
-	return 0;
-}
-
 struct event_tally {
 	pid_t tgid;
 	uint64_t allreduce, bad;
@@ -254,53 +96,6 @@ static int tally_event(const struct mpi_event *e, void *ctx)
 	if (e->count != D_DOUBLES || !e->datatype || !e->duration_ns || e->tid != e->tgid)
 		t->bad++;
 	return 0;
-}
-
-/* waits for pid, 60 s at most; its wait status */
-static int wait_bounded(pid_t pid)
-{
-	int status, i;
-
-	for (i = 0; i < 6000; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	return -1;
-}
-
-/* runs f's program in the Target of fx's sampler, from before its exec;
- * block: it stays in an MPI_Recv */
-static pid_t launch(struct fixture *fx, struct family *f, int block)
-{
-	int gate[2];
-	pid_t pid;
-	char c;
-
-	assert_int_equal(pipe(gate), 0);
-	pid = fork();
-	if (pid == 0) {
-		char n[16], k[16], d[16];
-
-		close(gate[1]);
-		if (read(gate[0], &c, 1) != 1)
-			_exit(120);
-		snprintf(n, sizeof(n), "%d", N_ALLREDUCE);
-		snprintf(k, sizeof(k), "%d", K_PMPI);
-		snprintf(d, sizeof(d), "%d", D_DOUBLES);
-		setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-		setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-		execl(f->exe, f->exe, n, k, d, block ? "block" : (char *)NULL, (char *)NULL);
-		_exit(121);
-	}
-	close(gate[0]);
-	assert_true(pid > 0);
-	assert_int_equal(sampler_add_target(fx->sampler, pid, 1, TARGET_UID_ANY), 0);
-	assert_int_equal(write(gate[1], "g", 1), 1);
-	close(gate[1]);
-	return pid;
 }
 
 static void check_counted_exactly(struct family *f, enum mpi_attach attach)
@@ -319,8 +114,12 @@ static void check_counted_exactly(struct family *f, enum mpi_attach attach)
 		assert_int_equal(mpi_probes_multi(fx.mp), attach == MPI_ATTACH_MULTI);
 	assert_int_equal(consider(&fx, f->lib), 1);
 	pid = launch(&fx, f, 0);
+	assert_int_equal(mpi_probes_processes(fx.mp), 1);
 	status = wait_bounded(pid);
 	assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(mpi_probes_process_exit(fx.mp, pid), 0);
+	assert_int_equal(mpi_probes_process_exit(fx.mp, pid), -ENOENT);
+	assert_int_equal(mpi_probes_processes(fx.mp), 0);
 
 	st.tgid = et.tgid = pid;
 	assert_int_equal(mpi_probes_for_each_site(fx.mp, tally_site, &st), 0);
@@ -351,10 +150,8 @@ static void check_counted_exactly(struct family *f, enum mpi_attach attach)
 static void check_killed_inside_mpi(struct family *f)
 {
 	struct site_tally st = {0};
-	struct mpi_process proc;
 	struct fixture fx;
 	pid_t pid;
-	int i;
 
 	SKIP_UNLESS(!why_not, why_not);
 	SKIP_UNLESS(f->available, "this MPI family is not installed");
@@ -362,10 +159,7 @@ static void check_killed_inside_mpi(struct family *f)
 	assert_int_equal(consider(&fx, f->lib), 1);
 	pid = launch(&fx, f, 1);
 	/* MPI_Init returned, then one call (the MPI_Recv) stays in flight */
-	for (i = 0; i < 3000 && !(mpi_probes_process(fx.mp, pid, &proc) == 0 && proc.init_end_ns &&
-				  mpi_probes_in_flight(fx.mp, pid) == 1);
-	     i++)
-		usleep(10000);
+	wait_blocked(&fx, pid);
 	assert_int_equal(mpi_probes_in_flight(fx.mp, pid), 1);
 	kill(pid, SIGKILL);
 	assert_int_equal(wait_bounded(pid) & 0x7f, SIGKILL);

@@ -417,6 +417,8 @@ static void test_token_adopts_its_owner_only(void **state)
 
 static void test_token_netns_only(void **state)
 {
+	char err[256] = "";
+
 	(void)state;
 	SKIP_UNLESS(!why_not, why_not);
 	assert_int_equal(sampler_set_active(s, 1), 0);
@@ -425,6 +427,16 @@ static void test_token_netns_only(void **state)
 	assert_int_equal(sampler_set_netns_only(s, 1), 0);
 	check_adoption(0, "NUNATAK_RUN=" TOKEN, 1, 0);
 	check_adoption(0, "NUNATAK_RUN=" TOKEN, 0, 12);
+	/* the same from the start (sampler_opts) */
+	sampler__free(s);
+	s = sampler__new(&(struct sampler_opts){.frequency = FREQUENCY, .netns_only = 1}, err,
+			 sizeof(err));
+	if (!s)
+		fail_msg("sampler__new (netns_only): %s", err);
+	assert_int_equal(sampler_set_active(s, 1), 0);
+	assert_int_equal(sampler_add_token(s, TOKEN, 13, TARGET_UID_ANY), 0);
+	check_adoption(0, "NUNATAK_RUN=" TOKEN, 1, 0);
+	check_adoption(0, "NUNATAK_RUN=" TOKEN, 0, 13);
 }
 
 static void test_token_checks_and_remove_target(void **state)

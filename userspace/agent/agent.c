@@ -111,6 +111,18 @@ struct process_info *agent_process_info(struct agent *a, pid_t tgid, int create)
 	return pi;
 }
 
+void agent_process_info_delete(struct agent *a, pid_t tgid)
+{
+	struct process_info key = {.tgid = tgid}, *pi;
+	void *node = tfind(&key, &a->processes, agent_process_info_cmp);
+
+	if (!node)
+		return;
+	pi = *(struct process_info **)node;
+	tdelete(pi, &a->processes, agent_process_info_cmp);
+	free(pi);
+}
+
 struct agent_target *agent_target_by_id(struct agent *a, uint32_t id)
 {
 	struct agent_target *t;
@@ -155,8 +167,7 @@ static void agent_start_mpi(struct agent *a)
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
-	/* MPI Events are recorded for every Target; a Target that did not ask
-	 * for them drops them (agent_keep_mpi_event) */
+	/* loaded with Events; each Target that asks turns its own on */
 	a->mpi = mpi_probes__new(sampler_targets_fd(a->sampler), 1, err, sizeof(err));
 	if (!a->mpi) {
 		agent_add_node_degradation(
@@ -164,6 +175,7 @@ static void agent_start_mpi(struct agent *a)
 		    "MPI calls will not be counted; use a kernel with uprobes and BTF");
 		return;
 	}
+	mpi_probes_set_events(a->mpi, 0, 0); /* from now on only the Targets turned on */
 	module_table_on_new_module(a->modules, agent_on_new_module, a);
 	ev.data.fd = mpi_probes_events_fd(a->mpi);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
@@ -185,7 +197,7 @@ static void agent_sampler_refused(struct agent *a, const char *err)
 
 static void agent_start_sampling(struct agent *a)
 {
-	struct sampler_opts so = {.frequency = a->opts.frequency};
+	struct sampler_opts so = {.frequency = a->opts.frequency, .netns_only = a->opts.netns_only};
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
@@ -213,10 +225,6 @@ static void agent_start_sampling(struct agent *a)
 	agent_start_mpi(a);
 	a->hw = hardware_counters__new();
 	a->active = 0; /* sampler__new opens them disabled: on with the first Target */
-	if (a->opts.netns_only && sampler_set_netns_only(a->sampler, 1))
-		agent_add_node_degradation(a, "netns-only-unavailable",
-					   "cannot restrict token adoption to this network namespace",
-					   "report it: the BPF token map refused the setting");
 }
 
 /* nonzero, never reused: the wall clock in ns XOR 64 random bits */

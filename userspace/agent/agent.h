@@ -25,6 +25,11 @@
  * are replayed oldest first once the Aggregator answers again, also those
  * of an earlier incarnation of the Agent (found at agent__new()).
  *
+ * Node-level kernel counters (samples dropped, stacks lost, ...) are
+ * reported to each Target as their growth since it started: a loss while
+ * several Targets run is reported to all of them. samples_sent and
+ * batches_sent are the Target's own.
+ *
  * Wire identity: incarnation is a nonzero u64 fixed at agent__new()
  * (CLOCK_REALTIME ns XOR getrandom); seq counts from 0 per Target. The
  * dedup key of a Batch is (run_id, node, incarnation, seq).
@@ -90,7 +95,7 @@ size_t agent_route(const char *run_id, size_t n);
 typedef void (*agent_done_fn)(void *ctx, int err, const char *json);
 
 struct agent_target_opts {
-	const char *run_id;	/* 32 lowercase hex (any unique string is accepted) */
+	const char *run_id;	/* 32 lowercase hex (any [A-Za-z0-9_.-]{1,64} is accepted) */
 	uid_t uid;		/* owner; 0 = any (root Target) */
 	gid_t gid;
 	int mpi_events;		/* every MPI call as an Event */
@@ -126,11 +131,17 @@ int agent_target_live_processes(struct agent *a, const char *run_id);
  * or Error; without finalize_json done() at the last Batch's Ack. Bounded:
  * done(-ETIMEDOUT) after the FINALIZE json's symbolizer_budget_ms +
  * nodes_wait_ms + AGENT_END_EXTRA_MS. The Target is gone after done().
- * 0, -ENOENT, -EALREADY (end under way). */
+ * Batches still unacknowledged when AGENT_END_FLUSH_MS (agent_internal.h,
+ * 3 s) passed: lost and counted in the last Batch when the Aggregator
+ * answers (disk full), kept in the spool when it does not answer at all.
+ * 0, -ENOENT, -EBUSY (START not acknowledged yet), -EALREADY (end under
+ * way). */
 int agent_target_end(struct agent *a, const char *run_id, const char *finalize_json,
 		     agent_done_fn done, void *ctx);
 /* The FINALIZE under way is to stop llvm-symbolizer (sent again with
- * "interrupted": true) and done() comes within 3 s. 0, -ENOENT. */
+ * "interrupted": true; one not sent yet goes with it) and done() comes
+ * within AGENT_INTERRUPT_GRACE_MS (3 s) of FINALIZE, at most 6 s from now
+ * when the last Batch is still on its way. 0, -ENOENT. */
 int agent_target_interrupt(struct agent *a, const char *run_id);
 /* 1 when run_id is a Target of this Agent */
 int agent_target_exists(const struct agent *a, const char *run_id);
@@ -143,7 +154,8 @@ int agent_timeout_ms(const struct agent *a);
 /* Never blocks: 0 or -errno (fatal only: ENOMEM, ETERM). */
 int agent_dispatch(struct agent *a);
 
-/* {"node","incarnation","sampling","cpus","endpoints":[{"endpoint",
+/* {"node","incarnation","sampling","sampling_active" (perf events on: a
+ *  Target exists),"cpus","endpoints":[{"endpoint",
  *  "connected":bool,"last_contact_ms":N|null}],"degradations":[...],
  *  "targets":[{"run_id","uid","processes","batches_sent","acked",
  *  "queued","spooled","dropped","samples_sent","state"}],

@@ -12,6 +12,7 @@
 #include "userspace/agent/agent.h"
 #include "userspace/agent/agent_internal.h"
 #include "userspace/agent/publish_queue.h"
+#include "userspace/agent/sampler.h"
 #include "userspace/agent/spool.h"
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
@@ -53,40 +54,53 @@ static int agent_seq_busy(const struct agent *a, const struct agent_target *t, u
 	return 0;
 }
 
-/* The Batch to send for t: *buf and *len (owned: free) and its seq. 0, or
- * -ENOENT nothing to send, -errno reading the spool. */
-static int agent_target_head(struct agent_target *t, void **buf, size_t *len, uint64_t *seq,
-			     int *from_spool)
+/* The Batch t is to send (its oldest spooled one, else its queue's
+ * head): 1 and *seq, *se (NULL: the queue's head), or 0 when none. */
+static int agent_target_head(struct agent_target *t, uint64_t *seq,
+			     const struct spool_entry **se)
 {
 	struct agent *a = t->a;
-	const struct spool_entry *se = a->spool ? spool_oldest(a->spool, t->run_id, a->incarnation)
-						: NULL;
 	struct queued_batch *qb;
-	int err;
 
-	*from_spool = se != NULL;
-	if (se) {
-		*seq = se->seq;
-		err = spool_read(a->spool, se, buf, len);
-		if (err) { /* unreadable: it never will be; counted lost */
-			pr_warn("run %s: spooled batch %llu unreadable (%s): dropped", t->run_id,
-				(unsigned long long)se->seq, strerror(-err));
-			publish_queue_count_lost(t->queue, se->samples, -err);
-			spool_remove(a->spool, t->run_id, a->incarnation, se->seq);
-		}
-		return err;
+	*se = a->spool ? spool_oldest(a->spool, t->run_id, a->incarnation) : NULL;
+	if (*se) {
+		*seq = (*se)->seq;
+		return 1;
 	}
 	t->spooling = 0; /* its spooled Batches are all replayed */
 	qb = publish_queue_head(t->queue);
 	if (!qb)
-		return -ENOENT;
+		return 0;
 	*seq = qb->seq;
-	*buf = malloc(qb->len);
-	if (!*buf)
-		return -ENOMEM;
-	memcpy(*buf, qb->buf, qb->len);
-	*len = qb->len;
-	return 0;
+	return 1;
+}
+
+/* Sends t's head (se, or the queue's head): 0, or -errno (-EAGAIN: no
+ * Aggregator connected). An unreadable spooled Batch is dropped, counted. */
+static int agent_target_send_head(struct agent_target *t, const struct spool_entry *se)
+{
+	struct agent *a = t->a;
+	struct queued_batch *qb;
+	void *buf;
+	size_t len;
+	int err;
+
+	if (!se) {
+		qb = publish_queue_head(t->queue);
+		return agent_conn_send_buf(&a->conns[t->conn], qb->buf, qb->len);
+	}
+	err = spool_read(a->spool, se, &buf, &len);
+	if (err) { /* unreadable: it never will be */
+		pr_warn("run %s: spooled batch %llu unreadable (%s): dropped", t->run_id,
+			(unsigned long long)se->seq, strerror(-err));
+		publish_queue_count_lost(t->queue, se->samples, -err);
+		spool_remove(a->spool, t->run_id, a->incarnation, se->seq);
+		t->inflight_valid = 0;
+		return 0;
+	}
+	err = agent_conn_send_buf(&a->conns[t->conn], buf, len);
+	free(buf);
+	return err;
 }
 
 /* No Ack for AGENT_RESEND_MS: what t keeps in memory goes to the spool
@@ -117,11 +131,9 @@ static int agent_target_spool_due(struct agent_target *t, long long now)
 
 static void agent_target_send(struct agent_target *t, long long now)
 {
-	struct agent *a = t->a;
-	void *buf = NULL;
-	size_t len = 0;
+	const struct spool_entry *se;
 	uint64_t seq;
-	int from_spool, err;
+	int err;
 
 	if (t->state != TARGET_ACTIVE && t->state != TARGET_ENDING)
 		return;
@@ -129,30 +141,23 @@ static void agent_target_send(struct agent_target *t, long long now)
 		agent_target_spool_all(t); /* the one in flight is resent from there */
 	if (now < t->retry_ms)
 		return;
-	err = agent_target_head(t, &buf, &len, &seq, &from_spool);
-	if (err == -ENOENT) {
+	if (!agent_target_head(t, &seq, &se)) {
 		t->inflight_valid = 0;
 		return;
 	}
-	if (err)
-		return;
-	t->inflight_from_spool = from_spool;
+	t->inflight_from_spool = se != NULL;
 	if (!t->inflight_valid || t->inflight_seq != seq) {
 		t->inflight_valid = 1;
 		t->inflight_seq = seq;
 		t->inflight_sent_ms = t->inflight_first_ms = 0;
 	}
-	if (t->inflight_sent_ms && now - t->inflight_sent_ms < AGENT_RESEND_MS) {
-		free(buf);
+	if (t->inflight_sent_ms && now - t->inflight_sent_ms < AGENT_RESEND_MS)
 		return;
-	}
-	if (agent_seq_busy(a, t, seq)) {
+	if (agent_seq_busy(t->a, t, seq)) {
 		t->retry_ms = now + AGENT_RETRY_MS;
-		free(buf);
 		return;
 	}
-	err = agent_conn_send_buf(&a->conns[t->conn], buf, len);
-	free(buf);
+	err = agent_target_send_head(t, se);
 	if (!t->inflight_first_ms)
 		t->inflight_first_ms = now;
 	if (err) {
@@ -177,8 +182,10 @@ static void agent_send_orphans(struct agent *a, long long now)
 		void *buf;
 		size_t len;
 
-		if (c->orphan_in_flight && now - c->orphan_sent_ms < AGENT_RESEND_MS)
+		if (c->orphan_in_flight ? now - c->orphan_sent_ms < AGENT_RESEND_MS
+					: now < c->orphan_scan_ms)
 			continue;
+		c->orphan_scan_ms = now + AGENT_RETRY_MS; /* the scan is linear: not at every call */
 		for (i = 0; (se = spool_entry_at(a->spool, i)); i++) {
 			if (se->incarnation == a->incarnation && agent_target_find(a, se->run_id))
 				continue;
@@ -204,6 +211,32 @@ static int agent_target_queue_empty(const struct agent_target *t)
 	       !(t->a->spool && spool_count(t->a->spool, t->run_id, t->a->incarnation));
 }
 
+/* The end's bound for the Batches not acknowledged yet passed. An
+ * Aggregator that answers but does not store them (disk full): they are
+ * lost, counted in the last Batch, which it may store from its reserve.
+ * An Aggregator that does not answer at all: they are kept in the spool
+ * (replayed when it is back, the Run not finalized meanwhile), without a
+ * spool lost and counted. */
+static void agent_target_give_up_unacked(struct agent_target *t, long long now)
+{
+	struct agent *a = t->a;
+	const struct agent_conn *c = &a->conns[t->conn];
+	const struct spool_entry *se;
+	int answering = c->last_contact_ms && now - c->last_contact_ms < 2 * AGENT_RESEND_MS;
+
+	if (a->spool && !answering) {
+		agent_target_spool_all(t);
+		return;
+	}
+	publish_queue_abandon(t->queue);
+	while (a->spool && (se = spool_oldest(a->spool, t->run_id, a->incarnation))) {
+		publish_queue_count_lost(t->queue, se->samples, 0);
+		spool_remove(a->spool, t->run_id, a->incarnation, se->seq);
+	}
+	t->spooling = 0;
+	t->inflight_valid = 0;
+}
+
 /* ENDING: the queue acked (or its bound passed) → the last Batch; that
  * acked → FINALIZE, or the end. Every state's bound: done(-ETIMEDOUT). */
 static void agent_target_progress(struct agent_target *t, long long now)
@@ -222,8 +255,8 @@ static void agent_target_progress(struct agent_target *t, long long now)
 	if (t->state != TARGET_ENDING)
 		return;
 	if (!t->last_queued && (agent_target_queue_empty(t) || now >= t->flush_deadline_ms)) {
-		if (!t->a->spool) /* unacked now is lost: counted in the last Batch */
-			publish_queue_abandon(t->queue);
+		if (!agent_target_queue_empty(t))
+			agent_target_give_up_unacked(t, now);
 		if (agent_target_queue_batch(t, 1))
 			return;
 		t->last_queued = 1;
@@ -402,8 +435,9 @@ json_t *agent_status(const struct agent *a)
 			json_array_append_new(targets, agent_target_status(t));
 	/* as a string: a u64 does not fit a JSON number everywhere */
 	snprintf(inc, sizeof(inc), "%016llx", (unsigned long long)a->incarnation);
-	st = json_pack("{s:s, s:s, s:b, s:i, s:o, s:o, s:o}", "node", a->node, "incarnation", inc,
-		       "sampling", agent_sampling(a), "cpus", agent_cpus(a), "endpoints",
+	st = json_pack("{s:s, s:s, s:b, s:b, s:i, s:o, s:o, s:o}", "node", a->node, "incarnation",
+		       inc, "sampling", agent_sampling(a), "sampling_active",
+		       a->sampler && sampler_active(a->sampler), "cpus", agent_cpus(a), "endpoints",
 		       agent_endpoints_json(a, clock_monotonic_ms()), "degradations",
 		       agent_degradations_json(&a->degradations), "targets",
 		       targets ? targets : json_array());

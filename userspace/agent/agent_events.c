@@ -39,8 +39,12 @@ static void agent_forget_process(struct agent *a, pid_t tgid)
 
 	if (a->hw)
 		hardware_counters_finish(a->hw, tgid, &c, &i, &why);
-	/* TODO(bpf): mpi_probes_process_exit(a->mpi, tgid) once it lands */
+	if (a->mpi) {
+		mpi_probes_process_exit(a->mpi, tgid);
+		mpi_probes_forget(a->mpi, tgid);
+	}
 	module_table_exit(a->modules, tgid);
+	agent_process_info_delete(a, tgid);
 }
 
 static void agent_on_exec(struct agent *a, struct process_info *pi, struct agent_target *t,
@@ -54,7 +58,8 @@ static void agent_on_exec(struct agent *a, struct process_info *pi, struct agent
 		pi->identity.has_rank = 0;
 	if (a->hw && t)
 		hardware_counters_start(a->hw, e->tgid);
-	/* TODO(bpf): mpi_probes_process_exec(a->mpi, e->tgid) once it lands */
+	if (a->mpi && t)
+		mpi_probes_process_exec(a->mpi, e->tgid);
 }
 
 static int agent_on_task_event(const struct task_event *e, void *ctx)
@@ -71,20 +76,21 @@ static int agent_on_task_event(const struct task_event *e, void *ctx)
 		agent_on_exec(a, pi, t, e);
 		return 0;
 	case TASK_EVENT_LEFT:
-		agent_forget_process(a, e->tgid);
+		agent_forget_process(a, e->tgid); /* pi is gone */
 		return 0;
 	case TASK_EVENT_EXIT:
 		break;
 	default:
 		return 0;
 	}
-	if (pi)
-		pi->exit_ns = e->time_ns;
 	if (!t) { /* of a Target that ended */
 		agent_forget_process(a, e->tgid);
 		return 0;
 	}
-	/* TODO(bpf): mpi_probes_process_exit(a->mpi, e->tgid) once it lands */
+	if (pi)
+		pi->exit_ns = e->time_ns;
+	if (a->mpi) /* its totals stay until its exit is published */
+		mpi_probes_process_exit(a->mpi, e->tgid);
 	return agent_keep_exit(t, e);
 }
 
@@ -196,8 +202,11 @@ int agent_target_follow(struct agent *a, const char *run_id, pid_t pid)
 	err = module_table_load_proc(a->modules, pid, 0);
 	if (err)
 		return err;
-	/* TODO(bpf): mpi_probes_process_exec(a->mpi, pid) once it lands */
-	return agent_sampler_add_target(a, pid, t);
+	err = agent_sampler_add_target(a, pid, t);
+	/* probed before it execs: its MPI_Init is seen */
+	if (!err && a->mpi)
+		mpi_probes_process_exec(a->mpi, pid);
+	return err;
 }
 
 struct live_ctx {

@@ -124,6 +124,7 @@ struct agent_conn {
 	char orphan_run_id[72];
 	uint64_t orphan_incarnation, orphan_seq;
 	long long orphan_sent_ms;
+	long long orphan_scan_ms; /* next look for one */
 };
 
 struct agent {
@@ -157,6 +158,7 @@ int agent_add_node_degradation(struct agent *a, const char *name, const char *me
 			       const char *remedy);
 int agent_process_info_cmp(const void *a, const void *b);
 struct process_info *agent_process_info(struct agent *a, pid_t tgid, int create);
+void agent_process_info_delete(struct agent *a, pid_t tgid);
 /* the Target process tgid belongs to, NULL when none */
 struct agent_target *agent_target_of_tgid(struct agent *a, pid_t tgid);
 struct agent_target *agent_target_by_id(struct agent *a, uint32_t id);

@@ -47,20 +47,35 @@ static uint64_t agent_exit_ns(void *ctx, pid_t tgid)
 	return pi ? pi->exit_ns : 0;
 }
 
+static int agent_mpi_wanted(void *ctx, pid_t tgid)
+{
+	struct agent_target *t = ctx;
+
+	return agent_target_of_tgid(t->a, tgid) == t;
+}
+
+/* what ctx of the locus and exit callbacks is: the Agent */
+static void agent_target_locus(void *ctx, pid_t tgid, struct batch_locus *l)
+{
+	agent_process_locus(((struct agent_target *)ctx)->a, tgid, l);
+}
+
+static uint64_t agent_target_exit_ns(void *ctx, pid_t tgid)
+{
+	return agent_exit_ns(((struct agent_target *)ctx)->a, tgid);
+}
+
+/* t's MPI call sites and lifetimes (of its processes only), its Events */
 static int agent_add_mpi(struct agent_target *t, struct batch_builder *b)
 {
 	struct agent *a = t->a;
 	size_t i;
-	int err = 0;
+	int err;
 
 	if (!a->mpi)
 		return 0;
-	/* TODO(bpf): mpi_report_sites_of() with a filter on t's processes;
-	 * until then the sites go to a Batch only when t is the only Target,
-	 * never into another Run's */
-	if (!a->targets->next)
-		err = mpi_report_sites(a->mpi, a->modules, b, agent_process_locus, agent_exit_ns,
-				       a);
+	err = mpi_report_sites_of(a->mpi, a->modules, b, agent_target_locus, agent_target_exit_ns,
+				  agent_mpi_wanted, t);
 	for (i = 0; i < t->n_mpi_events && !err; i++)
 		err = mpi_report_event(a->mpi, a->modules, b, &t->mpi_events_buf[i],
 				       agent_process_locus, a);
@@ -207,9 +222,11 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
 		err = err ?: batch_builder_add_counter(
 				  b, "mpi_calls_untimed",
 				  since(mc[MPI_DROP_THREADS], o->mpi[MPI_DROP_THREADS]));
-		err = err ?: batch_builder_add_counter(
-				  b, "mpi_events_dropped",
-				  since(mc[MPI_DROP_EVENTS], o->mpi[MPI_DROP_EVENTS]));
+		/* only the Runs that asked for Events have any to lose */
+		if (t->mpi_events)
+			err = err ?: batch_builder_add_counter(
+					  b, "mpi_events_dropped",
+					  since(mc[MPI_DROP_EVENTS], o->mpi[MPI_DROP_EVENTS]));
 	}
 	return err;
 }
@@ -218,26 +235,18 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
  * processes, their MPI totals, sent Events). */
 void agent_target_forget_published(struct agent_target *t)
 {
-	struct agent *a = t->a;
 	size_t i;
 
-	for (i = 0; i < t->n_exits; i++) {
-		struct process_info key = {.tgid = t->exits[i].tgid}, *pi;
-		void *node = tfind(&key, &a->processes, agent_process_info_cmp);
-
-		if (a->mpi)
-			mpi_probes_forget(a->mpi, t->exits[i].tgid);
-		if (node) {
-			pi = *(struct process_info **)node;
-			tdelete(pi, &a->processes, agent_process_info_cmp);
-			free(pi);
-		}
+	for (i = 0; i < t->n_exits; i++) { /* its last totals are published */
+		if (t->a->mpi)
+			mpi_probes_forget(t->a->mpi, t->exits[i].tgid);
+		agent_process_info_delete(t->a, t->exits[i].tgid);
 	}
 	t->n_exits = 0;
 	t->n_mpi_events = 0;
 	t->n_drained = 0;
-	if (a->modules)
-		module_table_reap(a->modules);
+	if (t->a->modules)
+		module_table_reap(t->a->modules);
 }
 
 static int agent_add_loss_counters(struct agent_target *t, struct batch_builder *b)
@@ -309,7 +318,11 @@ static int agent_target_build(struct agent_target *t, struct batch_builder *b, i
 		err = err ?: agent_add_exits(t, b);
 	}
 	if (!err) { /* the counters say this Batch too */
-		t->samples_sent += batch_builder_samples(b);
+		size_t i;
+
+		env = batch_builder_envelope(b); /* its arrays as they are now */
+		for (i = 0; i < env->batch->n_samples; i++)
+			t->samples_sent += env->batch->samples[i]->sample_count;
 		t->batches_sent++;
 	}
 	err = err ?: agent_add_counters(t, b);
@@ -351,9 +364,10 @@ int agent_target_queue_batch(struct agent_target *t, int last)
 		if (!t->a->spool) {
 			if (!publish_queue_over_cap(t->queue))
 				break;
-			pr_warn("batches not acknowledged exceed the memory cap: dropping the "
-				"oldest of run %s, counted as storage-failed",
-				t->run_id);
+			if (!publish_queue_loss(t->queue)->failed_batches)
+				pr_warn("batches not acknowledged exceed the memory cap: dropping "
+					"the oldest of run %s, counted as storage-failed",
+					t->run_id);
 			publish_queue_drop_oldest(t->queue);
 			continue;
 		}

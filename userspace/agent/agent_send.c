@@ -25,33 +25,23 @@
 #include "userspace/agent/spool.h"
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
+#include "userspace/wire/curve.h"
 #include "userspace/wire/wire.h"
 
-#if __has_include("userspace/wire/curve.h")
-#include "userspace/wire/curve.h"
-#define AGENT_HAVE_CURVE 1
-#else
-#define AGENT_HAVE_CURVE 0
-#endif
-
+#define AGENT_HELLO_RETRY_MS 100
 #define AGENT_VERSION "0.1.0" /* TODO(main): one version macro outside cli/cli.h */
 
 static int agent_conn_curve(struct agent *a, void *sock, char *err, size_t errlen)
 {
+	int e;
+
 	if (!a->opts.curve_self)
 		return 0;
-#if AGENT_HAVE_CURVE
-	if (curve_client_setup(sock, a->opts.curve_self, a->opts.curve_server_public)) {
-		snprintf(err, errlen, "cannot set up CURVE on the aggregator socket: %s",
-			 zmq_strerror(zmq_errno()));
-		return -EINVAL;
-	}
-	return 0;
-#else
-	(void)sock;
-	snprintf(err, errlen, "CURVE keys were given but this build has no userspace/wire/curve.h");
-	return -ENOTSUP;
-#endif
+	e = curve_client_setup(sock, a->opts.curve_self, a->opts.curve_server_public);
+	if (e)
+		snprintf(err, errlen, "cannot set up CURVE on the aggregator socket: %s; check "
+			 "[service].secret_key and aggregator_public_key", strerror(-e));
+	return e;
 }
 
 static int agent_conn_open(struct agent *a, struct agent_conn *c, const char *endpoint, char *err,
@@ -106,7 +96,10 @@ int agent_conns_open(struct agent *a, char *err, size_t errlen)
 		if (e)
 			return e;
 	}
-	a->opts.endpoints = NULL; /* borrowed: copied into the connections */
+	/* borrowed: used while connecting only */
+	a->opts.endpoints = NULL;
+	a->opts.curve_self = NULL;
+	a->opts.curve_server_public = NULL;
 	return 0;
 }
 
@@ -220,10 +213,11 @@ void agent_conns_tick(struct agent *a, long long now)
 	for (i = 0; i < a->n_conns; i++) {
 		struct agent_conn *c = &a->conns[i];
 
-		if (now >= c->next_hello_ms) {
-			agent_send_hello(a, c);
-			c->next_hello_ms = now + AGENT_HELLO_MS;
-		}
+		/* refused: not connected yet; tried again soon, so that the
+		 * Aggregator hears of the node right when the connection is up */
+		if (now >= c->next_hello_ms)
+			c->next_hello_ms =
+			    now + (agent_send_hello(a, c) ? AGENT_HELLO_RETRY_MS : AGENT_HELLO_MS);
 		agent_conn_controls(a, c, now);
 	}
 }
@@ -355,12 +349,16 @@ static void agent_on_open(struct agent *a, struct agent_conn *c, const Nunatak__
 	o.uid = (uid_t)json_integer_value(json_object_get(owner, "uid"));
 	o.gid = (gid_t)json_integer_value(json_object_get(owner, "gid"));
 	o.mpi_events = json_is_true(json_object_get(j, "mpi_events"));
-	if (!agent_target_find(a, ctl->run_id))
+	t = agent_target_find(a, ctl->run_id); /* OPEN again (a resent one): the same */
+	if (!t) {
 		err = agent_target_start(a, &o, NULL, NULL);
-	t = agent_target_find(a, ctl->run_id);
+		t = agent_target_find(a, ctl->run_id);
+		if (t) {
+			t->opened = 1;
+			t->conn = (size_t)(c - a->conns);
+		}
+	}
 	if (!err && t) {
-		t->opened = 1;
-		t->conn = (size_t)(c - a->conns);
 		ack.run_id = ctl->run_id;
 		ack.node = a->node;
 		env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ACK;

@@ -79,6 +79,19 @@ static int valid_token(const char *token)
 	return token[AGENT_TOKEN_LEN] == '\0';
 }
 
+/* [A-Za-z0-9_.-], 1 to SPOOL_RUN_ID_MAX: it names spool files */
+static int valid_run_id(const char *run_id)
+{
+	size_t i;
+
+	if (!run_id || !*run_id || strlen(run_id) > SPOOL_RUN_ID_MAX)
+		return 0;
+	for (i = 0; run_id[i]; i++)
+		if (!isalnum((unsigned char)run_id[i]) && !strchr("_.-", run_id[i]))
+			return 0;
+	return 1;
+}
+
 struct agent_target *agent_target_new(struct agent *a, const struct agent_target_opts *o,
 				      size_t conn)
 {
@@ -134,6 +147,8 @@ void agent_target_finish(struct agent_target *t, int err, const char *json)
 	if (c->control_owner == t)
 		c->control_owner = NULL;
 	agent_sampler_remove_target(t->a, t);
+	if (t->mpi_events && t->a->mpi)
+		mpi_probes_set_events(t->a->mpi, t->id, 0);
 	agent_update_active(t->a);
 	if (publish_queue_length(t->queue))
 		agent_target_report_loss(t);
@@ -160,8 +175,7 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 {
 	struct agent_target *t;
 
-	if (!o->run_id || !*o->run_id || strlen(o->run_id) > SPOOL_RUN_ID_MAX ||
-	    strchr(o->run_id, '/') || (o->token && !valid_token(o->token)))
+	if (!valid_run_id(o->run_id) || (o->token && !valid_token(o->token)))
 		return -EINVAL;
 	if (agent_target_find(a, o->run_id))
 		return -EEXIST;
@@ -179,6 +193,11 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 			return err;
 		}
 	}
+	if (t->mpi_events && a->mpi && mpi_probes_set_events(a->mpi, t->id, 1))
+		degradation_list_add(&t->degradations, "mpi-events-unavailable",
+				     "MPI Events cannot be recorded for this Run (the Agent's "
+				     "per-Run Event table is full)",
+				     "fewer Runs with --mpi-events at once");
 	agent_probe_mpi(a, o->target_exe);
 	agent_update_active(a);
 	if (!o->start_json) {
@@ -283,9 +302,11 @@ int agent_target_interrupt(struct agent *a, const char *run_id)
 		free(t->finalize_json);
 		t->finalize_json = json;
 	}
-	if (t->state == TARGET_FINALIZING) {
+	if (t->state == TARGET_FINALIZING || t->state == TARGET_ENDING) {
 		long long grace = clock_monotonic_ms() + AGENT_INTERRUPT_GRACE_MS;
 
+		if (t->state == TARGET_ENDING) /* the last Batch first, then FINALIZE */
+			grace += AGENT_END_FLUSH_MS;
 		t->interrupt_sent = 0; /* agent_send.c sends FINALIZE again */
 		if (t->deadline_ms > grace)
 			t->deadline_ms = grace;

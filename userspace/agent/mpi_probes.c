@@ -1,6 +1,5 @@
 /* mpi_probes — see mpi_probes.h. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +10,9 @@
 
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
+#include "userspace/agent/mpi_probes_internal.h"
 #include "userspace/elf/elf_file.h"
 #include "userspace/log/log.h"
-#include "bpf/mpi.skel.h"
 
 /* where each function's count, datatype and peer arguments are (1-based) */
 struct mpi_function_layout {
@@ -54,46 +53,6 @@ static const struct mpi_function_layout layouts[MPI_FUNCTIONS] = {
 	FN(MPI_FN_REDUCE_SCATTER, "MPI_Reduce_scatter", 1, 1, 1, 0, 4, 0),
 };
 #undef FN
-
-struct probed_library {
-	const struct module *module; /* owned by the module table */
-};
-
-/* BPF_LINK_CREATE for uprobe_multi (kernel 6.6+), which this libbpf and
- * these uapi headers predate: one link probes every function of a
- * library, and removing it waits for one grace period instead of one per
- * probe (seconds for the ~60 probes of an MPI library). */
-#define TRACE_UPROBE_MULTI 48 /* enum bpf_attach_type BPF_TRACE_UPROBE_MULTI */
-#define UPROBE_MULTI_RETURN 1u
-
-struct uprobe_multi_link_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-	__u32 pad;
-};
-
-struct mpi_probes {
-	struct mpi_bpf *skel;
-	int multi;          /* uprobe_multi links, else one perf event per probe */
-	int *multi_fds;
-	size_t n_multi_fds;
-	struct ring_buffer *events;
-	mpi_event_fn event_fn;
-	void *event_ctx;
-	struct probed_library *libraries;
-	size_t n_libraries;
-	struct bpf_link **links;
-	size_t n_links, cap_links;
-};
 
 const struct mpi_function_info *mpi_function_info(unsigned int function)
 {
@@ -158,6 +117,12 @@ struct mpi_probes *mpi_probes__new_attach(int targets_fd, int events_enabled,
 	if (!mp)
 		return NULL;
 	mp->multi = attach != MPI_ATTACH_PERF_EVENT;
+	mp->releaser = mpi_releaser__new();
+	if (!mp->releaser) {
+		e = -ENOMEM;
+		snprintf(err, errlen, "no memory for the MPI probes");
+		goto fail;
+	}
 	mp->skel = mpi_skel_load(targets_fd, events_enabled, mp->multi, err, errlen);
 	if (!mp->skel && attach == MPI_ATTACH_AUTO) { /* before 6.6: one perf event per probe */
 		mp->multi = 0;
@@ -191,85 +156,15 @@ int mpi_probes_multi(const struct mpi_probes *mp)
 	return mp->multi;
 }
 
-#define RELEASE_THREADS 16
-
-struct release_share {
-	char *items;
-	size_t n, size;
-	void (*release)(void *item);
-};
-
-static void *release_share_run(void *arg)
-{
-	struct release_share *share = arg;
-	size_t i;
-
-	for (i = 0; i < share->n; i++)
-		share->release(share->items + i * share->size);
-	return NULL;
-}
-
-/* Removing a uprobe waits for a grace period (tens of ms each here, per
- * perf-event probe as per uprobe_multi link): releasing from several
- * threads lets the waits overlap. release gets a pointer to each item. */
-static void release_all(void *items, size_t n, size_t size, void (*release)(void *item))
-{
-	struct release_share shares[RELEASE_THREADS];
-	pthread_t threads[RELEASE_THREADS];
-	size_t per = (n + RELEASE_THREADS - 1) / RELEASE_THREADS, i;
-	int started[RELEASE_THREADS] = {};
-
-	for (i = 0; i < RELEASE_THREADS && per; i++) {
-		size_t first = i * per < n ? i * per : n;
-
-		shares[i] = (struct release_share){ (char *)items + first * size,
-						    n - first < per ? n - first : per, size, release };
-		started[i] = !pthread_create(&threads[i], NULL, release_share_run, &shares[i]);
-		if (!started[i])
-			release_share_run(&shares[i]);
-	}
-	for (i = 0; i < RELEASE_THREADS; i++)
-		if (started[i])
-			pthread_join(threads[i], NULL);
-}
-
-static void release_link(void *item)
-{
-	bpf_link__destroy(*(struct bpf_link **)item);
-}
-
-static void release_fd(void *item)
-{
-	close(*(int *)item);
-}
-
 void mpi_probes__free(struct mpi_probes *mp)
 {
 	if (!mp)
 		return;
-	release_all(mp->multi_fds, mp->n_multi_fds, sizeof(*mp->multi_fds), release_fd);
-	free(mp->multi_fds);
-	release_all(mp->links, mp->n_links, sizeof(*mp->links), release_link);
-	free(mp->links);
+	mpi_probes_release_all(mp);
 	free(mp->libraries);
 	ring_buffer__free(mp->events);
 	mpi_bpf__destroy(mp->skel);
 	free(mp);
-}
-
-static int keep_link(struct mpi_probes *mp, struct bpf_link *link)
-{
-	if (mp->n_links == mp->cap_links) {
-		size_t cap = mp->cap_links ? mp->cap_links * 2 : 64;
-		struct bpf_link **links = realloc(mp->links, cap * sizeof(*links));
-
-		if (!links)
-			return -ENOMEM;
-		mp->links = links;
-		mp->cap_links = cap;
-	}
-	mp->links[mp->n_links++] = link;
-	return 0;
 }
 
 /* the address of PMPI_name, else MPI_name */
@@ -286,88 +181,50 @@ static int function_vaddr(const struct elf_file *elf, const char *name, uint64_t
 	return -ENOENT;
 }
 
-static int attach_function(struct mpi_probes *mp, const struct module *m, int fn, uint64_t offset)
+/* where lib's functions are: one probe per address (MPI_X and PMPI_X
+ * at one address share it); MPI_Init and MPI_Init_thread apart */
+static int library_locate(struct probed_library *lib, const struct module *m, char *err,
+			  size_t errlen)
 {
-	const struct mpi_function_layout *l = &layouts[fn];
-	LIBBPF_OPTS(bpf_uprobe_opts, entry_opts,
-		    .bpf_cookie = MPI_COOKIE(fn, l->count_arg, l->type_arg, l->peer_arg));
-	LIBBPF_OPTS(bpf_uprobe_opts, return_opts, .retprobe = true);
-	struct bpf_link *link;
-	int err;
+	uint64_t vaddrs[MPI_FUNCTIONS];
+	struct probe_points *pts;
+	int fn, other, e;
 
-	link = bpf_program__attach_uprobe_opts(mp->skel->progs.mpi_entry, -1, m->path, offset,
-					       &entry_opts);
-	if (!link)
-		return -errno;
-	err = keep_link(mp, link);
-	if (err) {
-		bpf_link__destroy(link);
-		return err;
+	memset(lib, 0, sizeof(*lib));
+	lib->module = m;
+	lib->wide = (struct probe_set){.multi_fds = {-1, -1}};
+	for (fn = 0; fn < MPI_FUNCTIONS; fn++) {
+		const struct mpi_function_layout *l = &layouts[fn];
+
+		if (function_vaddr(m->elf, l->info.name, &vaddrs[fn])) {
+			vaddrs[fn] = 0;
+			continue;
+		}
+		for (other = 0; other < fn; other++)
+			if (vaddrs[other] == vaddrs[fn])
+				break;
+		if (other < fn)
+			continue;
+		pts = fn == MPI_FN_INIT || fn == MPI_FN_INIT_THREAD ? &lib->once : &lib->each;
+		e = elf_file__vaddr_to_offset(m->elf, vaddrs[fn], &pts->offsets[pts->n]);
+		if (e) {
+			snprintf(err, errlen, "locating %s in '%s' failed: %s", l->info.name,
+				 m->path, strerror(-e));
+			return e;
+		}
+		pts->fns[pts->n] = fn;
+		pts->cookies[pts->n] = MPI_COOKIE(fn, l->count_arg, l->type_arg, l->peer_arg);
+		pts->n++;
 	}
-	link = bpf_program__attach_uprobe_opts(mp->skel->progs.mpi_return, -1, m->path, offset,
-					       &return_opts);
-	if (!link)
-		return -errno;
-	err = keep_link(mp, link);
-	if (err)
-		bpf_link__destroy(link);
-	return err;
-}
-
-static int attach_multi_one(struct mpi_probes *mp, struct bpf_program *prog, const char *path,
-			    const uint64_t *offsets, const uint64_t *cookies, size_t n,
-			    unsigned int flags)
-{
-	struct uprobe_multi_link_attr attr = {
-		.prog_fd = (__u32)bpf_program__fd(prog),
-		.attach_type = TRACE_UPROBE_MULTI,
-		.path = (__u64)(uintptr_t)path,
-		.offsets = (__u64)(uintptr_t)offsets,
-		.cookies = (__u64)(uintptr_t)cookies,
-		.cnt = (__u32)n,
-		.multi_flags = flags,
-	};
-	int *fds, fd;
-
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	if (fd < 0)
-		return -errno;
-	fds = realloc(mp->multi_fds, (mp->n_multi_fds + 1) * sizeof(*fds));
-	if (!fds) {
-		close(fd);
-		return -ENOMEM;
-	}
-	mp->multi_fds = fds;
-	mp->multi_fds[mp->n_multi_fds++] = fd;
 	return 0;
-}
-
-/* every function of one library: one entry link and one return link */
-static int attach_multi(struct mpi_probes *mp, const struct module *m, const int *fns,
-			const uint64_t *offsets, size_t n)
-{
-	uint64_t cookies[MPI_FUNCTIONS];
-	size_t i;
-	int err;
-
-	for (i = 0; i < n; i++) {
-		const struct mpi_function_layout *l = &layouts[fns[i]];
-
-		cookies[i] = MPI_COOKIE(fns[i], l->count_arg, l->type_arg, l->peer_arg);
-	}
-	err = attach_multi_one(mp, mp->skel->progs.mpi_entry, m->path, offsets, cookies, n, 0);
-	return err ?: attach_multi_one(mp, mp->skel->progs.mpi_return, m->path, offsets, cookies,
-					n, UPROBE_MULTI_RETURN);
 }
 
 int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err, size_t errlen)
 {
-	uint64_t vaddrs[MPI_FUNCTIONS], offsets[MPI_FUNCTIONS];
-	int fns[MPI_FUNCTIONS];
 	struct probed_library *libs;
 	struct elf_symbol sym;
-	int fn, other, e = 0;
-	size_t i, n = 0;
+	size_t i;
+	int e;
 
 	if (!m->elf || elf_file__lookup_name(m->elf, "MPI_Init", &sym))
 		return 0;
@@ -378,40 +235,25 @@ int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err
 	if (!libs)
 		return -ENOMEM;
 	mp->libraries = libs;
-	libs[mp->n_libraries].module = m;
+	e = library_locate(&libs[mp->n_libraries], m, err, errlen);
+	if (e)
+		return e;
+	e = mpi_probes_attach_wide(mp, &libs[mp->n_libraries]);
+	if (e) {
+		snprintf(err, errlen, "probing MPI_Init in '%s' failed: %s", m->path, strerror(-e));
+		return e;
+	}
 	mp->n_libraries++;
-
-	for (fn = 0; fn < MPI_FUNCTIONS; fn++) {
-		if (function_vaddr(m->elf, layouts[fn].info.name, &vaddrs[fn])) {
-			vaddrs[fn] = 0;
-			continue;
-		}
-		/* one probe per address */
-		for (other = 0; other < fn; other++)
-			if (vaddrs[other] == vaddrs[fn])
-				break;
-		if (other < fn)
-			continue;
-		e = elf_file__vaddr_to_offset(m->elf, vaddrs[fn], &offsets[n]);
-		if (!e && !mp->multi)
-			e = attach_function(mp, m, fn, offsets[n]);
-		if (e) {
-			snprintf(err, errlen, "probing %s in '%s' failed: %s", layouts[fn].info.name,
-				 m->path, strerror(-e));
-			return e;
-		}
-		fns[n++] = fn;
+	pr_info("MPI library '%s': MPI_Init probed in every process, %zu functions in each Target "
+		"process%s",
+		m->path, libs[mp->n_libraries - 1].each.n, mp->multi ? " (uprobe_multi)" : "");
+	/* the processes probed already get this one too */
+	e = mpi_probes_attach_new_library(mp);
+	if (e) {
+		snprintf(err, errlen, "probing the MPI functions of '%s' failed: %s", m->path,
+			 strerror(-e));
+		return e;
 	}
-	if (mp->multi && n) {
-		e = attach_multi(mp, m, fns, offsets, n);
-		if (e) {
-			snprintf(err, errlen, "probing the MPI functions of '%s' failed: %s", m->path,
-				 strerror(-e));
-			return e;
-		}
-	}
-	pr_info("probing %zu MPI functions in '%s'%s", n, m->path,
-		mp->multi ? " (uprobe_multi)" : "");
 	return 1;
 }
 
@@ -425,9 +267,11 @@ const struct module *mpi_probes_library(const struct mpi_probes *mp, int i)
 	return i >= 0 && (size_t)i < mp->n_libraries ? mp->libraries[i].module : NULL;
 }
 
-int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx)
+#define SITE_BATCH 1024
+
+/* one key at a time: kernels without batch lookups of hash maps */
+static int for_each_site_one_by_one(int fd, mpi_site_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(mp->skel->maps.mpi_sites);
 	struct mpi_site_key key, next, *prev = NULL;
 	struct mpi_site_value value;
 	int err;
@@ -442,6 +286,46 @@ int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx)
 			return err;
 	}
 	return 0;
+}
+
+/* SITE_BATCH sites per system call instead of two per site: a full map
+ * (MAX_MPI_SITES) is read at every publish */
+int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(mp->skel->maps.mpi_sites), err = 0, last = 0, first = 1;
+	struct mpi_site_key *keys = malloc(SITE_BATCH * sizeof(*keys)), token_in, token_out;
+	struct mpi_site_value *values = malloc(SITE_BATCH * sizeof(*values));
+	__u32 count, i;
+
+	if (!keys || !values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!last && !err) {
+		count = SITE_BATCH;
+		if (bpf_map_lookup_batch(fd, first ? NULL : &token_in, &token_out, keys, values,
+					 &count, NULL)) {
+			if (errno != ENOENT) {
+				/* none read yet: the old way; else what was read stands */
+				err = first ? for_each_site_one_by_one(fd, fn, ctx) : -errno;
+				break;
+			}
+			last = 1; /* the last batch, count entries in it */
+		}
+		first = 0;
+		token_in = token_out;
+		for (i = 0; i < count && !err; i++)
+			err = fn(&keys[i], &values[i], ctx);
+	}
+out:
+	free(keys);
+	free(values);
+	return err;
+}
+
+int mpi_probes_sites_fd(const struct mpi_probes *mp)
+{
+	return bpf_map__fd(mp->skel->maps.mpi_sites);
 }
 
 int mpi_probes_process(struct mpi_probes *mp, pid_t tgid, struct mpi_process *out)
@@ -517,6 +401,21 @@ void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid)
 	bpf_map_delete_elem(bpf_map__fd(mp->skel->maps.mpi_processes), &pkey);
 }
 
+int mpi_probes_set_events(struct mpi_probes *mp, uint32_t target_id, int on)
+{
+	int fd = bpf_map__fd(mp->skel->maps.mpi_event_targets);
+	__u8 one = 1;
+
+	if (!mp->skel->rodata->mpi_events_enabled)
+		return -EINVAL;
+	mp->skel->bss->mpi_events_per_target = 1;
+	if (on && bpf_map_update_elem(fd, &target_id, &one, BPF_ANY))
+		return errno == E2BIG ? -ENOSPC : -errno;
+	if (!on && bpf_map_delete_elem(fd, &target_id) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
 int mpi_probes_events_fd(const struct mpi_probes *mp)
 {
 	return ring_buffer__epoll_fd(mp->events);
@@ -530,6 +429,18 @@ int mpi_probes_poll_events(struct mpi_probes *mp, mpi_event_fn fn, void *ctx)
 	mp->event_ctx = ctx;
 	err = ring_buffer__consume(mp->events);
 	return err < 0 ? err : 0;
+}
+
+int mpi_probes_entry_runs(const struct mpi_probes *mp, uint64_t *runs)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(mp->skel->progs.mpi_entry), &info, &len))
+		return -errno;
+	*runs = info.run_cnt;
+	return 0;
 }
 
 void mpi_probes_read_counters(const struct mpi_probes *mp, uint64_t out[MPI_COUNTERS])

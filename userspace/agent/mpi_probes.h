@@ -1,11 +1,27 @@
-/* mpi_probes — uprobes on the MPI library a Target maps (bpf/mpi.bpf.c).
+/* mpi_probes — uprobes on the MPI libraries, for Target processes only
+ * (bpf/mpi.bpf.c).
  *
  * A library is an MPI library when it exports MPI_Init (Open MPI's
- * libmpi.so.40, MPICH's libmpich.so.12, or any other). Its functions are
- * probed once per library file, for every process that maps it (the BPF
- * side filters Targets). MPI_X and PMPI_X at the same address get one
- * probe; the BPF side counts only the outermost MPI call of a thread, so
- * a call through the Fortran bindings (which reach PMPI_X) counts once.
+ * libmpi.so.40, MPICH's libmpich.so.12, or any other); mpi_probes_consider
+ * locates its functions once. Its probes are attached per Target process,
+ * with the process' pid as the kernel's filter: the kernel installs the
+ * breakpoints only in that process' memory, so a process outside every
+ * Target that maps the same library does not trap at its MPI calls. The
+ * probes follow the process, not its image: attached before its exec
+ * (mpi_probes_process_exec at follow) they are in place when the new
+ * image maps the library. Attached at the exec report of a process forked
+ * inside a Target, they race its start-up: the report wakes the Agent at
+ * once, but an attach waits for an RCU grace period (measured here: up to
+ * ~30 ms for an isolated exec, < 1 ms amortized over a burst of execs),
+ * while ld.so and main reach MPI_Init within a few ms. So MPI_Init and
+ * MPI_Init_thread alone are probed for every process mapping the library
+ * (called once in a process' life: one trap per process outside every
+ * Target, ~2 us once), and a rank's MPI_Init is seen however late its own
+ * probes come; its later calls are seen once they are attached, which
+ * MPI_Init's own duration covers in practice (tests/unit/
+ * test_mpi_probes_process.c). MPI_X and PMPI_X at the same address get
+ * one probe; the BPF side counts only the outermost MPI call of a thread,
+ * so a call through the Fortran bindings (which reach PMPI_X) counts once.
  */
 #ifndef NUNATAK_AGENT_MPI_PROBES_H
 #define NUNATAK_AGENT_MPI_PROBES_H
@@ -48,9 +64,29 @@ struct mpi_probes *mpi_probes__new_attach(int targets_fd, int events_enabled,
 int mpi_probes_multi(const struct mpi_probes *mp);
 void mpi_probes__free(struct mpi_probes *mp);
 
-/* Probes module if it is an MPI library not probed yet: 1 probed now, 0
- * not an MPI library or already probed, -errno (err says why). */
+/* Knows module if it is an MPI library not known yet, and probes it for
+ * every process probed already: 1 known now, 0 not an MPI library or
+ * known already, -errno (err says why). */
 int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err, size_t errlen);
+
+/* Probes process tgid (a Target process) for every MPI library known,
+ * now and later; again at each of its execs (the libraries known since
+ * are added; the probes it has stay). Call it when a process is followed
+ * (before it execs) and at every exec report of a Target process. 0, or
+ * -errno: -ESRCH it is gone (forgotten), else the kernel refused a probe
+ * (logged; the libraries probed before the failure stay probed). */
+int mpi_probes_process_exec(struct mpi_probes *mp, pid_t tgid);
+/* Removes the probes of tgid (its exit, or it left its Target): 0, or
+ * -ENOENT when it was not probed. Never waits: the kernel's grace
+ * periods are waited for by a thread of the probes' own. */
+int mpi_probes_process_exit(struct mpi_probes *mp, pid_t tgid);
+/* number of processes probed */
+int mpi_probes_processes(const struct mpi_probes *mp);
+/* How many times the entry program ran, all processes together: the
+ * kernel counts it only while BPF statistics are enabled (sysctl
+ * kernel.bpf_stats_enabled, or bpf_enable_stats(BPF_STATS_RUN_TIME)).
+ * 0 and *runs, or -errno. */
+int mpi_probes_entry_runs(const struct mpi_probes *mp, uint64_t *runs);
 /* number of library files probed */
 int mpi_probes_libraries(const struct mpi_probes *mp);
 /* the i-th probed library, NULL past the end */
@@ -60,6 +96,9 @@ typedef int (*mpi_site_fn)(const struct mpi_site_key *key, const struct mpi_site
 			   void *ctx);
 /* Running totals of every call site; stops at cb's first non-zero return. */
 int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx);
+/* the kernel's map of call sites (key struct mpi_site_key, value struct
+ * mpi_site_value), what mpi_probes_for_each_site reads: tests fill it */
+int mpi_probes_sites_fd(const struct mpi_probes *mp);
 /* 0 and *out, or -ENOENT when tgid never reached an MPI function */
 int mpi_probes_process(struct mpi_probes *mp, pid_t tgid, struct mpi_process *out);
 /* Forget an exited process once its last totals were published: its
@@ -70,6 +109,12 @@ void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid);
 /* the MPI calls of tgid in flight: threads inside an MPI function now
  * (or, once it exited, when it died) */
 int mpi_probes_in_flight(const struct mpi_probes *mp, pid_t tgid);
+
+/* Events (loaded with events_enabled) of Target target_id on or off.
+ * Until the first call every Target's calls are Events; from then on
+ * only those of the Targets turned on. 0, -ENOSPC (MAX_MPI_EVENT_TARGETS),
+ * -EINVAL (loaded without Events), or -errno. */
+int mpi_probes_set_events(struct mpi_probes *mp, uint32_t target_id, int on);
 
 typedef int (*mpi_event_fn)(const struct mpi_event *e, void *ctx);
 int mpi_probes_events_fd(const struct mpi_probes *mp);

@@ -56,44 +56,106 @@ struct site_total {
 	const char *bytes_reason;
 };
 
+/* the sites of one publish, found by (tgid, function, call site) through
+ * an open-addressing index: a lookup per kernel entry, not a walk of up
+ * to MAX_MPI_SITES sites */
 struct collect_ctx {
 	struct mpi_probes *mp;
 	struct module_table *table;
 	struct site_total *sites;
 	size_t n, cap;
+	uint32_t *index; /* n_index slots (a power of 2 >= 2 cap): site + 1, 0 empty */
+	size_t n_index;
+	int (*want)(void *ctx, pid_t tgid); /* NULL: every process */
+	void *ctx;
 };
+
+static uint64_t site_hash(pid_t tgid, unsigned int function, uint64_t call_site)
+{
+	uint64_t h = call_site ^ ((uint64_t)(uint32_t)tgid << 32 | function);
+
+	/* splitmix64's finalizer */
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
+static int site_same(const struct site_total *s, const struct mpi_site_key *key)
+{
+	return s->tgid == (pid_t)key->tgid && s->function == key->function &&
+	       s->call_site == key->call_site;
+}
+
+/* the slot of key's site, or of the empty slot where it goes */
+static uint32_t *site_slot(struct collect_ctx *cc, pid_t tgid, unsigned int function,
+			   uint64_t call_site)
+{
+	size_t mask = cc->n_index - 1, i = site_hash(tgid, function, call_site) & mask;
+	struct mpi_site_key key = {.tgid = (__u32)tgid, .function = function,
+				   .call_site = call_site};
+
+	while (cc->index[i] && !site_same(&cc->sites[cc->index[i] - 1], &key))
+		i = (i + 1) & mask;
+	return &cc->index[i];
+}
+
+/* room for one more site, the index twice as large as the sites */
+static int sites_grow(struct collect_ctx *cc)
+{
+	size_t cap = cc->cap ? cc->cap * 2 : 64, i;
+	struct site_total *sites;
+	uint32_t *index;
+
+	if (cap > UINT32_MAX / 2)
+		return -ENOMEM;
+	sites = realloc(cc->sites, cap * sizeof(*sites));
+	if (!sites)
+		return -ENOMEM;
+	cc->sites = sites;
+	index = calloc(2 * cap, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	free(cc->index);
+	cc->index = index;
+	cc->n_index = 2 * cap;
+	cc->cap = cap;
+	for (i = 0; i < cc->n; i++)
+		*site_slot(cc, sites[i].tgid, sites[i].function, sites[i].call_site) =
+		    (uint32_t)(i + 1);
+	return 0;
+}
+
+/* the site of key, created when new; NULL when out of memory */
+static struct site_total *site_of(struct collect_ctx *cc, const struct mpi_site_key *key)
+{
+	uint32_t *slot;
+
+	if (cc->n == cc->cap && sites_grow(cc))
+		return NULL;
+	slot = site_slot(cc, (pid_t)key->tgid, key->function, key->call_site);
+	if (*slot)
+		return &cc->sites[*slot - 1];
+	cc->sites[cc->n] = (struct site_total){.tgid = (pid_t)key->tgid,
+					       .function = key->function,
+					       .call_site = key->call_site,
+					       .min_ns = UINT64_MAX};
+	*slot = (uint32_t)++cc->n;
+	return &cc->sites[cc->n - 1];
+}
 
 static int collect_site(const struct mpi_site_key *key, const struct mpi_site_value *v, void *ctx)
 {
 	const struct mpi_function_info *info = mpi_function_info(key->function);
 	struct collect_ctx *cc = ctx;
-	struct site_total *s = NULL;
 	const char *reason = NULL;
+	struct site_total *s;
 	int64_t size = 0;
-	size_t i;
 
-	if (!info || !v->calls)
+	if (!info || !v->calls || (cc->want && !cc->want(cc->ctx, (pid_t)key->tgid)))
 		return 0;
-	for (i = 0; i < cc->n; i++) {
-		s = &cc->sites[i];
-		if (s->tgid == (pid_t)key->tgid && s->function == key->function &&
-		    s->call_site == key->call_site)
-			break;
-	}
-	if (i == cc->n) {
-		if (cc->n == cc->cap) {
-			size_t cap = cc->cap ? cc->cap * 2 : 64;
-			struct site_total *sites = realloc(cc->sites, cap * sizeof(*sites));
-
-			if (!sites)
-				return -ENOMEM;
-			cc->sites = sites;
-			cc->cap = cap;
-		}
-		s = &cc->sites[cc->n++];
-		*s = (struct site_total){ .tgid = key->tgid, .function = key->function,
-					  .call_site = key->call_site, .min_ns = UINT64_MAX };
-	}
+	s = site_of(cc, key);
+	if (!s)
+		return -ENOMEM;
 	s->calls += v->calls;
 	s->total_ns += v->total_ns;
 	if (v->min_ns < s->min_ns)
@@ -111,26 +173,39 @@ static int collect_site(const struct mpi_site_key *key, const struct mpi_site_va
 	return 0;
 }
 
-static int seen_before(const struct site_total *sites, size_t n, pid_t tgid)
+/* by process, then as found: a process' lifetime once, at its first site */
+static int site_cmp(const void *a, const void *b)
 {
-	size_t i;
+	const struct site_total *sa = a, *sb = b;
 
-	for (i = 0; i < n; i++)
-		if (sites[i].tgid == tgid)
-			return 1;
-	return 0;
+	if (sa->tgid != sb->tgid)
+		return (sa->tgid > sb->tgid) - (sa->tgid < sb->tgid);
+	if (sa->function != sb->function)
+		return (sa->function > sb->function) - (sa->function < sb->function);
+	return (sa->call_site > sb->call_site) - (sa->call_site < sb->call_site);
 }
 
 int mpi_report_sites(struct mpi_probes *mp, struct module_table *table, struct batch_builder *b,
 		     mpi_locus_fn locus, uint64_t (*exit_ns)(void *ctx, pid_t tgid), void *ctx)
 {
-	struct collect_ctx cc = { .mp = mp, .table = table };
+	return mpi_report_sites_of(mp, table, b, locus, exit_ns, NULL, ctx);
+}
+
+int mpi_report_sites_of(struct mpi_probes *mp, struct module_table *table,
+			struct batch_builder *b, mpi_locus_fn locus,
+			uint64_t (*exit_ns)(void *ctx, pid_t tgid), int (*want)(void *ctx, pid_t tgid),
+			void *ctx)
+{
+	struct collect_ctx cc = {.mp = mp, .table = table, .want = want, .ctx = ctx};
 	struct batch_locus l;
 	struct mpi_process proc;
 	size_t i;
 	int err;
 
 	err = mpi_probes_for_each_site(mp, collect_site, &cc);
+	free(cc.index);
+	if (!err && cc.n)
+		qsort(cc.sites, cc.n, sizeof(*cc.sites), site_cmp);
 	for (i = 0; i < cc.n && !err; i++) {
 		const struct site_total *s = &cc.sites[i];
 		struct batch_mpi_site site = {
@@ -149,7 +224,7 @@ int mpi_report_sites(struct mpi_probes *mp, struct module_table *table, struct b
 				     s->call_site - 1, &site.module, &site.offset);
 		locus(ctx, s->tgid, &l);
 		err = batch_builder_add_mpi_site(b, &l, &site);
-		if (err || seen_before(cc.sites, i, s->tgid))
+		if (err || (i > 0 && cc.sites[i - 1].tgid == s->tgid))
 			continue;
 		if (mpi_probes_process(mp, s->tgid, &proc))
 			continue;

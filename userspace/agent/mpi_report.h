@@ -26,6 +26,12 @@ typedef void (*mpi_locus_fn)(void *ctx, pid_t tgid, struct batch_locus *l);
  * them; exit_ns(tgid) gives the time a process exited (0: running). */
 int mpi_report_sites(struct mpi_probes *mp, struct module_table *table, struct batch_builder *b,
 		     mpi_locus_fn locus, uint64_t (*exit_ns)(void *ctx, pid_t tgid), void *ctx);
+/* The same for the processes want(ctx, tgid) says 1 of (one Target's);
+ * want NULL: every process. */
+int mpi_report_sites_of(struct mpi_probes *mp, struct module_table *table,
+			struct batch_builder *b, mpi_locus_fn locus,
+			uint64_t (*exit_ns)(void *ctx, pid_t tgid), int (*want)(void *ctx, pid_t tgid),
+			void *ctx);
 
 /* One Event. */
 int mpi_report_event(struct mpi_probes *mp, struct module_table *table, struct batch_builder *b,

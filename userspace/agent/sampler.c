@@ -179,6 +179,14 @@ struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t 
 		snprintf(err, errlen, "opening the task ring buffer failed: %s", strerror(-e));
 		goto fail;
 	}
+	if (opts->netns_only) {
+		e = sampler_set_netns_only(s, 1);
+		if (e) {
+			snprintf(err, errlen, "reading this process' network namespace failed: %s",
+				 strerror(-e));
+			goto fail;
+		}
+	}
 	e = sampler_open_events(s, opts->frequency, err, errlen);
 	if (e)
 		goto fail;

@@ -32,6 +32,7 @@ struct sampler;
 
 struct sampler_opts {
 	long frequency; /* samples per second per CPU */
+	int netns_only; /* as sampler_set_netns_only(s, 1) */
 };
 
 /* Kernel-side counters, running totals since the sampler started. */

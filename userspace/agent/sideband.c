@@ -139,7 +139,8 @@ int sideband_poll(struct sideband *sb)
 	err = perf_buffer__consume(sb->pb);
 	if (err < 0)
 		pr_debug("sideband consume failed: %s", strerror(-err));
-	qsort(sb->records, sb->n_records, sizeof(*sb->records), record_cmp);
+	if (sb->n_records) /* records is NULL before the first */
+		qsort(sb->records, sb->n_records, sizeof(*sb->records), record_cmp);
 	for (i = 0; i < sb->n_records; i++) {
 		sideband_apply(sb, sb->records[i]);
 		free(sb->records[i]);

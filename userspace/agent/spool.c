@@ -134,7 +134,8 @@ static int spool_scan(struct spool *sp)
 		err = spool_append(sp, &e);
 	}
 	closedir(d);
-	qsort(sp->entries, sp->n, sizeof(*sp->entries), spool_entry_cmp);
+	if (sp->n)
+		qsort(sp->entries, sp->n, sizeof(*sp->entries), spool_entry_cmp);
 	return err;
 }
 

@@ -135,7 +135,7 @@ int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char 
 }
 
 int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
-		    const char *message)
+		    const char *run_id, const char *message)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Error error = NUNATAK__WIRE__ERROR__INIT;
@@ -144,6 +144,7 @@ int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
 	error.message = (char *)message;
 	error.has_code = code != 0;
 	error.code = code;
+	error.run_id = (char *)run_id;
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ERROR;
 	env.error = &error;
 	return agg_send(agg, to, &env);
@@ -167,7 +168,7 @@ int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int acti
 static int refuse(struct aggregator *agg, const struct agg_peer *from, int code, const char *why)
 {
 	agg->refused++;
-	return agg_reply_error(agg, from, code, why);
+	return agg_reply_error(agg, from, code, NULL, why);
 }
 
 static int handle_control(struct aggregator *agg, const struct agg_peer *from,

@@ -181,7 +181,7 @@ int agg_status(struct aggregator *agg, const struct agg_peer *from,
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (!text)
-		return agg_reply_error(agg, from, ENOMEM, "STATUS: out of memory");
+		return agg_reply_error(agg, from, ENOMEM, NULL, "STATUS: out of memory");
 	err = agg_reply_ack(agg, from, c->run_id, "", 0, 0, 0, text);
 	free(text);
 	return err;

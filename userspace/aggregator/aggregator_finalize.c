@@ -47,13 +47,13 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 
 	if (!r) {
 		snprintf(why, sizeof(why), "FINALIZE names unknown run '%s'", c->run_id);
-		return agg_reply_error(agg, from, ENOENT, why);
+		return agg_reply_error(agg, from, ENOENT, c->run_id, why);
 	}
 	fin = json_loads(c->json ? c->json : "{}", 0, NULL);
 	if (!json_is_object(fin)) {
 		json_decref(fin);
 		snprintf(why, sizeof(why), "malformed FINALIZE for run '%s'", c->run_id);
-		return agg_reply_error(agg, from, EINVAL, why);
+		return agg_reply_error(agg, from, EINVAL, c->run_id, why);
 	}
 	r->requester = *from; /* the latest to ask gets the answer */
 	if (r->state != RUN_COLLECTING) {
@@ -205,7 +205,7 @@ static void finalize_answer(struct aggregator *agg, struct agg_run *r)
 	close(r->cancel_fd);
 	r->cancel_fd = -1;
 	if (r->fin_err) {
-		agg_reply_error(agg, &r->requester, -r->fin_err, r->fin_why);
+		agg_reply_error(agg, &r->requester, -r->fin_err, r->run_id, r->fin_why);
 		r->state = RUN_COLLECTING;
 		json_decref(r->finalize);
 		r->finalize = NULL;

@@ -108,8 +108,9 @@ int agg_send(struct aggregator *agg, const struct agg_peer *to, wire_envelope *e
 int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char *run_id,
 		  const char *node, uint64_t seq, int has_incarnation, uint64_t incarnation,
 		  const char *json);
+/* run_id: the Run it concerns (Error.run_id), NULL: none */
 int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
-		    const char *message);
+		    const char *run_id, const char *message);
 int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int action,
 		     const char *run_id, const char *json);
 void agg_eventfd_signal(int fd);

@@ -316,7 +316,7 @@ static int start_again(struct aggregator *agg, const struct agg_peer *from, stru
 	    r->state != RUN_COLLECTING) {
 		snprintf(why, sizeof(why), "run '%s' is already being collected (in '%s')",
 			 r->run_id, r->run_dir);
-		return agg_reply_error(agg, from, EEXIST, why);
+		return agg_reply_error(agg, from, EEXIST, r->run_id, why);
 	}
 	return reply_start_ack(agg, from, r);
 }
@@ -335,7 +335,7 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 	if (!run_id_valid(c->run_id)) {
 		snprintf(why, sizeof(why), "malformed START: run id '%.80s' is not 1 to %d letters, "
 			 "digits, '-' or '_'", c->run_id, RUN_ID_MAX);
-		return agg_reply_error(agg, from, EINVAL, why);
+		return agg_reply_error(agg, from, EINVAL, NULL, why);
 	}
 	spec = json_loads(c->json ? c->json : "", 0, NULL);
 	run = json_object_get(spec, "run");
@@ -348,7 +348,7 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 		    json_string_value(json_object_get(spec, "symbolizer")));
 	if (!r) {
 		json_decref(spec);
-		return agg_reply_error(agg, from, ENOMEM, "cannot start a Run: out of memory");
+		return agg_reply_error(agg, from, ENOMEM, c->run_id, "cannot start a Run: out of memory");
 	}
 	err = start_facts(r, spec, &runs_dir, why, sizeof(why));
 	if (!err)
@@ -368,7 +368,7 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 	json_decref(spec);
 	if (err) {
 		agg_run_close(r);
-		return agg_reply_error(agg, from, -err, why);
+		return agg_reply_error(agg, from, -err, c->run_id, why);
 	}
 	if (r->origin[0] && agg_run_node(r, r->origin) == NULL)
 		pr_warn("run '%s': out of memory", r->run_id);
@@ -402,6 +402,7 @@ static int reply_batch_error(struct aggregator *agg, const struct agg_peer *to,
 	error.seq = b->seq;
 	error.has_incarnation = b->has_incarnation;
 	error.incarnation = b->incarnation;
+	error.run_id = b->run_id;
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ERROR;
 	env.error = &error;
 	return agg_send(agg, to, &env);

@@ -1,0 +1,75 @@
+/* mpi_probes_internal — the MPI probes' state, shared by mpi_probes.c
+ * (loading, the libraries, what the kernel counted) and
+ * mpi_probes_attach.c (the probes of each process, attached and
+ * released). Not for other modules: they use mpi_probes.h. */
+#ifndef NUNATAK_AGENT_MPI_PROBES_INTERNAL_H
+#define NUNATAK_AGENT_MPI_PROBES_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "userspace/agent/mpi_probes.h"
+#include "bpf/mpi.skel.h"
+
+/* enum bpf_attach_type BPF_TRACE_UPROBE_MULTI (kernel 6.6+), which this
+ * libbpf and these uapi headers predate */
+#define TRACE_UPROBE_MULTI 48
+
+/* probes of some functions of one library: uprobe_multi links (entry,
+ * return) or perf-event uprobes (an entry and a return per function) */
+struct probe_set {
+	int multi_fds[2]; /* -1 none */
+	struct bpf_link **links;
+	size_t n_links;
+};
+
+/* functions of one library: file offsets (one per address) and cookies */
+struct probe_points {
+	int fns[MPI_FUNCTIONS]; /* enum mpi_function of each */
+	uint64_t offsets[MPI_FUNCTIONS];
+	uint64_t cookies[MPI_FUNCTIONS];
+	size_t n;
+};
+
+/* an MPI library, located once for every process. MPI_Init and
+ * MPI_Init_thread are probed for every process that maps the library
+ * (`once`: called once in a process' life, they cost a process outside
+ * every Target one trap, and no Target process' MPI_Init is missed
+ * however late its own probes come); every other function per Target
+ * process (`each`). */
+struct probed_library {
+	const struct module *module; /* owned by the module table */
+	struct probe_points once, each;
+	struct probe_set wide; /* the probes of `once`, pid filter none */
+};
+
+/* a process probed: sets[i] are the probes of libraries[i] */
+struct probed_process {
+	pid_t tgid;
+	struct probe_set *sets;
+	size_t n_sets;
+};
+
+struct mpi_releaser;
+
+struct mpi_probes {
+	struct mpi_bpf *skel;
+	int multi; /* uprobe_multi links, else one perf event per probe */
+	struct ring_buffer *events;
+	mpi_event_fn event_fn;
+	void *event_ctx;
+	struct probed_library *libraries;
+	size_t n_libraries;
+	void *processes; /* tsearch tree of struct probed_process *, by tgid */
+	size_t n_processes;
+	struct mpi_releaser *releaser;
+};
+
+/* mpi_probes_attach.c */
+int mpi_probes_attach_new_library(struct mpi_probes *mp);
+int mpi_probes_attach_wide(struct mpi_probes *mp, struct probed_library *lib);
+struct mpi_releaser *mpi_releaser__new(void);
+void mpi_probes_release_all(struct mpi_probes *mp);
+
+#endif
