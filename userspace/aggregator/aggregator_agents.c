@@ -62,12 +62,12 @@ static long active_targets(const char *status_json)
 /* OPEN {"token","owner","frequency","mpi_events"} of r to Agent a */
 static void open_to(struct aggregator *agg, struct agg_run *r, struct agg_agent *a)
 {
-	struct agg_node *n = agg_run_node(r, a->node);
+	struct agg_node *n = r->state == RUN_COLLECTING ? agg_run_node(r, a->node) : NULL;
 	json_t *j;
 	char *text;
 	int err;
 
-	if (!n || n->opened)
+	if (r->state != RUN_COLLECTING || !n || n->opened)
 		return;
 	j = json_pack("{s:s, s:{s:I, s:I}, s:I, s:b}", "token", r->token, "owner", "uid",
 		      (json_int_t)r->uid, "gid", (json_int_t)r->gid, "frequency",

@@ -335,6 +335,7 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 	if (!run_id_valid(c->run_id)) {
 		snprintf(why, sizeof(why), "malformed START: run id '%.80s' is not 1 to %d letters, "
 			 "digits, '-' or '_'", c->run_id, RUN_ID_MAX);
+		agg->refused++;
 		return agg_reply_error(agg, from, EINVAL, NULL, why);
 	}
 	spec = json_loads(c->json ? c->json : "", 0, NULL);
@@ -368,6 +369,8 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 	json_decref(spec);
 	if (err) {
 		agg_run_close(r);
+		if (err == -EINVAL)
+			agg->refused++; /* a malformed request */
 		return agg_reply_error(agg, from, -err, c->run_id, why);
 	}
 	if (r->origin[0] && agg_run_node(r, r->origin) == NULL)
