@@ -224,7 +224,9 @@ static void test_finalize_beside_batches(void **state)
 	int i;
 
 	slow_symbolizer(fx, sym);
-	spec = json_loads(start_json(fx->runs_dir), 0, NULL);
+	json = start_json(fx->runs_dir);
+	spec = json_loads(json, 0, NULL);
+	free(json);
 	json_object_set_new(spec, "symbolizer", json_string(sym));
 	json = json_dumps(spec, JSON_COMPACT);
 	json_decref(spec);
