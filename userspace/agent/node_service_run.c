@@ -386,7 +386,9 @@ int ns_run_end(struct node_service *ns, struct ns_client *c, json_t *req)
 	r->linger_start_ms = clock_monotonic_ms();
 	r->linger_end_ms = r->linger_start_ms +
 			   (linger < 0 ? 0 : linger > LINGER_MAX_MS ? LINGER_MAX_MS : linger);
-	linger_check(r);
+	/* looked at by ns_runs_tick(), after the loop's agent_dispatch() has
+	 * applied what the kernel reported up to now (the forks of processes
+	 * that outlive the application) */
 	return 0;
 }
 
