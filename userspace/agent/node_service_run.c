@@ -216,6 +216,11 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 	r->gid = c->peer.gid;
 	r->pid = (pid_t)json_integer_value(json_object_get(req, "pid"));
 	r->exit_code = json_null();
+	if (o.target_exe && !control_may_read(&c->peer, o.target_exe)) {
+		pr_info("Run of uid %u: target '%s' is not the caller's to read: no MPI probing by "
+			"its libraries", (unsigned)c->peer.uid, o.target_exe);
+		o.target_exe = NULL;
+	}
 	r->next = ns->runs;
 	ns->runs = r;
 	start = start_json(r, req);
