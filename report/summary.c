@@ -109,13 +109,35 @@ static const char *share_subject(const struct diagnosis *d)
 struct not_said {
 	FILE *out;
 	size_t n;
+	int several_nodes; /* a Degradation says its node */
 };
 
-static int print_degradation(const char *name, const char *message, const char *remedy, void *ctx)
+static int count_node(const char *node, void *ctx)
+{
+	(void)node;
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+/* 1 when the Run has more than one node */
+static int several_nodes(struct pivot *p)
+{
+	size_t n = 0;
+
+	return !pivot_nodes(p, count_node, &n) && n > 1;
+}
+
+static int print_degradation(const char *node, const char *name, const char *message,
+			     const char *remedy, void *ctx)
 {
 	struct not_said *ns = ctx;
 
-	fprintf(ns->out, "  - degradation %s: %s\n      remedy: %s\n", name, message, remedy);
+	if (ns->several_nodes && node && node[0])
+		fprintf(ns->out, "  - degradation %s on %s: %s\n      remedy: %s\n", name, node,
+			message, remedy);
+	else
+		fprintf(ns->out, "  - degradation %s: %s\n      remedy: %s\n", name, message,
+			remedy);
 	ns->n++;
 	return 0;
 }
@@ -125,7 +147,7 @@ static int print_not_said(FILE *out, const struct diagnosis *d, const struct bal
 {
 	char share[32];
 	int err = 0;
-	struct not_said ns = {out, 0};
+	struct not_said ns = {out, 0, p ? several_nodes(p) : 0};
 
 	fprintf(out, "\nwhat this summary does not say\n");
 	if (d->others.hotspots)
@@ -146,7 +168,7 @@ static int print_not_said(FILE *out, const struct diagnosis *d, const struct bal
 			d->launchers.samples);
 	summary_print_mpi_not_said(out, b);
 	if (p)
-		err = pivot_for_each_degradation(p, print_degradation, &ns);
+		err = pivot_for_each_node_degradation(p, print_degradation, &ns);
 	if (!err && !ns.n)
 		fprintf(out, "  - degradations: none\n");
 	return err;
@@ -211,11 +233,13 @@ static json_t *hotspot_json(const struct hotspot_share *h)
 			 "seconds", summary_json_number(h->seconds));
 }
 
-/* a Degradation's message quotes paths and names */
-static int degradation_json(const char *name, const char *message, const char *remedy, void *ctx)
+/* a Degradation's message quotes paths and names; node "": the Run's */
+static int degradation_json(const char *node, const char *name, const char *message,
+			    const char *remedy, void *ctx)
 {
-	json_t *o = json_pack("{s:o, s:o, s:o}", "name", json_text(name), "message",
-			      json_text(message), "remedy", json_text(remedy));
+	json_t *o = json_pack("{s:o, s:o, s:o, s:o}", "name", json_text(name), "node",
+			      json_text(node), "message", json_text(message), "remedy",
+			      json_text(remedy));
 
 	if (!o || json_array_append_new(ctx, o))
 		return -ENOMEM;
@@ -259,7 +283,7 @@ json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 	if (json_object_set_new(root, "unresolved_share", summary_json_number(d->unresolved_share)))
 		goto cleanup;
 	if (p) {
-		err = pivot_for_each_degradation(p, degradation_json, degradations);
+		err = pivot_for_each_node_degradation(p, degradation_json, degradations);
 		if (err)
 			goto cleanup;
 		b = balance__new(p);

@@ -2,480 +2,16 @@
  * inproc://, served by aggregator_serve(agg, 1) in a thread, spoken to from
  * a DEALER the way the Agent and the CLI do (one frame = one packed
  * Envelope; every request gets an Ack or an Error Envelope). Covered: START
- * creates the Run, Batches are stored once (idempotent by (node, seq)) and
- * add up, hostile input (garbage frames, a two-frame message, a newer
- * protocol, Batches for another Run or with out-of-range indices, a second
- * START, envelopes the Aggregator does not serve) is refused with an Error
+ * creates the Run in the runs directory it names, Batches are stored once
+ * (idempotent by (node, incarnation, seq)) and add up, hostile input
+ * (garbage frames, a two-frame message, a newer protocol, Batches for
+ * another Run or with out-of-range indices, a START for a Run already
+ * open, envelopes the Aggregator does not serve) is refused with an Error
  * and stores nothing while the Aggregator goes on, and FINALIZE ends the
- * serving thread with a finished manifest and derived Measurements. Every
- * receive has a timeout: a broken Aggregator fails the test instead of
- * hanging it. Expected names and addresses come from nm on the test binary
- * itself. */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cmocka.h>
-#include <jansson.h>
-#include <zmq.h>
-
-#include "tests/unit/test_helpers.h"
-#include "userspace/aggregator/aggregator.h"
-#include "userspace/elf/elf_file.h"
-#include "userspace/pivot/pivot.h"
-#include "userspace/wire/wire.h"
-
-#define REPLY_TIMEOUT_MS 10000
-/* FINALIZE runs llvm-symbolizer on the test binary */
-#define FINALIZE_TIMEOUT_MS 60000
-#define RUN_ID "run-t"
-#define NODE "node-a"
-#define FINALIZE_JSON "{\"exit_code\": 3, \"end\": \"2026-01-01T00:00:00Z\"}"
-
-struct fixture {
-	char base[PATH_MAX];	/* temporary directory of this test */
-	char run_dir[PATH_MAX]; /* base/run: created by the Aggregator */
-	char endpoint[64];
-	void *zctx, *dealer;
-	struct aggregator *agg;
-	pthread_t thread;
-	int thread_running;
-	int serve_result;
-	/* the module sampled: the test binary */
-	char exe[PATH_MAX];
-	const char *exe_name;
-	char identity[128];
-	int has_build_id;
-	struct nm_symbol main_sym;
-	uint64_t main_offset; /* a vaddr inside main */
-};
-
-static int endpoint_counter;
-
-static void *serve_thread(void *arg)
-{
-	struct fixture *fx = arg;
-
-	fx->serve_result = aggregator_serve(fx->agg, 1);
-	return NULL;
-}
-
-static int setup(void **state)
-{
-	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct elf_file *elf;
-	void *router;
-	int linger = 0;
-
-	assert_non_null(fx);
-	*state = fx;
-	assert_int_equal(make_tmpdir(fx->base, sizeof(fx->base), "aggregator"), 0);
-	snprintf(fx->run_dir, sizeof(fx->run_dir), "%s/run", fx->base);
-
-	assert_non_null(realpath("/proc/self/exe", fx->exe));
-	fx->exe_name = strrchr(fx->exe, '/') + 1;
-	elf = elf_file__open(fx->exe);
-	assert_non_null(elf);
-	snprintf(fx->identity, sizeof(fx->identity), "%s", elf_file__identity(elf));
-	fx->has_build_id = elf_file__build_id(elf) != NULL;
-	elf_file__free(elf);
-	assert_int_equal(nm_lookup(fx->exe, "main", &fx->main_sym), 0);
-	fx->main_offset = fx->main_sym.addr + (fx->main_sym.size > 4 ? 4 : 0);
-
-	fx->zctx = zmq_ctx_new();
-	assert_non_null(fx->zctx);
-	snprintf(fx->endpoint, sizeof(fx->endpoint), "inproc://test-agg-%d", endpoint_counter++);
-	router = zmq_socket(fx->zctx, ZMQ_ROUTER);
-	assert_non_null(router);
-	zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof(linger));
-	assert_int_equal(zmq_bind(router, fx->endpoint), 0);
-	fx->agg = aggregator__new(router);
-	assert_non_null(fx->agg);
-	assert_int_equal(pthread_create(&fx->thread, NULL, serve_thread, fx), 0);
-	fx->thread_running = 1;
-
-	fx->dealer = zmq_socket(fx->zctx, ZMQ_DEALER);
-	assert_non_null(fx->dealer);
-	zmq_setsockopt(fx->dealer, ZMQ_LINGER, &linger, sizeof(linger));
-	assert_int_equal(zmq_connect(fx->dealer, fx->endpoint), 0);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *fx = *state;
-
-	if (fx->thread_running) {
-		/* aggregator_serve blocks in a receive: ETERM ends it */
-		zmq_ctx_shutdown(fx->zctx);
-		pthread_join(fx->thread, NULL);
-		fx->thread_running = 0;
-	}
-	aggregator__free(fx->agg); /* closes the ROUTER */
-	if (fx->dealer)
-		zmq_close(fx->dealer);
-	if (fx->zctx)
-		zmq_ctx_term(fx->zctx);
-	remove_tree(fx->base);
-	free(fx);
-	return 0;
-}
-
-/* 0 when the serving thread ended within timeout_ms (joined) */
-static int wait_serving_thread(struct fixture *fx, int timeout_ms)
-{
-	struct timespec deadline;
-	int err;
-
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	err = pthread_timedjoin_np(fx->thread, NULL, &deadline);
-	if (!err)
-		fx->thread_running = 0;
-	return err;
-}
-
-/* 1 while the serving thread has not returned */
-static int serving_thread_alive(struct fixture *fx)
-{
-	return pthread_tryjoin_np(fx->thread, NULL) == EBUSY;
-}
-
-/* --- sending and receiving ------------------------------------------------ */
-
-static void send_envelope(struct fixture *fx, wire_envelope *env)
-{
-	assert_int_equal(wire_send(fx->dealer, env), 0);
-}
-
-static void send_raw(struct fixture *fx, const void *data, size_t len)
-{
-	assert_int_equal(zmq_send(fx->dealer, data, len, 0), (int)len);
-}
-
-/* packs env as is (its protocol version untouched) and sends it */
-static void send_packed_as_is(struct fixture *fx, const wire_envelope *env)
-{
-	size_t len = nunatak__wire__envelope__get_packed_size(env);
-	uint8_t *buf = malloc(len ? len : 1);
-
-	assert_non_null(buf);
-	assert_int_equal(nunatak__wire__envelope__pack(env, buf), len);
-	send_raw(fx, buf, len);
-	free(buf);
-}
-
-/* The one reply, within timeout_ms, as one frame; free with
- * wire_envelope_free(). */
-static wire_envelope *recv_reply_within(struct fixture *fx, int timeout_ms)
-{
-	zmq_pollitem_t item = {.socket = fx->dealer, .events = ZMQ_POLLIN};
-	char why[256] = "";
-	wire_envelope *env;
-	size_t more_size;
-	zmq_msg_t msg;
-	int more = 0;
-
-	if (zmq_poll(&item, 1, timeout_ms) <= 0)
-		fail_msg("the aggregator did not answer within %d ms", timeout_ms);
-	zmq_msg_init(&msg);
-	assert_true(zmq_msg_recv(&msg, fx->dealer, 0) >= 0);
-	more_size = sizeof(more);
-	zmq_getsockopt(fx->dealer, ZMQ_RCVMORE, &more, &more_size);
-	assert_int_equal(more, 0);
-	env = wire_unpack(zmq_msg_data(&msg), zmq_msg_size(&msg), why, sizeof(why));
-	zmq_msg_close(&msg);
-	if (!env)
-		fail_msg("the reply is not an envelope: %s", why);
-	assert_int_equal(env->protocol_major, WIRE_PROTOCOL_MAJOR);
-	return env;
-}
-
-static wire_envelope *recv_reply(struct fixture *fx)
-{
-	return recv_reply_within(fx, REPLY_TIMEOUT_MS);
-}
-
-/* nothing more is waiting on the DEALER (one request, one reply) */
-static void assert_no_more_reply(struct fixture *fx)
-{
-	zmq_pollitem_t item = {.socket = fx->dealer, .events = ZMQ_POLLIN};
-
-	assert_int_equal(zmq_poll(&item, 1, 50), 0);
-}
-
-static void expect_ack(struct fixture *fx, const char *run_id, const char *node, uint64_t seq)
-{
-	wire_envelope *r = recv_reply(fx);
-
-	if (r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR)
-		fail_msg("Error instead of Ack: %s", r->error->message);
-	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ACK);
-	assert_string_equal(r->ack->run_id, run_id);
-	assert_string_equal(r->ack->node, node);
-	assert_int_equal(r->ack->seq, seq);
-	wire_envelope_free(r);
-}
-
-/* An Error reply whose message contains each of the NULL-terminated
- * strings given. */
-static void expect_error(struct fixture *fx, ...)
-{
-	wire_envelope *r = recv_reply(fx);
-	const char *want;
-	va_list ap;
-
-	if (r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK)
-		fail_msg("Ack (run '%s', seq %llu) instead of Error", r->ack->run_id,
-			 (unsigned long long)r->ack->seq);
-	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
-	assert_non_null(r->error->message);
-	assert_true(r->error->message[0] != '\0');
-	va_start(ap, fx);
-	while ((want = va_arg(ap, const char *)))
-		if (!strstr(r->error->message, want))
-			fail_msg("error '%s' does not contain '%s'", r->error->message, want);
-	va_end(ap);
-	wire_envelope_free(r);
-}
-
-static void send_control(struct fixture *fx, Nunatak__Wire__Control__Action action,
-			 const char *run_id, const char *json)
-{
-	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
-	Nunatak__Wire__Control c = NUNATAK__WIRE__CONTROL__INIT;
-
-	c.action = action;
-	c.run_id = (char *)run_id;
-	c.json = (char *)json;
-	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
-	env.control = &c;
-	send_envelope(fx, &env);
-}
-
-/* the START json of the brief, for run_dir: made 0700 first when missing,
- * as `nunatak run` does, and named by its st_dev/st_ino (0/0 when it
- * cannot be made: the Aggregator refuses it) */
-static char *start_json(const char *run_dir)
-{
-	struct stat st = { 0 };
-	json_t *spec;
-	char *text;
-
-	if (mkdir(run_dir, 0700) && errno != EEXIST)
-		memset(&st, 0, sizeof(st));
-	else if (stat(run_dir, &st))
-		memset(&st, 0, sizeof(st));
-	spec = json_pack(
-	    "{s:s, s:I, s:I, s:s, s:{s:{s:s, s:i, s:s}, s:{s:s, s:n}, s:[{s:i, s:n, s:n}], s:[],"
-	    " s:[]}}",
-	    "run_dir", run_dir, "run_dir_dev", (json_int_t)st.st_dev, "run_dir_ino",
-	    (json_int_t)st.st_ino, "symbolizer", symbolizer_tool(), "manifest", "format", "name",
-	    "nunatak-run", "schema", 1, "generated_by", "test", "run", "name", "t", "exit_code",
-	    "passes", "index", 0, "exit_code", "end", "nodes", "degradations");
-
-	assert_non_null(spec);
-	text = json_dumps(spec, JSON_COMPACT);
-	json_decref(spec);
-	assert_non_null(text);
-	return text;
-}
-
-static void start_run(struct fixture *fx)
-{
-	char *json = start_json(fx->run_dir);
-
-	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
-	free(json);
-	expect_ack(fx, RUN_ID, "", 0);
-}
-
-/* --- Batches ------------------------------------------------------------- */
-
-/* one module (the test binary), one Locus, one one-frame stack at main,
- * one SampleCount; indices can be spoiled after tb_init() */
-struct test_batch {
-	Nunatak__Wire__Batch b;
-	Nunatak__Wire__Module module, *module_ptr;
-	Nunatak__Wire__Locus locus, *locus_ptr;
-	Nunatak__Wire__Address frame, *frame_ptr;
-	Nunatak__Wire__Stack stack, *stack_ptr;
-	Nunatak__Wire__SampleCount sample, *sample_ptr;
-};
-
-#define SAMPLES_PER_BATCH 3
-#define VALUE_PER_BATCH 3000000
-
-static void tb_init(struct test_batch *t, const struct fixture *fx, const char *run_id,
-		    uint64_t seq)
-{
-	Nunatak__Wire__Batch b = NUNATAK__WIRE__BATCH__INIT;
-	Nunatak__Wire__Module m = NUNATAK__WIRE__MODULE__INIT;
-	Nunatak__Wire__Locus l = NUNATAK__WIRE__LOCUS__INIT;
-	Nunatak__Wire__Address a = NUNATAK__WIRE__ADDRESS__INIT;
-	Nunatak__Wire__Stack s = NUNATAK__WIRE__STACK__INIT;
-	Nunatak__Wire__SampleCount sc = NUNATAK__WIRE__SAMPLE_COUNT__INIT;
-
-	memset(t, 0, sizeof(*t));
-	m.identity = (char *)fx->identity;
-	m.path = (char *)fx->exe;
-	m.display_name = (char *)fx->exe_name;
-	m.has_build_id = fx->has_build_id;
-	l.node = NODE;
-	l.tgid = 4242;
-	l.tid = 4242;
-	l.comm = "app";
-	a.module = 0;
-	a.offset = fx->main_offset;
-	s.truncated = 0;
-	sc.locus = 0;
-	sc.stack = 0;
-	sc.counter = "cpu-clock";
-	sc.sample_count = SAMPLES_PER_BATCH;
-	sc.value = VALUE_PER_BATCH;
-	sc.in_kernel = 0;
-
-	t->module = m;
-	t->locus = l;
-	t->frame = a;
-	t->stack = s;
-	t->sample = sc;
-	t->module_ptr = &t->module;
-	t->locus_ptr = &t->locus;
-	t->frame_ptr = &t->frame;
-	t->stack_ptr = &t->stack;
-	t->sample_ptr = &t->sample;
-	t->stack.frames = &t->frame_ptr;
-	t->stack.n_frames = 1;
-	t->b = b;
-	t->b.run_id = (char *)run_id;
-	t->b.node = NODE;
-	t->b.seq = seq;
-	t->b.modules = &t->module_ptr;
-	t->b.n_modules = 1;
-	t->b.loci = &t->locus_ptr;
-	t->b.n_loci = 1;
-	t->b.stacks = &t->stack_ptr;
-	t->b.n_stacks = 1;
-	t->b.samples = &t->sample_ptr;
-	t->b.n_samples = 1;
-}
-
-static void tb_envelope(struct test_batch *t, wire_envelope *env)
-{
-	wire_envelope e = NUNATAK__WIRE__ENVELOPE__INIT;
-
-	*env = e;
-	env->body_case = NUNATAK__WIRE__ENVELOPE__BODY_BATCH;
-	env->batch = &t->b;
-}
-
-static void send_batch(struct fixture *fx, struct test_batch *t)
-{
-	wire_envelope env;
-
-	tb_envelope(t, &env);
-	send_envelope(fx, &env);
-}
-
-static void send_good_batch(struct fixture *fx, uint64_t seq)
-{
-	struct test_batch t;
-
-	tb_init(&t, fx, RUN_ID, seq);
-	send_batch(fx, &t);
-	expect_ack(fx, RUN_ID, NODE, seq);
-}
-
-/* --- reading the Run ------------------------------------------------------ */
-
-static struct pivot *open_run_pivot(struct fixture *fx)
-{
-	struct pivot *p = pivot__open(path_in(fx->run_dir, "pivot.sqlite"), 1);
-
-	if (!p)
-		fail_msg("cannot open the pivot of '%s': %s", fx->run_dir, strerror(errno));
-	return p;
-}
-
-/* the one integer an SQL query gives, on a fresh read-only connection */
-__attribute__((format(printf, 2, 3))) static int64_t run_sql_int(struct fixture *fx,
-								 const char *fmt, ...)
-{
-	struct pivot *p = open_run_pivot(fx);
-	sqlite3_stmt *stmt;
-	char sql[1024];
-	va_list ap;
-	int64_t v;
-
-	va_start(ap, fmt);
-	vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	assert_int_equal(sqlite3_prepare_v2(pivot_sqlite(p), sql, -1, &stmt, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
-	v = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
-	pivot__free(p);
-	return v;
-}
-
-/* what a refused Batch must leave untouched */
-struct run_counts {
-	int64_t batches, modules, loci, stacks, stack_frames, addresses, samples, sample_count;
-};
-
-static void read_counts(struct fixture *fx, struct run_counts *c)
-{
-	c->batches = run_sql_int(fx, "SELECT count(*) FROM batches");
-	c->modules = run_sql_int(fx, "SELECT count(*) FROM modules");
-	c->loci = run_sql_int(fx, "SELECT count(*) FROM loci");
-	c->stacks = run_sql_int(fx, "SELECT count(*) FROM stacks");
-	c->stack_frames = run_sql_int(fx, "SELECT count(*) FROM stack_frames");
-	c->addresses = run_sql_int(fx, "SELECT count(*) FROM addresses");
-	c->samples = run_sql_int(fx, "SELECT count(*) FROM samples");
-	c->sample_count = run_sql_int(fx, "SELECT coalesce(sum(sample_count), 0) FROM samples");
-}
-
-static void assert_counts_equal(const struct run_counts *a, const struct run_counts *b)
-{
-	assert_int_equal(a->batches, b->batches);
-	assert_int_equal(a->modules, b->modules);
-	assert_int_equal(a->loci, b->loci);
-	assert_int_equal(a->stacks, b->stacks);
-	assert_int_equal(a->stack_frames, b->stack_frames);
-	assert_int_equal(a->addresses, b->addresses);
-	assert_int_equal(a->samples, b->samples);
-	assert_int_equal(a->sample_count, b->sample_count);
-}
-
-static int file_exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
-
-static json_t *load_manifest(struct fixture *fx)
-{
-	json_error_t jerr;
-	json_t *m = json_load_file(path_in(fx->run_dir, "manifest.json"), 0, &jerr);
-
-	if (!m)
-		fail_msg("manifest.json: line %d: %s", jerr.line, jerr.text);
-	return m;
-}
+ * serving thread with a finished manifest and derived Measurements.
+ * Expected names and addresses come from nm on the test binary itself.
+ * The service side (many Runs, resume, owners, nodes): test_aggregator_service.c. */
+#include "tests/unit/test_aggregator_fixture.h"
 
 /* --- the tests ------------------------------------------------------------ */
 
@@ -484,13 +20,16 @@ static void test_start_creates_run(void **state)
 	struct fixture *fx = *state;
 	json_t *m;
 
-	assert_false(file_exists(fx->run_dir));
+	assert_true(dir_is_empty(fx->runs_dir));
 	start_run(fx);
 	assert_no_more_reply(fx);
+	/* <runs_dir>/<name>-YYYYMMDD-HHMMSS, made by the Aggregator */
+	assert_true(strncmp(fx->run_dir, fx->runs_dir, strlen(fx->runs_dir)) == 0);
+	assert_true(strncmp(fx->run_dir + strlen(fx->runs_dir), "/t-", 3) == 0);
 	assert_true(file_exists(path_in(fx->run_dir, "manifest.json")));
 	assert_true(file_exists(path_in(fx->run_dir, "pivot.sqlite")));
 
-	/* the first manifest is the one given, exit code still null */
+	/* the first manifest, from START's facts, exit code still null */
 	m = load_manifest(fx);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(m, "format"), "name")),
@@ -585,7 +124,7 @@ static void test_garbage_frames_refused(void **state)
 	uint8_t *buf;
 
 	send_garbage_and_expect_errors(fx);
-	assert_false(file_exists(fx->run_dir));
+	assert_true(dir_is_empty(fx->runs_dir));
 	start_run(fx);
 	send_good_batch(fx, 0);
 	read_counts(fx, &before);
@@ -626,7 +165,7 @@ static void test_newer_protocol_refused(void **state)
 	snprintf(ours, sizeof(ours), "%u.%u", WIRE_PROTOCOL_MAJOR, WIRE_PROTOCOL_MINOR);
 
 	/* a START of a newer major creates nothing */
-	json = start_json(fx->run_dir);
+	json = start_json(fx->runs_dir);
 	c.action = NUNATAK__WIRE__CONTROL__ACTION__START;
 	c.run_id = RUN_ID;
 	c.json = json;
@@ -638,7 +177,7 @@ static void test_newer_protocol_refused(void **state)
 	send_packed_as_is(fx, &env);
 	free(json);
 	expect_error(fx, newer, ours, NULL);
-	assert_false(file_exists(path_in(fx->run_dir, "manifest.json")));
+	assert_true(dir_is_empty(fx->runs_dir));
 
 	start_run(fx);
 	send_good_batch(fx, 0);
@@ -774,28 +313,28 @@ static void test_batches_refused(void **state)
 	assert_true(serving_thread_alive(fx));
 }
 
-static void test_second_start_refused(void **state)
+static void test_start_again(void **state)
 {
 	struct fixture *fx = *state;
-	char other_dir[PATH_MAX], *json;
+	char other_dir[PATH_MAX], again[PATH_MAX], *json;
 
 	start_run(fx);
 	send_good_batch(fx, 0);
 
-	/* another Run while this one is open */
-	snprintf(other_dir, sizeof(other_dir), "%s/other", fx->base);
-	json = start_json(other_dir);
-	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, "run-other", json);
+	/* another Run while this one is open: both are open */
+	json = start_json(fx->runs_dir);
+	start_run_on(fx->dealer, "run-other", json, other_dir);
+	assert_string_not_equal(other_dir, fx->run_dir);
+	/* the same Run again by its owner (its Ack was lost): the same Run */
+	start_run_on(fx->dealer, RUN_ID, json, again);
 	free(json);
-	expect_error(fx, RUN_ID, NULL);
-	assert_false(file_exists(path_in(other_dir, "manifest.json")));
-
-	/* the same Run again: refused too, the Run is kept as it is */
-	json = start_json(fx->run_dir);
+	assert_string_equal(again, fx->run_dir);
+	assert_int_equal(run_sql_int(fx, "SELECT count(*) FROM batches"), 1);
+	/* by another owner: refused, EEXIST */
+	json = start_json_full(fx->runs_dir, NODE, 4242, 4242, NULL);
 	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
 	free(json);
-	expect_error(fx, RUN_ID, NULL);
-	assert_int_equal(run_sql_int(fx, "SELECT count(*) FROM batches"), 1);
+	expect_error(fx, RUN_ID, "already", NULL);
 
 	/* the open Run still collects */
 	send_good_batch(fx, 1);
@@ -807,30 +346,46 @@ static void test_second_start_refused(void **state)
 static void test_malformed_start_refused(void **state)
 {
 	struct fixture *fx = *state;
-	char missing_parent[PATH_MAX], *json;
+	char bad[2 * PATH_MAX], *json;
+	int fd;
 
 	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, "{not json");
 	expect_error(fx, "malformed", NULL);
 	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, NULL);
 	expect_error(fx, "malformed", NULL);
 	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID,
-		     "{\"manifest\": {}}"); /* no run_dir */
+		     "{\"run\": {}, \"owner\": {\"uid\": 0, \"gid\": 0}}"); /* no runs_dir */
 	expect_error(fx, "malformed", NULL);
 	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID,
-		     "{\"run_dir\": 5, \"manifest\": {}}");
+		     "{\"run\": {}, \"runs_dir\": \"runs\", \"owner\": {\"uid\": 0, \"gid\": 0}}");
+	expect_error(fx, "absolute", NULL); /* relative */
+	snprintf(bad, sizeof(bad), "{\"run\": [], \"runs_dir\": \"%s\", \"owner\": {\"uid\": 0,"
+		 " \"gid\": 0}}", fx->runs_dir);
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, bad);
 	expect_error(fx, "malformed", NULL);
-	snprintf(missing_parent, sizeof(missing_parent), "{\"run_dir\": \"%s\", \"manifest\": []}",
-		 fx->run_dir);
-	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, missing_parent);
+	snprintf(bad, sizeof(bad), "{\"run\": {}, \"runs_dir\": \"%s\", \"owner\": {\"uid\": -1,"
+		 " \"gid\": 0}}", fx->runs_dir);
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, bad);
 	expect_error(fx, "malformed", NULL);
-	assert_false(file_exists(fx->run_dir));
-
-	/* a directory that cannot be made */
-	snprintf(missing_parent, sizeof(missing_parent), "%s/no/such/dir", fx->base);
-	json = start_json(missing_parent);
+	json = start_json_full(fx->runs_dir, NODE, geteuid(), getegid(), "not-a-token");
 	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
 	free(json);
-	expect_error(fx, missing_parent, NULL);
+	expect_error(fx, "token", NULL);
+	json = start_json(fx->runs_dir);
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, "../escape", json);
+	free(json);
+	expect_error(fx, "run id", NULL);
+	assert_true(dir_is_empty(fx->runs_dir));
+
+	/* a runs directory that cannot be made: under a regular file */
+	fd = open(path_in(fx->base, "file"), O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(bad, sizeof(bad), "%s/file/runs", fx->base);
+	json = start_json(bad);
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
+	free(json);
+	expect_error(fx, bad, NULL);
 
 	/* none of these left a Run open: a good START is served */
 	start_run(fx);
@@ -838,57 +393,46 @@ static void test_malformed_start_refused(void **state)
 	assert_true(serving_thread_alive(fx));
 }
 
-/* START names a directory by path and by st_dev/st_ino: one swapped for
- * another, one not private, or one a writer holds locked is refused and
- * nothing is created in it; the Run directory is locked while written */
-static void test_start_checks_run_dir(void **state)
+/* the runs directory START names: a symbolic link, or one another user
+ * could write, is refused and nothing is made in it; the Run directory is
+ * 0700 and locked while written */
+static void test_start_checks_runs_dir(void **state)
 {
 	struct fixture *fx = *state;
-	char moved[PATH_MAX], *json;
+	char link[PATH_MAX], real[PATH_MAX], *json;
+	struct stat st;
 	int fd;
 
-	json = start_json(fx->run_dir);
-	snprintf(moved, sizeof(moved), "%s.moved", fx->run_dir);
-	assert_int_equal(rename(fx->run_dir, moved), 0);
-	assert_int_equal(mkdir(fx->run_dir, 0700), 0); /* the same path, another directory */
+	snprintf(real, sizeof(real), "%s/elsewhere", fx->base);
+	snprintf(link, sizeof(link), "%s/link", fx->base);
+	assert_int_equal(mkdir(real, 0700), 0);
+	assert_int_equal(symlink(real, link), 0);
+	json = start_json(link);
 	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
 	free(json);
-	expect_error(fx, "not the directory created for this Run", NULL);
-	assert_false(file_exists(path_in(fx->run_dir, "manifest.json")));
-	assert_int_equal(rmdir(fx->run_dir), 0);
-	assert_int_equal(symlink(moved, fx->run_dir), 0); /* a link to the right one */
-	json = start_json(fx->run_dir);
+	expect_error(fx, "symbolic link", NULL);
+	assert_true(dir_is_empty(real));
+
+	assert_int_equal(chmod(real, 0777), 0);
+	json = start_json(real);
 	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
 	free(json);
-	expect_error(fx, "cannot open run directory", NULL);
-	assert_false(file_exists(path_in(moved, "manifest.json")));
-	assert_int_equal(unlink(fx->run_dir), 0);
+	expect_error(fx, "writable", NULL);
+	assert_true(dir_is_empty(real));
 
-	assert_int_equal(mkdir(fx->run_dir, 0700), 0);
-	assert_int_equal(chmod(fx->run_dir, 0755), 0);
-	json = start_json(fx->run_dir);
-	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
-	expect_error(fx, "0755", NULL);
-	assert_false(file_exists(path_in(fx->run_dir, "pivot.sqlite")));
-
-	assert_int_equal(chmod(fx->run_dir, 0700), 0);
-	fd = open(fx->run_dir, O_RDONLY | O_DIRECTORY);
-	assert_true(fd >= 0);
-	assert_int_equal(flock(fd, LOCK_EX), 0); /* another writer */
-	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
-	expect_error(fx, "locked", NULL);
-	close(fd);
-
-	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
-	free(json);
-	expect_ack(fx, RUN_ID, "", 0);
+	start_run(fx);
+	assert_int_equal(stat(fx->run_dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(st.st_uid, geteuid());
 	fd = open(fx->run_dir, O_RDONLY | O_DIRECTORY);
 	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1); /* held while the Run is written */
 	assert_int_equal(errno, EWOULDBLOCK);
 	close(fd);
 }
 
-static void test_unexpected_envelopes_refused(void **state)
+/* Ack, Error and Hello are an Agent's (answers to OPEN, its presence):
+ * noted, never answered; an envelope without a body is refused */
+static void test_unexpected_envelopes(void **state)
 {
 	struct fixture *fx = *state;
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
@@ -904,14 +448,12 @@ static void test_unexpected_envelopes_refused(void **state)
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ACK;
 	env.ack = &ack;
 	send_envelope(fx, &env);
-	expect_error(fx, "unexpected", NULL);
 
 	error.message = "a peer's error";
 	env = (wire_envelope)NUNATAK__WIRE__ENVELOPE__INIT;
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ERROR;
 	env.error = &error;
 	send_envelope(fx, &env);
-	expect_error(fx, "unexpected", NULL);
 
 	hello.agent_version = "0.0";
 	hello.node = NODE;
@@ -919,7 +461,7 @@ static void test_unexpected_envelopes_refused(void **state)
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_HELLO;
 	env.hello = &hello;
 	send_envelope(fx, &env);
-	expect_error(fx, "unexpected", NULL);
+	assert_no_more_reply(fx);
 
 	/* a version and no body at all */
 	env = (wire_envelope)NUNATAK__WIRE__ENVELOPE__INIT;
@@ -1001,6 +543,12 @@ static void test_finalize_writes_run(void **state)
 	assert_true(json_is_array(degradations));
 	if (have_command(symbolizer_tool()))
 		assert_int_equal(json_array_size(degradations), 0);
+	/* the Run's facts, as START gave them, and its owner */
+	assert_string_equal(json_string_value(json_array_get(json_object_get(run, "command"), 0)),
+			    "app");
+	assert_int_equal(json_integer_value(json_object_get(run, "owner_uid")), geteuid());
+	assert_true(json_is_object(json_object_get(json_object_get(m, "provenance"),
+						   "effective_configuration")));
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(m, "format"), "name")),
 	    "nunatak-run");
@@ -1052,10 +600,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_two_frame_message, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_extra_frames_not_routed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batches_refused, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_second_start_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_start_again, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed_start_refused, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_start_checks_run_dir, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unexpected_envelopes_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_start_checks_runs_dir, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unexpected_envelopes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_finalize_refusals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_finalize_writes_run, setup, teardown),
 	};

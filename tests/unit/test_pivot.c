@@ -702,7 +702,12 @@ static void test_open_refusals(void **state)
 	assert_non_null(p);
 	pivot__free(p);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+	{
+		char sql[64];
+
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", PIVOT_SCHEMA_VERSION + 1);
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	}
 	sqlite3_close(db);
 	assert_null(pivot__open(path, 0));
 	assert_int_equal(errno, EPROTONOSUPPORT);
@@ -945,6 +950,117 @@ static int teardown(void **state)
 	return remove_tree(tmpdir);
 }
 
+static int count_node_degradation(const char *node, const char *name, const char *message,
+				  const char *remedy, void *ctx)
+{
+	char *seen = ctx;
+
+	(void)message;
+	(void)remedy;
+	strcat(seen, node);
+	strcat(seen, ":");
+	strcat(seen, name);
+	strcat(seen, ";");
+	return 0;
+}
+
+static int list_batch_node(const char *node, uint64_t batches, int last, void *ctx)
+{
+	char *seen = ctx;
+
+	sprintf(seen + strlen(seen), "%s=%llu%s;", node, (unsigned long long)batches,
+		last ? "+last" : "");
+	return 0;
+}
+
+/* exactly once by (node, incarnation, seq): an Agent that restarted (a new
+ * incarnation) counting from seq 0 again is stored, its former self's
+ * resent Batch is not; Degradations of two nodes with one name both kept */
+static void test_incarnations_and_node_degradations(void **state)
+{
+	struct pivot *p = new_pivot("incarnations.sqlite");
+	char seen[256] = "";
+	struct test_batch t;
+	uint64_t samples;
+
+	(void)state;
+	build_batch1(&t);
+	assert_int_equal(pivot_store_batch(p, &t.b), 0);
+	assert_int_equal(pivot_store_batch(p, &t.b), 1);
+	t.b.has_incarnation = 1;
+	t.b.incarnation = 0; /* 0 said is 0 unsaid */
+	assert_int_equal(pivot_store_batch(p, &t.b), 1);
+	t.b.incarnation = 77;
+	assert_int_equal(pivot_store_batch(p, &t.b), 0);
+	assert_int_equal(pivot_store_batch(p, &t.b), 1);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM batches"), 2);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM batches WHERE incarnation = 77"), 1);
+	assert_int_equal(pivot_sample_total(p, &samples), 0);
+	assert_int_equal(samples, 2 * (10 + 5 + 20 + 3));
+
+	build_batch1(&t);
+	t.b.node = "n2";
+	t.b.has_last = t.b.last = 1;
+	t.degs[0].message = "n2 has no cycles either";
+	assert_int_equal(pivot_store_batch(p, &t.b), 0);
+	assert_int_equal(pivot_add_node_degradation(p, "n2", "node-lost", "lost", "look"), 0);
+	assert_int_equal(pivot_add_degradation(p, "run-interrupted", "m", "r"), 0);
+	assert_int_equal(pivot_for_each_node_degradation(p, count_node_degradation, seen), 0);
+	assert_string_equal(seen, "n1:no-cycles;n2:no-cycles;n2:node-lost;:run-interrupted;");
+	seen[0] = '\0';
+	assert_int_equal(pivot_for_each_batch_node(p, list_batch_node, seen), 0);
+	assert_string_equal(seen, "n1=2;n2=1+last;");
+	pivot__free(p);
+}
+
+/* a pivot of schema 1 (no incarnation, Degradations by name): read as it
+ * is, migrated when opened to write, its rows kept */
+static void test_schema_1_migrated(void **state)
+{
+	char path[PATH_MAX + 64], seen[256] = "";
+	struct pivot *p = new_pivot("v1.sqlite");
+	struct test_batch t;
+
+	(void)state;
+	pivot__free(p);
+	path_in_tmp(path, sizeof(path), "v1.sqlite");
+	{
+		sqlite3 *db;
+
+		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+		assert_int_equal(
+		    sqlite3_exec(db,
+				 "DROP TABLE batches; DROP TABLE degradations;"
+				 "CREATE TABLE batches(node TEXT NOT NULL, seq INTEGER NOT NULL,"
+				 " received TEXT NOT NULL, PRIMARY KEY(node, seq));"
+				 "CREATE TABLE degradations(name TEXT PRIMARY KEY, message TEXT NOT"
+				 " NULL, remedy TEXT NOT NULL);"
+				 "INSERT INTO batches VALUES('n1', 1, 'then');"
+				 "INSERT INTO degradations VALUES('old', 'said', 'done');"
+				 "PRAGMA user_version = 1;",
+				 NULL, NULL, NULL),
+		    SQLITE_OK);
+		sqlite3_close(db);
+	}
+	p = pivot__open(path, 1);
+	assert_non_null(p);
+	assert_int_equal(pivot_for_each_node_degradation(p, count_node_degradation, seen), 0);
+	assert_string_equal(seen, ":old;");
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), 1);
+	pivot__free(p);
+
+	p = pivot__open(path, 0);
+	assert_non_null(p);
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), PIVOT_SCHEMA_VERSION);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM batches WHERE incarnation = 0"), 1);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM degradations WHERE node = ''"), 1);
+	build_batch1(&t);
+	assert_int_equal(pivot_store_batch(p, &t.b), 1); /* (n1, 0, 1) was stored */
+	t.b.seq = 2;
+	assert_int_equal(pivot_store_batch(p, &t.b), 0);
+	pivot__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -953,6 +1069,8 @@ int main(void)
 	    cmocka_unit_test(test_attribution_and_measurements),
 	    cmocka_unit_test(test_readers_and_read_only),
 	    cmocka_unit_test(test_open_refusals),
+	    cmocka_unit_test(test_incarnations_and_node_degradations),
+	    cmocka_unit_test(test_schema_1_migrated),
 	    cmocka_unit_test(test_mpi_store),
 	    cmocka_unit_test(test_mpi_refusals_and_unavailable),
 	};

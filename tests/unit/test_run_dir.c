@@ -29,7 +29,7 @@
 #include <cmocka.h>
 
 #include "tests/unit/test_helpers.h"
-#include "userspace/cli/run_dir.c"
+#include "userspace/aggregator/run_dir.c"
 
 static char tmpdir[PATH_MAX];
 static const time_t when = 1764580000; /* a fixed second: suffixes -2, -3 */

@@ -353,6 +353,41 @@ static void test_spawn_and_reap(void **state)
 	assert_no_child_left();
 }
 
+/* tool_user_bind(): the tools of this thread run as that user (no
+ * supplementary group, its gid, its uid), with no descriptor of ours;
+ * unbound, as this process; a failure to become the user is the spawn's */
+static void test_spawned_as_user(void **state)
+{
+	char *argv[] = {"sh", "-c", "echo $(id -u) $(id -g) $(id -G); cd /proc/self/fd && echo *",
+			NULL},
+	     out[256];
+	struct tool_user u = {4242, 4343};
+	const struct tool_user *prev;
+	struct tool_result res;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0) {
+		skip(); /* SKIPPED: needs root to run a tool as another uid */
+		return;
+	}
+	fd = open("/dev/null", O_RDONLY); /* no O_CLOEXEC on purpose */
+	assert_true(fd > 2);
+	prev = tool_user_bind(&u);
+	assert_null(prev);
+	assert_int_equal(tool_run("/bin/sh", argv, 5000, out, sizeof(out), &res), 0);
+	assert_true(WIFEXITED(res.status) && WEXITSTATUS(res.status) == 0);
+	assert_true(!strcmp(out, "4242 4343 4343\n0 1 2\n") ||
+		    !strcmp(out, "4242 4343 4343\n0 1 2 3\n"));
+	/* a path that does not exist: the spawn says so */
+	assert_int_equal(tool_run("/nonexistent/tool", argv, 5000, out, sizeof(out), &res),
+			 -ENOENT);
+	assert_ptr_equal(tool_user_bind(NULL), &u);
+	close(fd);
+	assert_int_equal(tool_run("/bin/sh", argv, 5000, out, sizeof(out), &res), 0);
+	assert_true(!strncmp(out, "0 0 0", 5));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +401,7 @@ int main(void)
 	    cmocka_unit_test(test_resolve_trusted),
 	    cmocka_unit_test(test_closed_stdio),
 	    cmocka_unit_test(test_spawn_and_reap),
+	    cmocka_unit_test(test_spawned_as_user),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,21 +1,38 @@
-/* agent — the per-node collector: follows Target processes, drains what
- * the kernel aggregated into Batches and publishes them to the Aggregator
- * over ZeroMQ (a DEALER socket; `inproc://` in `nunatak run`).
+/* agent — the per-node collector: one Agent per node serves many Targets
+ * (one per Run, or per token a Run's Aggregator OPENed here), drains what
+ * the kernel aggregated into Batches, one Target's each, and publishes
+ * them to the Aggregators over ZeroMQ (one DEALER per endpoint; the
+ * embedded node service gives one `inproc://` endpoint).
+ *
+ * Event-driven, never blocking: the caller polls agent_fd() with
+ * agent_timeout_ms() and calls agent_dispatch(), which applies kernel
+ * reports, drains every drain_interval_ms, reads Acks/Errors/OPEN/CLOSE,
+ * resends and spools. Callbacks (agent_done_fn) run inside
+ * agent_dispatch() (or inside the call that starts the operation when it
+ * can be answered at once, e.g. no sampling); they must not free the Agent.
  *
  * A capability that is missing here (no BPF, perf_event_open refused, ...)
- * does not make agent__new() fail: it becomes a Degradation carried by the
- * next Batch, and the Agent publishes what it can (possibly nothing but the
- * Degradations).
+ * does not make agent__new() fail: it is a node-level Degradation carried
+ * by every Target's Batches, and the Agent publishes what it can.
  *
- * Publishing never blocks for long: a Batch the Aggregator has not
- * acknowledged yet (no reply, or it could not store it: disk full) is kept
- * in memory, within a byte cap, and sent again unchanged (same seq) at the
- * next publish, oldest first; over the cap the oldest is dropped. What
- * was dropped, refused or still unstored at the end is counted
- * (storage_failed_samples/_batches, storage_refused_samples/_batches in
- * later Batches' counters, which the Aggregator turns into the
- * storage-failed Degradation) and said on stderr when even that could not
- * be stored: never lost silently. See publish_queue.h.
+ * Publishing, per Target: Batches queue in memory (queue_cap_bytes); one
+ * is in flight, resent every AGENT_RESEND_MS with the same (incarnation,
+ * seq) until its Ack; a storage error of the Aggregator (disk full) keeps
+ * it, a refusal drops it and counts it (storage_refused_* counters). No
+ * Ack for AGENT_RESEND_MS, or the memory queue over its cap: Batches go to
+ * spool_dir (spool.h), within spool_cap_bytes; beyond it they are dropped,
+ * counted, and the Run gets the `spool-full` Degradation. Spooled Batches
+ * are replayed oldest first once the Aggregator answers again, also those
+ * of an earlier incarnation of the Agent (found at agent__new()).
+ *
+ * Node-level kernel counters (samples dropped, stacks lost, ...) are
+ * reported to each Target as their growth since it started: a loss while
+ * several Targets run is reported to all of them. samples_sent and
+ * batches_sent are the Target's own.
+ *
+ * Wire identity: incarnation is a nonzero u64 fixed at agent__new()
+ * (CLOCK_REALTIME ns XOR getrandom); seq counts from 0 per Target. The
+ * dedup key of a Batch is (run_id, node, incarnation, seq).
  */
 #ifndef NUNATAK_AGENT_H
 #define NUNATAK_AGENT_H
@@ -24,85 +41,125 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct agent;
-struct publish_loss;
+#include <jansson.h>
 
-#define AGENT_ACK_WAIT_DEFAULT_MS 2000
-#define AGENT_ACK_WAIT_MAX_MS 5000
-#define AGENT_FINISH_WAIT_DEFAULT_MS 3000
+struct agent;
+struct curve_keypair; /* userspace/wire/curve.h */
+
+#define AGENT_RESEND_MS 2000	      /* a Batch without Ack is resent, and spooled */
+#define AGENT_HELLO_MS 1000	      /* Hello to every Aggregator */
+#define AGENT_DRAIN_DEFAULT_MS 1000
+#define AGENT_START_TIMEOUT_MS 5000   /* START without answer: done(-ETIMEDOUT) */
+#define AGENT_END_EXTRA_MS 10000      /* agent_target_end bound beyond the FINALIZE budget */
 
 struct agent_opts {
-	const char *run_id;
 	const char *node;
-	const char *endpoint; /* ZeroMQ endpoint of the Aggregator */
 	void *zmq_ctx;
-	long frequency;       /* samples per second per CPU */
-	int ack_timeout_ms;   /* longest agent_publish() waits for Acks; 0: default,
-			       * at most AGENT_ACK_WAIT_MAX_MS */
-	size_t queue_cap_bytes; /* Batches kept unacknowledged; 0: 64 MiB */
-	int mpi_events;       /* record every MPI call as an Event */
-	const char *target_exe; /* the program behind any launcher; NULL unknown */
+	const char *const *endpoints; /* Aggregators; a Run goes to
+				       * endpoints[agent_route(run_id, n)]; OPEN comes from any */
+	size_t n_endpoints;
+	const struct curve_keypair *curve_self; /* NULL: no CURVE */
+	const char *curve_server_public;	/* Z85 public key of the Aggregators */
+	long frequency;			/* samples per second per CPU */
+	size_t queue_cap_bytes;		/* per Target, in memory; 0: 64 MiB */
+	const char *spool_dir;		/* NULL: no spool */
+	uint64_t spool_cap_bytes;	/* 0: 1 GiB */
+	int netns_only;	       /* token adoption only in this network namespace */
+	int drain_interval_ms; /* 0: AGENT_DRAIN_DEFAULT_MS */
 };
 
-/* NULL + errno only when the Agent cannot exist at all (ENOMEM, socket) */
-struct agent *agent__new(const struct agent_opts *opts);
+/* Loads BPF once; no perf event is enabled until a Target exists. NULL +
+ * errno (err says what) only when the Agent cannot exist at all (ENOMEM,
+ * a socket, an endpoint refused, spool_dir unusable). */
+struct agent *agent__new(const struct agent_opts *o, char *err, size_t errlen);
+/* Targets still open are abandoned (their queue counted as lost on
+ * stderr; their spooled Batches stay for the next incarnation). */
 void agent__free(struct agent *a);
 
-/* 1 when samples are being taken */
+/* 1 when samples can be taken on this node */
 int agent_sampling(const struct agent *a);
 int agent_cpus(const struct agent *a);
+uint64_t agent_incarnation(const struct agent *a);
 
-/* Observe pid and its future descendants (call before it execs). */
-int agent_follow(struct agent *a, pid_t pid);
-
-int agent_add_degradation(struct agent *a, const char *name, const char *message,
-			  const char *remedy);
-
-/* Calls cb for every Degradation known so far (to announce them before
- * the application starts); stops at cb's first non-zero return. */
+/* Node-level Degradations; stops at cb's first non-zero return. */
 int agent_for_each_degradation(const struct agent *a,
 			       int (*cb)(const char *name, const char *message, const char *remedy,
 					 void *ctx),
 			       void *ctx);
 
-/* Target processes the Agent has seen start (followed, forked or
- * exec'd) and not yet seen exit; -errno. Learnt from the kernel's FORK
- * records and process exit reports as of the last agent_process_events()
- * or agent_publish(): a double-forked grandchild counts, threads do not;
- * a process stops counting at its exit (not at its reaping), and one
- * whose exit report was lost stops when the kernel no longer knows it. 0 when nothing is observed (no sampling). */
-int agent_live_processes(const struct agent *a);
-/* Calls cb(pid, comm, ctx) for each of those processes, in pid order
- * (comm "" when unknown); stops at cb's first non-zero return and returns
- * it; 0 otherwise. */
-int agent_for_each_live_process(const struct agent *a,
-				int (*cb)(pid_t pid, const char *comm, void *ctx), void *ctx);
+/* FNV-1a 64 of run_id, mod n (n 0: 0) */
+size_t agent_route(const char *run_id, size_t n);
 
-/* fd to poll for pending kernel reports; -1 when nothing is observed */
+/* err 0 success; json: Ack.json (may be NULL), or when err < 0 the
+ * Aggregator's Error message / what failed (never NULL then). */
+typedef void (*agent_done_fn)(void *ctx, int err, const char *json);
+
+struct agent_target_opts {
+	const char *run_id;	/* 32 lowercase hex (any [A-Za-z0-9_.-]{1,64} is accepted) */
+	uid_t uid;		/* owner; 0 = any (root Target) */
+	gid_t gid;
+	int mpi_events;		/* every MPI call as an Event */
+	const char *target_exe; /* the program behind any launcher (MPI probing); NULL */
+	const char *token;	/* NULL, or 32 hex: processes whose environment holds
+				 * NUNATAK_RUN=<token> (and the owner's uid) join */
+	const char *start_json; /* the START to send; NULL: no START (OPENed Target) */
+};
+
+/* Creates the Target (perf events enabled when it is the first) and
+ * sends START when start_json is given. async: done(ctx, 0, Ack.json)
+ * once START is acked, done(ctx, -ETIMEDOUT, ...) after
+ * AGENT_START_TIMEOUT_MS, done(ctx, -code, message) on an Error (the
+ * Target is then removed). Without start_json, done (may be NULL) is
+ * called at once with 0. 0, or -EEXIST (run_id known), -EINVAL, -ENOMEM. */
+int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent_done_fn done,
+		       void *ctx);
+/* pid and its future descendants join the Target (call before it execs) */
+int agent_target_follow(struct agent *a, const char *run_id, pid_t pid);
+int agent_target_add_degradation(struct agent *a, const char *run_id, const char *name,
+				 const char *message, const char *remedy);
+/* The Target's processes seen start and not seen exit (as of the last
+ * dispatch), in pid order, comm "" unknown; stops at cb's first non-zero
+ * return and returns it. -ENOENT unknown run_id. */
+int agent_target_for_each_live_process(struct agent *a, const char *run_id,
+				       int (*cb)(pid_t pid, const char *comm, void *ctx),
+				       void *ctx);
+/* number of those; -ENOENT */
+int agent_target_live_processes(struct agent *a, const char *run_id);
+/* The end: drains, sends the last Batch (Batch.last, final counters) once
+ * the queue is acked (or spooled/lost: counted in it), then FINALIZE with
+ * finalize_json when given, and calls done() at its Ack (json: Ack.json)
+ * or Error; without finalize_json done() at the last Batch's Ack. Bounded:
+ * done(-ETIMEDOUT) after the FINALIZE json's symbolizer_budget_ms +
+ * nodes_wait_ms + AGENT_END_EXTRA_MS. The Target is gone after done().
+ * Batches still unacknowledged when AGENT_END_FLUSH_MS (agent_internal.h,
+ * 3 s) passed: lost and counted in the last Batch when the Aggregator
+ * answers (disk full), kept in the spool when it does not answer at all.
+ * 0, -ENOENT, -EBUSY (START not acknowledged yet), -EALREADY (end under
+ * way). */
+int agent_target_end(struct agent *a, const char *run_id, const char *finalize_json,
+		     agent_done_fn done, void *ctx);
+/* The FINALIZE under way is to stop llvm-symbolizer (sent again with
+ * "interrupted": true; one not sent yet goes with it) and done() comes
+ * within AGENT_INTERRUPT_GRACE_MS (3 s) of FINALIZE, at most 6 s from now
+ * when the last Batch is still on its way. 0, -ENOENT. */
+int agent_target_interrupt(struct agent *a, const char *run_id);
+/* 1 when run_id is a Target of this Agent */
+int agent_target_exists(const struct agent *a, const char *run_id);
+
+/* epoll fd: readable when agent_dispatch() has work (kernel reports,
+ * ZeroMQ sockets); always valid */
 int agent_fd(const struct agent *a);
-/* Apply pending kernel reports (mappings, exec, exit). 0 or -errno. */
-int agent_process_events(struct agent *a);
+/* ms until the next timer (drain, resend, Hello, timeouts); -1 none */
+int agent_timeout_ms(const struct agent *a);
+/* Never blocks: 0 or -errno (fatal only: ENOMEM, ETERM). */
+int agent_dispatch(struct agent *a);
 
-/* Drain, build one Batch, queue it, and send the queued Batches oldest
- * first for at most ack_timeout_ms. A Batch not acknowledged in that time
- * stays queued: that is not an error. 0, or -errno when no Batch could be
- * built (ENOMEM) or the socket failed. */
-int agent_publish(struct agent *a);
-
-/* The end of the Run, to call before FINALIZE: publishes what is left,
- * retries the queue for up to wait_ms (0: AGENT_FINISH_WAIT_DEFAULT_MS) in
- * all, counts what is still unstored, and sends a last small Batch with
- * the final counters (Batch.last: the Aggregator may use its storage
- * reserve for it). When that one is not stored either, the loss is said
- * on stderr as the storage-failed Degradation. Later calls do nothing.
- * 0: everything stored; -errno (ENOSPC, ...): samples were lost, counted
- * in the Run; -ETIMEDOUT or the storage error when even the count is not
- * in the Run. */
-int agent_finish(struct agent *a, int wait_ms);
-
-/* Batches queued, not acknowledged yet */
-size_t agent_unacknowledged(const struct agent *a);
-/* what did not reach the Run so far (publish_queue.h) */
-const struct publish_loss *agent_loss(const struct agent *a);
+/* {"node","incarnation","sampling","sampling_active" (perf events on: a
+ *  Target exists),"cpus","endpoints":[{"endpoint",
+ *  "connected":bool,"last_contact_ms":N|null}],"degradations":[...],
+ *  "targets":[{"run_id","uid","processes","batches_sent","acked",
+ *  "queued","spooled","dropped","samples_sent","state"}],
+ *  "spool":{"dir","bytes","files"}}; NULL on ENOMEM. Caller decrefs. */
+json_t *agent_status(const struct agent *a);
 
 #endif

@@ -1,6 +1,12 @@
-/* agent_internal — what agent.c (following processes, kernel reports)
- * and agent_publish.c (Batches, publishing) share: the Agent itself.
- * Not for other modules: agent.h is the interface. */
+/* agent_internal — what the Agent's files share; not for other modules
+ * (agent.h is the interface):
+ *   agent.c         node level: BPF, modules, sideband, MPI probes,
+ *                   hardware counters, kernel reports, processes
+ *   agent_target.c  Targets: start, follow, end, status
+ *   agent_publish.c one Target's Batch from what was drained
+ *   agent_send.c    connections to the Aggregators: Hello, Controls,
+ *                   sending, Acks/Errors, OPEN/CLOSE, spool, dispatch
+ */
 #ifndef NUNATAK_AGENT_INTERNAL_H
 #define NUNATAK_AGENT_INTERNAL_H
 
@@ -10,13 +16,24 @@
 
 #include "userspace/agent/agent.h"
 #include "userspace/agent/mpi_probes.h"
+#include "userspace/agent/publish_queue.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/launch/rank_identity.h"
 
-#define AGENT_TARGET_ID 1
+#define AGENT_TOKEN_LEN 32
+#define AGENT_INTERRUPT_GRACE_MS 3000
+#define AGENT_END_FLUSH_MS 3000 /* the end waits this long for the queue's Acks */
+#define AGENT_FINALIZE_RESEND_MS 5000 /* FINALIZE without answer is sent again */
+
+struct spool;
 
 struct pending_degradation {
 	char *name, *message, *remedy;
+};
+
+struct degradation_list {
+	struct pending_degradation *items;
+	size_t n;
 };
 
 struct drained_sample {
@@ -30,40 +47,166 @@ struct drained_sample {
 /* what the Agent knows of one observed process beyond its mappings */
 struct process_info {
 	pid_t tgid;
+	uint32_t target_id;	       /* 0: not known yet */
 	struct rank_identity identity; /* read from its environment at exec */
 	uint64_t exit_ns;	       /* 0: running */
 };
 
-struct agent {
-	struct agent_opts opts;
-	struct mpi_probes *mpi;
-	struct hardware_counters *hw;
-	void *processes; /* tsearch tree of struct process_info, by tgid */
-	struct mpi_event *mpi_events;
-	size_t n_mpi_events, cap_mpi_events;
-	struct publish_queue *queue; /* Batches not acknowledged yet */
-	int finished;		     /* agent_finish() done */
-	char *run_id, *node, *endpoint;
-	void *socket;
-	struct sampler *sampler;
-	struct module_table *modules;
-	struct sideband *sideband;
-	int epoll_fd;
+enum target_state {
+	TARGET_STARTING,   /* START sent (or to send), no Ack yet */
+	TARGET_ACTIVE,	   /* publishing */
+	TARGET_ENDING,	   /* last Batch queued: waiting for the queue to empty */
+	TARGET_FINALIZING, /* FINALIZE sent, waiting for its Ack */
+	TARGET_DONE,	   /* done() called: freed at the end of the dispatch */
+};
+
+/* node-level kernel counters when the Target started: a Run reports the
+ * growth since then */
+struct counter_base {
+	struct sampler_counters s;
+	uint64_t mapping_lost;
+	uint64_t mpi[MPI_COUNTERS];
+};
+
+struct agent_target {
+	struct agent_target *next;
+	struct agent *a;
+	char *run_id;
+	uint32_t id; /* Target id in BPF */
+	uid_t uid;
+	gid_t gid;
+	int mpi_events;
+	char token[AGENT_TOKEN_LEN + 1]; /* "" none */
+	size_t conn;			 /* its Aggregator: a->conns[conn] */
+	enum target_state state;
+	int opened;			 /* OPENed by an Aggregator: no START/FINALIZE */
+	agent_done_fn done;
+	void *done_ctx;
+	char *control_json; /* START or FINALIZE json to send */
+	int control_action; /* 0: none pending */
+	long long control_sent_ms, deadline_ms;
+	int interrupted, interrupt_sent;
+	int last_queued;	/* ENDING: the last Batch is queued */
+	long long flush_deadline_ms; /* ENDING: what is not acked by then is lost */
+	char *finalize_json;
+	struct publish_queue *queue;
 	uint64_t seq;
-	struct pending_degradation *degradations;
-	size_t n_degradations;
+	int spooling; /* Batches go to the spool until its entries of this Target are replayed */
+	/* the Batch in flight: the oldest spooled one of t, else its queue's head */
+	int inflight_valid, inflight_from_spool;
+	uint64_t inflight_seq;
+	long long inflight_sent_ms;  /* last send; 0 not sent (yet: the socket refused) */
+	long long inflight_first_ms; /* first attempt: no Ack since then */
+	long long retry_ms;	     /* the socket refused: next attempt */
+	uint64_t samples_sent, batches_sent, batches_acked, batches_spooled;
+	uint64_t spool_dropped_batches, spool_dropped_samples;
+	uint64_t drained_lost;
+	struct counter_base base;
+	struct degradation_list degradations;
 	struct task_event *exits;
 	size_t n_exits, cap_exits;
 	struct drained_sample *drained;
 	size_t n_drained, cap_drained;
-	uint64_t drained_lost; /* drained, then no Batch held them: in samples_lost_in_drain */
+	struct mpi_event *mpi_events_buf;
+	size_t n_mpi_events, cap_mpi_events;
 };
 
-/* tsearch order of struct process_info, by tgid */
+/* one DEALER per Aggregator endpoint */
+struct agent_conn {
+	char *endpoint;
+	void *socket;
+	int fd;			  /* ZMQ_FD, in the epoll set */
+	long long last_contact_ms; /* last message received; 0 never */
+	long long next_hello_ms;
+	int connected;		  /* the last Hello could be sent */
+	struct agent_target *control_owner; /* the Target whose Control is in flight */
+	/* a Batch of an earlier incarnation (spool) in flight */
+	int orphan_in_flight;
+	char orphan_run_id[72];
+	uint64_t orphan_incarnation, orphan_seq;
+	long long orphan_sent_ms;
+	long long orphan_scan_ms; /* next look for one */
+};
+
+struct agent {
+	struct agent_opts opts;
+	char *node;
+	uint64_t incarnation;
+	char *machine_json;
+	struct agent_conn *conns;
+	size_t n_conns;
+	struct spool *spool;
+	struct mpi_probes *mpi;
+	struct hardware_counters *hw;
+	void *processes; /* tsearch tree of struct process_info, by tgid */
+	struct sampler *sampler;
+	struct module_table *modules;
+	struct sideband *sideband;
+	int epoll_fd;
+	int active;	 /* perf events enabled */
+	struct degradation_list degradations; /* node level */
+	struct agent_target *targets;
+	uint32_t next_target_id;
+	long long next_drain_ms;
+	int mpi_installed_probed; /* the MPI libraries installed were probed */
+};
+
+/* agent.c */
+int degradation_list_add(struct degradation_list *l, const char *name, const char *message,
+			 const char *remedy);
+void degradation_list_free(struct degradation_list *l);
+int agent_add_node_degradation(struct agent *a, const char *name, const char *message,
+			       const char *remedy);
 int agent_process_info_cmp(const void *a, const void *b);
-/* the process_info of tgid; create 1: made when absent (NULL on ENOMEM) */
 struct process_info *agent_process_info(struct agent *a, pid_t tgid, int create);
-/* Says on stderr what never reached the Run (agent_publish.c). */
-void agent_report_loss(struct agent *a);
+void agent_process_info_delete(struct agent *a, pid_t tgid);
+/* the Target process tgid belongs to, NULL when none */
+struct agent_target *agent_target_of_tgid(struct agent *a, pid_t tgid);
+struct agent_target *agent_target_by_id(struct agent *a, uint32_t id);
+struct agent_target *agent_target_find(const struct agent *a, const char *run_id);
+/* Applies pending kernel reports (mappings, exec, exit, MPI Events). */
+int agent_process_events(struct agent *a);
+/* drains the kernel maps into each Target's drained samples */
+int agent_drain_all(struct agent *a);
+/* perf events on when ≥1 Target exists */
+void agent_update_active(struct agent *a);
+int agent_sampler_add_target(struct agent *a, pid_t tgid, struct agent_target *t);
+void agent_sampler_remove_target(struct agent *a, struct agent_target *t);
+/* the owner's uid as BPF wants it (TARGET_UID_ANY for a root Target) */
+uint32_t agent_target_uid(const struct agent_target *t);
+
+/* agent_publish.c */
+/* Builds t's next Batch from what was drained for it and queues it (or
+ * spools it). last 1: the final Batch (counters and Degradations only). */
+int agent_target_queue_batch(struct agent_target *t, int last);
+/* forget what t's published Batch holds (exits, MPI Events) */
+void agent_target_forget_published(struct agent_target *t);
+/* Says on stderr what never reached the Run. */
+void agent_target_report_loss(struct agent_target *t);
+
+/* agent_target.c */
+struct agent_target *agent_target_new(struct agent *a, const struct agent_target_opts *o,
+				      size_t conn);
+void agent_target_free(struct agent_target *t);
+/* done() once; the Target is freed after the dispatch */
+void agent_target_finish(struct agent_target *t, int err, const char *json);
+void agent_targets_reap(struct agent *a);
+json_t *agent_target_status(const struct agent_target *t);
+
+/* agent_send.c */
+int agent_conns_open(struct agent *a, char *err, size_t errlen);
+void agent_conns_close(struct agent *a);
+/* sends what can be sent now for every Target and connection */
+int agent_send_all(struct agent *a);
+/* reads every message waiting on every connection */
+int agent_read_all(struct agent *a);
+/* moves t's Batch (taken from its queue) to the spool or counts it lost */
+void agent_spool_batch(struct agent_target *t, struct queued_batch *qb);
+int agent_conn_readable(const struct agent_conn *c);
+/* Hellos due and the next Control of each connection */
+void agent_conns_tick(struct agent *a, long long now);
+/* one frame, ZMQ_DONTWAIT: 0, -EAGAIN (no Aggregator connected), -errno */
+int agent_conn_send_buf(struct agent_conn *c, const void *buf, size_t len);
+long long agent_send_next_timer(const struct agent *a);
 
 #endif

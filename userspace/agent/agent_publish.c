@@ -1,13 +1,11 @@
-/* agent_publish — the Agent's half that turns what was drained into
- * Batches and publishes them (see agent.h, publish_queue.h). */
+/* agent_publish — one Target's Batch from what was drained for it (see
+ * agent.h); its sending is agent_send.c's. */
 #include <errno.h>
-#include <poll.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "userspace/agent/agent.h"
@@ -20,33 +18,9 @@
 #include "userspace/agent/publish_queue.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sideband.h"
-#include "userspace/log/clock.h"
+#include "userspace/agent/spool.h"
 #include "userspace/log/log.h"
 #include "userspace/wire/wire.h"
-
-static int agent_keep_sample(const struct sample_key *key, const struct sample_value *value,
-			     const uint64_t *ips, int depth, int stack_lost, void *ctx)
-{
-	struct agent *a = ctx;
-	struct drained_sample *ds;
-
-	if (a->n_drained == a->cap_drained) {
-		size_t cap = a->cap_drained ? a->cap_drained * 2 : 256;
-		struct drained_sample *d = realloc(a->drained, cap * sizeof(*d));
-
-		if (!d)
-			return -ENOMEM;
-		a->drained = d;
-		a->cap_drained = cap;
-	}
-	ds = &a->drained[a->n_drained++];
-	ds->key = *key;
-	ds->value = *value;
-	ds->depth = depth;
-	ds->stack_lost = stack_lost;
-	memcpy(ds->ips, ips, depth * sizeof(*ips));
-	return 0;
-}
 
 static void agent_locus(struct agent *a, pid_t tgid, pid_t tid, struct batch_locus *l)
 {
@@ -73,21 +47,42 @@ static uint64_t agent_exit_ns(void *ctx, pid_t tgid)
 	return pi ? pi->exit_ns : 0;
 }
 
-static int agent_add_mpi(struct agent *a, struct batch_builder *b)
+static int agent_mpi_wanted(void *ctx, pid_t tgid)
 {
+	struct agent_target *t = ctx;
+
+	return agent_target_of_tgid(t->a, tgid) == t;
+}
+
+/* what ctx of the locus and exit callbacks is: the Agent */
+static void agent_target_locus(void *ctx, pid_t tgid, struct batch_locus *l)
+{
+	agent_process_locus(((struct agent_target *)ctx)->a, tgid, l);
+}
+
+static uint64_t agent_target_exit_ns(void *ctx, pid_t tgid)
+{
+	return agent_exit_ns(((struct agent_target *)ctx)->a, tgid);
+}
+
+/* t's MPI call sites and lifetimes (of its processes only), its Events */
+static int agent_add_mpi(struct agent_target *t, struct batch_builder *b)
+{
+	struct agent *a = t->a;
 	size_t i;
 	int err;
 
 	if (!a->mpi)
 		return 0;
-	err = mpi_report_sites(a->mpi, a->modules, b, agent_process_locus, agent_exit_ns, a);
-	for (i = 0; i < a->n_mpi_events && !err; i++)
-		err = mpi_report_event(a->mpi, a->modules, b, &a->mpi_events[i],
+	err = mpi_report_sites_of(a->mpi, a->modules, b, agent_target_locus, agent_target_exit_ns,
+				  agent_mpi_wanted, t);
+	for (i = 0; i < t->n_mpi_events && !err; i++)
+		err = mpi_report_event(a->mpi, a->modules, b, &t->mpi_events_buf[i],
 				       agent_process_locus, a);
 	return err;
 }
 
-static int agent_add_drained(struct agent *a, struct batch_builder *b)
+static int agent_add_drained(struct agent_target *t, struct batch_builder *b)
 {
 	struct module *mods[MAX_STACK_DEPTH];
 	uint64_t offsets[MAX_STACK_DEPTH];
@@ -95,17 +90,17 @@ static int agent_add_drained(struct agent *a, struct batch_builder *b)
 	size_t i;
 	int f, err;
 
-	for (i = 0; i < a->n_drained; i++) {
-		const struct drained_sample *ds = &a->drained[i];
+	for (i = 0; i < t->n_drained; i++) {
+		const struct drained_sample *ds = &t->drained[i];
 
 		for (f = 0; f < ds->depth; f++) {
 			/* callers are return addresses: step back into the call */
 			uint64_t ip = f == 0 ? ds->ips[f] : ds->ips[f] - 1;
 
-			module_table_resolve(a->modules, ds->key.tgid, ds->key.exec_seq, ip,
+			module_table_resolve(t->a->modules, ds->key.tgid, ds->key.exec_seq, ip,
 					     &mods[f], &offsets[f]);
 		}
-		agent_locus(a, ds->key.tgid, ds->key.tid, &locus);
+		agent_locus(t->a, ds->key.tgid, ds->key.tid, &locus);
 		err = batch_builder_add_sample(b, &locus, mods, offsets, ds->depth, ds->stack_lost,
 					       !!(ds->key.flags & SAMPLE_FLAG_KERNEL), "cpu-clock",
 					       ds->value.samples, ds->value.period_sum);
@@ -115,14 +110,31 @@ static int agent_add_drained(struct agent *a, struct batch_builder *b)
 	return 0;
 }
 
-static int agent_add_exits(struct agent *a, struct batch_builder *b)
+static int agent_add_killed(struct batch_builder *b, const struct batch_locus *locus,
+			    const struct task_event *e)
 {
+	char name[64], message[256];
+
+	if (!locus->has_rank || !WIFSIGNALED(e->exit_code))
+		return 0;
+	snprintf(name, sizeof(name), "rank-%d-killed", locus->rank);
+	snprintf(message, sizeof(message),
+		 "rank %d (pid %d) was killed by signal %d (%s): its data stops there",
+		 locus->rank, e->tgid, WTERMSIG(e->exit_code), strsignal(WTERMSIG(e->exit_code)));
+	return batch_builder_add_degradation(b, name, message,
+					     "find why the rank died; the other ranks' data is "
+					     "complete");
+}
+
+static int agent_add_exits(struct agent_target *t, struct batch_builder *b)
+{
+	struct agent *a = t->a;
 	struct batch_locus locus;
 	size_t i;
 	int err;
 
-	for (i = 0; i < a->n_exits; i++) {
-		const struct task_event *e = &a->exits[i];
+	for (i = 0; i < t->n_exits; i++) {
+		const struct task_event *e = &t->exits[i];
 		const char *hw_reason = NULL;
 		Nunatak__Wire__ProcessExit pe = NUNATAK__WIRE__PROCESS_EXIT__INIT;
 
@@ -136,107 +148,130 @@ static int agent_add_exits(struct agent *a, struct batch_builder *b)
 		pe.maxrss_bytes = e->maxrss_pages * (uint64_t)sysconf(_SC_PAGESIZE);
 		pe.wall_ns = e->time_ns > e->start_time_ns ? e->time_ns - e->start_time_ns : 0;
 		if (a->hw && !hardware_counters_finish(a->hw, e->tgid, &pe.cycles, &pe.instructions,
-						       &hw_reason)) {
+						       &hw_reason))
 			pe.has_cycles = pe.has_instructions = 1;
-		} else {
+		else
 			pe.hardware_counters_reason =
 			    (char *)(a->hw ? hw_reason : "hardware counters not set up");
-		}
 		agent_locus(a, e->tgid, e->tgid, &locus);
 		if (!locus.comm)
 			locus.comm = e->comm;
 		err = batch_builder_add_exit(b, &locus, &pe);
+		err = err ?: agent_add_killed(b, &locus, e);
 		if (err)
 			return err;
-		if (locus.has_rank && WIFSIGNALED(e->exit_code)) {
-			char name[64], message[256];
-
-			snprintf(name, sizeof(name), "rank-%d-killed", locus.rank);
-			snprintf(
-			    message, sizeof(message),
-			    "rank %d (pid %d) was killed by signal %d (%s): its data stops there",
-			    locus.rank, e->tgid, WTERMSIG(e->exit_code),
-			    strsignal(WTERMSIG(e->exit_code)));
-			err = batch_builder_add_degradation(
-			    b, name, message,
-			    "find why the rank died; the other ranks' "
-			    "data is complete");
-			if (err)
-				return err;
-		}
 		module_table_exit(a->modules, e->tgid);
 	}
 	return 0;
 }
 
-static int agent_add_counters(struct agent *a, struct batch_builder *b)
+static uint64_t since(uint64_t now, uint64_t base)
 {
+	return now > base ? now - base : 0;
+}
+
+/* Node-level kernel counters as the growth since t started (another
+ * Target's losses during t's life are reported to t too: a Run is told
+ * it may have lost samples rather than not). samples_seen = what t got
+ * + what the node lost meanwhile, so seen = stored + dropped + lost. */
+static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
+{
+	struct agent *a = t->a;
+	const struct counter_base *o = &t->base;
 	struct sampler_counters c;
+	uint64_t lost, dropped;
 	int err = 0;
 
+	err = err ?: batch_builder_add_counter(b, "samples_sent", t->samples_sent);
+	err = err ?: batch_builder_add_counter(b, "batches_sent", t->batches_sent);
 	if (!a->sampler)
-		return 0;
+		return err;
 	sampler_read_counters(a->sampler, &c);
-	err = err ?: batch_builder_add_counter(b, "samples_seen", c.seen);
-	err = err ?: batch_builder_add_counter(b, "samples_dropped", c.drop_keys);
-	err = err ?: batch_builder_add_counter(b, "samples_lost_in_drain",
-					       c.drain_lost + a->drained_lost);
-	err = err ?: batch_builder_add_counter(b, "sample_flip_timeouts", c.flip_timeouts);
-	err = err ?: batch_builder_add_counter(b, "stacks_dropped", c.drop_stacks);
+	dropped = since(c.drop_keys, o->s.drop_keys);
+	lost = since(c.drain_lost, o->s.drain_lost) + t->drained_lost;
+	err = err ?: batch_builder_add_counter(b, "samples_seen", t->samples_sent + dropped + lost);
+	err = err ?: batch_builder_add_counter(b, "samples_dropped", dropped);
+	err = err ?: batch_builder_add_counter(b, "samples_lost_in_drain", lost);
+	err = err ?: batch_builder_add_counter(b, "sample_flip_timeouts",
+					       since(c.flip_timeouts, o->s.flip_timeouts));
+	err = err ?: batch_builder_add_counter(b, "stacks_dropped",
+					       since(c.drop_stacks, o->s.drop_stacks));
 	/* counted, not a Degradation: nothing was lost that could be read */
-	err = err ?: batch_builder_add_counter(b, "stacks_unreadable", c.stacks_unreadable);
-	err = err ?: batch_builder_add_counter(b, "processes_not_followed", c.drop_targets);
-	err = err ?: batch_builder_add_counter(b, "task_reports_dropped", c.drop_events);
-	err = err ?: batch_builder_add_counter(b, "process_totals_partial", c.drop_totals);
-	err =
-	    err ?: batch_builder_add_counter(b, "mapping_records_lost", sideband_lost(a->sideband));
+	err = err ?: batch_builder_add_counter(b, "stacks_unreadable",
+					       since(c.stacks_unreadable, o->s.stacks_unreadable));
+	err = err ?: batch_builder_add_counter(b, "processes_not_followed",
+					       since(c.drop_targets, o->s.drop_targets));
+	err = err ?: batch_builder_add_counter(b, "task_reports_dropped",
+					       since(c.drop_events, o->s.drop_events));
+	err = err ?: batch_builder_add_counter(b, "process_totals_partial",
+					       since(c.drop_totals, o->s.drop_totals));
+	err = err ?: batch_builder_add_counter(b, "samples_skipped_credentials",
+					       since(c.skipped_credentials, o->s.skipped_credentials));
+	err = err ?: batch_builder_add_counter(b, "processes_adopted", since(c.adopted, o->s.adopted));
+	err = err ?: batch_builder_add_counter(b, "processes_left", since(c.left, o->s.left));
+	err = err ?: batch_builder_add_counter(b, "mapping_records_lost",
+					       since(sideband_lost(a->sideband), o->mapping_lost));
 	if (a->mpi) {
 		uint64_t mc[MPI_COUNTERS];
 
 		mpi_probes_read_counters(a->mpi, mc);
-		err = err ?: batch_builder_add_counter(b, "mpi_calls_seen", mc[MPI_CALLS_SEEN]);
-		err = err ?: batch_builder_add_counter(b, "mpi_sites_dropped", mc[MPI_DROP_SITES]);
-		err =
-		    err ?: batch_builder_add_counter(b, "mpi_calls_untimed", mc[MPI_DROP_THREADS]);
-		err =
-		    err ?: batch_builder_add_counter(b, "mpi_events_dropped", mc[MPI_DROP_EVENTS]);
+		err = err ?: batch_builder_add_counter(b, "mpi_calls_seen",
+						       since(mc[MPI_CALLS_SEEN], o->mpi[MPI_CALLS_SEEN]));
+		err = err ?: batch_builder_add_counter(b, "mpi_sites_dropped",
+						       since(mc[MPI_DROP_SITES], o->mpi[MPI_DROP_SITES]));
+		err = err ?: batch_builder_add_counter(
+				  b, "mpi_calls_untimed",
+				  since(mc[MPI_DROP_THREADS], o->mpi[MPI_DROP_THREADS]));
+		/* only the Runs that asked for Events have any to lose */
+		if (t->mpi_events)
+			err = err ?: batch_builder_add_counter(
+					  b, "mpi_events_dropped",
+					  since(mc[MPI_DROP_EVENTS], o->mpi[MPI_DROP_EVENTS]));
 	}
 	return err;
 }
 
-/* What the Batch just built holds is the Batch's now: the Agent forgets
- * it (exited processes, their MPI totals, sent Events). */
-static void agent_forget_published(struct agent *a)
+/* What the Batch just built holds is the Batch's now: forget it (exited
+ * processes, their MPI totals, sent Events). */
+void agent_target_forget_published(struct agent_target *t)
 {
 	size_t i;
 
-	/* the last totals of exited processes are published: forget them */
-	for (i = 0; i < a->n_exits; i++) {
-		struct process_info key = {.tgid = a->exits[i].tgid}, *pi;
-		void *node = tfind(&key, &a->processes, agent_process_info_cmp);
-
-		if (a->mpi)
-			mpi_probes_forget(a->mpi, a->exits[i].tgid);
-		if (node) {
-			pi = *(struct process_info **)node;
-			tdelete(pi, &a->processes, agent_process_info_cmp);
-			free(pi);
-		}
+	for (i = 0; i < t->n_exits; i++) { /* its last totals are published */
+		if (t->a->mpi)
+			mpi_probes_forget(t->a->mpi, t->exits[i].tgid);
+		agent_process_info_delete(t->a, t->exits[i].tgid);
 	}
-	a->n_exits = 0;
-	a->n_mpi_events = 0;
-	if (a->modules)
-		module_table_reap(a->modules);
+	t->n_exits = 0;
+	t->n_mpi_events = 0;
+	t->n_drained = 0;
+	if (t->a->modules)
+		module_table_reap(t->a->modules);
 }
 
-
-static int agent_add_loss_counters(struct agent *a, struct batch_builder *b)
+static int agent_add_loss_counters(struct agent_target *t, struct batch_builder *b)
 {
-	const struct publish_loss *l = publish_queue_loss(a->queue);
+	const struct publish_loss *l = publish_queue_loss(t->queue);
 	int err = 0;
 
-	if (!l->failed_batches && !l->refused_batches)
-		return 0;
+	if (t->spool_dropped_batches) {
+		char message[256];
+
+		snprintf(message, sizeof(message),
+			 "the spool of node '%s' was full: %llu samples in %llu Batches were "
+			 "dropped",
+			 t->a->node, (unsigned long long)t->spool_dropped_samples,
+			 (unsigned long long)t->spool_dropped_batches);
+		err = batch_builder_add_degradation(
+		    b, "spool-full", message,
+		    "make the Aggregator reachable sooner, or raise [service].spool_max_bytes");
+		err = err ?: batch_builder_add_counter(b, "spool_dropped_samples",
+						       t->spool_dropped_samples);
+		err = err ?: batch_builder_add_counter(b, "spool_dropped_batches",
+						       t->spool_dropped_batches);
+	}
+	if (err || (!l->failed_batches && !l->refused_batches))
+		return err;
 	err = err ?: batch_builder_add_counter(b, "storage_failed_samples", l->failed_samples);
 	err = err ?: batch_builder_add_counter(b, "storage_failed_batches", l->failed_batches);
 	err = err ?: batch_builder_add_counter(b, "storage_failed_errno", (uint64_t)l->code);
@@ -245,159 +280,120 @@ static int agent_add_loss_counters(struct agent *a, struct batch_builder *b)
 	return err;
 }
 
-/* Samples drained (gone from the kernel's maps) that no Batch will hold:
- * lost between the kernel and a Batch, as the sampler's drain losses are,
- * and counted with them (samples_lost_in_drain of the next Batch). */
-static void agent_lose_drained(struct agent *a)
+static int agent_add_degradations(struct agent_target *t, struct batch_builder *b)
 {
-	size_t i;
-
-	for (i = 0; i < a->n_drained; i++)
-		a->drained_lost += a->drained[i].value.samples;
-	a->n_drained = 0;
-}
-
-/* Builds the next Batch and queues it. with_data 0: counters and
- * Degradations only (the final Batch: small enough for the Aggregator's
- * reserve when the disk is full). */
-static int agent_queue_batch(struct agent *a, int with_data)
-{
-	struct batch_builder *b;
-	size_t i;
+	const struct degradation_list *lists[2] = {&t->a->degradations, &t->degradations};
+	size_t i, k;
 	int err = 0;
 
-	a->n_drained = 0;
-	if (a->sampler && with_data) {
-		/* drain first, then apply the mapping records: every mapping a
-		 * drained sample refers to was recorded before the drain */
-		err = sampler_drain(a->sampler, agent_keep_sample, a);
-		if (!err)
-			err = agent_process_events(a);
-		if (err)
-			goto lost;
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < lists[k]->n && !err; i++)
+			err = batch_builder_add_degradation(b, lists[k]->items[i].name,
+							    lists[k]->items[i].message,
+							    lists[k]->items[i].remedy);
+	return err;
+}
+
+/* Samples drained (gone from the kernel's maps) that no Batch will hold:
+ * counted with the drain's losses (samples_lost_in_drain). */
+static void agent_lose_drained(struct agent_target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_drained; i++)
+		t->drained_lost += t->drained[i].value.samples;
+	t->n_drained = 0;
+}
+
+static int agent_target_build(struct agent_target *t, struct batch_builder *b, int last)
+{
+	wire_envelope *env = batch_builder_envelope(b);
+	int err = 0;
+
+	env->batch->has_incarnation = 1;
+	env->batch->incarnation = t->a->incarnation;
+	if (t->a->sampler && !last) {
+		err = agent_add_drained(t, b);
+		err = err ?: agent_add_mpi(t, b);
+		err = err ?: agent_add_exits(t, b);
 	}
-	b = batch_builder__new(a->run_id, a->node, a->seq);
+	if (!err) { /* the counters say this Batch too */
+		size_t i;
+
+		env = batch_builder_envelope(b); /* its arrays as they are now */
+		for (i = 0; i < env->batch->n_samples; i++)
+			t->samples_sent += env->batch->samples[i]->sample_count;
+		t->batches_sent++;
+	}
+	err = err ?: agent_add_counters(t, b);
+	err = err ?: agent_add_loss_counters(t, b);
+	err = err ?: agent_add_degradations(t, b);
+	if (!err && last)
+		env->batch->has_last = env->batch->last = 1;
+	return err;
+}
+
+int agent_target_queue_batch(struct agent_target *t, int last)
+{
+	uint64_t samples_before = t->samples_sent, batches_before = t->batches_sent;
+	struct batch_builder *b;
+	int err;
+
+	b = batch_builder__new(t->run_id, t->a->node, t->seq);
 	if (!b) {
-		err = -ENOMEM;
-		goto lost;
+		agent_lose_drained(t);
+		return -ENOMEM;
 	}
-	if (a->sampler && with_data) {
-		err = agent_add_drained(a, b);
-		err = err ?: agent_add_mpi(a, b);
-		err = err ?: agent_add_exits(a, b);
-	}
-	err = err ?: agent_add_counters(a, b);
-	err = err ?: agent_add_loss_counters(a, b);
-	for (i = 0; i < a->n_degradations && !err; i++)
-		err = batch_builder_add_degradation(b, a->degradations[i].name,
-						    a->degradations[i].message,
-						    a->degradations[i].remedy);
-	if (!err && !with_data) {
-		batch_builder_envelope(b)->batch->has_last = 1;
-		batch_builder_envelope(b)->batch->last = 1;
-	}
-	err = err ?: publish_queue_push(a->queue, batch_builder_envelope(b));
+	err = agent_target_build(t, b, last);
+	err = err ?: publish_queue_push(t->queue, batch_builder_envelope(b));
 	batch_builder__free(b);
-	if (err)
-		goto lost;
-	if (with_data)
-		agent_forget_published(a);
-	a->seq++;
-	return 0;
-lost:
-	agent_lose_drained(a);
-	return err;
-}
-
-int agent_publish(struct agent *a)
-{
-	int err = agent_queue_batch(a, 1);
-
-	if (err)
+	if (err) {
+		t->samples_sent = samples_before;
+		t->batches_sent = batches_before;
+		agent_lose_drained(t);
 		return err;
-	err = publish_queue_flush(a->queue, a->opts.ack_timeout_ms);
-	/* kept for the next call: not a failure of this one */
-	if (err == -ETIMEDOUT || wire_storage_error_transient(-err))
-		err = 0;
-	return err;
+	}
+	if (!last)
+		agent_target_forget_published(t);
+	t->seq++;
+	/* while t has Batches in the spool, the newer ones go after them; the
+	 * last one stays in memory (sent after them): it is never dropped */
+	while ((t->spooling && !last) || publish_queue_over_cap(t->queue)) {
+		struct queued_batch qb;
+
+		if (!t->a->spool) {
+			if (!publish_queue_over_cap(t->queue))
+				break;
+			if (!publish_queue_loss(t->queue)->failed_batches)
+				pr_warn("batches not acknowledged exceed the memory cap: dropping "
+					"the oldest of run %s, counted as storage-failed",
+					t->run_id);
+			publish_queue_drop_oldest(t->queue);
+			continue;
+		}
+		if (publish_queue_take_oldest(t->queue, &qb))
+			break;
+		agent_spool_batch(t, &qb);
+	}
+	return 0;
 }
 
-size_t agent_unacknowledged(const struct agent *a)
-{
-	return publish_queue_length(a->queue);
-}
-
-const struct publish_loss *agent_loss(const struct agent *a)
-{
-	return publish_queue_loss(a->queue);
-}
-
-/* Says on stderr what never reached the Run: the Degradation the Run
- * could not record. */
-void agent_report_loss(struct agent *a)
+void agent_target_report_loss(struct agent_target *t)
 {
 	const struct publish_loss *l;
 	char message[512];
 
-	publish_queue_abandon(a->queue);
-	l = publish_queue_loss(a->queue);
+	publish_queue_abandon(t->queue);
+	l = publish_queue_loss(t->queue);
 	if (l->failed_batches) {
 		wire_storage_failed_message(message, sizeof(message), l->failed_samples,
 					    l->failed_batches, l->code);
-		pr_warn("degradation storage-failed: %s; %s", message,
+		pr_warn("run %s: degradation storage-failed: %s; %s", t->run_id, message,
 			wire_storage_failed_remedy(l->code));
 	}
 	if (l->refused_batches)
-		pr_warn("degradation batches-refused: %llu samples in %llu Batches were refused by "
-			"the aggregator: %s",
-			(unsigned long long)l->refused_samples,
+		pr_warn("run %s: degradation batches-refused: %llu samples in %llu Batches were "
+			"refused by the aggregator: %s",
+			t->run_id, (unsigned long long)l->refused_samples,
 			(unsigned long long)l->refused_batches, l->reason);
-}
-
-/* Flushes for up to ms; a storage error is retried after a short pause. */
-static int agent_flush_for(struct agent *a, long long ms)
-{
-	long long end = clock_monotonic_ms() + ms;
-	int err = 0;
-
-	for (;;) {
-		long long left = end - clock_monotonic_ms();
-
-		if (left <= 0)
-			return err ? err : (publish_queue_length(a->queue) ? -ETIMEDOUT : 0);
-		err = publish_queue_flush(a->queue, (int)left);
-		if (!err || !wire_storage_error_transient(-err))
-			return err;
-		if (err != -ETIMEDOUT)
-			poll(NULL, 0, left < 200 ? (int)left : 200);
-	}
-}
-
-int agent_finish(struct agent *a, int wait_ms)
-{
-	const struct publish_loss *l;
-	int err;
-
-	if (a->finished)
-		return 0;
-	if (wait_ms <= 0)
-		wait_ms = AGENT_FINISH_WAIT_DEFAULT_MS;
-	err = agent_queue_batch(a, 1);
-	if (!err)
-		err = agent_flush_for(a, wait_ms / 2);
-	/* what is still not stored is lost: counted, then said in a last
-	 * small Batch (the Aggregator's reserve holds it on a full disk) */
-	publish_queue_abandon(a->queue);
-	err = agent_queue_batch(a, 0);
-	if (!err)
-		err = agent_flush_for(a, wait_ms - wait_ms / 2);
-	a->finished = 1;
-	l = publish_queue_loss(a->queue);
-	if (err || publish_queue_length(a->queue)) {
-		agent_report_loss(a); /* the Run could not record it */
-		return err ? err : -ETIMEDOUT;
-	}
-	if (l->failed_batches)
-		return l->code > 0 ? -l->code : -EIO;
-	return 0;
 }

@@ -3,37 +3,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <zmq.h>
 
 #include "userspace/agent/publish_queue.h"
-#include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 
-struct queued_batch {
-	uint64_t seq;
-	void *buf; /* the packed Envelope, sent as it is every time */
-	size_t len;
-	uint64_t samples; /* Σ sample_count of the Batch */
-	int sent;	  /* sent during the current flush */
-};
-
 struct publish_queue {
-	void *socket;
 	size_t cap_bytes, bytes;
 	struct queued_batch *items; /* oldest first */
 	size_t n, cap;
 	struct publish_loss loss;
-	int storage_failing; /* to log the change of state once, not each flush */
+	int storage_failing; /* to log the change of state once */
 };
 
-struct publish_queue *publish_queue__new(void *socket, size_t cap_bytes)
+struct publish_queue *publish_queue__new(size_t cap_bytes)
 {
 	struct publish_queue *q = calloc(1, sizeof(*q));
 
 	if (!q)
 		return NULL;
-	q->socket = socket;
 	q->cap_bytes = cap_bytes ? cap_bytes : PUBLISH_QUEUE_DEFAULT_CAP_BYTES;
 	return q;
 }
@@ -60,9 +47,24 @@ size_t publish_queue_bytes(const struct publish_queue *q)
 	return q->bytes;
 }
 
+int publish_queue_over_cap(const struct publish_queue *q)
+{
+	return q->bytes > q->cap_bytes && q->n > 1;
+}
+
 const struct publish_loss *publish_queue_loss(const struct publish_queue *q)
 {
 	return &q->loss;
+}
+
+int publish_queue_storage_failing(const struct publish_queue *q)
+{
+	return q->storage_failing;
+}
+
+struct queued_batch *publish_queue_head(struct publish_queue *q)
+{
+	return q->n ? &q->items[0] : NULL;
 }
 
 static void queue_remove(struct publish_queue *q, size_t i)
@@ -73,28 +75,50 @@ static void queue_remove(struct publish_queue *q, size_t i)
 	q->n--;
 }
 
-static void queue_drop(struct publish_queue *q, size_t i)
+void publish_queue_count_lost(struct publish_queue *q, uint64_t samples, int code)
 {
-	q->loss.failed_samples += q->items[i].samples;
+	q->loss.failed_samples += samples;
 	q->loss.failed_batches++;
-	if (!q->loss.code)
+	if (code)
+		q->loss.code = code;
+	else if (!q->loss.code)
 		q->loss.code = ETIMEDOUT; /* never answered */
-	queue_remove(q, i);
+}
+
+void publish_queue_count_refused(struct publish_queue *q, uint64_t samples, const char *reason)
+{
+	q->loss.refused_samples += samples;
+	q->loss.refused_batches++;
+	snprintf(q->loss.reason, sizeof(q->loss.reason), "%s", reason ? reason : "");
+}
+
+void publish_queue_drop_oldest(struct publish_queue *q)
+{
+	if (!q->n)
+		return;
+	publish_queue_count_lost(q, q->items[0].samples, 0);
+	queue_remove(q, 0);
 }
 
 void publish_queue_abandon(struct publish_queue *q)
 {
 	while (q->n)
-		queue_drop(q, 0);
+		publish_queue_drop_oldest(q);
 }
 
-int publish_queue_push(struct publish_queue *q, wire_envelope *env)
+int publish_queue_take_oldest(struct publish_queue *q, struct queued_batch *out)
 {
-	struct queued_batch *qb;
-	size_t i;
+	if (!q->n)
+		return -ENOENT;
+	*out = q->items[0];
+	q->bytes -= out->len;
+	memmove(&q->items[0], &q->items[1], (q->n - 1) * sizeof(*q->items));
+	q->n--;
+	return 0;
+}
 
-	if (env->body_case != NUNATAK__WIRE__ENVELOPE__BODY_BATCH || !env->batch)
-		return -EINVAL;
+int publish_queue_push_packed(struct publish_queue *q, const struct queued_batch *qb)
+{
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 16;
 		struct queued_batch *items = realloc(q->items, cap * sizeof(*items));
@@ -104,32 +128,39 @@ int publish_queue_push(struct publish_queue *q, wire_envelope *env)
 		q->items = items;
 		q->cap = cap;
 	}
-	qb = &q->items[q->n];
-	memset(qb, 0, sizeof(*qb));
-	qb->buf = wire_pack(env, &qb->len);
-	if (!qb->buf)
-		return -ENOMEM;
-	qb->seq = env->batch->seq;
-	for (i = 0; i < env->batch->n_samples; i++)
-		qb->samples += env->batch->samples[i]->sample_count;
-	q->n++;
+	q->items[q->n++] = *qb;
 	q->bytes += qb->len;
-	while (q->bytes > q->cap_bytes && q->n > 1) {
-		if (q->loss.failed_batches == 0)
-			pr_warn("batches not stored exceed %zu bytes in memory: dropping the "
-				"oldest, counted as storage-failed",
-				q->cap_bytes);
-		queue_drop(q, 0);
-	}
 	return 0;
 }
 
-static ssize_t queue_find(const struct publish_queue *q, uint64_t seq)
+int publish_queue_push(struct publish_queue *q, wire_envelope *env)
+{
+	struct queued_batch qb = {0};
+	size_t i;
+	int err;
+
+	if (env->body_case != NUNATAK__WIRE__ENVELOPE__BODY_BATCH || !env->batch)
+		return -EINVAL;
+	qb.buf = wire_pack(env, &qb.len);
+	if (!qb.buf)
+		return -ENOMEM;
+	qb.seq = env->batch->seq;
+	qb.incarnation = env->batch->incarnation;
+	qb.last = env->batch->has_last && env->batch->last;
+	for (i = 0; i < env->batch->n_samples; i++)
+		qb.samples += env->batch->samples[i]->sample_count;
+	err = publish_queue_push_packed(q, &qb);
+	if (err)
+		free(qb.buf);
+	return err;
+}
+
+static ssize_t queue_find(const struct publish_queue *q, uint64_t incarnation, uint64_t seq)
 {
 	size_t i;
 
 	for (i = 0; i < q->n; i++)
-		if (q->items[i].seq == seq)
+		if (q->items[i].seq == seq && q->items[i].incarnation == incarnation)
 			return (ssize_t)i;
 	return -1;
 }
@@ -137,114 +168,48 @@ static ssize_t queue_find(const struct publish_queue *q, uint64_t seq)
 static void queue_storage_state(struct publish_queue *q, int failing, const char *why)
 {
 	if (failing && !q->storage_failing)
-		pr_warn("the aggregator cannot store batches (%s): keeping them in memory, up to "
-			"%zu bytes",
-			why, q->cap_bytes);
+		pr_warn("the aggregator cannot store batches (%s): keeping them, resent every 2 s",
+			why);
 	else if (!failing && q->storage_failing)
 		pr_info("the aggregator stores batches again");
 	q->storage_failing = failing;
 }
 
-/* A refusal: dropped and counted when final, kept when storage may come
- * back. 0, or -code when the oldest Batch is kept. */
-static int queue_on_error(struct publish_queue *q, const Nunatak__Wire__Error *e)
+int publish_queue_ack(struct publish_queue *q, uint64_t incarnation, uint64_t seq,
+		      uint64_t *samples)
 {
-	ssize_t i = e->has_seq ? queue_find(q, e->seq) : -1;
+	ssize_t i = queue_find(q, incarnation, seq);
+
+	if (i < 0)
+		return 0;
+	if (samples)
+		*samples = q->items[i].samples;
+	queue_remove(q, (size_t)i);
+	queue_storage_state(q, 0, NULL);
+	return 1;
+}
+
+int publish_queue_error(struct publish_queue *q, const Nunatak__Wire__Error *e)
+{
+	ssize_t i;
 	int code = e->has_code ? e->code : 0;
 
-	if (i < 0) { /* not about a queued Batch (already acked, or protocol) */
-		pr_debug("aggregator error: %s", e->message);
+	if (!e->has_seq)
 		return 0;
-	}
+	i = queue_find(q, e->has_incarnation ? e->incarnation : q->n ? q->items[0].incarnation : 0,
+		       e->seq);
+	if (i < 0)
+		return 0;
 	snprintf(q->loss.reason, sizeof(q->loss.reason), "%s", e->message ? e->message : "");
 	if (wire_storage_error_transient(code)) {
 		q->loss.code = code;
 		queue_storage_state(q, 1, q->loss.reason);
-		q->items[i].sent = 0;
-		return i == 0 ? -code : 0;
+		return 2;
 	}
 	pr_warn("aggregator refused batch %llu for good: %s", (unsigned long long)e->seq,
 		q->loss.reason);
 	q->loss.refused_samples += q->items[i].samples;
 	q->loss.refused_batches++;
 	queue_remove(q, (size_t)i);
-	return 0;
-}
-
-/* Reads one reply; 0, -EAGAIN (none there), -code (see above). */
-static int queue_read_reply(struct publish_queue *q)
-{
-	wire_envelope *reply;
-	char why[256];
-	zmq_msg_t msg;
-	ssize_t i;
-	int err = 0;
-
-	zmq_msg_init(&msg);
-	if (zmq_msg_recv(&msg, q->socket, ZMQ_DONTWAIT) < 0) {
-		err = -zmq_errno();
-		zmq_msg_close(&msg);
-		return err;
-	}
-	reply = wire_unpack(zmq_msg_data(&msg), zmq_msg_size(&msg), why, sizeof(why));
-	zmq_msg_close(&msg);
-	if (!reply) {
-		pr_warn("aggregator reply refused: %s", why);
-		return 0;
-	}
-	if (reply->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK) {
-		i = queue_find(q, reply->ack->seq);
-		if (i >= 0) {
-			queue_remove(q, (size_t)i);
-			queue_storage_state(q, 0, NULL);
-		}
-	} else if (reply->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR) {
-		err = queue_on_error(q, reply->error);
-	}
-	wire_envelope_free(reply);
-	return err;
-}
-
-/* Waits up to ms for a reply and reads it. 0, -ETIMEDOUT, -code. */
-static int queue_wait_reply(struct publish_queue *q, long long ms)
-{
-	zmq_pollitem_t item = {.socket = q->socket, .events = ZMQ_POLLIN};
-	int rc = zmq_poll(&item, 1, ms);
-
-	if (rc < 0)
-		return zmq_errno() == EINTR ? 0 : -zmq_errno();
-	if (rc == 0)
-		return -ETIMEDOUT;
-	rc = queue_read_reply(q);
-	return rc == -EAGAIN ? 0 : rc;
-}
-
-int publish_queue_flush(struct publish_queue *q, int wait_ms)
-{
-	long long deadline = clock_monotonic_ms() + (wait_ms > 0 ? wait_ms : 0);
-	size_t i;
-	int err;
-
-	while ((err = queue_read_reply(q)) != -EAGAIN)
-		if (err && err != -EINTR && !wire_storage_error_transient(-err))
-			return err;
-	for (i = 0; i < q->n; i++)
-		q->items[i].sent = 0;
-	err = 0;
-	while (q->n) {
-		struct queued_batch *head = &q->items[0];
-		long long left = deadline - clock_monotonic_ms();
-
-		if (!head->sent) {
-			if (zmq_send(q->socket, head->buf, head->len, ZMQ_DONTWAIT) < 0)
-				return zmq_errno() == EAGAIN ? -ETIMEDOUT : -zmq_errno();
-			head->sent = 1;
-		}
-		if (left <= 0)
-			return -ETIMEDOUT;
-		err = queue_wait_reply(q, left);
-		if (err)
-			return err;
-	}
-	return 0;
+	return 1;
 }

@@ -1,20 +1,56 @@
 /* aggregator — receives Batches from Agents over ZeroMQ (a ROUTER socket),
  * stores each exactly once in its Run's measured pivot, acknowledges it
- * only once it is durable (committed), and finalizes the Run when told.
+ * only once it is durable (committed), and finalizes a Run when told; many
+ * Runs at a time, from many Agents (nodes).
  *
- * Protocol (userspace/wire/nunatak.proto): Control START creates the Run
- * (directory, pivot.sqlite, a first manifest.json), Batch stores and Acks,
- * Control FINALIZE attributes (llvm-symbolizer bounded by the budget
- * FINALIZE gives), derives Measurements, rewrites the manifest and Acks. A Batch for an unknown Run or a malformed message gets an
- * Error reply, and the Aggregator goes on.
+ * Protocol (userspace/wire/nunatak.proto, contracts in issue 7's design):
+ *  - Control START {"run": {...}, "runs_dir", "owner": {"uid","gid"},
+ *    "symbolizer", "token"?, "frequency", "mpi_events"} creates the Run:
+ *    <runs_dir>/<name>-YYYYMMDD-HHMMSS made AS THE OWNER (as_owner.h),
+ *    pivot.sqlite, a first manifest.json (run_manifest.h); Ack.json
+ *    {"run_id","run_dir"}. Errors carry code = errno (EACCES/EPERM: runs
+ *    directory refused, ENOSPC, EEXIST: run_id in use by another owner,
+ *    EINVAL: malformed). A START repeated for an open Run of the same owner
+ *    is acknowledged again with its directory. With a token, Control OPEN
+ *    goes to every Agent but the origin's, now and when one says Hello.
+ *  - Batch: stored once by (run, node, incarnation, seq) and acked
+ *    (Ack.incarnation); refused with an Error naming seq and incarnation.
+ *  - Control FINALIZE {"exit_code","end","symbolizer_budget_ms",
+ *    "interrupted","nodes_wait_ms"}: CLOSE to the Run's other nodes, a
+ *    wait of up to nodes_wait_ms for their last Batch (a node missing:
+ *    `node-lost`), then the finalize in a thread of its own (llvm-symbolizer
+ *    spawned as the owner) while other Runs go on; Ack.json {"run_dir"}.
+ *  - Hello: the Agent is tracked (no reply); STATUS: Ack.json (design).
+ *  - Ack and Error from Agents (answers to OPEN): noted, no reply.
+ * Malformed, truncated, oversized (> AGGREGATOR_MAX_MESSAGE_BYTES) and
+ * newer-major messages are refused with an Error, counted, and the
+ * Aggregator goes on.
  */
 #ifndef NUNATAK_AGGREGATOR_H
 #define NUNATAK_AGGREGATOR_H
 
+#include <stdint.h>
+
+#define AGGREGATOR_MAX_MESSAGE_BYTES (64u << 20)
+
 struct aggregator;
 
-/* Takes ownership of a bound ROUTER socket. NULL + errno. */
+struct aggregator_opts {
+	void *router;		    /* a bound ROUTER socket, taken (closed at free) */
+	const char *state_dir;	    /* NULL: no resume (embedded, nunatakd's own) */
+	const char *endpoint_shown; /* for STATUS; NULL: "" */
+};
+
+/* With state_dir: <state_dir>/open/ is made (0700) when missing, and every
+ * Run left open there is reopened (its directory as its owner, its pivot):
+ * Batches and FINALIZE after a restart land in it. A Run that cannot be
+ * reopened is said (pr_warn) and forgotten. NULL + errno. */
+struct aggregator *aggregator__new_opts(const struct aggregator_opts *o);
+/* aggregator__new_opts() with the router only */
 struct aggregator *aggregator__new(void *router_socket);
+/* Stops the finalizes under way (as aggregator_interrupt) and waits for
+ * them; the open Runs are closed, not finalized (their state files stay:
+ * a next Aggregator resumes them). */
 void aggregator__free(struct aggregator *agg);
 
 /* Serve until a Run is finalized (once = 1), or until aggregator_stop()
@@ -25,12 +61,17 @@ int aggregator_serve(struct aggregator *agg, int once);
 /* Both safe to call from another thread than the one serving, any time
  * between aggregator__new() and aggregator__free().
  *
- * aggregator_interrupt(): the finalize under way (or the next one) stops
+ * aggregator_interrupt(): the finalizes under way (or the next one) stop
  * running llvm-symbolizer at once; addresses it did not name keep their
  * ELF names and the Run gets a run-interrupted Degradation. The finalize
  * still ends (measurements, manifest) and is acknowledged.
  * aggregator_stop(): the same, and aggregator_serve() returns. */
 void aggregator_interrupt(struct aggregator *agg);
 void aggregator_stop(struct aggregator *agg);
+
+/* The count of Agents refused by the transport (the CURVE ZAP handler),
+ * shown by STATUS as counters.agents_refused; fn(ctx) is called on the
+ * serving thread. Before aggregator_serve(). */
+void aggregator_set_refused_counter(struct aggregator *agg, uint64_t (*fn)(void *ctx), void *ctx);
 
 #endif

@@ -298,8 +298,8 @@ static int counter_to_degradation(const char *node, const char *name, uint64_t v
 					    (int)node_counter(p, node, "storage_failed_errno"));
 		snprintf(message + strlen(message), sizeof(message) - strlen(message),
 			 " (node %s)", node);
-		return pivot_add_degradation(
-		    p, "storage-failed", message,
+		return pivot_add_node_degradation(
+		    p, node, "storage-failed", message,
 		    wire_storage_failed_remedy((int)node_counter(p, node, "storage_failed_errno")));
 	}
 	for (i = 0; i < sizeof(counter_degradations) / sizeof(counter_degradations[0]); i++) {
@@ -309,7 +309,7 @@ static int counter_to_degradation(const char *node, const char *name, uint64_t v
 			continue;
 		snprintf(message, sizeof(message), "%llu %s (node %s)", (unsigned long long)value,
 			 cd->what, node);
-		return pivot_add_degradation(p, cd->name, message, cd->remedy);
+		return pivot_add_node_degradation(p, node, cd->name, message, cd->remedy);
 	}
 	return 0;
 }
@@ -319,12 +319,14 @@ static int collect_node(const char *node, void *ctx)
 	return json_array_append_new(ctx, json_text(node)) ? -ENOMEM : 0;
 }
 
-static int collect_degradation(const char *name, const char *message, const char *remedy,
-			       void *ctx)
+static int collect_degradation(const char *node, const char *name, const char *message,
+			       const char *remedy, void *ctx)
 {
-	/* a message quotes paths (module-changed, module-gone): json_text */
-	json_t *d = json_pack("{s:o, s:o, s:o}", "name", json_text(name), "message",
-			      json_text(message), "remedy", json_text(remedy));
+	/* a message quotes paths (module-changed, module-gone): json_text;
+	 * node "": the Run's as a whole */
+	json_t *d = json_pack("{s:o, s:o, s:o, s:o}", "name", json_text(name), "node",
+			      json_text(node), "message", json_text(message), "remedy",
+			      json_text(remedy));
 
 	return !d || json_array_append_new(ctx, d) ? -ENOMEM : 0;
 }
@@ -374,7 +376,7 @@ int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *
 	json_object_set_new(manifest, "nodes", nodes);
 	json_object_set_new(manifest, "degradations", degradations);
 	err = pivot_nodes(p, collect_node, nodes);
-	err = err ?: pivot_for_each_degradation(p, collect_degradation, degradations);
+	err = err ?: pivot_for_each_node_degradation(p, collect_degradation, degradations);
 	err = err ?: manifest_write(run_dir_fd, manifest);
 	if (!err)
 		pivot_seal(p); /* on failure (logged) the Run is complete, in WAL mode:

@@ -9,6 +9,8 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_keygen(int argc, char **argv);
 
 /* Prints the summary of the Run in run_dir: text to text_out (NULL: none),
  * and, when json_out is set, one JSON object to it, with `extra` merged in

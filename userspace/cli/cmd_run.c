@@ -1,90 +1,78 @@
 /* cmd_run — `nunatak run [opts] -- CMD ARGS...`: profile CMD and every
  * descendant, write the Run, print its summary, exit with CMD's code.
  *
- * Embedded mode: the Aggregator runs in a thread of this process and the
- * Agent in the main thread; they speak only the wire protocol over
- * inproc://, as they would across a cluster. The application runs exactly
- * once, whatever fails around it: a missing capability is a Degradation
- * announced before launch, never a refusal.
+ * The observing is the node service's (node_service.h): the local
+ * nunatakd through its control socket, or, without one or when it
+ * refuses, a node service in a thread of this process (run_backend.h).
+ * This file is the order of things: the Run token (NUNATAK_RUN=<token> in
+ * the application's environment only, forwarded by Open MPI through
+ * OMPI_MCA_mca_base_env_list), the gated child (launch.h), run-start with
+ * its pid, the release, the wait (run_observe.h), run-end with its exit
+ * code, the linger and the symbolizer's budget, and the summary read from
+ * the Run on disk. The application runs exactly once, whatever fails
+ * around it: a missing capability is a Degradation announced before
+ * launch, never a refusal.
  *
- * Every wait is bounded: START and its Ack (START_TIMEOUT_MS), the
- * Batches (agent.h), the lingering processes (--linger), llvm-symbolizer
- * (--symbolizer-budget) and FINALIZE. A failure before launch exits 125
- * with its cause and removes the Run directory; after launch nunatak
- * exits with the application's code whatever fails. Signals: see
- * run_signals.h; once the application has ended, a stop signal (Ctrl-C)
- * ends the wait for lingering processes and the finalize at once.
+ * Every wait is bounded: run-start (START_TIMEOUT_MS), run-end (the
+ * linger, the symbolizer's budget and FINALIZE_EXTRA_MS). A failure
+ * before launch exits 125 with its cause (the gated child is killed, the
+ * Run directory removed); after launch nunatak exits with the
+ * application's code whatever fails. Signals: see run_signals.h; once the
+ * application has ended, a first stop signal (Ctrl-C) ends the linger and
+ * the finalize's llvm-symbolizer (run-interrupt), a second one gives up.
  */
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <jansson.h>
-#include <zmq.h>
 
 #include "userspace/agent/agent.h"
-#include "userspace/aggregator/aggregator.h"
 #include "userspace/cli/cli.h"
-#include "userspace/cli/control.h"
-#include "userspace/cli/run_dir.h"
-#include "userspace/cli/run_manifest.h"
+#include "userspace/cli/run_backend.h"
+#include "userspace/aggregator/run_dir.h"
+#include "userspace/cli/run_facts.h"
+#include "userspace/aggregator/run_manifest.h" /* run_iso_time */
 #include "userspace/cli/run_observe.h"
 #include "userspace/cli/run_options.h"
-#include "userspace/launch/run_signals.h"
 #include "userspace/config/config.h"
+#include "userspace/control/control.h"
+#include "userspace/control/control_client.h"
 #include "userspace/launch/launch.h"
 #include "userspace/launch/launcher.h"
-#include "userspace/launch/tool.h"
+#include "userspace/launch/run_signals.h"
 #include "userspace/log/clock.h"
 #include "userspace/log/json_text.h"
 #include "userspace/log/log.h"
-#include "userspace/wire/wire.h"
 
-#define START_TIMEOUT_MS 5000	   /* START makes a directory and two files */
-#define FINALIZE_EXTRA_MS 120000   /* FINALIZE beyond the symbolizer's budget */
-#define FINALIZE_GRACE_MS 3000	   /* after a stop: the finalize ends without llvm-symbolizer */
-#define JOIN_TIMEOUT_MS 2000	   /* the Aggregator thread, once told to stop */
+#define START_TIMEOUT_MS (AGENT_START_TIMEOUT_MS + 3000)
+#define FINALIZE_EXTRA_MS 120000 /* run-end beyond the linger and the symbolizer's budget */
+#define FINALIZE_GRACE_MS 3000	 /* after a stop: the finalize ends without llvm-symbolizer */
+#define NODES_WAIT_MS 5000	 /* the Aggregator's wait for other nodes (node_service) */
+#define OMPI_ENV_LIST "OMPI_MCA_mca_base_env_list"
 
-static void *aggregator_thread(void *arg)
-{
-	struct aggregator *agg = arg;
-
-	aggregator_serve(agg, 1);
-	return NULL;
-}
-
-static int announce(const char *name, const char *message, const char *remedy, void *ctx)
-{
-	(void)ctx;
-	fprintf(stderr, "nunatak: degradation %s: %s\n         remedy: %s\n", name, message, remedy);
-	return 0;
-}
-
-/* the manifest's first version, built in a thread while the Agent loads */
-struct seed_job {
-	const char *name, *start, *node;
-	const struct config *cfg;
-	const struct launcher_split *split;
-	json_t *seed; /* out */
+/* One `nunatak run`, phase by phase. */
+struct run {
+	struct config cfg;
+	char exe[PATH_MAX], run_dir[PATH_MAX], target[PATH_MAX], symbolizer[PATH_MAX];
+	char runs_dir[PATH_MAX], node[256], start[32], token[33], run_id[33];
+	const char *name;
+	struct launcher_split split;
+	struct run_backend b;
+	json_t *degradations; /* the CLI's own, given in run-start */
+	struct launch l;
+	int signal_fd;
+	int exit_code;	 /* the application's, once it ran */
+	int stop_signo;	 /* a stop signal before launch */
+	int interrupted; /* run-interrupt was sent */
+	int finalized;
 };
-
-static void *seed_job_run(void *arg)
-{
-	struct seed_job *sj = arg;
-
-	sj->seed = run_manifest_seed(sj->name, run_env.ncmd, run_env.cmd, sj->split, sj->cfg, sj->start,
-				     sj->node);
-	return NULL;
-}
-
 
 /* the application behind any launcher and wrappers: "app", never "mpirun" */
 static const char *default_name(const struct launcher_split *split)
@@ -92,27 +80,48 @@ static const char *default_name(const struct launcher_split *split)
 	return launcher_target_name(run_env.ncmd, run_env.cmd, split);
 }
 
-/* One `nunatak run`, phase by phase. */
-struct run {
-	struct config cfg;
-	char exe[PATH_MAX], run_dir[PATH_MAX], target[PATH_MAX], symbolizer[PATH_MAX];
-	char node[256], start[32], endpoint[64];
-	const char *name, *run_id;
-	struct stat run_st; /* the Run directory made: the Aggregator checks it is the one */
-	struct launcher_split split;
-	void *zctx;
-	struct aggregator *agg;
-	pthread_t thread;
-	int thread_started, thread_stuck;
-	struct agent *agent;
-	json_t *seed;
-	struct launch l;
-	int signal_fd;
-	int exit_code;	 /* the application's, once it ran */
-	int stop_signo;	 /* a stop signal after the application ended */
-	int interrupted; /* the finalize was stopped */
-	int finalized;
-};
+/* runs_dir as the node service needs it: absolute (its working directory
+ * is not ours) and text a message can carry. 0 or the exit code. */
+static int run_runs_dir(struct run *r)
+{
+	const char *dir = r->cfg.runs_dir;
+	char cwd[PATH_MAX];
+
+	if (!json_text_is_clean(dir, strlen(dir))) {
+		char *shown = json_text_escape(dir, strlen(dir), NULL);
+
+		fprintf(stderr, "nunatak: the runs directory '%s' is not UTF-8 text, which a Run "
+				"cannot record: choose another with -o DIR\n",
+			shown ? shown : "?");
+		free(shown);
+		return EXIT_NUNATAK_FAILED;
+	}
+	if (strlen(dir) >= sizeof(r->runs_dir)) {
+		fprintf(stderr, "nunatak: invalid runs directory '%.200s...': its path is too long "
+				"(over %zu characters); the application was not run: choose a "
+				"shorter one with -o DIR\n",
+			dir, sizeof(r->runs_dir) - 1);
+		return EXIT_NUNATAK_FAILED;
+	}
+	if (dir[0] == '/') {
+		snprintf(r->runs_dir, sizeof(r->runs_dir), "%s", dir);
+		return 0;
+	}
+	errno = 0;
+	if (!getcwd(cwd, sizeof(cwd)) ||
+	    snprintf(r->runs_dir, sizeof(r->runs_dir), "%s/%s", cwd, dir) >= (int)sizeof(r->runs_dir)) {
+		fprintf(stderr, "nunatak: the runs directory '%.200s' cannot be named from /: %s; "
+				"the application was not run: choose a shorter one with -o DIR\n",
+			dir, errno == ERANGE || !errno ? "its path is too long" : strerror(errno));
+		return EXIT_NUNATAK_FAILED;
+	}
+	if (!json_text_is_clean(r->runs_dir, strlen(r->runs_dir))) {
+		fprintf(stderr, "nunatak: the current directory is not UTF-8 text, which a Run "
+				"cannot record: give the runs directory from / with -o DIR\n");
+		return EXIT_NUNATAK_FAILED;
+	}
+	return 0;
+}
 
 /* Options over the configuration, the command resolved. 0, or the exit
  * code (a message was printed). */
@@ -136,81 +145,11 @@ static int run_configure(struct run *r)
 	}
 	launcher_split(run_env.ncmd, run_env.cmd, &r->split);
 	r->name = r->cfg.name ? r->cfg.name : default_name(&r->split);
-	gethostname(r->node, sizeof(r->node) - 1);
-	return 0;
-}
-
-/* The Aggregator: a ROUTER on inproc://, served by a thread. */
-static int run_start_aggregator(struct run *r)
-{
-	void *router;
-	int e;
-
-	r->zctx = zmq_ctx_new();
-	snprintf(r->endpoint, sizeof(r->endpoint), "inproc://nunatak-aggregator-%d", (int)getpid());
-	router = r->zctx ? zmq_socket(r->zctx, ZMQ_ROUTER) : NULL;
-	if (!router || zmq_bind(router, r->endpoint)) {
-		fprintf(stderr,
-			"nunatak: cannot start the aggregator: its socket '%s': %s; the application "
-			"was not run: free memory or descriptors (ulimit -n) and run it again\n",
-			r->endpoint, zmq_strerror(zmq_errno()));
-		if (router)
-			zmq_close(router);
-		return -EIO;
-	}
-	r->agg = aggregator__new(router);
-	if (!r->agg) {
-		fprintf(stderr,
-			"nunatak: cannot start the aggregator for '%s': %s; the application was "
-			"not run: free memory and run it again\n",
-			r->run_dir, strerror(errno));
-		zmq_close(router);
-		return -ENOMEM;
-	}
-	e = pthread_create(&r->thread, NULL, aggregator_thread, r->agg);
-	if (e) {
-		fprintf(stderr,
-			"nunatak: cannot start the aggregator thread for '%s': %s; the application "
-			"was not run: raise the process limit (ulimit -u) or free memory and run it "
-			"again\n",
-			r->run_dir, strerror(e));
-		return -e;
-	}
-	r->thread_started = 1;
-	return 0;
-}
-
-/* The Agent, while the manifest's first version is built (machine,
- * provenance: ~0.1 s) in a thread. */
-static int run_start_agent(struct run *r)
-{
-	struct seed_job sj = { .name = r->name, .cfg = &r->cfg, .start = r->start, .node = r->node,
-			       .split = &r->split };
-	struct agent_opts ao = { .run_id = r->run_id, .node = r->node, .endpoint = r->endpoint,
-				 .zmq_ctx = r->zctx, .frequency = r->cfg.sampling_frequency,
-				 .mpi_events = run_env.mpi_events }; /* Acks: the default bound */
-	pthread_t seed_thread;
-	int seed_started;
-
-	run_iso_time(r->start, sizeof(r->start));
-	seed_started = !pthread_create(&seed_thread, NULL, seed_job_run, &sj);
-	if (!seed_started)
-		seed_job_run(&sj);
 	if (r->split.target_index >= 0 &&
-	    !launch_resolve(run_env.cmd[r->split.target_index], r->target, sizeof(r->target)))
-		ao.target_exe = r->target;
-	r->agent = agent__new(&ao);
-	if (seed_started)
-		pthread_join(seed_thread, NULL);
-	r->seed = sj.seed;
-	if (!r->agent) {
-		fprintf(stderr,
-			"nunatak: cannot start the agent for '%s': %s; the application was not "
-			"run: free memory and run it again (-v says more)\n",
-			r->run_dir, strerror(errno));
-		return -ENOMEM;
-	}
-	return 0;
+	    launch_resolve(run_env.cmd[r->split.target_index], r->target, sizeof(r->target)))
+		r->target[0] = '\0';
+	gethostname(r->node, sizeof(r->node) - 1);
+	return run_runs_dir(r);
 }
 
 /* The symbolizer the Aggregator will run: a trusted absolute path, or ""
@@ -222,30 +161,249 @@ static void run_resolve_symbolizer(struct run *r)
 
 	if (cli_resolve_symbolizer(r->cfg.llvm_symbolizer, r->symbolizer, sizeof(r->symbolizer),
 				   &name, message, sizeof(message), &remedy))
-		agent_add_degradation(r->agent, name, message, remedy);
+		json_array_append_new(r->degradations,
+				      json_pack("{s:s, s:o, s:s}", "name", name, "message",
+						json_text(message), "remedy", remedy));
+	if (!json_text_is_clean(r->symbolizer, strlen(r->symbolizer)))
+		r->symbolizer[0] = '\0';
 }
 
-/* START: the Run's directory, pivot and first manifest; bounded. */
-static int run_send_start(struct run *r)
+static int run_make_token(struct run *r)
 {
-	char err[2 * PATH_MAX + 256] = "";
-	json_t *spec;
-	char *text;
+	unsigned char b[16];
+	size_t i;
+
+	if (getrandom(b, sizeof(b), 0) != sizeof(b)) {
+		fprintf(stderr, "nunatak: cannot make the Run's token: %s\n", strerror(errno));
+		return -EIO;
+	}
+	for (i = 0; i < sizeof(b); i++)
+		sprintf(r->token + 2 * i, "%02x", b[i]);
+	return 0;
+}
+
+/* The environment of the gated child: NUNATAK_RUN=<token>, and Open MPI
+ * told to forward it to remote ranks. Set in ours only while it forks
+ * (no other thread exists then), so that nothing else nunatak or its
+ * node service starts carries the token. */
+struct saved_env {
+	char *run, *ompi;
+};
+
+static int env_for_child(const struct run *r, struct saved_env *s)
+{
+	const char *run = getenv("NUNATAK_RUN"), *ompi = getenv(OMPI_ENV_LIST);
+	char *list = NULL;
+	int e = 0;
+
+	s->run = run ? strdup(run) : NULL;
+	s->ompi = ompi ? strdup(ompi) : NULL;
+	if (ompi && ompi[0] ? asprintf(&list, "%s;NUNATAK_RUN", ompi) < 0
+			    : !(list = strdup("NUNATAK_RUN")))
+		return -ENOMEM;
+	if (setenv("NUNATAK_RUN", r->token, 1) || setenv(OMPI_ENV_LIST, list, 1))
+		e = -errno;
+	free(list);
+	return e;
+}
+
+static void env_restore(struct saved_env *s)
+{
+	if (s->run)
+		setenv("NUNATAK_RUN", s->run, 1);
+	else
+		unsetenv("NUNATAK_RUN");
+	if (s->ompi)
+		setenv(OMPI_ENV_LIST, s->ompi, 1);
+	else
+		unsetenv(OMPI_ENV_LIST);
+	free(s->run);
+	free(s->ompi);
+}
+
+/* The gated child, with the Run's environment. 0 or the exit code. */
+static int run_fork_application(struct run *r)
+{
+	struct saved_env s = { 0 };
 	int e;
 
-	spec = json_pack("{s:s, s:I, s:I, s:s, s:O}", "run_dir", r->run_dir, "run_dir_dev",
-			 (json_int_t)r->run_st.st_dev, "run_dir_ino", (json_int_t)r->run_st.st_ino,
-			 "symbolizer", r->symbolizer, "manifest", r->seed);
-	text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
-	json_decref(spec);
-	e = text ? control_send(r->zctx, r->endpoint, NUNATAK__WIRE__CONTROL__ACTION__START,
-				r->run_id, text, START_TIMEOUT_MS, NULL, err, sizeof(err))
-		 : -ENOMEM;
-	free(text);
-	if (e)
-		fprintf(stderr, "nunatak: cannot start the Run in '%s': %s\n", r->run_dir,
-			err[0] ? err : strerror(-e));
-	return e;
+	e = env_for_child(r, &s);
+	if (!e)
+		e = launch_prepare(&r->l, r->exe, run_env.cmd);
+	env_restore(&s);
+	if (e) {
+		fprintf(stderr, "nunatak: cannot start '%s': %s\n", run_env.cmd[0], strerror(-e));
+		return EXIT_NUNATAK_FAILED;
+	}
+	return 0;
+}
+
+/* The gated child never runs: killed at its gate. */
+static void run_kill_application(struct run *r)
+{
+	int status;
+
+	if (r->l.pid <= 0)
+		return;
+	kill(r->l.pid, SIGKILL);
+	while (waitpid(r->l.pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (r->l.gate_fd >= 0)
+		close(r->l.gate_fd);
+	if (r->l.error_fd >= 0)
+		close(r->l.error_fd);
+	r->l.pid = -1;
+	r->l.gate_fd = r->l.error_fd = -1;
+}
+
+/* signals while run-start is answered: a stop is kept for after it */
+static int on_start_signal(struct control_wait *w)
+{
+	struct run *r = w->ctx;
+	struct run_signal s;
+
+	while (run_signals_read(r->signal_fd, &s) == 1)
+		if (run_signal_stops(s.signo) && !r->stop_signo)
+			r->stop_signo = s.signo;
+	return 0;
+}
+
+/* Waits for the reply to `request` on the connection: replies to other
+ * requests (run-interrupt's) are passed over. */
+static int run_await(struct run *r, const char *request, json_t **reply, int timeout_ms,
+		     struct control_wait *w, char *err, size_t errlen)
+{
+	long long deadline = clock_monotonic_ms() + timeout_ms;
+	int e;
+
+	for (;;) {
+		long long left = deadline - clock_monotonic_ms();
+		const char *name;
+
+		e = control_await(r->b.fd, reply, left > 0 ? (int)left : 0, w, err, errlen);
+		if (e)
+			return e;
+		name = json_string_value(json_object_get(*reply, "reply"));
+		if (!name || !strcmp(name, request))
+			return 0;
+		json_decref(*reply);
+		*reply = NULL;
+	}
+}
+
+/* run-start on the backend's connection: 0 and *reply (ok or not), or
+ * -errno (err says why: no answer, the service gone) */
+static int run_send_start(struct run *r, json_t **reply, char *err, size_t errlen)
+{
+	struct control_wait w = { .fd = r->signal_fd, .on_fd = on_start_signal, .ctx = r };
+	json_t *req;
+	int e;
+
+	req = json_pack("{s:s, s:o, s:s, s:s, s:o, s:s, s:i, s:b, s:O}", "request",
+			CONTROL_RUN_START, "run",
+			run_facts_json(r->name, run_env.ncmd, run_env.cmd, &r->split, &r->cfg,
+				       r->start, r->node),
+			"runs_dir", r->runs_dir, "symbolizer", r->symbolizer, "target_exe",
+			/* a path that is not UTF-8 cannot travel: no MPI probing by name */
+			(r->target[0] ? json_string(r->target) : NULL) ?: json_null(), "token",
+			r->token, "pid",
+			(int)r->l.pid, "mpi_events", run_env.mpi_events, "degradations",
+			r->degradations);
+	if (!req) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	e = control_send_msg(r->b.fd, req, CONTROL_SEND_TIMEOUT_MS);
+	json_decref(req);
+	if (e) {
+		snprintf(err, errlen, "cannot ask the node service: %s", strerror(-e));
+		return e;
+	}
+	return run_await(r, CONTROL_RUN_START, reply, START_TIMEOUT_MS, &w, err, errlen);
+}
+
+static int announce(const json_t *degradations)
+{
+	size_t i;
+	json_t *d;
+
+	json_array_foreach(degradations, i, d)
+		fprintf(stderr, "nunatak: degradation %s: %s\n         remedy: %s\n",
+			json_string_value(json_object_get(d, "name")) ?: "?",
+			json_string_value(json_object_get(d, "message")) ?: "",
+			json_string_value(json_object_get(d, "remedy")) ?: "");
+	return 0;
+}
+
+/* The Run's directory as the user named its runs directory (relative
+ * stays relative, as `Run: DIR` always said): the node service names it
+ * from /, under r->runs_dir. */
+static void run_set_dir(struct run *r, const char *dir)
+{
+	size_t n = strlen(r->runs_dir);
+
+	if (!dir || !dir[0])
+		return;
+	if (r->cfg.runs_dir[0] != '/' && !strncmp(dir, r->runs_dir, n) && dir[n] == '/')
+		snprintf(r->run_dir, sizeof(r->run_dir), "%s%s", r->cfg.runs_dir, dir + n);
+	else
+		snprintf(r->run_dir, sizeof(r->run_dir), "%s", dir);
+}
+
+/* The Run started: its id and directory; what is missing said. */
+static void run_started(struct run *r, const json_t *reply)
+{
+	json_int_t hz = json_integer_value(json_object_get(reply, "frequency"));
+
+	snprintf(r->run_id, sizeof(r->run_id), "%s",
+		 json_string_value(json_object_get(reply, "run_id")) ?: "");
+	run_set_dir(r, json_string_value(json_object_get(reply, "run_dir")));
+	announce(r->degradations);
+	announce(json_object_get(reply, "degradations"));
+	if (!r->b.embedded && hz && hz != r->cfg.sampling_frequency)
+		fprintf(stderr, "nunatak: the node service samples at %lld Hz, not at the %ld Hz "
+				"asked: its configuration decides\n",
+			(long long)hz, r->cfg.sampling_frequency);
+	if (run_env.verbose && json_is_true(json_object_get(reply, "sampling")))
+		pr_info("sampling %s at %lld Hz on %lld CPUs into %s%s", r->exe, (long long)hz,
+			(long long)json_integer_value(json_object_get(reply, "cpus")), r->run_dir,
+			r->b.embedded ? "" : " (through the node service)");
+}
+
+/* The Run on a node service: the daemon's, else (none, or it refused) the
+ * embedded one. 0, or the exit code (said). */
+static int run_start(struct run *r, int daemon)
+{
+	char err[2 * PATH_MAX + 512] = "";
+	json_t *reply = NULL;
+	int e;
+
+	if (daemon) {
+		e = run_send_start(r, &reply, err, sizeof(err));
+		if (!e)
+			e = control_reply_status(reply, err, sizeof(err));
+		if (!e)
+			goto started;
+		fprintf(stderr, "nunatak: the node service at '%s' did not take the Run: %s; "
+				"observing in-process instead\n", r->b.socket_path, err);
+		json_decref(reply);
+		reply = NULL;
+		run_backend_close(&r->b);
+	}
+	if (run_backend_embedded(&r->b, &r->cfg, r->node))
+		return EXIT_NUNATAK_FAILED;
+	e = run_send_start(r, &reply, err, sizeof(err));
+	if (!e)
+		e = control_reply_status(reply, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "nunatak: cannot start the Run in '%s': %s\n", r->runs_dir, err);
+		json_decref(reply);
+		return EXIT_NUNATAK_FAILED;
+	}
+started:
+	run_started(r, reply);
+	json_decref(reply);
+	return 0;
 }
 
 /* A stop signal that came before the application started: 128+N, else 0. */
@@ -253,83 +411,50 @@ static int run_stopped_before_launch(struct run *r)
 {
 	struct run_signal s;
 
-	while (run_signals_read(r->signal_fd, &s) == 1) {
-		if (!run_signal_stops(s.signo))
-			continue;
-		fprintf(stderr, "nunatak: %s before the application started: it was not run\n",
-			strsignal(s.signo));
-		return 128 + s.signo;
-	}
-	return 0;
+	while (!r->stop_signo && run_signals_read(r->signal_fd, &s) == 1)
+		if (run_signal_stops(s.signo))
+			r->stop_signo = s.signo;
+	if (!r->stop_signo)
+		return 0;
+	fprintf(stderr, "nunatak: %s before the application started: it was not run\n",
+		strsignal(r->stop_signo));
+	return 128 + r->stop_signo;
 }
 
-/* Everything before the application: 0, or nunatak's exit code. */
+/* Everything before the application: 0, or nunatak's exit code (the
+ * gated child killed). */
 static int run_prepare(struct run *r)
 {
-	char err[2 * PATH_MAX + 256] = ""; /* room for a path of PATH_MAX and more */
-	int e;
+	int e, daemon;
 
 	e = run_configure(r);
 	if (e)
 		return e;
-	if (!json_text_is_clean(r->cfg.runs_dir, strlen(r->cfg.runs_dir))) {
-		/* its path travels in the START message and the manifest */
-		char *shown = json_text_escape(r->cfg.runs_dir, strlen(r->cfg.runs_dir), NULL);
-
-		fprintf(stderr, "nunatak: the runs directory '%s' is not UTF-8 text, which a Run "
-				"cannot record: choose another with -o DIR\n",
-			shown ? shown : "?");
-		free(shown);
-		return EXIT_NUNATAK_FAILED;
-	}
-	e = run_dir_create(r->cfg.runs_dir, r->name, time(NULL), r->run_dir, sizeof(r->run_dir),
-			   &r->run_st, err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "nunatak: %s\n", err);
-		r->run_dir[0] = '\0';
-		return EXIT_NUNATAK_FAILED;
-	}
-	r->run_id = strrchr(r->run_dir, '/') + 1;
-	if (run_start_aggregator(r) || run_start_agent(r))
-		return EXIT_NUNATAK_FAILED;
 	run_resolve_symbolizer(r);
-	if (run_send_start(r))
+	if (run_make_token(r))
 		return EXIT_NUNATAK_FAILED;
-	agent_for_each_degradation(r->agent, announce, NULL);
-	if (run_env.verbose && agent_sampling(r->agent))
-		pr_info("sampling %s at %ld Hz on %d CPUs into %s", r->exe,
-			r->cfg.sampling_frequency, agent_cpus(r->agent), r->run_dir);
-	return run_stopped_before_launch(r);
+	run_iso_time(r->start, sizeof(r->start));
+	daemon = !run_backend_daemon(&r->b, r->cfg.service.agent_socket);
+	e = run_fork_application(r);
+	if (!e)
+		e = run_start(r, daemon);
+	if (!e)
+		e = run_stopped_before_launch(r);
+	if (e)
+		run_kill_application(r);
+	return e;
 }
 
-/* The application, exactly once, observed to its end (and its lingering
- * processes). 0 once it ran (r->exit_code is its code), or -errno. */
+/* The application, exactly once, observed to its end. 0 once it ran
+ * (r->exit_code is its code), or -errno. */
 static int run_application(struct run *r)
 {
-	struct run_observe ro = { .agent = r->agent, .signal_fd = r->signal_fd,
-				  .linger_ms = run_env.linger_ms };
+	struct run_observe ro = { .signal_fd = r->signal_fd, .pid = r->l.pid };
 	int e;
 
-	e = launch_prepare(&r->l, r->exe, run_env.cmd);
-	if (e) {
-		fprintf(stderr, "nunatak: cannot start '%s': %s\n", run_env.cmd[0], strerror(-e));
-		return e;
-	}
-	e = agent_follow(r->agent, r->l.pid);
-	if (e) {
-		char message[PATH_MAX + 128];
-
-		snprintf(message, sizeof(message), "'%s' (pid %d) could not be followed: %s: the "
-			 "Run has no samples of it", run_env.cmd[0], (int)r->l.pid, strerror(-e));
-		pr_warn("%s", message);
-		agent_add_degradation(r->agent, "target-not-followed", message,
-				      "run nunatak -v to see why; a runs path much shorter than "
-				      "PATH_MAX avoids /proc lines too long to read");
-	}
 	e = launch_release(&r->l);
 	if (e)
 		fprintf(stderr, "nunatak: '%s': %s\n", r->exe, strerror(-e));
-	ro.pid = r->l.pid;
 	e = run_observe(&ro);
 	if (e) {
 		/* cannot happen but for a bug: the application's code is unknown */
@@ -338,100 +463,105 @@ static int run_application(struct run *r)
 		return 0;
 	}
 	r->exit_code = launch_exit_code(ro.status);
-	r->stop_signo = ro.stop_signo;
 	return 0;
 }
 
-static void run_interrupt_finalize(struct run *r, struct control_wait *w, int signo)
-{
-	fprintf(stderr, "nunatak: %s: stopping the finalize (names from ELF symbols only)\n",
-		strsignal(signo));
-	aggregator_interrupt(r->agg);
-	r->interrupted = 1;
-	w->deadline_ms = clock_monotonic_ms() + FINALIZE_GRACE_MS;
-}
-
-/* The signalfd during FINALIZE: a first stop signal interrupts the
- * symbolizer and leaves the finalize a short grace; a second one gives
- * up at once. */
-static int on_finalize_signal(struct control_wait *w)
+/* The signalfd during run-end: a first stop signal ends the linger and
+ * the symbolizer (run-interrupt) and leaves the finalize a short grace; a
+ * second one gives up at once. */
+static int on_end_signal(struct control_wait *w)
 {
 	struct run *r = w->ctx;
 	struct run_signal s;
+	json_t *req;
 
 	while (run_signals_read(r->signal_fd, &s) == 1) {
 		if (!run_signal_stops(s.signo))
 			continue;
 		if (r->interrupted)
 			return 1;
-		run_interrupt_finalize(r, w, s.signo);
+		fprintf(stderr, "nunatak: %s: stopping the finalize (names from ELF symbols only)\n",
+			strsignal(s.signo));
+		req = json_pack("{s:s, s:s}", "request", CONTROL_RUN_INTERRUPT, "run_id", r->run_id);
+		if (!req || control_send_msg(r->b.fd, req, CONTROL_SEND_TIMEOUT_MS)) {
+			json_decref(req);
+			return 1;
+		}
+		json_decref(req);
+		r->interrupted = 1;
+		w->deadline_ms = clock_monotonic_ms() + FINALIZE_GRACE_MS + NODES_WAIT_MS;
 	}
 	return 0;
 }
 
-/* The last Batch, then FINALIZE (attribution, manifest). */
-static void run_finalize(struct run *r, const char *end)
+/* run-end: the linger, the last Batch, FINALIZE; 0 once finalized */
+static int run_end(struct run *r, int discard, const char *end)
 {
-	struct control_wait w = { .fd = r->signal_fd, .on_fd = on_finalize_signal, .ctx = r };
-	int budget_ms = run_env.symbolizer_budget_ms, e;
-	char result[160], err[1024] = "";
+	struct control_wait w = { .fd = r->signal_fd, .on_fd = on_end_signal, .ctx = r };
+	int timeout_ms = run_env.linger_ms + run_env.symbolizer_budget_ms + NODES_WAIT_MS +
+			 FINALIZE_EXTRA_MS, e;
+	char err[1024] = "";
+	json_t *req, *reply = NULL;
+	const char *dir;
 
-	agent_finish(r->agent, 0);
-	if (r->stop_signo)
-		run_interrupt_finalize(r, &w, r->stop_signo);
-	snprintf(result, sizeof(result),
-		 "{\"exit_code\": %d, \"end\": \"%s\", \"symbolizer_budget_ms\": %d}", r->exit_code,
-		 end, budget_ms);
-	e = control_send(r->zctx, r->endpoint, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, r->run_id,
-			 result, budget_ms + FINALIZE_EXTRA_MS, &w, err, sizeof(err));
+	req = json_pack("{s:s, s:s, s:o, s:s, s:i, s:i, s:b}", "request", CONTROL_RUN_END,
+			"run_id", r->run_id, "exit_code",
+			discard ? json_null() : json_integer(r->exit_code), "end", end, "linger_ms",
+			discard ? 0 : run_env.linger_ms, "symbolizer_budget_ms",
+			run_env.symbolizer_budget_ms, "discard", discard);
+	e = req ? control_send_msg(r->b.fd, req, CONTROL_SEND_TIMEOUT_MS) : -ENOMEM;
+	json_decref(req);
+	if (e)
+		snprintf(err, sizeof(err), "cannot ask the node service: %s", strerror(-e));
+	else
+		e = run_await(r, CONTROL_RUN_END, &reply, timeout_ms, discard ? NULL : &w, err,
+			      sizeof(err));
+	if (!e)
+		e = control_reply_status(reply, err, sizeof(err));
+	dir = json_string_value(json_object_get(reply, "run_dir"));
+	if (!e)
+		run_set_dir(r, dir);
+	json_decref(reply);
 	if (!e) {
 		r->finalized = 1;
-		return;
+		return 0;
 	}
+	if (discard)
+		return e;
 	if (r->interrupted)
 		fprintf(stderr, "nunatak: the finalize was stopped: the Run is left interrupted; "
 				"'nunatak summary %s' finishes it\n", r->run_dir);
 	else
 		fprintf(stderr, "nunatak: the Run was not finalized: %s\n", err);
+	return e;
 }
 
-/* Stops what runs, frees what can be: a thread that does not stop in
- * time is left to the process exit, with what it uses. */
-static void run_teardown(struct run *r)
-{
-	struct timespec deadline;
-
-	agent__free(r->agent);
-	r->agent = NULL;
-	if (r->thread_started) {
-		aggregator_stop(r->agg);
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += JOIN_TIMEOUT_MS / 1000;
-		r->thread_stuck = pthread_timedjoin_np(r->thread, NULL, &deadline) != 0;
-	}
-	if (r->thread_stuck)
-		return; /* run_abandon() says it */
-	aggregator__free(r->agg);
-	if (r->zctx)
-		zmq_ctx_term(r->zctx);
-	json_decref(r->seed);
-	r->agg = NULL;
-	r->zctx = NULL;
-	r->seed = NULL;
-}
-
-/* A stuck Aggregator thread may be inside SQLite, writing the Run: the
+/* A stuck node service thread may be inside SQLite, writing the Run: the
  * Run is neither discarded nor summarized, and the process ends at once,
  * without the exit handlers that would free what the thread uses. */
 static void __attribute__((noreturn)) run_abandon(const struct run *r, int exit_code)
 {
 	fprintf(stderr,
-		"nunatak: the Run was left unfinished: its aggregator did not stop within %d ms "
-		"of being told; 'nunatak summary %s' finishes it\n",
-		JOIN_TIMEOUT_MS, r->run_dir);
+		"nunatak: the Run was left unfinished: its node service did not stop in time; "
+		"'nunatak summary %s' finishes it\n", r->run_dir);
 	fflush(stdout);
 	fflush(stderr);
 	_exit(exit_code);
+}
+
+/* The application never ran, but the Run was started: removed. */
+static void run_discard(struct run *r)
+{
+	char end[32];
+
+	run_iso_time(end, sizeof(end));
+	if (run_end(r, 1, end) || !r->run_dir[0]) {
+		if (r->run_dir[0])
+			fprintf(stderr, "Run (incomplete): %s\n", r->run_dir);
+		return;
+	}
+	if (run_dir_discard(r->run_dir))
+		fprintf(stderr, "Run (incomplete): %s\n", r->run_dir);
 }
 
 /* stdout carries the --json document, written in one go from memory so
@@ -503,7 +633,8 @@ static int run_report(struct run *r)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run r = { .l = { .pid = -1, .gate_fd = -1, .error_fd = -1 }, .node = "localhost" };
+	struct run r = { .l = { .pid = -1, .gate_fd = -1, .error_fd = -1 }, .node = "localhost",
+			 .b = RUN_BACKEND_INIT };
 	struct timespec app_end, written;
 	char end[32];
 	int exit_code;
@@ -520,28 +651,29 @@ int cmd_run(int argc, char **argv)
 		return EXIT_NUNATAK_FAILED;
 	}
 	config_init(&r.cfg);
-	exit_code = run_prepare(&r);
-	if (!exit_code && run_application(&r))
-		exit_code = EXIT_NUNATAK_FAILED;
+	r.degradations = json_array();
+	exit_code = r.degradations ? run_prepare(&r) : EXIT_NUNATAK_FAILED;
 	if (exit_code) { /* the application did not run */
-		run_teardown(&r);
-		if (r.thread_stuck)
+		if (r.run_id[0])
+			run_discard(&r);
+		run_backend_close(&r.b);
+		if (r.b.thread_stuck)
 			run_abandon(&r, exit_code);
-		if (r.run_dir[0] && run_dir_discard(r.run_dir))
-			fprintf(stderr, "Run (incomplete): %s\n", r.run_dir);
 		goto out;
 	}
+	run_application(&r);
 	run_iso_time(end, sizeof(end));
 	clock_gettime(CLOCK_MONOTONIC, &app_end);
-	run_finalize(&r, end);
+	run_end(&r, 0, end);
 	clock_gettime(CLOCK_MONOTONIC, &written);
 	pr_info("Run written %.0f ms after the application exited",
 		(written.tv_sec - app_end.tv_sec) * 1e3 + (written.tv_nsec - app_end.tv_nsec) / 1e6);
-	run_teardown(&r);
-	if (r.thread_stuck)
+	run_backend_close(&r.b);
+	if (r.b.thread_stuck)
 		run_abandon(&r, r.exit_code);
 	exit_code = run_report(&r);
 out:
+	json_decref(r.degradations);
 	config_release(&r.cfg);
 	close(r.signal_fd);
 	return exit_code;

@@ -17,7 +17,7 @@
 #include "userspace/aggregator/finalize.h"
 #include "userspace/aggregator/manifest.h"
 #include "userspace/cli/cli.h"
-#include "userspace/cli/run_dir.h"
+#include "userspace/aggregator/run_dir.h"
 #include "userspace/config/config.h"
 #include "userspace/attribution/symbolizer.h"
 #include "userspace/launch/launch.h"

@@ -13,6 +13,8 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run, "profile a command and everything it starts, write a Run" },
 	{ "summary", cmd_summary, "print the summary of a Run again" },
+	{ "status", cmd_status, "show the local node service (nunatakd) and its aggregators" },
+	{ "keygen", cmd_keygen, "make a CURVE key pair for the service (DIR NAME)" },
 };
 
 static void usage(FILE *out)
@@ -25,7 +27,8 @@ static void usage(FILE *out)
 	fprintf(out, "\n'nunatak COMMAND --help' tells more.\n\n"
 		     "examples:\n"
 		     "  nunatak run -- ./solver input.dat\n"
-		     "  nunatak summary --json\n");
+		     "  nunatak summary --json\n"
+		     "  nunatak status\n");
 }
 
 int main(int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,6 +105,92 @@ static int child_attributes(posix_spawnattr_t *attr)
 	return err;
 }
 
+static __thread const struct tool_user *bound_user;
+
+const struct tool_user *tool_user_bind(const struct tool_user *u)
+{
+	const struct tool_user *previous = bound_user;
+
+	bound_user = u;
+	return previous;
+}
+
+/* the user the tools of this thread run as, NULL: this process' own */
+static const struct tool_user *user_to_become(void)
+{
+	const struct tool_user *u = bound_user;
+
+	return u && u->uid != 0 && u->uid != geteuid() ? u : NULL;
+}
+
+/* The child of spawn_as(): what posix_spawn does for the others (see
+ * tool.h), then no supplementary group, the user's gid and uid, exec.
+ * Only system calls: the parent may have other threads. Its errno goes
+ * to report (close-on-exec: EOF when the exec succeeded). */
+static void __attribute__((noreturn)) child_as(const char *path, char *const argv[],
+					      const int src[3], const struct tool_user *u,
+					      int report)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigset_t none;
+	int i, fd, e;
+
+	setpgid(0, 0);
+	for (i = 1; i < NSIG; i++)
+		sigaction(i, &dfl, NULL); /* SIGKILL, SIGSTOP: EINVAL, harmless */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (i = 0; i < 3; i++) {
+		fd = src[i] >= 0 ? src[i] : open("/dev/null", i ? O_WRONLY : O_RDONLY);
+		if (fd < 0 || dup2(fd, i) < 0)
+			goto fail;
+	}
+	/* every other descriptor closes at exec (report must live until then) */
+	if (close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC))
+		goto fail;
+	if (setgroups(0, NULL) || setgid(u->gid) || setuid(u->uid))
+		goto fail;
+	execve(path, argv, environ);
+fail:
+	e = errno;
+	if (write(report, &e, sizeof(e)) < 0)
+		e = 0;
+	_exit(127);
+}
+
+/* tool_spawn() for a tool run as u: fork, child_as(). */
+static int spawn_as(const char *path, char *const argv[], const int src[3],
+		    const struct tool_user *u, pid_t *pid)
+{
+	int report[2], child_errno = 0, status;
+	ssize_t n;
+	pid_t child;
+
+	if (pipe2(report, O_CLOEXEC))
+		return -errno;
+	child = fork();
+	if (child < 0) {
+		child_errno = errno;
+		close(report[0]);
+		close(report[1]);
+		return -child_errno;
+	}
+	if (!child)
+		child_as(path, argv, src, u, report[1]);
+	close(report[1]);
+	do
+		n = read(report[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close(report[0]);
+	if (n == (ssize_t)sizeof(child_errno) && child_errno) {
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
+		return -child_errno;
+	}
+	*pid = child;
+	return 0;
+}
+
 int tool_spawn(const char *path, char *const argv[], const int stdio[3], pid_t *pid)
 {
 	int src[3], moved[3] = {-1, -1, -1}, i, err;
@@ -121,9 +208,14 @@ int tool_spawn(const char *path, char *const argv[], const int stdio[3], pid_t *
 		return err;
 	}
 	err = sources_above_stdio(stdio, src, moved);
+	if (!err && user_to_become()) {
+		err = spawn_as(path, argv, src, user_to_become(), pid);
+		goto out;
+	}
 	err = err ?: -child_files(&fa, src);
 	err = err ?: -child_attributes(&attr);
 	err = err ?: -posix_spawn(pid, path, &fa, &attr, argv, environ);
+out:
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	for (i = 0; i < 3; i++)

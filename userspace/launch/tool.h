@@ -36,12 +36,25 @@ struct tool_result {
 	int truncated;	/* stdout had more than fit; the rest was not read */
 };
 
+/* The user every tool this thread starts runs as (the service Aggregator
+ * runs llvm-symbolizer as the Run's owner): the child drops every
+ * supplementary group, then takes @gid, then @uid, before exec (a failure
+ * to is the spawn's error). NULL, uid 0 or the euid: the tools run as this
+ * process does. Per thread; returns the previous binding (to restore).
+ * The struct must live while it is bound. */
+struct tool_user {
+	uid_t uid;
+	gid_t gid;
+};
+const struct tool_user *tool_user_bind(const struct tool_user *u);
+
 /* Starts @path (absolute: -EINVAL otherwise, no PATH search) with @argv
  * (argv[0] is free, argv NULL-terminated) and the current environment, as
  * the header says. @stdio[0..2] are the descriptors the tool gets as its
  * stdin, stdout and stderr, -1 for /dev/null; they may be 0, 1 or 2
  * themselves, in any order (nunatak started with some closed): each lands
- * where it is asked. The caller keeps and closes its descriptors. 0 with
+ * where it is asked; as the user tool_user_bind() gave, if any. The
+ * caller keeps and closes its descriptors. 0 with
  * *pid (the caller must tool_reap() it); -ENOENT/-EACCES... when it cannot
  * be started; -errno. */
 int tool_spawn(const char *path, char *const argv[], const int stdio[3], pid_t *pid);

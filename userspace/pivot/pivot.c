@@ -17,8 +17,9 @@
 #define PIVOT_BUSY_TIMEOUT_MS 10000
 
 static const char pivot_schema[] =
-    "CREATE TABLE batches(node TEXT NOT NULL, seq INTEGER NOT NULL, received TEXT NOT NULL,"
-    " PRIMARY KEY(node, seq));\n"
+    "CREATE TABLE batches(node TEXT NOT NULL, incarnation INTEGER NOT NULL DEFAULT 0,"
+    " seq INTEGER NOT NULL, received TEXT NOT NULL, last INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY(node, incarnation, seq));\n"
     "CREATE TABLE modules(id INTEGER PRIMARY KEY, identity TEXT NOT NULL UNIQUE,"
     " path TEXT NOT NULL, display_name TEXT NOT NULL, has_build_id INTEGER NOT NULL,"
     " attribution TEXT, attribution_reason TEXT);\n"
@@ -57,8 +58,8 @@ static const char pivot_schema[] =
     "CREATE TABLE steps(id INTEGER PRIMARY KEY);\n"
     "CREATE TABLE component_costs(id INTEGER PRIMARY KEY);\n"
     "CREATE TABLE calibration_rows(id INTEGER PRIMARY KEY);\n"
-    "CREATE TABLE degradations(name TEXT PRIMARY KEY, message TEXT NOT NULL,"
-    " remedy TEXT NOT NULL);\n"
+    "CREATE TABLE degradations(node TEXT NOT NULL DEFAULT '', name TEXT NOT NULL,"
+    " message TEXT NOT NULL, remedy TEXT NOT NULL, PRIMARY KEY(node, name));\n"
     "CREATE TABLE counters(node TEXT NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL,"
     " PRIMARY KEY(node, name));\n"
     /* MPI per (rank process, function, call site): running totals, the
@@ -78,6 +79,24 @@ static const char pivot_schema[] =
     "CREATE INDEX measurements_locus ON measurements(locus, counter);\n"
     "CREATE INDEX events_locus ON events(locus, start_ns);\n"
     "CREATE INDEX mpi_calls_call_site ON mpi_calls(call_site);\n";
+
+/* schema 1 -> 2: Batches unique by (node, incarnation, seq), Degradations
+ * by (node, name); what schema 1 held keeps incarnation 0 and node '' */
+static const char pivot_migrate_v1[] =
+    "CREATE TABLE batches_v2(node TEXT NOT NULL, incarnation INTEGER NOT NULL DEFAULT 0,"
+    " seq INTEGER NOT NULL, received TEXT NOT NULL, last INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY(node, incarnation, seq));\n"
+    "INSERT INTO batches_v2(node, incarnation, seq, received)"
+    " SELECT node, 0, seq, received FROM batches;\n"
+    "DROP TABLE batches;\n"
+    "ALTER TABLE batches_v2 RENAME TO batches;\n"
+    "CREATE TABLE degradations_v2(node TEXT NOT NULL DEFAULT '', name TEXT NOT NULL,"
+    " message TEXT NOT NULL, remedy TEXT NOT NULL, PRIMARY KEY(node, name));\n"
+    "INSERT INTO degradations_v2(node, name, message, remedy)"
+    " SELECT '', name, message, remedy FROM degradations;\n"
+    "DROP TABLE degradations;\n"
+    "ALTER TABLE degradations_v2 RENAME TO degradations;\n"
+    "PRAGMA user_version = 2;\n";
 
 int pivot_errno(struct pivot *p)
 {
@@ -388,6 +407,7 @@ struct pivot *pivot__create_at(int dirfd, const char *name, const char *shown_as
 	err = err ?: pivot_commit(p);
 	if (err)
 		goto cleanup;
+	p->schema = PIVOT_SCHEMA_VERSION;
 	return p;
 cleanup:
 	if (err == -EIO && p)
@@ -485,6 +505,7 @@ static int pivot_check(struct pivot *p)
 		goto cleanup;
 	}
 	version = sqlite3_column_int(stmt, 0);
+	p->schema = version;
 	sqlite3_finalize(stmt);
 	stmt = NULL;
 	if (version > PIVOT_SCHEMA_VERSION) {
@@ -540,6 +561,15 @@ struct pivot *pivot__open_at(int dirfd, const char *name, int read_only, const c
 	if (err)
 		goto cleanup;
 	err = pivot_configure(p);
+	if (!err && !read_only && p->schema < PIVOT_SCHEMA_VERSION) {
+		err = pivot_begin(p);
+		err = err ?: pivot_exec(p, pivot_migrate_v1);
+		err = err ?: pivot_commit(p);
+		if (err)
+			pivot_rollback(p);
+		else
+			p->schema = PIVOT_SCHEMA_VERSION;
+	}
 	if (err)
 		goto cleanup;
 	return p;

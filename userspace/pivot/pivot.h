@@ -16,7 +16,8 @@
  * written changes nothing.
  *
  * Invariants kept by this module:
- *  - every Batch is stored exactly once: (node, seq) in `batches` is written
+ *  - every Batch is stored exactly once: (node, incarnation, seq) in
+ *    `batches` (incarnation 0 for a Batch without one) is written
  *    in the same transaction as the Batch's content, so a Batch received
  *    twice (Agent retry, Aggregator restart) counts once;
  *  - a Batch is stored whole or not at all (one transaction; a Batch with
@@ -41,7 +42,9 @@
 #include "userspace/attribution/attribution.h"
 #include "userspace/wire/nunatak.pb-c.h"
 
-#define PIVOT_SCHEMA_VERSION 1
+#define PIVOT_SCHEMA_VERSION 2 /* 2: batches by (node, incarnation, seq), degradations
+				 * by (node, name); a pivot of 1 is migrated when opened
+				 * to write, read as it is otherwise */
 #define PIVOT_FILE "pivot.sqlite"
 
 struct pivot;
@@ -79,13 +82,13 @@ void pivot__free(struct pivot *p);
 sqlite3 *pivot_sqlite(struct pivot *p);
 
 /* Stores one Batch in one transaction.
- * Returns 0 when stored, 1 when (node, seq) was already stored (nothing
+ * Returns 0 when stored, 1 when (node, incarnation, seq) was already stored (nothing
  * written), -EINVAL for a malformed Batch (index out of range, missing
  * required string: nothing written), -EROFS, -EIO, -ENOMEM.
  * Batch-local indices are mapped to rows: modules by identity, Loci by
  * (node, tgid, tid) (comm, exe, rank, world_size updated when given),
  * stacks by content. Samples add sample_count and value; Degradations are
- * kept by name (first wins); Counters keep their maximum (they are running
+ * kept by (Batch.node, name) (first wins); Counters keep their maximum (they are running
  * totals); a ProcessExit becomes Locus-level Measurements (quality
  * measured) replacing earlier ones of the same counter on that Locus:
  * cpu_time_user, cpu_time_system, wall_time (ns), context_switches_voluntary,
@@ -158,22 +161,37 @@ int pivot_derive_mpi_measurements(struct pivot *p);
  * the Aggregator stopped before the end), 0 when it was, -errno. */
 int pivot_needs_finalize(struct pivot *p);
 
-/* Records a Degradation; a name already recorded is kept as it is.
- * -EINVAL on NULL strings, -EROFS, -EIO. */
+/* Records a Degradation of node ("" for the Run as a whole); a (node,
+ * name) already recorded is kept as it is. -EINVAL on NULL strings,
+ * -EROFS, -EIO. pivot_add_degradation(): node "". */
+int pivot_add_node_degradation(struct pivot *p, const char *node, const char *name,
+			       const char *message, const char *remedy);
 int pivot_add_degradation(struct pivot *p, const char *name, const char *message,
 			  const char *remedy);
 
 /* Readers. Each walks rows in a stable order (by name, node, ...) and stops
  * at the first non-zero return of cb, which it returns; strings are
  * borrowed for the duration of the callback. */
+/* Degradations by name, then node ("" for the Run as a whole) */
 int pivot_for_each_degradation(struct pivot *p,
 			       int (*cb)(const char *name, const char *message, const char *remedy,
 					 void *ctx),
 			       void *ctx);
+int pivot_for_each_node_degradation(struct pivot *p,
+				    int (*cb)(const char *node, const char *name,
+					      const char *message, const char *remedy, void *ctx),
+				    void *ctx);
 int pivot_for_each_counter(struct pivot *p,
 			   int (*cb)(const char *node, const char *name, uint64_t value, void *ctx),
 			   void *ctx);
-/* distinct nodes of the Loci, sorted */
+/* the nodes that sent Batches, sorted: how many each, and whether its
+ * last one (Batch.last) is among them */
+int pivot_for_each_batch_node(struct pivot *p,
+			      int (*cb)(const char *node, uint64_t batches, int last, void *ctx),
+			      void *ctx);
+/* Σ sample_count of the samples stored */
+int pivot_sample_total(struct pivot *p, uint64_t *samples);
+/* distinct nodes of the Run (that sent a Batch, or of a Locus), sorted */
 int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *ctx);
 
 /* Totals of one Hotspot for one counter, from the sampling Measurements,

@@ -11,6 +11,8 @@ struct pivot {
 	sqlite3 *db;
 	char *path;
 	int read_only;
+	int schema; /* PRAGMA user_version: 1 is read as it is (read-only) or
+		     * migrated when opened to write */
 };
 
 /* The errno the last SQLite failure of p stands for: -ENOSPC for a full

@@ -10,22 +10,29 @@
 int pivot_add_degradation(struct pivot *p, const char *name, const char *message,
 			  const char *remedy)
 {
+	return pivot_add_node_degradation(p, "", name, message, remedy);
+}
+
+int pivot_add_node_degradation(struct pivot *p, const char *node, const char *name,
+			       const char *message, const char *remedy)
+{
 	sqlite3_stmt *stmt = NULL;
 	int err;
 
-	if (!p || !name || !message || !remedy)
+	if (!p || !node || !name || !message || !remedy)
 		return -EINVAL;
 	if (p->read_only)
 		return -EROFS;
 	err = pivot_prepare(p,
-			    "INSERT OR IGNORE INTO degradations(name, message, remedy)"
-			    " VALUES(?, ?, ?)",
+			    "INSERT OR IGNORE INTO degradations(node, name, message, remedy)"
+			    " VALUES(?, ?, ?, ?)",
 			    &stmt);
 	if (err)
 		return err;
-	pivot_bind_text(stmt, 1, name);
-	pivot_bind_text(stmt, 2, message);
-	pivot_bind_text(stmt, 3, remedy);
+	pivot_bind_text(stmt, 1, node);
+	pivot_bind_text(stmt, 2, name);
+	pivot_bind_text(stmt, 3, message);
+	pivot_bind_text(stmt, 4, remedy);
 	err = pivot_step_done(p, stmt, "store a degradation");
 	sqlite3_finalize(stmt);
 	return err;
@@ -53,7 +60,9 @@ int pivot_walk(struct pivot *p, sqlite3_stmt *stmt, int (*row)(sqlite3_stmt *stm
 }
 
 struct degradation_walk {
-	int (*cb)(const char *name, const char *message, const char *remedy, void *ctx);
+	int (*cb)(const char *node, const char *name, const char *message, const char *remedy,
+		  void *ctx);
+	int (*cb_named)(const char *name, const char *message, const char *remedy, void *ctx);
 	void *ctx;
 };
 
@@ -61,8 +70,28 @@ static int degradation_row(sqlite3_stmt *stmt, void *arg)
 {
 	struct degradation_walk *w = arg;
 
+	if (w->cb_named)
+		return w->cb_named(pivot_column_text(stmt, 1), pivot_column_text(stmt, 2),
+				   pivot_column_text(stmt, 3), w->ctx);
 	return w->cb(pivot_column_text(stmt, 0), pivot_column_text(stmt, 1),
-		     pivot_column_text(stmt, 2), w->ctx);
+		     pivot_column_text(stmt, 2), pivot_column_text(stmt, 3), w->ctx);
+}
+
+static int degradation_walk(struct pivot *p, struct degradation_walk *w)
+{
+	sqlite3_stmt *stmt;
+	int err;
+
+	/* schema 1 (read-only, not migrated) has no node: '' */
+	err = pivot_prepare(p,
+			    p->schema < 2 ? "SELECT '', name, message, remedy FROM degradations"
+					    " ORDER BY name"
+					  : "SELECT node, name, message, remedy FROM degradations"
+					    " ORDER BY name, node",
+			    &stmt);
+	if (err)
+		return err;
+	return pivot_walk(p, stmt, degradation_row, w, "read degradations");
 }
 
 int pivot_for_each_degradation(struct pivot *p,
@@ -70,17 +99,23 @@ int pivot_for_each_degradation(struct pivot *p,
 					 void *ctx),
 			       void *ctx)
 {
-	struct degradation_walk w = {cb, ctx};
-	sqlite3_stmt *stmt;
-	int err;
+	struct degradation_walk w = {.cb_named = cb, .ctx = ctx};
 
 	if (!p || !cb)
 		return -EINVAL;
-	err =
-	    pivot_prepare(p, "SELECT name, message, remedy FROM degradations ORDER BY name", &stmt);
-	if (err)
-		return err;
-	return pivot_walk(p, stmt, degradation_row, &w, "read degradations");
+	return degradation_walk(p, &w);
+}
+
+int pivot_for_each_node_degradation(struct pivot *p,
+				    int (*cb)(const char *node, const char *name,
+					      const char *message, const char *remedy, void *ctx),
+				    void *ctx)
+{
+	struct degradation_walk w = {.cb = cb, .ctx = ctx};
+
+	if (!p || !cb)
+		return -EINVAL;
+	return degradation_walk(p, &w);
 }
 
 struct counter_walk {
@@ -132,7 +167,8 @@ int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *c
 
 	if (!p || !cb)
 		return -EINVAL;
-	err = pivot_prepare(p, "SELECT DISTINCT node FROM loci ORDER BY node", &stmt);
+	err = pivot_prepare(p, "SELECT node FROM batches UNION SELECT node FROM loci ORDER BY 1",
+			    &stmt);
 	if (err)
 		return err;
 	return pivot_walk(p, stmt, node_row, &w, "read nodes");
@@ -195,4 +231,51 @@ int pivot_needs_finalize(struct pivot *p)
 	err = pivot_query_int64(p, "SELECT count(*) FROM modules WHERE attribution IS NULL",
 				"find modules not attributed", &n);
 	return err ? err : n > 0;
+}
+
+struct batch_node_walk {
+	int (*cb)(const char *node, uint64_t batches, int last, void *ctx);
+	void *ctx;
+};
+
+static int batch_node_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct batch_node_walk *w = arg;
+
+	return w->cb(pivot_column_text(stmt, 0), (uint64_t)sqlite3_column_int64(stmt, 1),
+		     sqlite3_column_int(stmt, 2), w->ctx);
+}
+
+int pivot_for_each_batch_node(struct pivot *p,
+			      int (*cb)(const char *node, uint64_t batches, int last, void *ctx),
+			      void *ctx)
+{
+	struct batch_node_walk w = {cb, ctx};
+	sqlite3_stmt *stmt;
+	int err;
+
+	if (!p || !cb)
+		return -EINVAL;
+	err = pivot_prepare(p,
+			    p->schema < 2 ? "SELECT node, count(*), 0 FROM batches GROUP BY node"
+					    " ORDER BY node"
+					  : "SELECT node, count(*), max(last) FROM batches"
+					    " GROUP BY node ORDER BY node",
+			    &stmt);
+	if (err)
+		return err;
+	return pivot_walk(p, stmt, batch_node_row, &w, "read batches");
+}
+
+int pivot_sample_total(struct pivot *p, uint64_t *samples)
+{
+	int64_t n = 0;
+	int err;
+
+	if (!p || !samples)
+		return -EINVAL;
+	err = pivot_query_int64(p, "SELECT coalesce(sum(sample_count), 0) FROM samples",
+				"count samples", &n);
+	*samples = err ? 0 : (uint64_t)n;
+	return err;
 }

@@ -75,7 +75,8 @@ static int batch_check(const Nunatak__Wire__Batch *b)
 }
 
 static const char *const store_sql[ST_COUNT] = {
-    [ST_BATCH] = "INSERT OR IGNORE INTO batches(node, seq, received) VALUES(?, ?, ?)",
+    [ST_BATCH] = "INSERT OR IGNORE INTO batches(node, incarnation, seq, received, last)"
+		 " VALUES(?, ?, ?, ?, ?)",
     [ST_MODULE] = "INSERT INTO modules(identity, path, display_name, has_build_id)"
 		  " VALUES(?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
 		  " identity = excluded.identity RETURNING id",
@@ -94,8 +95,8 @@ static const char *const store_sql[ST_COUNT] = {
 		  " VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(locus, stack, counter, in_kernel)"
 		  " DO UPDATE SET sample_count = sample_count + excluded.sample_count,"
 		  " value = value + excluded.value",
-    [ST_DEGRADATION] = "INSERT OR IGNORE INTO degradations(name, message, remedy)"
-		       " VALUES(?, ?, ?)",
+    [ST_DEGRADATION] = "INSERT OR IGNORE INTO degradations(node, name, message, remedy)"
+		       " VALUES(?, ?, ?, ?)",
     [ST_COUNTER] = "INSERT INTO counters(node, name, value) VALUES(?, ?, ?)"
 		   " ON CONFLICT(node, name) DO UPDATE SET"
 		   " value = max(value, excluded.value)",
@@ -170,8 +171,11 @@ static int store_batch_row(struct store *s)
 	gmtime_r(&now, &tm);
 	strftime(received, sizeof(received), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	pivot_bind_text(st, 1, s->b->node);
-	sqlite3_bind_int64(st, 2, (int64_t)s->b->seq);
-	sqlite3_bind_text(st, 3, received, -1, SQLITE_TRANSIENT);
+	/* a Batch of an Agent older than protocol 1.2 has incarnation 0 */
+	sqlite3_bind_int64(st, 2, s->b->has_incarnation ? (int64_t)s->b->incarnation : 0);
+	sqlite3_bind_int64(st, 3, (int64_t)s->b->seq);
+	sqlite3_bind_text(st, 4, received, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 5, s->b->has_last && s->b->last);
 	err = pivot_step_done(s->p, st, "record the batch");
 	if (err)
 		return err;
@@ -382,9 +386,10 @@ static int store_degradations_counters(struct store *s)
 	for (i = 0; i < s->b->n_degradations; i++) {
 		const Nunatak__Wire__Degradation *d = s->b->degradations[i];
 
-		pivot_bind_text(deg, 1, d->name);
-		pivot_bind_text(deg, 2, d->message);
-		pivot_bind_text(deg, 3, d->remedy);
+		pivot_bind_text(deg, 1, s->b->node);
+		pivot_bind_text(deg, 2, d->name);
+		pivot_bind_text(deg, 3, d->message);
+		pivot_bind_text(deg, 4, d->remedy);
 		err = pivot_step_done(s->p, deg, "store a degradation");
 		if (err)
 			return err;

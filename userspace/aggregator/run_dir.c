@@ -10,8 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "userspace/aggregator/as_owner.h"
 #include "userspace/aggregator/manifest.h"
-#include "userspace/cli/run_dir.h"
+#include "userspace/aggregator/run_dir.h"
 #include "userspace/config/trust.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
@@ -52,8 +53,8 @@ static int runs_dir_check(const char *dir, const struct stat *st, char *err, siz
 	char owner[160], me[160];
 
 	trust_owner_name(st->st_uid, owner, sizeof(owner));
-	if (st->st_uid != geteuid()) {
-		trust_owner_name(geteuid(), me, sizeof(me));
+	if (st->st_uid != as_owner_fsuid()) {
+		trust_owner_name(as_owner_fsuid(), me, sizeof(me));
 		snprintf(err, errlen,
 			 "refusing runs directory '%s': it is owned by %s, not by %s, who would "
 			 "write the Run; use a directory of your own (-o DIR or runs_dir in "
@@ -216,7 +217,7 @@ static int run_dir_verify(int runs_fd, const char *base, const char *path, struc
 	else if (fstat(fd, st) || ((st->st_mode & 07777) != 0700 && fchmod(fd, 0700)) ||
 		 fstat(fd, st))
 		e = -errno;
-	else if (st->st_uid != geteuid() || (st->st_mode & 07777) != 0700)
+	else if (st->st_uid != as_owner_fsuid() || (st->st_mode & 07777) != 0700)
 		e = -EPERM;
 	if (fd >= 0)
 		close(fd);
@@ -375,7 +376,7 @@ static int own_run_at(int runs_fd, const char *name)
 
 	if (fstatat(runs_fd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return 0;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+	if (!S_ISDIR(st.st_mode) || st.st_uid != as_owner_fsuid())
 		return -1;
 	fd = openat(runs_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -445,7 +446,7 @@ int run_dir_find(const char *runs_dir, const char *which, char *path, size_t pat
 	skipped = newest_own_run(d, best, sizeof(best));
 	closedir(d);
 	if (!best[0] && skipped) {
-		trust_owner_name(geteuid(), me, sizeof(me));
+		trust_owner_name(as_owner_fsuid(), me, sizeof(me));
 		snprintf(err, errlen,
 			 "no Run of yours in '%s': %d entr%s skipped (not a directory, a symbolic "
 			 "link, or not owned by %s); name a Run to read it (nunatak summary DIR)",

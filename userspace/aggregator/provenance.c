@@ -2,14 +2,15 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <protobuf-c/protobuf-c.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <zmq.h>
 
-#include "userspace/cli/provenance.h"
-#include "userspace/config/config.h"
+#include "userspace/aggregator/provenance.h"
 #include "userspace/launch/tool.h"
 #include "userspace/log/json_text.h"
 #include "userspace/log/log.h"
@@ -18,20 +19,66 @@
 /* A symbolizer that never answers must not hold the start of the Run. */
 #define TOOL_VERSION_TIMEOUT_MS 2000
 
+/* The last version asked, by file (the service Aggregator starts many
+ * Runs with one symbolizer: ~0.1 s each on its serving thread otherwise) */
+static struct {
+	pthread_mutex_t lock;
+	char path[PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	json_t *version;
+} version_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int cache_matches(const char *path, const struct stat *st)
+{
+	return version_cache.version && !strcmp(version_cache.path, path) &&
+	       version_cache.dev == st->st_dev && version_cache.ino == st->st_ino &&
+	       version_cache.mtime.tv_sec == st->st_mtim.tv_sec &&
+	       version_cache.mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static json_t *cached_version(const char *path, const struct stat *st)
+{
+	json_t *v = NULL;
+
+	pthread_mutex_lock(&version_cache.lock);
+	if (cache_matches(path, st))
+		v = json_deep_copy(version_cache.version);
+	pthread_mutex_unlock(&version_cache.lock);
+	return v;
+}
+
+static void cache_version(const char *path, const struct stat *st, const json_t *v)
+{
+	pthread_mutex_lock(&version_cache.lock);
+	json_decref(version_cache.version);
+	version_cache.version = json_deep_copy(v);
+	snprintf(version_cache.path, sizeof(version_cache.path), "%s", path);
+	version_cache.dev = st->st_dev;
+	version_cache.ino = st->st_ino;
+	version_cache.mtime = st->st_mtim;
+	pthread_mutex_unlock(&version_cache.lock);
+}
+
 /* The first line of `tool --version` that names a version, asked only of
- * a tool that passed tool_resolve_trusted(), with execve and a bound; NULL
- * with the reason in @why otherwise. */
+ * a tool that passed tool_resolve_trusted(), with execve and a bound
+ * (remembered for that very file); NULL with the reason in @why otherwise. */
 static json_t *tool_version(const char *tool, char *why, size_t whylen)
 {
 	char path[PATH_MAX], out[4096], *line, *save = NULL;
 	char *argv[] = {(char *)tool, "--version", NULL};
 	struct tool_result res;
+	struct stat st;
 	json_t *v = NULL;
-	int ret;
+	int ret, known;
 
 	/* a missing or refused tool is announced as a Degradation by run */
 	if (tool_resolve_trusted(tool, path, sizeof(path), why, whylen))
 		return NULL;
+	known = !stat(path, &st);
+	if (known && (v = cached_version(path, &st)))
+		return v;
 	ret = tool_run(path, argv, TOOL_VERSION_TIMEOUT_MS, out, sizeof(out), &res);
 	if (ret) {
 		if (ret == -ETIMEDOUT)
@@ -47,10 +94,12 @@ static json_t *tool_version(const char *tool, char *why, size_t whylen)
 			v = json_text(line);
 	if (!v)
 		snprintf(why, whylen, "'%s --version' named no version", path);
+	else if (known)
+		cache_version(path, &st, v);
 	return v;
 }
 
-json_t *provenance_json(const struct config *cfg)
+json_t *provenance_json(const char *symbolizer_path, const json_t *effective_configuration)
 {
 	char libbpf[32], zmq[32], why[1024] = "";
 	int major, minor, patch;
@@ -59,7 +108,13 @@ json_t *provenance_json(const struct config *cfg)
 	snprintf(libbpf, sizeof(libbpf), "%u.%u", libbpf_major_version(), libbpf_minor_version());
 	zmq_version(&major, &minor, &patch);
 	snprintf(zmq, sizeof(zmq), "%d.%d.%d", major, minor, patch);
-	symbolizer = tool_version(cfg->llvm_symbolizer, why, sizeof(why));
+	if (symbolizer_path && symbolizer_path[0]) {
+		symbolizer = tool_version(symbolizer_path, why, sizeof(why));
+	} else {
+		symbolizer = NULL;
+		snprintf(why, sizeof(why), "no llvm-symbolizer may run for this Run (the "
+			 "degradations say why)");
+	}
 	/* "llvm-symbolizer": null comes with "llvm-symbolizer-unavailable":
 	 * the reason */
 	return json_pack("{s:s, s:b, s:{s:s, s:s, s:s, s:s, s:s, s:o?, s:o*}, s:o}", "commit",
@@ -67,5 +122,7 @@ json_t *provenance_json(const struct config *cfg)
 			 libbpf, "libzmq", zmq, "sqlite", sqlite3_libversion(), "jansson",
 			 JANSSON_VERSION, "protobuf-c", protobuf_c_version(), "llvm-symbolizer",
 			 symbolizer, "llvm-symbolizer-unavailable", symbolizer ? NULL : json_text(why),
-			 "effective_configuration", config_effective_json(cfg));
+			 "effective_configuration",
+			 effective_configuration ? json_deep_copy(effective_configuration)
+						 : json_object());
 }

@@ -8,7 +8,8 @@
  * run_dir_lock() tells whether a Run is still being written.
  *
  * Safety (nunatak runs as root): the runs directory must be owned by the
- * effective uid and not writable by its group or others unless sticky,
+ * writer — the fsuid of the calling thread (as_owner.h: the Run's owner
+ * in the service Aggregator, the euid otherwise) — and not writable by its group or others unless sticky,
  * every directory above it must pass trust_open_dir_chain() (config/trust.h:
  * owned by the euid or root, not writable, links only where their owner
  * is trusted), or nothing is created; the Run directory is made with mkdirat() under a descriptor of
@@ -18,8 +19,8 @@
  * Error messages say what failed, on which path, and what to do; errno
  * values in words ("no space left on device").
  */
-#ifndef NUNATAK_CLI_RUN_DIR_H
-#define NUNATAK_CLI_RUN_DIR_H
+#ifndef NUNATAK_AGGREGATOR_RUN_DIR_H
+#define NUNATAK_AGGREGATOR_RUN_DIR_H
 
 #include <stddef.h>
 #include <sys/stat.h>

@@ -1,0 +1,506 @@
+/* Unit tests for userspace/agent/node_service: a real node service (its
+ * Agent, its Aggregator thread, its control socket in a test directory)
+ * served by a thread, asked by real clients over SOCK_SEQPACKET: the
+ * requests refused (unknown, malformed, a pid that is not the caller's),
+ * a Run started and ended (its directory, its manifest), status with
+ * other users' Targets hidden, a client that goes away (its Run ends,
+ * interrupted), and a stop that ends every Run. Unprivileged callers are
+ * children that dropped to nobody before they connected. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/unit/test_helpers.h"
+#include "userspace/agent/node_service.h"
+#include "userspace/control/control.h"
+#include "userspace/control/control_client.h"
+#include "userspace/launch/launch.h"
+#include "userspace/log/clock.h"
+
+#define NOBODY 65534
+#define TOKEN "0123456789abcdef0123456789abcdef"
+
+struct fixture {
+	char dir[128], sock[192], runs[192];
+	struct node_service *ns;
+	pthread_t thread;
+	int result;
+};
+
+static void *serve(void *arg)
+{
+	struct fixture *fx = arg;
+
+	fx->result = node_service_run(fx->ns);
+	return NULL;
+}
+
+static int setup(void **state)
+{
+	struct node_service_opts o = { .node = "test-node", .signal_fd = -1, .quiet = 1 };
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	char err[1024];
+
+	if (!fx)
+		return -1;
+	strcpy(fx->dir, "/tmp/nunatak-test-ns-XXXXXX");
+	if (!mkdtemp(fx->dir) || chmod(fx->dir, 0755))
+		return -1;
+	snprintf(fx->sock, sizeof(fx->sock), "%s/agent.sock", fx->dir);
+	snprintf(fx->runs, sizeof(fx->runs), "%s/runs", fx->dir);
+	o.control_path = fx->sock;
+	fx->ns = node_service__new(&o, err, sizeof(err));
+	if (!fx->ns) {
+		fprintf(stderr, "node_service__new: %s\n", err);
+		return -1;
+	}
+	if (pthread_create(&fx->thread, NULL, serve, fx))
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	node_service_stop(fx->ns);
+	pthread_join(fx->thread, NULL);
+	node_service__free(fx->ns);
+	remove_tree(fx->dir);
+	free(fx);
+	return 0;
+}
+
+static int connect_to(struct fixture *fx)
+{
+	char err[512];
+	int fd;
+
+	assert_int_equal(control_connect(fx->sock, &fd, err, sizeof(err)), 0);
+	return fd;
+}
+
+/* sends req (taken) and returns the reply (the caller's) */
+static json_t *ask(int fd, json_t *req, int timeout_ms)
+{
+	json_t *reply = NULL;
+	char err[512];
+	int e;
+
+	assert_non_null(req);
+	e = control_request(fd, req, &reply, timeout_ms, NULL, err, sizeof(err));
+	json_decref(req);
+	if (e)
+		fail_msg("no reply: %s", err);
+	return reply;
+}
+
+/* sends req (taken) without waiting */
+static int send_req(int fd, json_t *req)
+{
+	int e = control_send_msg(fd, req, 1000);
+
+	json_decref(req);
+	return e;
+}
+
+static int reply_code(json_t *reply, char *err, size_t errlen)
+{
+	int e = control_reply_status(reply, err, errlen);
+
+	json_decref(reply);
+	return e;
+}
+
+static json_t *start_req(const char *runs, pid_t pid)
+{
+	return json_pack("{s:s, s:{s:s, s:s, s:[s]}, s:s, s:s, s:n, s:s, s:i, s:b}", "request",
+			 "run-start", "run", "name", "unit", "created", "2026-01-01T00:00:00Z",
+			 "command", "sleep", "runs_dir", runs, "symbolizer", "", "target_exe",
+			 "token", TOKEN, "pid", (int)pid, "mpi_events", 0);
+}
+
+static void test_refusals(void **state)
+{
+	struct fixture *fx = *state;
+	char err[512];
+	int fd = connect_to(fx);
+
+	assert_int_equal(reply_code(ask(fd, json_pack("{s:s}", "request", "dance"), 2000), err,
+				    sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "unknown request 'dance'"));
+	assert_int_equal(reply_code(ask(fd, json_pack("{s:s}", "request", "run-start"), 2000), err,
+				    sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(reply_code(ask(fd, start_req("relative", getpid()), 2000), err,
+				    sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "absolute"));
+	assert_int_equal(reply_code(ask(fd, start_req(fx->runs, 999999999), 2000), err,
+				    sizeof(err)),
+			 -ESRCH);
+	assert_int_equal(reply_code(ask(fd, json_pack("{s:s, s:s}", "request", "run-end", "run_id",
+						     "nope"), 2000),
+				    err, sizeof(err)),
+			 -ENOENT);
+	/* not JSON: refused, the connection goes on */
+	assert_int_equal(send(fd, "{{", 2, 0), 2);
+	{
+		json_t *reply = NULL;
+
+		assert_int_equal(control_await(fd, &reply, 2000, NULL, err, sizeof(err)), 0);
+		assert_int_equal(reply_code(reply, err, sizeof(err)), -EBADMSG);
+	}
+	assert_int_equal(reply_code(ask(fd, json_pack("{s:s}", "request", "status"), 3000), err,
+				    sizeof(err)),
+			 0);
+	close(fd);
+}
+
+/* In a child as nobody: run-start for pid; the reply's code as exit code
+ * (0 granted, else the errno), 100+ when the exchange itself failed. */
+static int as_nobody_start(struct fixture *fx, pid_t pid)
+{
+	pid_t child = fork();
+	int status;
+
+	assert_true(child >= 0);
+	if (!child) {
+		json_t *reply = NULL, *req = start_req(fx->runs, pid);
+		char err[512];
+		int fd, e;
+
+		if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY))
+			_exit(100);
+		if (control_connect(fx->sock, &fd, err, sizeof(err)))
+			_exit(101);
+		if (control_request(fd, req, &reply, 8000, NULL, err, sizeof(err)))
+			_exit(102);
+		e = control_reply_status(reply, err, sizeof(err));
+		if (e)
+			fprintf(stderr, "refused as expected: %s\n", err);
+		_exit(-e);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void test_not_yours(void **state)
+{
+	struct fixture *fx = *state;
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
+	/* a root process (this one), asked by nobody: refused */
+	assert_int_equal(as_nobody_start(fx, getpid()), EPERM);
+	assert_int_equal(as_nobody_start(fx, 1), EPERM);
+}
+
+/* a gated `sleep S` */
+static void gated_sleep(struct launch *l, const char *seconds)
+{
+	char *argv[] = { "sleep", (char *)seconds, NULL };
+
+	assert_int_equal(launch_prepare(l, "/bin/sleep", argv), 0);
+}
+
+static json_t *start_ok(int fd, struct fixture *fx, pid_t pid, char *run_id)
+{
+	json_t *reply = ask(fd, start_req(fx->runs, pid), 10000);
+	char err[512];
+
+	if (control_reply_status(reply, err, sizeof(err)))
+		fail_msg("run-start refused: %s", err);
+	snprintf(run_id, 33, "%s", json_string_value(json_object_get(reply, "run_id")));
+	assert_int_equal(strlen(run_id), 32);
+	return reply;
+}
+
+static void test_run_start_end(void **state)
+{
+	struct fixture *fx = *state;
+	struct launch l;
+	char run_id[33], err[512], path[PATH_MAX];
+	json_t *reply, *st, *t;
+	const char *run_dir;
+	struct stat sb;
+	int fd = connect_to(fx), status;
+
+	gated_sleep(&l, "0.3");
+	reply = start_ok(fd, fx, l.pid, run_id);
+	run_dir = json_string_value(json_object_get(reply, "run_dir"));
+	assert_non_null(run_dir);
+	assert_int_equal(strncmp(run_dir, fx->runs, strlen(fx->runs)), 0);
+	assert_int_equal(stat(run_dir, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+	assert_true(json_is_array(json_object_get(reply, "degradations")));
+	json_decref(reply);
+	/* status names the Target */
+	st = ask(fd, json_pack("{s:s}", "request", "status"), 3000);
+	assert_int_equal(control_reply_status(st, err, sizeof(err)), 0);
+	t = json_array_get(json_object_get(json_object_get(st, "agent"), "targets"), 0);
+	assert_non_null(t);
+	assert_string_equal(json_string_value(json_object_get(t, "run_id")), run_id);
+	json_decref(st);
+	assert_int_equal(launch_release(&l), 0);
+	assert_int_equal(waitpid(l.pid, &status, 0), l.pid);
+	reply = ask(fd, json_pack("{s:s, s:s, s:i, s:s, s:i, s:i}", "request", "run-end", "run_id",
+				  run_id, "exit_code", 0, "end", "2026-01-01T00:00:01Z",
+				  "linger_ms", 1000, "symbolizer_budget_ms", 1000),
+		    30000);
+	assert_int_equal(control_reply_status(reply, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/manifest.json",
+		 json_string_value(json_object_get(reply, "run_dir")));
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(json_array_size(json_object_get(reply, "outlived")), 0);
+	json_decref(reply);
+	/* the Run is gone from the Agent */
+	st = ask(fd, json_pack("{s:s}", "request", "status"), 3000);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(st, "agent"), "targets")),
+			 0);
+	json_decref(st);
+	close(fd);
+}
+
+/* a gated `sh -c "sleep S & exit 0"`: its sleep outlives it */
+static void gated_leaver(struct launch *l, const char *seconds)
+{
+	char script[64];
+	char *argv[] = { "sh", "-c", script, NULL };
+
+	snprintf(script, sizeof(script), "sleep %s & exit 0", seconds);
+	assert_int_equal(launch_prepare(l, "/bin/sh", argv), 0);
+}
+
+static void kill_outlived(json_t *reply)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(json_object_get(reply, "outlived"), i, o)
+		kill((pid_t)json_integer_value(json_object_get(o, "pid")), SIGKILL);
+}
+
+static json_t *end_req(const char *run_id, int linger_ms)
+{
+	return json_pack("{s:s, s:s, s:i, s:i, s:i}", "request", "run-end", "run_id", run_id,
+			 "exit_code", 0, "linger_ms", linger_ms, "symbolizer_budget_ms", 1000);
+}
+
+/* run-end waits for the processes left, up to linger_ms, without holding
+ * the loop (status answers meanwhile), and names those still alive */
+static void test_linger_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	struct launch l;
+	char run_id[33], err[512];
+	long long t0, took;
+	json_t *reply, *st, *o;
+	int fd = connect_to(fx), other = connect_to(fx), status;
+
+	gated_leaver(&l, "30");
+	json_decref(start_ok(fd, fx, l.pid, run_id));
+	assert_int_equal(launch_release(&l), 0);
+	assert_int_equal(waitpid(l.pid, &status, 0), l.pid);
+	t0 = clock_monotonic_ms();
+	assert_int_equal(send_req(fd, end_req(run_id, 1500)), 0);
+	/* the loop still serves while the Run lingers */
+	usleep(300 * 1000);
+	st = ask(other, json_pack("{s:s}", "request", "status"), 1000);
+	assert_int_equal(control_reply_status(st, err, sizeof(err)), 0);
+	json_decref(st);
+	assert_true(clock_monotonic_ms() - t0 < 1400);
+	assert_int_equal(control_await(fd, &reply, 30000, NULL, err, sizeof(err)), 0);
+	took = clock_monotonic_ms() - t0;
+	assert_int_equal(control_reply_status(reply, err, sizeof(err)), 0);
+	assert_true(took >= 1400);
+	assert_true(took < 15000);
+	assert_int_equal(json_array_size(json_object_get(reply, "outlived")), 1);
+	o = json_array_get(json_object_get(reply, "outlived"), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "comm")), "sleep");
+	assert_false(json_is_true(json_object_get(reply, "interrupted")));
+	kill_outlived(reply);
+	json_decref(reply);
+	close(fd);
+	close(other);
+}
+
+/* run-interrupt ends a long linger at once: the Run is finalized, said
+ * interrupted; a run-interrupt of someone else's Run is refused */
+static void test_interrupt_linger(void **state)
+{
+	struct fixture *fx = *state;
+	struct launch l;
+	char run_id[33], err[512];
+	long long t0;
+	json_t *reply;
+	int fd = connect_to(fx), other = connect_to(fx), status;
+
+	gated_leaver(&l, "30");
+	json_decref(start_ok(fd, fx, l.pid, run_id));
+	assert_int_equal(launch_release(&l), 0);
+	assert_int_equal(waitpid(l.pid, &status, 0), l.pid);
+	assert_int_equal(send_req(fd, end_req(run_id, 60000)), 0);
+	usleep(200 * 1000);
+	/* another connection cannot end it */
+	assert_int_equal(reply_code(ask(other, json_pack("{s:s, s:s}", "request", "run-interrupt",
+						       "run_id", run_id), 2000),
+				    err, sizeof(err)),
+			 -ENOENT);
+	t0 = clock_monotonic_ms();
+	assert_int_equal(send_req(fd, json_pack("{s:s, s:s}", "request", "run-interrupt", "run_id",
+						run_id)), 0);
+	/* the interrupt's own answer, then the end's */
+	assert_int_equal(control_await(fd, &reply, 5000, NULL, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(reply, "reply")), "run-interrupt");
+	json_decref(reply);
+	assert_int_equal(control_await(fd, &reply, 20000, NULL, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(reply, "reply")), "run-end");
+	assert_int_equal(control_reply_status(reply, err, sizeof(err)), 0);
+	assert_true(json_is_true(json_object_get(reply, "interrupted")));
+	assert_int_equal(json_array_size(json_object_get(reply, "outlived")), 1);
+	assert_true(clock_monotonic_ms() - t0 < 15000);
+	kill_outlived(reply);
+	json_decref(reply);
+	close(fd);
+	close(other);
+}
+
+/* nobody's status while root has a Run: no Target shown */
+static int as_nobody_targets(struct fixture *fx)
+{
+	pid_t child = fork();
+	int status;
+
+	assert_true(child >= 0);
+	if (!child) {
+		json_t *reply = NULL, *req = json_pack("{s:s}", "request", "status");
+		char err[512];
+		int fd;
+
+		if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY) ||
+		    control_connect(fx->sock, &fd, err, sizeof(err)) ||
+		    control_request(fd, req, &reply, 5000, NULL, err, sizeof(err)) ||
+		    control_reply_status(reply, err, sizeof(err)))
+			_exit(100);
+		_exit((int)json_array_size(
+		    json_object_get(json_object_get(reply, "agent"), "targets")));
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void test_status_hides_others(void **state)
+{
+	struct fixture *fx = *state;
+	struct launch l;
+	char run_id[33];
+	json_t *st;
+	int fd = connect_to(fx), status;
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
+	gated_sleep(&l, "0");
+	json_decref(start_ok(fd, fx, l.pid, run_id));
+	st = ask(fd, json_pack("{s:s}", "request", "status"), 3000);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(st, "agent"), "targets")),
+			 1);
+	json_decref(st);
+	assert_int_equal(as_nobody_targets(fx), 0);
+	assert_int_equal(launch_release(&l), 0);
+	waitpid(l.pid, &status, 0);
+	close(fd); /* the Run ends, interrupted */
+}
+
+/* a client that goes away: its Run ends (interrupted) and leaves the Agent */
+static void test_client_gone(void **state)
+{
+	struct fixture *fx = *state;
+	struct launch l;
+	char run_id[33], path[PATH_MAX];
+	long long until;
+	json_t *reply, *st;
+	struct stat sb;
+	int fd = connect_to(fx), watcher = connect_to(fx), status, n = -1;
+
+	gated_sleep(&l, "0");
+	reply = start_ok(fd, fx, l.pid, run_id);
+	snprintf(path, sizeof(path), "%s/manifest.json",
+		 json_string_value(json_object_get(reply, "run_dir")));
+	json_decref(reply);
+	assert_int_equal(launch_release(&l), 0);
+	waitpid(l.pid, &status, 0);
+	close(fd);
+	for (until = clock_monotonic_ms() + 20000; clock_monotonic_ms() < until && n;) {
+		usleep(100 * 1000);
+		st = ask(watcher, json_pack("{s:s}", "request", "status"), 3000);
+		n = (int)json_array_size(json_object_get(json_object_get(st, "agent"), "targets"));
+		json_decref(st);
+	}
+	assert_int_equal(n, 0);
+	assert_int_equal(stat(path, &sb), 0);
+	close(watcher);
+}
+
+/* node_service_stop with a Run open: the loop ends, the Run finalized */
+static void test_stop_ends_runs(void **state)
+{
+	struct fixture *fx = *state;
+	struct launch l;
+	char run_id[33];
+	long long t0;
+	json_t *reply = NULL;
+	char err[512];
+	int fd = connect_to(fx), status;
+
+	gated_sleep(&l, "0");
+	json_decref(start_ok(fd, fx, l.pid, run_id));
+	assert_int_equal(launch_release(&l), 0);
+	waitpid(l.pid, &status, 0);
+	t0 = clock_monotonic_ms();
+	node_service_stop(fx->ns);
+	/* the Run's end is told to its client */
+	assert_int_equal(control_await(fd, &reply, 20000, NULL, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(reply, "reply")), "run-end");
+	assert_true(json_is_true(json_object_get(reply, "interrupted")));
+	json_decref(reply);
+	pthread_join(fx->thread, NULL);
+	assert_int_equal(fx->result, 0);
+	assert_true(clock_monotonic_ms() - t0 < NODE_SERVICE_STOP_WAIT_MS);
+	/* the socket is gone */
+	assert_int_equal(access(fx->sock, F_OK), -1);
+	/* teardown joins again: a new thread that returns at once */
+	assert_int_equal(pthread_create(&fx->thread, NULL, serve, fx), 0);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_yours, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_start_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_hides_others, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_linger_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interrupt_linger, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_ends_runs, setup, teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,520 @@
+/* node_service — see node_service.h. This file: the service's life, its
+ * event loop and its clients; the Runs are in node_service_run.c. */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "userspace/agent/agent.h"
+#include "userspace/agent/node_service_internal.h"
+#include "userspace/aggregator/aggregator.h"
+#include "userspace/config/config.h"
+#include "userspace/control/control.h"
+#include "userspace/log/clock.h"
+#include "userspace/log/log.h"
+
+#define AGG_JOIN_TIMEOUT_MS 3000
+
+/* epoll tags besides clients (whose tag is their struct) */
+static char tag_listen, tag_stop, tag_signal, tag_agent;
+
+static void *aggregator_thread(void *arg)
+{
+	aggregator_serve(arg, 0);
+	return NULL;
+}
+
+/* The Aggregator of this node: a ROUTER on inproc://, served by a thread. */
+static int start_aggregator(struct node_service *ns, char *err, size_t errlen)
+{
+	static unsigned counter;
+	void *router;
+	int e;
+
+	snprintf(ns->agg_endpoint, sizeof(ns->agg_endpoint), "inproc://nunatak-aggregator-%d-%u",
+		 (int)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+	router = zmq_socket(ns->zctx, ZMQ_ROUTER);
+	if (!router || zmq_bind(router, ns->agg_endpoint)) {
+		e = -zmq_errno();
+		snprintf(err, errlen, "cannot start the aggregator: its socket '%s': %s",
+			 ns->agg_endpoint, zmq_strerror(-e));
+		if (router)
+			zmq_close(router);
+		return e;
+	}
+	{
+		struct aggregator_opts ao = { .router = router, .endpoint_shown = ns->agg_endpoint };
+
+		ns->agg = aggregator__new_opts(&ao);
+	}
+	if (!ns->agg) {
+		e = -errno;
+		snprintf(err, errlen, "cannot start the aggregator: %s", strerror(-e));
+		zmq_close(router);
+		return e;
+	}
+	e = -pthread_create(&ns->agg_thread, NULL, aggregator_thread, ns->agg);
+	if (e) {
+		snprintf(err, errlen, "cannot start the aggregator thread: %s: raise the process "
+				      "limit (ulimit -u) or free memory", strerror(-e));
+		return e;
+	}
+	ns->agg_started = 1;
+	return 0;
+}
+
+/* the configured Aggregators, with the CURVE keys to reach them */
+static int configured_endpoints(struct node_service *ns, const struct service_config *sc,
+				char *err, size_t errlen)
+{
+	size_t i;
+	int e;
+
+	ns->endpoints = calloc(sc->n_aggregators, sizeof(*ns->endpoints));
+	if (!ns->endpoints)
+		goto nomem;
+	for (i = 0; i < sc->n_aggregators; i++, ns->n_endpoints++)
+		if (!(ns->endpoints[i] = strdup(sc->aggregators[i])))
+			goto nomem;
+	if (!sc->secret_key)
+		return 0;
+	e = curve_load_keypair(sc->secret_key, &ns->kp, err, errlen);
+	if (!e)
+		e = curve_load_public(sc->aggregator_public_key, ns->server_public, err, errlen);
+	ns->curve = !e;
+	return e;
+nomem:
+	snprintf(err, errlen, "cannot start the node service: %s", strerror(ENOMEM));
+	return -ENOMEM;
+}
+
+/* The Aggregators the Agent publishes to: those of [service], else its own. */
+static int choose_endpoints(struct node_service *ns, const struct service_config *sc, char *err,
+			    size_t errlen)
+{
+	int e;
+
+	if (sc && sc->n_aggregators)
+		return configured_endpoints(ns, sc, err, errlen);
+	e = start_aggregator(ns, err, errlen);
+	if (e)
+		return e;
+	ns->endpoints = calloc(1, sizeof(*ns->endpoints));
+	if (!ns->endpoints || !(ns->endpoints[0] = strdup(ns->agg_endpoint))) {
+		snprintf(err, errlen, "cannot start the node service: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	ns->n_endpoints = 1;
+	return 0;
+}
+
+static int start_agent(struct node_service *ns, const struct service_config *sc, char *err,
+		       size_t errlen)
+{
+	struct agent_opts ao = { .node = ns->node, .zmq_ctx = ns->zctx,
+				 .endpoints = (const char *const *)ns->endpoints,
+				 .n_endpoints = ns->n_endpoints, .frequency = ns->frequency };
+	char why[1024] = "";
+
+	if (ns->curve) {
+		ao.curve_self = &ns->kp;
+		ao.curve_server_public = ns->server_public;
+	}
+	if (sc && sc->spool_dir && sc->spool_max_bytes) {
+		ao.spool_dir = sc->spool_dir;
+		ao.spool_cap_bytes = sc->spool_max_bytes;
+	}
+	if (sc)
+		ao.netns_only = sc->netns_only;
+	ns->agent = agent__new(&ao, why, sizeof(why));
+	if (!ns->agent) {
+		int e = -errno;
+
+		snprintf(err, errlen, "cannot start the agent: %s", why[0] ? why : strerror(-e));
+		return e ? e : -ENOMEM;
+	}
+	return 0;
+}
+
+static int watch(struct node_service *ns, int fd, void *tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+
+	return epoll_ctl(ns->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int open_descriptors(struct node_service *ns, const struct node_service_opts *o, char *err,
+			    size_t errlen)
+{
+	int e;
+
+	ns->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ns->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ns->epfd < 0 || ns->stop_fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot start the node service: %s", strerror(-e));
+		return e;
+	}
+	if (o->control_path) {
+		e = control_listen(o->control_path, 0666, &ns->listen_fd, err, errlen);
+		if (e)
+			return e;
+		snprintf(ns->control_path, sizeof(ns->control_path), "%s", o->control_path);
+	}
+	e = watch(ns, ns->stop_fd, &tag_stop);
+	if (!e && ns->listen_fd >= 0)
+		e = watch(ns, ns->listen_fd, &tag_listen);
+	if (!e && ns->signal_fd >= 0)
+		e = watch(ns, ns->signal_fd, &tag_signal);
+	if (!e)
+		e = watch(ns, agent_fd(ns->agent), &tag_agent);
+	if (e)
+		snprintf(err, errlen, "cannot start the node service: epoll: %s", strerror(-e));
+	return e;
+}
+
+struct node_service *node_service__new(const struct node_service_opts *o, char *err,
+				       size_t errlen)
+{
+	struct node_service *ns = calloc(1, sizeof(*ns));
+	int e;
+
+	if (!ns) {
+		snprintf(err, errlen, "cannot start the node service: %s", strerror(ENOMEM));
+		errno = ENOMEM;
+		return NULL;
+	}
+	ns->epfd = ns->listen_fd = ns->stop_fd = -1;
+	ns->signal_fd = o->signal_fd;
+	ns->quiet = o->quiet;
+	ns->frequency = o->cfg ? o->cfg->sampling_frequency : CONFIG_DEFAULT_SAMPLING_FREQUENCY;
+	if (o->node)
+		snprintf(ns->node, sizeof(ns->node), "%s", o->node);
+	else if (o->service && o->service->node)
+		snprintf(ns->node, sizeof(ns->node), "%s", o->service->node);
+	else if (gethostname(ns->node, sizeof(ns->node) - 1))
+		strcpy(ns->node, "localhost");
+	ns->zctx = o->zmq_ctx;
+	if (!ns->zctx) {
+		ns->zctx = zmq_ctx_new();
+		ns->own_zctx = 1;
+	}
+	if (!ns->zctx) {
+		e = -ENOMEM;
+		snprintf(err, errlen, "cannot start the node service: ZeroMQ: %s",
+			 zmq_strerror(zmq_errno()));
+		goto fail;
+	}
+	e = choose_endpoints(ns, o->service, err, errlen);
+	if (!e)
+		e = start_agent(ns, o->service, err, errlen);
+	if (!e)
+		e = open_descriptors(ns, o, err, errlen);
+	if (e)
+		goto fail;
+	return ns;
+fail:
+	node_service__free(ns);
+	errno = -e;
+	return NULL;
+}
+
+int node_service_add_client(struct node_service *ns, int fd)
+{
+	struct ns_client *c;
+	int e;
+
+	if (ns->n_clients >= NS_MAX_CLIENTS) {
+		close(fd);
+		return -EMFILE;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->fd = fd;
+	e = control_peer_of(fd, &c->peer);
+	if (!e)
+		e = watch(ns, fd, c);
+	if (e) {
+		close(fd);
+		free(c);
+		return e;
+	}
+	control_socket_room(fd);
+	c->next = ns->clients;
+	ns->clients = c;
+	ns->n_clients++;
+	return 0;
+}
+
+static void drop_client(struct node_service *ns, struct ns_client *c)
+{
+	struct ns_client **p;
+
+	for (p = &ns->clients; *p && *p != c; p = &(*p)->next)
+		;
+	if (*p)
+		*p = c->next;
+	ns->n_clients--;
+	ns_runs_orphan(ns, c);
+	epoll_ctl(ns->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c);
+}
+
+void ns_reply(struct node_service *ns, struct ns_client *c, const char *request, json_t *reply)
+{
+	int e;
+
+	(void)ns;
+	if (!reply) {
+		reply = control_error_reply(-ENOMEM, "the node service is out of memory: try again");
+		if (!reply)
+			return;
+	}
+	if (!c || c->dead) {
+		json_decref(reply);
+		return;
+	}
+	json_object_set_new(reply, "reply", json_string(request));
+	e = control_send_msg(c->fd, reply, CONTROL_SEND_TIMEOUT_MS);
+	if (e) {
+		pr_warn("cannot answer the client (pid %d, uid %u): %s: it is dropped",
+			(int)c->peer.pid, (unsigned)c->peer.uid, strerror(-e));
+		c->dead = 1;
+	}
+	json_decref(reply);
+}
+
+static void dispatch_request(struct node_service *ns, struct ns_client *c, json_t *req)
+{
+	const char *name = json_string_value(json_object_get(req, "request"));
+
+	if (ns->stopping && name && strcmp(name, CONTROL_STATUS))
+		ns_reply(ns, c, name, control_error_reply(-ESHUTDOWN, "the node service is stopping"));
+	else if (name && !strcmp(name, CONTROL_RUN_START))
+		ns_run_start(ns, c, req);
+	else if (name && !strcmp(name, CONTROL_RUN_END))
+		ns_run_end(ns, c, req);
+	else if (name && !strcmp(name, CONTROL_RUN_INTERRUPT))
+		ns_run_interrupt(ns, c, req);
+	else if (name && !strcmp(name, CONTROL_STATUS))
+		ns_status(ns, c, req);
+	else
+		ns_reply(ns, c, name ? name : "", control_error_reply(-EINVAL,
+			 "unknown request '%s': this node service knows run-start, run-end, "
+			 "run-interrupt and status", name ? name : "(none)"));
+}
+
+/* what the client sent; 1 when it is to be dropped */
+static int on_client(struct node_service *ns, struct ns_client *c)
+{
+	char err[256];
+	int n, e;
+
+	for (n = 0; n < 16 && !c->dead; n++) {
+		json_t *req = NULL;
+
+		e = control_recv_msg(c->fd, &req, err, sizeof(err));
+		if (e == 0)
+			return 0;
+		if (e == -ECONNRESET || (e < 0 && e != -EMSGSIZE && e != -EBADMSG))
+			return 1;
+		if (e < 0) {
+			ns_reply(ns, c, "", control_error_reply(e, "refused: %s", err));
+			continue;
+		}
+		dispatch_request(ns, c, req);
+		json_decref(req);
+	}
+	return c->dead;
+}
+
+static void on_listen(struct node_service *ns)
+{
+	int fd, e;
+
+	while ((fd = accept4(ns->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		e = node_service_add_client(ns, fd);
+		if (e)
+			pr_warn("a control connection refused: %s", strerror(-e));
+	}
+}
+
+static void begin_stop(struct node_service *ns, const char *why)
+{
+	if (ns->stopping)
+		return;
+	if (!ns->quiet)
+		pr_warn("%s: ending every Run (interrupted)", why);
+	ns->stopping = 1;
+	ns->stop_deadline_ms = clock_monotonic_ms() + NODE_SERVICE_STOP_WAIT_MS;
+	if (ns->listen_fd >= 0) {
+		epoll_ctl(ns->epfd, EPOLL_CTL_DEL, ns->listen_fd, NULL);
+		close(ns->listen_fd);
+		ns->listen_fd = -1;
+		unlink(ns->control_path);
+	}
+	ns_runs_end_all(ns);
+}
+
+static void on_signal(struct node_service *ns)
+{
+	struct signalfd_siginfo si;
+
+	while (read(ns->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "%s", strsignal(si.ssi_signo));
+			begin_stop(ns, why);
+		}
+	}
+}
+
+static int next_timeout(struct node_service *ns)
+{
+	int t = agent_timeout_ms(ns->agent), r = ns_runs_tick(ns);
+
+	if (r >= 0 && (t < 0 || r < t))
+		t = r;
+	if (ns->stopping) {
+		long long left = ns->stop_deadline_ms - clock_monotonic_ms();
+
+		if (left < 0)
+			left = 0;
+		if (t < 0 || left < t)
+			t = (int)left;
+	}
+	return t;
+}
+
+static void on_event(struct node_service *ns, struct epoll_event *ev)
+{
+	uint64_t v;
+
+	if (ev->data.ptr == &tag_listen) {
+		on_listen(ns);
+	} else if (ev->data.ptr == &tag_stop) {
+		(void)!read(ns->stop_fd, &v, sizeof(v));
+		begin_stop(ns, "told to stop");
+	} else if (ev->data.ptr == &tag_signal) {
+		on_signal(ns);
+	} else if (ev->data.ptr != &tag_agent) {
+		struct ns_client *c = ev->data.ptr;
+
+		if (on_client(ns, c))
+			drop_client(ns, c);
+	}
+}
+
+/* clients a reply could not reach */
+static void drop_dead(struct node_service *ns)
+{
+	struct ns_client *c = ns->clients, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c->dead)
+			drop_client(ns, c);
+	}
+}
+
+int node_service_run(struct node_service *ns)
+{
+	struct epoll_event evs[16];
+	int e = 0;
+
+	while (!(ns->stopping && (!ns->runs || clock_monotonic_ms() >= ns->stop_deadline_ms))) {
+		int n = epoll_wait(ns->epfd, evs, 16, next_timeout(ns)), i;
+
+		if (n < 0 && errno != EINTR) {
+			e = -errno;
+			pr_warn("the node service's loop failed: %s", strerror(-e));
+			break;
+		}
+		for (i = 0; i < n; i++)
+			on_event(ns, &evs[i]);
+		e = agent_dispatch(ns->agent);
+		if (e) {
+			pr_warn("the agent failed: %s: the node service stops", strerror(-e));
+			break;
+		}
+		drop_dead(ns);
+	}
+	if (ns->runs)
+		pr_warn("Runs still open when the node service stopped: they are left unfinished "
+			"('nunatak summary DIR' finishes each)");
+	return e;
+}
+
+void node_service_stop(struct node_service *ns)
+{
+	uint64_t one = 1;
+
+	(void)!write(ns->stop_fd, &one, sizeof(one));
+}
+
+static void stop_aggregator(struct node_service *ns)
+{
+	struct timespec deadline;
+
+	aggregator_stop(ns->agg);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += AGG_JOIN_TIMEOUT_MS / 1000;
+	if (pthread_timedjoin_np(ns->agg_thread, NULL, &deadline)) {
+		/* inside SQLite: what it uses is left to the process exit */
+		pr_warn("the aggregator did not stop within %d ms: left to the process exit",
+			AGG_JOIN_TIMEOUT_MS);
+		ns->agg = NULL;
+		ns->own_zctx = 0;
+	}
+	ns->agg_started = 0;
+}
+
+void node_service__free(struct node_service *ns)
+{
+	struct ns_run *r, *rnext;
+	size_t i;
+
+	if (!ns)
+		return;
+	while (ns->clients)
+		drop_client(ns, ns->clients);
+	for (r = ns->runs; r; r = rnext) {
+		rnext = r->next;
+		json_decref(r->exit_code);
+		json_decref(r->outlived);
+		free(r);
+	}
+	agent__free(ns->agent);
+	if (ns->agg_started)
+		stop_aggregator(ns);
+	aggregator__free(ns->agg);
+	for (i = 0; i < ns->n_endpoints; i++)
+		free(ns->endpoints[i]);
+	free(ns->endpoints);
+	curve_keypair_wipe(&ns->kp);
+	if (ns->listen_fd >= 0) {
+		close(ns->listen_fd);
+		unlink(ns->control_path);
+	}
+	if (ns->stop_fd >= 0)
+		close(ns->stop_fd);
+	if (ns->epfd >= 0)
+		close(ns->epfd);
+	if (ns->own_zctx)
+		zmq_ctx_term(ns->zctx);
+	free(ns);
+}

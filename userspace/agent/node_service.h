@@ -1,0 +1,81 @@
+/* node_service — the node's profiling service: one Agent (agent.h), its
+ * control socket (userspace/control), and, when no Aggregator is
+ * configured, an Aggregator of its own in a thread (inproc://). nunatakd
+ * is one; `nunatak run` without a daemon runs one in a thread and talks to
+ * it over a socketpair with the same protocol.
+ *
+ * One event loop (node_service_run) owns every descriptor: the listening
+ * socket and its clients, the Agent's (agent_fd, agent_timeout_ms,
+ * agent_dispatch), an eventfd for node_service_stop() and, in nunatakd, a
+ * signalfd. Nothing in it blocks: START and FINALIZE are answered through
+ * the Agent's callbacks, the wait for lingering processes is a timer.
+ *
+ * Requests (control.h), each decided by the SO_PEERCRED of its connection:
+ *  run-start {"run": START.run facts, "runs_dir": abs, "symbolizer": abs|"",
+ *	"target_exe": abs|null, "token": 32 hex, "pid": the gated child,
+ *	"mpi_events": bool, "degradations": [{name,message,remedy}] (optional)}
+ *	granted when pid's real and effective uid are the peer's (root: any);
+ *	the Run is owned by the peer's uid and gid, whatever the request says.
+ *	→ {"ok", "reply":"run-start", "run_id", "run_dir", "sampling", "cpus",
+ *	   "frequency", "degradations": [...]}
+ *  run-end {"run_id", "exit_code": N|null, "end": ISO (optional),
+ *	"linger_ms", "symbolizer_budget_ms", "discard": bool (optional: the
+ *	application never ran)}: waits up to linger_ms for the Target's
+ *	processes other than the one of run-start, names those left in a
+ *	processes-outlived Degradation, ends the Target and replies when the
+ *	Run is finalized: {"ok", "reply":"run-end", "run_dir", "outlived":
+ *	[{pid, comm}], "interrupted": bool}
+ *  run-interrupt {"run_id"}: the linger (if under way) ends now and the
+ *	finalize runs without llvm-symbolizer; {"ok", "reply":"run-interrupt"}
+ *  status {}: {"ok", "reply":"status", "agent": agent_status() with other
+ *	users' Targets left out (root sees all), "aggregators": [STATUS...]}
+ * Only the connection that started a Run may end or interrupt it. A
+ * connection that closes with a Run not ended ends it, interrupted.
+ */
+#ifndef NUNATAK_AGENT_NODE_SERVICE_H
+#define NUNATAK_AGENT_NODE_SERVICE_H
+
+#include <stddef.h>
+
+struct config;
+struct node_service;
+struct service_config;
+
+/* how long node_service_run() gives the Runs still open at a stop */
+#define NODE_SERVICE_STOP_WAIT_MS 15000
+
+struct node_service_opts {
+	const char *node;	   /* NULL: the host name */
+	const char *control_path;  /* NULL: no listening socket (embedded) */
+	const struct config *cfg;  /* sampling frequency; NULL: defaults */
+	/* nunatakd's [service]: aggregators (none: one of its own), CURVE keys,
+	 * spool, netns_only. NULL (embedded): its own Aggregator, no spool */
+	const struct service_config *service;
+	void *zmq_ctx;		   /* NULL: one of its own */
+	int signal_fd;		   /* a signalfd whose INT/TERM stop the service; -1 none */
+	int quiet;		   /* 1: Degradations and Runs are not logged (embedded) */
+};
+
+/* The Agent (BPF loaded once), the Aggregator thread when needed, the
+ * listening socket (0666; the directory must exist). NULL + errno, err
+ * says what and what to do. */
+struct node_service *node_service__new(const struct node_service_opts *o, char *err,
+				       size_t errlen);
+
+/* A connected SOCK_SEQPACKET end (a socketpair's, for the embedded mode);
+ * the service takes it. 0 or -errno (fd closed then). Before
+ * node_service_run(), or from the thread running it. */
+int node_service_add_client(struct node_service *ns, int fd);
+
+/* The event loop, until node_service_stop() or a stop signal: then every
+ * Run still open is ended, interrupted, and finalized (bounded by
+ * NODE_SERVICE_STOP_WAIT_MS). 0, or -errno on a fatal error. */
+int node_service_run(struct node_service *ns);
+
+/* From any thread, or a signal handler. */
+void node_service_stop(struct node_service *ns);
+
+/* After node_service_run() returned (or never ran). NULL-safe. */
+void node_service__free(struct node_service *ns);
+
+#endif

@@ -1,0 +1,96 @@
+/* node_service_internal — what node_service.c (the loop, the clients),
+ * node_service_run.c (the Runs) and node_service_status.c share. */
+#ifndef NUNATAK_AGENT_NODE_SERVICE_INTERNAL_H
+#define NUNATAK_AGENT_NODE_SERVICE_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "userspace/agent/node_service.h"
+#include "userspace/control/control_server.h"
+#include "userspace/wire/curve.h"
+
+/* lingering processes are looked at this often */
+#define NS_LINGER_POLL_MS 50
+/* FINALIZE: how long the Aggregator waits for other nodes' last Batch */
+#define NS_NODES_WAIT_MS 5000
+#define NS_MAX_CLIENTS 1024
+
+struct ns_client {
+	int fd;
+	struct control_peer peer;
+	int dead; /* a reply could not be sent: closed at the next turn */
+	struct ns_client *next;
+};
+
+enum ns_run_state {
+	NS_RUN_STARTING, /* START sent, its Ack awaited */
+	NS_RUN_ACTIVE,	 /* the application runs */
+	NS_RUN_LINGER,	 /* run-end came: its other processes are waited for */
+	NS_RUN_ENDING,	 /* agent_target_end() under way */
+};
+
+struct ns_run {
+	struct node_service *ns;
+	struct ns_client *client; /* NULL once its connection closed */
+	char run_id[33];
+	uid_t uid;
+	gid_t gid;
+	pid_t pid; /* the process of run-start */
+	enum ns_run_state state;
+	int interrupted, discard;
+	long long linger_start_ms, linger_end_ms;
+	json_t *exit_code; /* run-end's, or null */
+	char end[32];	   /* run-end's "end" */
+	int symbolizer_budget_ms;
+	json_t *outlived; /* [{pid, comm}] */
+	char run_dir[PATH_MAX];
+	struct ns_run *next;
+};
+
+struct node_service {
+	struct agent *agent;
+	void *zctx;
+	int own_zctx;
+	struct aggregator *agg;
+	pthread_t agg_thread;
+	int agg_started;
+	char agg_endpoint[80];
+	char **endpoints; /* the Aggregators the Agent publishes to */
+	size_t n_endpoints;
+	int curve; /* kp and server_public are set: CURVE to the Aggregators */
+	struct curve_keypair kp;
+	char server_public[CURVE_KEY_Z85_LEN + 1];
+	char node[256];
+	long frequency;
+	int epfd, listen_fd, stop_fd, signal_fd, quiet;
+	char control_path[108];
+	struct ns_client *clients;
+	size_t n_clients;
+	struct ns_run *runs;
+	int stopping;
+	long long stop_deadline_ms;
+};
+
+/* node_service_run.c */
+int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req);
+int ns_run_end(struct node_service *ns, struct ns_client *c, json_t *req);
+int ns_run_interrupt(struct node_service *ns, struct ns_client *c, json_t *req);
+/* the client's connection closed: its Runs end, interrupted */
+void ns_runs_orphan(struct node_service *ns, struct ns_client *c);
+/* every Run not ending is ended, interrupted (the service stops) */
+void ns_runs_end_all(struct node_service *ns);
+/* the lingering Runs: ended when their processes are gone or at the bound;
+ * the ms until the next look, -1 none */
+int ns_runs_tick(struct node_service *ns);
+
+/* node_service_status.c */
+int ns_status(struct node_service *ns, struct ns_client *c, json_t *req);
+
+/* node_service.c: sends a reply to c (NULL: dropped), takes its reference;
+ * a client that cannot take it is dropped at the next turn of the loop */
+void ns_reply(struct node_service *ns, struct ns_client *c, const char *request, json_t *reply);
+
+#endif

@@ -1,0 +1,154 @@
+/* aggregator_internal — what the aggregator*.c files share; not for other
+ * modules.
+ *
+ * Threads: the serving thread (aggregator_serve) owns the socket, the
+ * table of Runs and the table of Agents. A Run being finalized belongs to
+ * its finalize thread from the moment it starts (pivot, directory,
+ * manifest) until the serving thread joins it (done_fd), which then
+ * answers FINALIZE and closes the Run.
+ */
+#ifndef NUNATAK_AGGREGATOR_INTERNAL_H
+#define NUNATAK_AGGREGATOR_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "userspace/aggregator/aggregator.h"
+#include "userspace/wire/wire.h"
+
+#define AGG_ROUTING_ID_MAX 256
+#define AGG_NODES_WAIT_DEFAULT_MS 5000
+#define AGG_NODES_WAIT_MAX_MS 600000
+
+/* a ZeroMQ routing id: who to answer */
+struct agg_peer {
+	unsigned char id[AGG_ROUTING_ID_MAX];
+	size_t len;
+};
+
+/* A node that has a Run: OPENed, or sent Batches of it */
+struct agg_node {
+	char *name;
+	int opened;	      /* OPEN sent */
+	int sent_batch;	      /* a Batch of it stored */
+	int sent_last;	      /* its last Batch (Batch.last) stored */
+	time_t last_batch;    /* wall clock of its latest Batch, 0: none */
+};
+
+enum agg_run_state {
+	RUN_COLLECTING, /* Batches stored */
+	RUN_CLOSING,	/* FINALIZE received: CLOSE sent, waiting for last Batches */
+	RUN_FINALIZING, /* its finalize thread runs */
+};
+
+struct agg_run {
+	struct agg_run *next;
+	struct aggregator *agg;
+	char *run_id, *run_dir, *origin, *symbolizer;
+	char token[33]; /* "" none */
+	uid_t uid;
+	gid_t gid;
+	long frequency;
+	int mpi_events;
+	struct pivot *pivot;
+	int dir_fd; /* the Run directory, opened as the owner and locked */
+	json_t *manifest;
+	struct agg_node *nodes;
+	size_t n_nodes;
+	uint64_t batches, samples;
+	enum agg_run_state state;
+	/* FINALIZE */
+	struct agg_peer requester;
+	json_t *finalize;
+	long long nodes_deadline_ms;
+	int cancel_fd; /* readable: the finalize stops llvm-symbolizer */
+	pthread_t thread;
+	int thread_started;
+	atomic_int done;
+	int fin_err;
+	char fin_why[1024];
+};
+
+/* An Agent that said Hello */
+struct agg_agent {
+	struct agg_agent *next;
+	char *node, *version, *machine_json;
+	uint64_t incarnation;
+	struct agg_peer peer;
+	long long last_contact_ms; /* clock_monotonic_ms() */
+	time_t last_contact;	   /* wall clock */
+	long active_targets;
+};
+
+struct aggregator {
+	void *socket;
+	/* aggregator_stop() and aggregator_interrupt() from another thread:
+	 * eventfds that stay readable once written; done_fd: a finalize
+	 * thread ended */
+	int stop_fd, cancel_fd, done_fd;
+	int interrupt_next; /* the next finalize starts interrupted */
+	char *endpoint_shown;
+	int open_dir_fd; /* <state_dir>/open, -1: no resume */
+	struct agg_run *runs;
+	struct agg_agent *agents;
+	uint64_t received, stored, duplicates, refused;
+	uint64_t (*refused_fn)(void *ctx);
+	void *refused_ctx;
+	int finalized; /* Runs finalized (aggregator_serve once) */
+};
+
+/* aggregator.c: answers to a peer */
+int agg_send(struct aggregator *agg, const struct agg_peer *to, wire_envelope *env);
+int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char *run_id,
+		  const char *node, uint64_t seq, int has_incarnation, uint64_t incarnation,
+		  const char *json);
+/* run_id: the Run it concerns (Error.run_id), NULL: none */
+int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
+		    const char *run_id, const char *message);
+int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int action,
+		     const char *run_id, const char *json);
+void agg_eventfd_signal(int fd);
+
+/* aggregator_run.c: the table of Runs */
+struct agg_run *agg_run_find(struct aggregator *agg, const char *run_id);
+int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
+		  const Nunatak__Wire__Control *c);
+int agg_run_store_batch(struct aggregator *agg, const struct agg_peer *from,
+			const Nunatak__Wire__Batch *b);
+struct agg_node *agg_run_node(struct agg_run *r, const char *node); /* added when new */
+void agg_run_close(struct agg_run *r); /* unlinks it from the table and frees it */
+/* Run r reopened from what START left (state file): 0 or -errno */
+int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_t whylen);
+
+/* aggregator_finalize.c */
+int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
+			 const Nunatak__Wire__Control *c);
+/* the closing Runs whose nodes are all in or whose wait is over start
+ * their finalize; the finalizes done are answered. The ms until the
+ * nearest wait ends (-1: none). */
+int agg_finalize_tick(struct aggregator *agg);
+void agg_finalize_interrupt_all(struct aggregator *agg);
+void agg_finalize_join_all(struct aggregator *agg); /* at free: bounded by the budgets */
+
+/* aggregator_agents.c */
+void agg_hello(struct aggregator *agg, const struct agg_peer *from, const Nunatak__Wire__Hello *h);
+struct agg_agent *agg_agent_find(struct aggregator *agg, const char *node);
+/* OPEN of Run r to every Agent but its origin's that has not had it */
+void agg_open_to_agents(struct aggregator *agg, struct agg_run *r);
+int agg_status(struct aggregator *agg, const struct agg_peer *from,
+	       const Nunatak__Wire__Control *c);
+void agg_agents_free(struct aggregator *agg);
+
+/* aggregator_state.c: <state_dir>/open/<run_id>.json */
+int agg_state_open(struct aggregator *agg, const char *state_dir);
+int agg_state_write(struct aggregator *agg, const struct agg_run *r);
+void agg_state_remove(struct aggregator *agg, const char *run_id);
+void agg_state_resume(struct aggregator *agg);
+
+#endif

@@ -1,0 +1,186 @@
+/* aggregator_state — the open Runs an Aggregator restarted resumes:
+ * <state_dir>/open/<run_id>.json (0600, written at START, removed once the
+ * Run is finalized), made under a descriptor of that directory with
+ * O_EXCL|O_NOFOLLOW; the directory is this process' (owner euid, not
+ * writable by others), never followed through a link. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "userspace/aggregator/aggregator_internal.h"
+#include "userspace/log/log.h"
+
+#define STATE_OPEN_DIR "open"
+#define STATE_FILE_MAX (64 * 1024)
+
+/* dir under at, made 0700 when missing, opened without following a link,
+ * ours and not writable by others: its descriptor or -errno (logged) */
+static int open_private_dir(int at, const char *dir, const char *shown)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdirat(at, dir, 0700) && errno != EEXIST) {
+		fd = -errno;
+		pr_warn("cannot make the state directory '%s': %s", shown, strerror(-fd));
+		return fd;
+	}
+	fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		pr_warn("cannot open the state directory '%s': %s", shown, strerror(-fd));
+		return fd;
+	}
+	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		pr_warn("refusing the state directory '%s': it must be owned by uid %u and "
+			"writable by nobody else (chown, chmod go-w)",
+			shown, (unsigned)geteuid());
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int agg_state_open(struct aggregator *agg, const char *state_dir)
+{
+	char shown[PATH_MAX];
+	int dir_fd;
+
+	if (state_dir[0] != '/') {
+		pr_warn("the state directory '%s' is not an absolute path", state_dir);
+		return -EINVAL;
+	}
+	dir_fd = open_private_dir(AT_FDCWD, state_dir, state_dir);
+	if (dir_fd < 0)
+		return dir_fd;
+	snprintf(shown, sizeof(shown), "%s/" STATE_OPEN_DIR, state_dir);
+	agg->open_dir_fd = open_private_dir(dir_fd, STATE_OPEN_DIR, shown);
+	close(dir_fd);
+	return agg->open_dir_fd < 0 ? agg->open_dir_fd : 0;
+}
+
+int agg_state_write(struct aggregator *agg, const struct agg_run *r)
+{
+	char name[96], tmp[104];
+	json_t *j;
+	int fd, err = 0;
+
+	snprintf(name, sizeof(name), "%s.json", r->run_id);
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", r->run_id);
+	j = json_pack("{s:s, s:s, s:{s:I, s:I}, s:s, s:s, s:s, s:I, s:b}", "run_id", r->run_id,
+		      "run_dir", r->run_dir, "owner", "uid", (json_int_t)r->uid, "gid",
+		      (json_int_t)r->gid, "symbolizer", r->symbolizer, "token", r->token, "origin",
+		      r->origin, "frequency", (json_int_t)r->frequency, "mpi_events",
+		      r->mpi_events);
+	if (!j)
+		return -ENOMEM;
+	if (!r->token[0])
+		json_object_del(j, "token");
+	unlinkat(agg->open_dir_fd, tmp, 0); /* a stale one: never followed */
+	fd = openat(agg->open_dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		err = -errno;
+	else if (json_dumpfd(j, fd, JSON_COMPACT) || fsync(fd))
+		err = errno ? -errno : -EIO;
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	/* whole or not at all: written aside, then renamed */
+	if (!err && renameat(agg->open_dir_fd, tmp, agg->open_dir_fd, name))
+		err = -errno;
+	if (err) {
+		unlinkat(agg->open_dir_fd, tmp, 0);
+		pr_warn("run '%s': cannot write its state file %s: %s", r->run_id, name,
+			strerror(-err));
+	} else {
+		fsync(agg->open_dir_fd);
+	}
+	json_decref(j);
+	return err;
+}
+
+void agg_state_remove(struct aggregator *agg, const char *run_id)
+{
+	char name[96];
+
+	if (agg->open_dir_fd < 0)
+		return;
+	snprintf(name, sizeof(name), "%s.json", run_id);
+	if (unlinkat(agg->open_dir_fd, name, 0) && errno != ENOENT)
+		pr_warn("run '%s': cannot remove its state file %s: %s", run_id, name,
+			strerror(errno));
+}
+
+/* the state file name under the open directory, parsed; NULL (logged) */
+static json_t *state_read(int dir_fd, const char *name)
+{
+	char buf[STATE_FILE_MAX + 1];
+	struct stat st;
+	ssize_t n;
+	json_t *j;
+	int fd;
+
+	fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_size > STATE_FILE_MAX) {
+		pr_warn("state file '%s' refused (not a regular file of ours of at most %d "
+			"bytes): ignored",
+			name, STATE_FILE_MAX);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	n = read(fd, buf, STATE_FILE_MAX);
+	close(fd);
+	j = n > 0 ? json_loadb(buf, (size_t)n, 0, NULL) : NULL;
+	if (!j)
+		pr_warn("state file '%s' is not JSON: ignored", name);
+	return j;
+}
+
+void agg_state_resume(struct aggregator *agg)
+{
+	char why[1024];
+	struct dirent *de;
+	json_t *state;
+	size_t len;
+	DIR *d;
+	int fd, err;
+
+	fd = openat(agg->open_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		pr_warn("cannot read the state directory: %s", strerror(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json"))
+			continue;
+		state = state_read(agg->open_dir_fd, de->d_name);
+		if (!state)
+			continue;
+		why[0] = '\0';
+		err = agg_run_reopen(agg, state, why, sizeof(why));
+		if (err) {
+			pr_warn("cannot resume the Run of state file '%s': %s; forgotten",
+				de->d_name, why[0] ? why : strerror(-err));
+			if (err != -EEXIST)
+				unlinkat(agg->open_dir_fd, de->d_name, 0);
+		} else {
+			pr_info("resumed run '%s' in '%s'",
+				json_string_value(json_object_get(state, "run_id")),
+				json_string_value(json_object_get(state, "run_dir")));
+		}
+		json_decref(state);
+	}
+	closedir(d);
+}
