@@ -227,7 +227,7 @@ static void test_start_refused(void **state)
 }
 
 /* The end: a data Batch, the last Batch with the final counters, then
- * FINALIZE; done() at its Ack with its json. */
+ * FINALIZE (sent again while unanswered); done() at its Ack with its json. */
 static void test_end_last_batch_then_finalize(void **state)
 {
 	struct fixture *fx = *state;
@@ -256,6 +256,11 @@ static void test_end_last_batch_then_finalize(void **state)
 	assert_int_equal(fin.env->control->action, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE);
 	assert_string_equal(fin.env->control->json, "{\"exit_code\":0}");
 	assert_int_equal(d.called, 0);
+	/* not answered (an Aggregator that restarted): sent again */
+	fx_release(&fin);
+	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_CONTROL, &fin,
+			     AGENT_RESEND_MS * 4));
+	assert_int_equal(fin.env->control->action, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE);
 	fx_ack(fx, &fin, "{\"run_dir\":\"/x/r\"}");
 	fx_pump(a, 50);
 	assert_int_equal(d.called, 1);

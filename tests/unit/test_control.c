@@ -366,6 +366,28 @@ static void test_may_observe(void **state)
 	assert_non_null(strstr(err, "does not exist"));
 	assert_int_equal(control_may_observe(&root, 0, err, sizeof(err)), -ESRCH);
 	assert_int_equal(control_may_observe(&root, -1, err, sizeof(err)), -ESRCH);
+	/* what the service reads on a caller's word */
+	{
+		char path[] = "/tmp/nunatak-test-read-XXXXXX";
+		int fd = mkstemp(path);
+		struct control_peer nogroup = { .uid = NOBODY, .gid = 4242 };
+
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(chmod(path, 0600), 0);
+		assert_true(control_may_read(&root, path));
+		assert_false(control_may_read(&nogroup, path));
+		assert_int_equal(chmod(path, 0604), 0);
+		assert_true(control_may_read(&nogroup, path));
+		assert_int_equal(chown(path, NOBODY, 0), 0);
+		assert_int_equal(chmod(path, 0004), 0);
+		assert_false(control_may_read(&nogroup, path)); /* its owner has no read bit */
+		assert_int_equal(chmod(path, 0400), 0);
+		assert_true(control_may_read(&nogroup, path));
+		assert_false(control_may_read(&nogroup, "/nonexistent/x"));
+		assert_false(control_may_read(&root, "/tmp")); /* not a regular file */
+		unlink(path);
+	}
 	assert_true(control_may_see(&root, 1000));
 	assert_true(control_may_see(&nobody, NOBODY));
 	assert_false(control_may_see(&nobody, 1000));

@@ -108,6 +108,15 @@ static json_t *ask(int fd, json_t *req, int timeout_ms)
 	return reply;
 }
 
+/* sends req (taken) without waiting */
+static int send_req(int fd, json_t *req)
+{
+	int e = control_send_msg(fd, req, 1000);
+
+	json_decref(req);
+	return e;
+}
+
 static int reply_code(json_t *reply, char *err, size_t errlen)
 {
 	int e = control_reply_status(reply, err, errlen);
@@ -267,6 +276,110 @@ static void test_run_start_end(void **state)
 	close(fd);
 }
 
+/* a gated `sh -c "sleep S & exit 0"`: its sleep outlives it */
+static void gated_leaver(struct launch *l, const char *seconds)
+{
+	char script[64];
+	char *argv[] = { "sh", "-c", script, NULL };
+
+	snprintf(script, sizeof(script), "sleep %s & exit 0", seconds);
+	assert_int_equal(launch_prepare(l, "/bin/sh", argv), 0);
+}
+
+static void kill_outlived(json_t *reply)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(json_object_get(reply, "outlived"), i, o)
+		kill((pid_t)json_integer_value(json_object_get(o, "pid")), SIGKILL);
+}
+
+static json_t *end_req(const char *run_id, int linger_ms)
+{
+	return json_pack("{s:s, s:s, s:i, s:i, s:i}", "request", "run-end", "run_id", run_id,
+			 "exit_code", 0, "linger_ms", linger_ms, "symbolizer_budget_ms", 1000);
+}
+
+/* run-end waits for the processes left, up to linger_ms, without holding
+ * the loop (status answers meanwhile), and names those still alive */
+static void test_linger_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	struct launch l;
+	char run_id[33], err[512];
+	long long t0, took;
+	json_t *reply, *st, *o;
+	int fd = connect_to(fx), other = connect_to(fx), status;
+
+	gated_leaver(&l, "30");
+	json_decref(start_ok(fd, fx, l.pid, run_id));
+	assert_int_equal(launch_release(&l), 0);
+	assert_int_equal(waitpid(l.pid, &status, 0), l.pid);
+	t0 = clock_monotonic_ms();
+	assert_int_equal(send_req(fd, end_req(run_id, 1500)), 0);
+	/* the loop still serves while the Run lingers */
+	usleep(300 * 1000);
+	st = ask(other, json_pack("{s:s}", "request", "status"), 1000);
+	assert_int_equal(control_reply_status(st, err, sizeof(err)), 0);
+	json_decref(st);
+	assert_true(clock_monotonic_ms() - t0 < 1400);
+	assert_int_equal(control_await(fd, &reply, 30000, NULL, err, sizeof(err)), 0);
+	took = clock_monotonic_ms() - t0;
+	assert_int_equal(control_reply_status(reply, err, sizeof(err)), 0);
+	assert_true(took >= 1400);
+	assert_true(took < 15000);
+	assert_int_equal(json_array_size(json_object_get(reply, "outlived")), 1);
+	o = json_array_get(json_object_get(reply, "outlived"), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "comm")), "sleep");
+	assert_false(json_is_true(json_object_get(reply, "interrupted")));
+	kill_outlived(reply);
+	json_decref(reply);
+	close(fd);
+	close(other);
+}
+
+/* run-interrupt ends a long linger at once: the Run is finalized, said
+ * interrupted; a run-interrupt of someone else's Run is refused */
+static void test_interrupt_linger(void **state)
+{
+	struct fixture *fx = *state;
+	struct launch l;
+	char run_id[33], err[512];
+	long long t0;
+	json_t *reply;
+	int fd = connect_to(fx), other = connect_to(fx), status;
+
+	gated_leaver(&l, "30");
+	json_decref(start_ok(fd, fx, l.pid, run_id));
+	assert_int_equal(launch_release(&l), 0);
+	assert_int_equal(waitpid(l.pid, &status, 0), l.pid);
+	assert_int_equal(send_req(fd, end_req(run_id, 60000)), 0);
+	usleep(200 * 1000);
+	/* another connection cannot end it */
+	assert_int_equal(reply_code(ask(other, json_pack("{s:s, s:s}", "request", "run-interrupt",
+						       "run_id", run_id), 2000),
+				    err, sizeof(err)),
+			 -ENOENT);
+	t0 = clock_monotonic_ms();
+	assert_int_equal(send_req(fd, json_pack("{s:s, s:s}", "request", "run-interrupt", "run_id",
+						run_id)), 0);
+	/* the interrupt's own answer, then the end's */
+	assert_int_equal(control_await(fd, &reply, 5000, NULL, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(reply, "reply")), "run-interrupt");
+	json_decref(reply);
+	assert_int_equal(control_await(fd, &reply, 20000, NULL, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(reply, "reply")), "run-end");
+	assert_int_equal(control_reply_status(reply, err, sizeof(err)), 0);
+	assert_true(json_is_true(json_object_get(reply, "interrupted")));
+	assert_int_equal(json_array_size(json_object_get(reply, "outlived")), 1);
+	assert_true(clock_monotonic_ms() - t0 < 15000);
+	kill_outlived(reply);
+	json_decref(reply);
+	close(fd);
+	close(other);
+}
+
 /* nobody's status while root has a Run: no Target shown */
 static int as_nobody_targets(struct fixture *fx)
 {
@@ -382,6 +495,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_yours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_start_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_hides_others, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_linger_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interrupt_linger, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_ends_runs, setup, teardown),
 	};

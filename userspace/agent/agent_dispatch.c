@@ -368,6 +368,8 @@ static long long agent_target_timer(struct agent_target *t)
 		timer_min(&next, t->inflight_first_ms + AGENT_RESEND_MS);
 	if (t->control_action && !t->control_sent_ms)
 		timer_min(&next, clock_monotonic_ms() + AGENT_RETRY_MS);
+	if (t->state == TARGET_FINALIZING && t->control_sent_ms)
+		timer_min(&next, t->control_sent_ms + AGENT_FINALIZE_RESEND_MS);
 	return next;
 }
 

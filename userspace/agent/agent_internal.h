@@ -23,6 +23,7 @@
 #define AGENT_TOKEN_LEN 32
 #define AGENT_INTERRUPT_GRACE_MS 3000
 #define AGENT_END_FLUSH_MS 3000 /* the end waits this long for the queue's Acks */
+#define AGENT_FINALIZE_RESEND_MS 5000 /* FINALIZE without answer is sent again */
 
 struct spool;
 

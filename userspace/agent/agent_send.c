@@ -185,9 +185,16 @@ static void agent_conn_controls(struct agent *a, struct agent_conn *c, long long
 {
 	struct agent_target *t = c->control_owner;
 
-	if (t && t->interrupted && !t->interrupt_sent && t->state == TARGET_FINALIZING) {
-		if (!agent_send_control(a, c, t->control_action, t->run_id, t->finalize_json))
-			t->interrupt_sent = 1;
+	/* FINALIZE again: to interrupt it, or because no answer came (an
+	 * Aggregator restarted meanwhile; one under way just goes on). START
+	 * is never resent: a second one of the same Run is refused (EEXIST). */
+	if (t && t->state == TARGET_FINALIZING &&
+	    ((t->interrupted && !t->interrupt_sent) ||
+	     now - t->control_sent_ms >= AGENT_FINALIZE_RESEND_MS)) {
+		if (!agent_send_control(a, c, t->control_action, t->run_id, t->finalize_json)) {
+			t->interrupt_sent = t->interrupted;
+			t->control_sent_ms = now;
+		}
 		return;
 	}
 	if (t)

@@ -216,6 +216,11 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 	r->gid = c->peer.gid;
 	r->pid = (pid_t)json_integer_value(json_object_get(req, "pid"));
 	r->exit_code = json_null();
+	if (o.target_exe && !control_may_read(&c->peer, o.target_exe)) {
+		pr_info("Run of uid %u: target '%s' is not the caller's to read: no MPI probing by "
+			"its libraries", (unsigned)c->peer.uid, o.target_exe);
+		o.target_exe = NULL;
+	}
 	r->next = ns->runs;
 	ns->runs = r;
 	start = start_json(r, req);
@@ -381,7 +386,9 @@ int ns_run_end(struct node_service *ns, struct ns_client *c, json_t *req)
 	r->linger_start_ms = clock_monotonic_ms();
 	r->linger_end_ms = r->linger_start_ms +
 			   (linger < 0 ? 0 : linger > LINGER_MAX_MS ? LINGER_MAX_MS : linger);
-	linger_check(r);
+	/* looked at by ns_runs_tick(), after the loop's agent_dispatch() has
+	 * applied what the kernel reported up to now (the forks of processes
+	 * that outlive the application) */
 	return 0;
 }
 

@@ -154,6 +154,21 @@ int control_may_observe(const struct control_peer *peer, pid_t pid, char *err, s
 	return -EPERM;
 }
 
+int control_may_read(const struct control_peer *peer, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if (peer->uid == 0)
+		return 1;
+	if (st.st_uid == peer->uid)
+		return !!(st.st_mode & S_IRUSR);
+	if (st.st_gid == peer->gid)
+		return !!(st.st_mode & S_IRGRP);
+	return !!(st.st_mode & S_IROTH);
+}
+
 int control_may_see(const struct control_peer *peer, uid_t owner)
 {
 	return peer->uid == 0 || peer->uid == owner;

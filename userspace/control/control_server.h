@@ -40,6 +40,12 @@ int control_process_uids(pid_t pid, uid_t *ruid, uid_t *euid);
  * why and what to do. */
 int control_may_observe(const struct control_peer *peer, pid_t pid, char *err, size_t errlen);
 
+/* 1 when the file at path (followed) is one peer could read itself by
+ * its mode bits (owner, group, other; root: any), 0 otherwise: what the
+ * service reads on a caller's word (the target program, for its MPI
+ * library) must be the caller's to read. */
+int control_may_read(const struct control_peer *peer, const char *path);
+
 /* 1 when peer may see what belongs to owner (a Run): owner or root */
 int control_may_see(const struct control_peer *peer, uid_t owner);
 
