@@ -290,6 +290,10 @@ static void test_open_close_node_lost(void **state)
 	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
 	hello_on(nb, "nb", 2, NULL);
 	assert_nothing_on(nb, 50); /* once */
+	hello_on(nb, "nb", 20, NULL); /* nb's Agent restarted: OPENed again */
+	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
+	hello_on(nb, "nb", 2, NULL);
+	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
 	send_good_batch_on(fx, nb, RUN_ID, "nb", 2, 0);
 
 	st = status_on(fx->dealer);
