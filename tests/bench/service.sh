@@ -106,9 +106,18 @@ taskset -c 0 "$py" "$here/agg_load.py" ingest "$endpoint" --runs-dir "$out/runs"
 t1=$(cpu_ticks "$agg")
 echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$(elapsed "$w0")") (START and FINALIZE included)"
 
-# the node-second shape, then a small one (a 1-CPU node: 2 Loci, 50
-# SampleCounts), whose 1000 Agents stay under the ingest rate
+# small Batches (a 1-CPU node: 2 Loci, 50 SampleCounts): the rate of
+# Batches, each its own committed transaction before its Ack
 small="--loci 2 --stacks 64 --sample-counts 50 --samples-each 20 --depth 12"
+echo "== aggregator ingest of small Batches ($secs s, shape: $small)"
+t0=$(cpu_ticks "$agg") w0=$(date +%s.%N)
+# shellcheck disable=SC2086
+taskset -c 0 "$py" "$here/agg_load.py" ingest "$endpoint" --runs-dir "$out/runs" --seconds "$secs" \
+	$curve $small | tee "$out/ingest-small.txt" | grep -v '^{'
+t1=$(cpu_ticks "$agg")
+echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$(elapsed "$w0")")"
+
+# ack latency with the node-second shape, then with the small one
 for sh in big small; do
 	[ "$sh" = big ] && s_args=$shape || s_args=$small
 	for n in 100 1000; do

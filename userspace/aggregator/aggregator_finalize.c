@@ -31,9 +31,11 @@ static int json_int_in(const json_t *j, const char *key, int min, int max, int d
 	return (int)json_integer_value(v);
 }
 
+/* a node that has the Run (OPENed, or sent Batches of it), not its
+ * origin, whose last Batch is not in */
 static int is_waited_for(const struct agg_run *r, const struct agg_node *n)
 {
-	return strcmp(n->name, r->origin) && !n->sent_last;
+	return (n->opened || n->sent_batch) && strcmp(n->name, r->origin) && !n->sent_last;
 }
 
 int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,

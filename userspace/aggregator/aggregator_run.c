@@ -362,8 +362,11 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 		json_decref(spec);
 		return err;
 	}
-	r = agg_run_new(agg, c->run_id, json_string_value(json_object_get(run, "node")),
-		    json_string_value(json_object_get(spec, "symbolizer")));
+	/* the origin: the node the START comes from, else the one it names */
+	r = agg_run_new(agg, c->run_id,
+			c->node && c->node[0] ? c->node
+					      : json_string_value(json_object_get(run, "node")),
+			json_string_value(json_object_get(spec, "symbolizer")));
 	if (!r) {
 		json_decref(spec);
 		return agg_reply_error(agg, from, ENOMEM, c->run_id, "cannot start a Run: out of memory");
