@@ -553,6 +553,7 @@ static void __attribute__((noreturn)) run_abandon(const struct run *r, int exit_
 static void run_discard(struct run *r)
 {
 	char end[32];
+	int e;
 
 	run_iso_time(end, sizeof(end));
 	if (run_end(r, 1, end) || !r->run_dir[0]) {
@@ -560,7 +561,9 @@ static void run_discard(struct run *r)
 			fprintf(stderr, "Run (incomplete): %s\n", r->run_dir);
 		return;
 	}
-	if (run_dir_discard(r->run_dir))
+	/* the Aggregator may have removed it already ("discard" in FINALIZE) */
+	e = run_dir_discard(r->run_dir);
+	if (e && e != -ENOENT)
 		fprintf(stderr, "Run (incomplete): %s\n", r->run_dir);
 }
 
