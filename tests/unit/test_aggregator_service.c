@@ -394,14 +394,16 @@ static void test_resume(void **state)
 }
 
 /* as root: Runs of uid OWNER_UID are made and written as that uid, in a
- * runs directory only it can write; a symbolic link planted where the Run
- * directory would go is not followed; a runs directory the owner cannot
- * write is refused */
+ * runs directory under its home (owned by it, as a user's $HOME is); a
+ * symbolic link planted where the Run directory would go is not followed;
+ * a missing runs directory is made as the owner; a runs directory the
+ * owner cannot write is refused */
 static void test_owner_writes(void **state)
 {
 	struct fixture *fx = *state;
 	static const char *const files[] = {"manifest.json", "pivot.sqlite"};
-	char target[PATH_MAX], planted[PATH_MAX + 64], stamp[32], rootdir[PATH_MAX], *json;
+	char home[PATH_MAX], target[PATH_MAX], planted[2 * PATH_MAX], stamp[32], rootdir[PATH_MAX],
+	    fresh[2 * PATH_MAX], fresh_run[PATH_MAX], *json;
 	time_t now = time(NULL);
 	struct stat st;
 	struct tm tm;
@@ -413,6 +415,10 @@ static void test_owner_writes(void **state)
 		return;
 	}
 	assert_int_equal(chmod(fx->base, 0755), 0);
+	snprintf(home, sizeof(home), "%s/home", fx->base);
+	assert_int_equal(mkdir(home, 0700), 0);
+	assert_int_equal(chown(home, OWNER_UID, OWNER_UID), 0);
+	snprintf(fx->runs_dir, sizeof(fx->runs_dir), "%s/runs", home);
 	assert_int_equal(mkdir(fx->runs_dir, 0700), 0);
 	assert_int_equal(chown(fx->runs_dir, OWNER_UID, OWNER_UID), 0);
 	snprintf(target, sizeof(target), "%s/target", fx->base);
@@ -445,6 +451,17 @@ static void test_owner_writes(void **state)
 	}
 	assert_true(dir_is_empty(target));
 
+	/* a runs directory not made yet, under the owner's home: made as it */
+	snprintf(fresh, sizeof(fresh), "%s/new/runs", home);
+	json = start_json_full(fresh, NODE, OWNER_UID, OWNER_UID, NULL);
+	start_run_on(fx->dealer, "run-fresh", json, fresh_run);
+	free(json);
+	assert_int_equal(lstat(fresh, &st), 0);
+	assert_int_equal(st.st_uid, OWNER_UID);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(lstat(fresh_run, &st), 0);
+	assert_int_equal(st.st_uid, OWNER_UID);
+
 	/* a runs directory of root's: the owner cannot make a Run in it */
 	snprintf(rootdir, sizeof(rootdir), "%s/roots", fx->base);
 	assert_int_equal(mkdir(rootdir, 0755), 0);
@@ -453,6 +470,67 @@ static void test_owner_writes(void **state)
 	free(json);
 	expect_error(fx, rootdir, NULL);
 	assert_true(dir_is_empty(rootdir));
+}
+
+/* a Run two nodes sampled: a module whose file is gone here is named with
+ * the node it was sampled on */
+static void test_missing_module_names_node(void **state)
+{
+	struct fixture *fx = *state;
+	struct test_batch t;
+	wire_envelope env;
+	json_t *m, *x;
+	size_t i;
+	int found = 0;
+
+	start_run(fx);
+	send_good_batch(fx, 0);
+	tb_init(&t, fx, RUN_ID, 0);
+	t.b.node = t.locus.node = "nb";
+	t.module.identity = "nobuildid:/nonexistent/libgone.so:1:1";
+	t.module.path = "/nonexistent/libgone.so";
+	t.module.display_name = "libgone.so";
+	t.module.has_build_id = 0;
+	tb_envelope(&t, &env);
+	send_envelope(fx, &env);
+	expect_ack(fx, RUN_ID, "nb", 0);
+	finalize_on(fx->dealer, RUN_ID, "{\"exit_code\": 0, \"end\": \"E\", \"nodes_wait_ms\": 0}");
+	m = load_manifest(fx);
+	json_array_foreach(json_object_get(m, "degradations"), i, x)
+		if (!strcmp(json_string_value(json_object_get(x, "name")), "module-missing")) {
+			found = 1;
+			assert_non_null(strstr(json_string_value(json_object_get(x, "message")),
+					       "/nonexistent/libgone.so (sampled on nb)"));
+		}
+	assert_true(found);
+	json_decref(m);
+}
+
+/* FINALIZE {"discard": true}: a Run whose application never ran is
+ * removed, and its state file with it */
+static void test_discard(void **state)
+{
+	struct fixture *fx = *state;
+	char file[PATH_MAX + 64], *ack = NULL;
+
+	start_run(fx);
+	snprintf(file, sizeof(file), "%s/open/" RUN_ID ".json", fx->state_dir);
+	assert_int_equal(access(file, F_OK), 0);
+	send_control(fx, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, RUN_ID,
+		     "{\"discard\": true, \"exit_code\": null}");
+	expect_ack_on(fx->dealer, RUN_ID, "", 0, &ack);
+	assert_non_null(strstr(ack, "\"discarded\":true"));
+	free(ack);
+	assert_int_equal(access(fx->run_dir, F_OK), -1);
+	assert_int_equal(access(file, F_OK), -1);
+	/* the Run is no more: its Batches are refused */
+	{
+		struct test_batch t;
+
+		tb_init(&t, fx, RUN_ID, 0);
+		send_batch(fx, &t);
+		expect_error(fx, "unknown run", NULL);
+	}
 }
 
 int main(void)
@@ -467,6 +545,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_oversized_refused, setup_service, teardown),
 	    cmocka_unit_test_setup_teardown(test_resume, setup_resume, teardown),
 	    cmocka_unit_test_setup_teardown(test_owner_writes, setup_service, teardown),
+	    cmocka_unit_test_setup_teardown(test_missing_module_names_node, setup_service,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_discard, setup_resume, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -370,6 +370,43 @@ static void test_summary_no_samples(void **state)
 	pivot__free(p);
 }
 
+/* a Run of two nodes: each Degradation says its node (one name on two
+ * nodes is two Degradations); a Run of one node does not say it */
+static void test_summary_node_degradations(void **state)
+{
+	struct pivot *p = build_pivot(NULL, 0, "cpu-clock");
+	struct diagnosis *d = diagnosis__new(p);
+	json_t *j, *x;
+	size_t i;
+	char *text;
+	int nodes = 0;
+
+	(void)state;
+	assert_int_equal(pivot_add_node_degradation(p, "na", "no-cycles", "na: none", "r"), 0);
+	text = print_to_string(d, p);
+	assert_contains(text, "  - degradation no-cycles: na: none\n");
+	free(text);
+	assert_int_equal(sqlite3_exec(pivot_sqlite(p),
+				      "INSERT INTO batches(node, incarnation, seq, received) VALUES"
+				      " ('na', 1, 0, 't'), ('nb', 2, 0, 't')",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(pivot_add_node_degradation(p, "nb", "no-cycles", "nb: none", "r"), 0);
+	text = print_to_string(d, p);
+	assert_contains(text, "  - degradation no-cycles on na: na: none\n");
+	assert_contains(text, "  - degradation no-cycles on nb: nb: none\n");
+	free(text);
+	j = summary_json(d, p);
+	assert_non_null(j);
+	json_array_foreach(json_object_get(j, "degradations"), i, x)
+		nodes += !strcmp(json_string_value(json_object_get(x, "node")), "na") ||
+			 !strcmp(json_string_value(json_object_get(x, "node")), "nb");
+	assert_int_equal(nodes, 2);
+	json_decref(j);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
 static void test_summary_json(void **state)
 {
 	struct pivot *p = build_pivot(run_specs, N_RUN_SPECS, "cpu-clock");
@@ -700,6 +737,7 @@ int main(void)
 	    cmocka_unit_test(test_summary_unavailable),
 	    cmocka_unit_test(test_summary_no_samples),
 	    cmocka_unit_test(test_summary_json),
+	    cmocka_unit_test(test_summary_node_degradations),
 	    cmocka_unit_test(test_summary_json_not_utf8),
 	    cmocka_unit_test(test_summary_mpi_text),
 	    cmocka_unit_test(test_summary_no_mpi),

@@ -151,7 +151,7 @@ int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
 }
 
 int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int action,
-		     const char *run_id, const char *json)
+		     const char *run_id, const char *json, const char *node)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Control c = NUNATAK__WIRE__CONTROL__INIT;
@@ -159,6 +159,7 @@ int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int acti
 	c.action = action;
 	c.run_id = (char *)run_id;
 	c.json = (char *)json;
+	c.node = (char *)node;
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
 	env.control = &c;
 	return agg_send(agg, to, &env);

@@ -75,7 +75,7 @@ static void open_to(struct aggregator *agg, struct agg_run *r, struct agg_agent 
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	err = text ? agg_send_control(agg, &a->peer, NUNATAK__WIRE__CONTROL__ACTION__OPEN,
-				      r->run_id, text)
+				      r->run_id, text, a->node)
 		   : -ENOMEM;
 	free(text);
 	if (err)
@@ -128,17 +128,26 @@ void agg_hello(struct aggregator *agg, const struct agg_peer *from, const Nunata
 			open_to(agg, r, a);
 }
 
+/* a u64 as the Agent's status says it: 16 hex digits (no JSON number
+ * holds every u64) */
+static const char *incarnation_text(uint64_t incarnation, char hex[17])
+{
+	snprintf(hex, 17, "%016llx", (unsigned long long)incarnation);
+	return hex;
+}
+
 static json_t *agents_json(struct aggregator *agg)
 {
 	long long now = clock_monotonic_ms();
+	char hex[17];
 	json_t *agents = json_array();
 	struct agg_agent *a;
 
 	for (a = agg->agents; a && agents; a = a->next)
 		json_array_append_new(
-		    agents, json_pack("{s:s, s:s, s:I, s:f, s:I}", "node", a->node, "version",
+		    agents, json_pack("{s:s, s:s, s:s, s:f, s:I}", "node", a->node, "version",
 				      a->version ? a->version : "", "incarnation",
-				      (json_int_t)a->incarnation, "last_contact_s",
+				      incarnation_text(a->incarnation, hex), "last_contact_s",
 				      (now - a->last_contact_ms) / 1e3, "active_targets",
 				      (json_int_t)a->active_targets));
 	return agents;

@@ -31,9 +31,11 @@ static int json_int_in(const json_t *j, const char *key, int min, int max, int d
 	return (int)json_integer_value(v);
 }
 
+/* a node that has the Run (OPENed, or sent Batches of it), not its
+ * origin, whose last Batch is not in */
 static int is_waited_for(const struct agg_run *r, const struct agg_node *n)
 {
-	return strcmp(n->name, r->origin) && !n->sent_last;
+	return (n->opened || n->sent_batch) && strcmp(n->name, r->origin) && !n->sent_last;
 }
 
 int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
@@ -55,11 +57,34 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 		snprintf(why, sizeof(why), "malformed FINALIZE for run '%s'", c->run_id);
 		return agg_reply_error(agg, from, EINVAL, c->run_id, why);
 	}
+	if (r->state == RUN_COLLECTING && json_is_true(json_object_get(fin, "discard"))) {
+		/* the application never ran: no Run to keep (one left in place
+		 * holds more than nunatak's files: its directory is said) */
+		json_t *ack = json_pack("{s:s}", "run_dir", r->run_dir);
+		char *text;
+		int err;
+
+		json_decref(fin);
+		if (agg_run_discard(agg, r))
+			json_object_set_new(ack, "run_dir", json_string(""));
+		json_object_set_new(ack, "discarded",
+				    json_boolean(!json_string_length(json_object_get(ack, "run_dir"))));
+		text = json_dumps(ack, JSON_COMPACT);
+		json_decref(ack);
+		err = agg_reply_ack(agg, from, c->run_id, "", 0, 0, 0, text);
+		free(text);
+		return err;
+	}
 	r->requester = *from; /* the latest to ask gets the answer */
 	if (r->state != RUN_COLLECTING) {
-		/* asked again: an interruption is obeyed, the finalize goes on */
-		if (json_is_true(json_object_get(fin, "interrupted")) && r->cancel_fd >= 0)
-			agg_eventfd_signal(r->cancel_fd);
+		/* asked again: an interruption is obeyed (now, or when the
+		 * finalize starts), the finalize goes on; one answer for both */
+		if (json_is_true(json_object_get(fin, "interrupted"))) {
+			if (r->cancel_fd >= 0)
+				agg_eventfd_signal(r->cancel_fd);
+			else if (r->finalize)
+				json_object_set_new(r->finalize, "interrupted", json_true());
+		}
 		json_decref(fin);
 		return 0;
 	}
@@ -79,7 +104,7 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 			continue;
 		a = agg_agent_find(agg, r->nodes[i].name);
 		if (a && agg_send_control(agg, &a->peer, NUNATAK__WIRE__CONTROL__ACTION__CLOSE,
-					  r->run_id, NULL))
+					  r->run_id, NULL, a->node))
 			pr_warn("run '%s': cannot send CLOSE to node '%s'", r->run_id, a->node);
 	}
 	return 0;

@@ -111,11 +111,22 @@ int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char 
 /* run_id: the Run it concerns (Error.run_id), NULL: none */
 int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
 		    const char *run_id, const char *message);
+/* node: Control.node, the node it is sent to (NULL: none) */
 int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int action,
-		     const char *run_id, const char *json);
+		     const char *run_id, const char *json, const char *node);
 void agg_eventfd_signal(int fd);
 
 /* aggregator_run.c: the table of Runs */
+/* a new Run, not in the table yet (agg_run_close() frees it); NULL */
+struct agg_run *agg_run_new(struct aggregator *agg, const char *run_id, const char *origin,
+			    const char *symbolizer);
+/* a run_id is a file name in the state directory: [0-9A-Za-z_-], 1..64 */
+int agg_run_id_valid(const char *id);
+int agg_token_valid(const char *t); /* 32 lowercase hex digits */
+/* The Run directory run_dir opened as the owner (the caller switched),
+ * checked (the owner's, 0700, not a link) and locked; its descriptor or
+ * -errno with why. */
+int agg_open_run_dir(const char *run_dir, uid_t uid, char *why, size_t whylen);
 struct agg_run *agg_run_find(struct aggregator *agg, const char *run_id);
 int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 		  const Nunatak__Wire__Control *c);
@@ -123,8 +134,10 @@ int agg_run_store_batch(struct aggregator *agg, const struct agg_peer *from,
 			const Nunatak__Wire__Batch *b);
 struct agg_node *agg_run_node(struct agg_run *r, const char *node); /* added when new */
 void agg_run_close(struct agg_run *r); /* unlinks it from the table and frees it */
-/* Run r reopened from what START left (state file): 0 or -errno */
-int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_t whylen);
+/* a Run whose application never ran: closed, its directory removed as the
+ * owner when it holds only nunatak's files (run_dir_discard); its state
+ * file removed. 1 removed, 0 left in place (said) */
+int agg_run_discard(struct aggregator *agg, struct agg_run *r);
 
 /* aggregator_finalize.c */
 int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
@@ -150,5 +163,7 @@ int agg_state_open(struct aggregator *agg, const char *state_dir);
 int agg_state_write(struct aggregator *agg, const struct agg_run *r);
 void agg_state_remove(struct aggregator *agg, const char *run_id);
 void agg_state_resume(struct aggregator *agg);
+/* the Run a state file names reopened into the table: 0 or -errno, why */
+int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_t whylen);
 
 #endif

@@ -125,7 +125,28 @@ void agg_run_close(struct agg_run *r)
 	free(r);
 }
 
-static struct agg_run *run_new(struct aggregator *agg, const char *run_id, const char *origin,
+int agg_run_discard(struct aggregator *agg, struct agg_run *r)
+{
+	char *dir = strdup(r->run_dir ? r->run_dir : "");
+	uid_t uid = r->uid;
+	gid_t gid = r->gid;
+	struct as_owner o;
+	int err = -ENOMEM;
+
+	agg_state_remove(agg, r->run_id);
+	agg_run_close(r); /* the pivot closed, the lock released */
+	if (dir && dir[0] && !(err = as_owner_enter(&o, uid, gid))) {
+		err = run_dir_discard(dir);
+		as_owner_leave(&o);
+	}
+	if (err)
+		pr_warn("the discarded Run '%s' is left in place: %s", dir ? dir : "?",
+			strerror(-err));
+	free(dir);
+	return !err;
+}
+
+struct agg_run *agg_run_new(struct aggregator *agg, const char *run_id, const char *origin,
 			       const char *symbolizer)
 {
 	struct agg_run *r = calloc(1, sizeof(*r));
@@ -144,8 +165,7 @@ static struct agg_run *run_new(struct aggregator *agg, const char *run_id, const
 	return r;
 }
 
-/* a run_id is a file name in the state directory: [0-9A-Za-z_-], 1..64 */
-static int run_id_valid(const char *id)
+int agg_run_id_valid(const char *id)
 {
 	size_t i, n = id ? strlen(id) : 0;
 
@@ -157,7 +177,7 @@ static int run_id_valid(const char *id)
 	return 1;
 }
 
-static int token_valid(const char *t)
+int agg_token_valid(const char *t)
 {
 	size_t i;
 
@@ -169,10 +189,7 @@ static int token_valid(const char *t)
 	return 1;
 }
 
-/* The Run directory run_dir opened as the owner (the caller switched),
- * checked (the owner's, 0700, not a link) and locked; its descriptor or
- * -errno with why. */
-static int open_run_dir(const char *run_dir, uid_t uid, char *why, size_t whylen)
+int agg_open_run_dir(const char *run_dir, uid_t uid, char *why, size_t whylen)
 {
 	struct stat st;
 	int fd, err = 0;
@@ -223,7 +240,7 @@ static int start_facts(struct agg_run *r, const json_t *spec, const char **runs_
 	if (!json_is_object(run) || !*runs_dir || (*runs_dir)[0] != '/' || !json_is_integer(uid) ||
 	    !json_is_integer(gid) || json_integer_value(uid) < 0 ||
 	    json_integer_value(uid) > UINT32_MAX - 1 || json_integer_value(gid) < 0 ||
-	    json_integer_value(gid) > UINT32_MAX - 1 || (token && !token_valid(token))) {
+	    json_integer_value(gid) > UINT32_MAX - 1 || (token && !agg_token_valid(token))) {
 		snprintf(why, whylen,
 			 "malformed START for run '%s': it needs \"run\" {...}, an absolute "
 			 "\"runs_dir\", \"owner\" {\"uid\",\"gid\"} and, if any, a \"token\" of 32 "
@@ -258,7 +275,7 @@ static int start_files(struct agg_run *r, const json_t *spec, const char *runs_d
 	r->run_dir = strdup(path);
 	if (!r->run_dir)
 		return -ENOMEM;
-	err = open_run_dir(path, r->uid, why, whylen);
+	err = agg_open_run_dir(path, r->uid, why, whylen);
 	if (err < 0)
 		return err;
 	r->dir_fd = err;
@@ -332,7 +349,7 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 	struct as_owner o;
 	int err;
 
-	if (!run_id_valid(c->run_id)) {
+	if (!agg_run_id_valid(c->run_id)) {
 		snprintf(why, sizeof(why), "malformed START: run id '%.80s' is not 1 to %d letters, "
 			 "digits, '-' or '_'", c->run_id, RUN_ID_MAX);
 		agg->refused++;
@@ -345,8 +362,11 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 		json_decref(spec);
 		return err;
 	}
-	r = run_new(agg, c->run_id, json_string_value(json_object_get(run, "node")),
-		    json_string_value(json_object_get(spec, "symbolizer")));
+	/* the origin: the node the START comes from, else the one it names */
+	r = agg_run_new(agg, c->run_id,
+			c->node && c->node[0] ? c->node
+					      : json_string_value(json_object_get(run, "node")),
+			json_string_value(json_object_get(spec, "symbolizer")));
 	if (!r) {
 		json_decref(spec);
 		return agg_reply_error(agg, from, ENOMEM, c->run_id, "cannot start a Run: out of memory");
@@ -403,7 +423,7 @@ static int reply_batch_error(struct aggregator *agg, const struct agg_peer *to,
 	error.has_code = error.has_seq = 1;
 	error.code = code;
 	error.seq = b->seq;
-	error.has_incarnation = b->has_incarnation;
+	error.has_incarnation = 1; /* 0: a Batch without one */
 	error.incarnation = b->incarnation;
 	error.run_id = b->run_id;
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ERROR;
@@ -480,92 +500,3 @@ int agg_run_store_batch(struct aggregator *agg, const struct agg_peer *from,
 	return agg_reply_ack(agg, from, b->run_id, b->node, b->seq, 1, b->incarnation, NULL);
 }
 
-/* the nodes that sent Batches of a reopened Run, from its pivot */
-static int reopen_node(const char *node, uint64_t batches, int last, void *ctx)
-{
-	struct agg_run *r = ctx;
-	struct agg_node *n = agg_run_node(r, node);
-
-	if (!n)
-		return -ENOMEM;
-	n->sent_batch = batches > 0;
-	n->sent_last = last;
-	r->batches += batches;
-	return 0;
-}
-
-/* The Run's directory, pivot and manifest reopened as the owner (the
- * caller switched). 0 or -errno with why. */
-static int reopen_files(struct agg_run *r, char *why, size_t whylen)
-{
-	char path[PATH_MAX];
-	int err;
-
-	err = open_run_dir(r->run_dir, r->uid, why, whylen);
-	if (err < 0)
-		return err;
-	r->dir_fd = err;
-	snprintf(path, sizeof(path), "%s/" PIVOT_FILE, r->run_dir);
-	r->pivot = pivot__open_at(r->dir_fd, PIVOT_FILE, 0, path);
-	if (!r->pivot) {
-		err = -errno;
-		snprintf(why, whylen, "cannot open '%s': %s", path, strerror(-err));
-		return err;
-	}
-	r->manifest = manifest_read(r->run_dir, why, whylen);
-	if (!r->manifest)
-		return -errno;
-	err = pivot_for_each_batch_node(r->pivot, reopen_node, r);
-	err = err ?: pivot_sample_total(r->pivot, &r->samples);
-	if (err)
-		snprintf(why, whylen, "cannot read the Batches of '%s': %s", path, strerror(-err));
-	return err;
-}
-
-int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_t whylen)
-{
-	const char *run_id = json_string_value(json_object_get(state, "run_id"));
-	const char *run_dir = json_string_value(json_object_get(state, "run_dir"));
-	const char *token = json_string_value(json_object_get(state, "token"));
-	json_t *owner = json_object_get(state, "owner");
-	struct agg_run *r;
-	struct as_owner o;
-	int err;
-
-	if (!run_id_valid(run_id) || !run_dir || run_dir[0] != '/' ||
-	    !json_is_integer(json_object_get(owner, "uid")) ||
-	    !json_is_integer(json_object_get(owner, "gid")) || (token && !token_valid(token))) {
-		snprintf(why, whylen, "malformed state (run_id, run_dir, owner, token)");
-		return -EINVAL;
-	}
-	if (agg_run_find(agg, run_id)) {
-		snprintf(why, whylen, "run '%s' is open already", run_id);
-		return -EEXIST;
-	}
-	r = run_new(agg, run_id, json_string_value(json_object_get(state, "origin")),
-		    json_string_value(json_object_get(state, "symbolizer")));
-	if (!r || !(r->run_dir = strdup(run_dir))) {
-		if (r)
-			agg_run_close(r);
-		return -ENOMEM;
-	}
-	r->uid = (uid_t)json_integer_value(json_object_get(owner, "uid"));
-	r->gid = (gid_t)json_integer_value(json_object_get(owner, "gid"));
-	snprintf(r->token, sizeof(r->token), "%s", token ? token : "");
-	r->frequency = (long)json_integer_value(json_object_get(state, "frequency"));
-	r->mpi_events = json_is_true(json_object_get(state, "mpi_events"));
-	err = as_owner_enter(&o, r->uid, r->gid);
-	if (!err) {
-		err = reopen_files(r, why, whylen);
-		as_owner_leave(&o);
-	} else {
-		snprintf(why, whylen, "cannot act as uid %u", (unsigned)r->uid);
-	}
-	if (err) {
-		agg_run_close(r);
-		return err;
-	}
-	r->next = agg->runs;
-	agg->runs = r;
-	return 0;
-}

@@ -1,4 +1,5 @@
-/* aggregator_state — the open Runs an Aggregator restarted resumes:
+/* aggregator_state — the open Runs an Aggregator restarted resumes (and
+ * reopens: directory as the owner, pivot, manifest, nodes):
  * <state_dir>/open/<run_id>.json (0600, written at START, removed once the
  * Run is finalized), made under a descriptor of that directory with
  * O_EXCL|O_NOFOLLOW; the directory is this process' (owner euid, not
@@ -14,6 +15,9 @@
 #include <unistd.h>
 
 #include "userspace/aggregator/aggregator_internal.h"
+#include "userspace/aggregator/as_owner.h"
+#include "userspace/aggregator/manifest.h"
+#include "userspace/pivot/pivot.h"
 #include "userspace/log/log.h"
 
 #define STATE_OPEN_DIR "open"
@@ -183,4 +187,94 @@ void agg_state_resume(struct aggregator *agg)
 		json_decref(state);
 	}
 	closedir(d);
+}
+
+/* the nodes that sent Batches of a reopened Run, from its pivot */
+static int reopen_node(const char *node, uint64_t batches, int last, void *ctx)
+{
+	struct agg_run *r = ctx;
+	struct agg_node *n = agg_run_node(r, node);
+
+	if (!n)
+		return -ENOMEM;
+	n->sent_batch = batches > 0;
+	n->sent_last = last;
+	r->batches += batches;
+	return 0;
+}
+
+/* The Run's directory, pivot and manifest reopened as the owner (the
+ * caller switched). 0 or -errno with why. */
+static int reopen_files(struct agg_run *r, char *why, size_t whylen)
+{
+	char path[PATH_MAX];
+	int err;
+
+	err = agg_open_run_dir(r->run_dir, r->uid, why, whylen);
+	if (err < 0)
+		return err;
+	r->dir_fd = err;
+	snprintf(path, sizeof(path), "%s/" PIVOT_FILE, r->run_dir);
+	r->pivot = pivot__open_at(r->dir_fd, PIVOT_FILE, 0, path);
+	if (!r->pivot) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open '%s': %s", path, strerror(-err));
+		return err;
+	}
+	r->manifest = manifest_read(r->run_dir, why, whylen);
+	if (!r->manifest)
+		return -errno;
+	err = pivot_for_each_batch_node(r->pivot, reopen_node, r);
+	err = err ?: pivot_sample_total(r->pivot, &r->samples);
+	if (err)
+		snprintf(why, whylen, "cannot read the Batches of '%s': %s", path, strerror(-err));
+	return err;
+}
+
+int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_t whylen)
+{
+	const char *run_id = json_string_value(json_object_get(state, "run_id"));
+	const char *run_dir = json_string_value(json_object_get(state, "run_dir"));
+	const char *token = json_string_value(json_object_get(state, "token"));
+	json_t *owner = json_object_get(state, "owner");
+	struct agg_run *r;
+	struct as_owner o;
+	int err;
+
+	if (!agg_run_id_valid(run_id) || !run_dir || run_dir[0] != '/' ||
+	    !json_is_integer(json_object_get(owner, "uid")) ||
+	    !json_is_integer(json_object_get(owner, "gid")) || (token && !agg_token_valid(token))) {
+		snprintf(why, whylen, "malformed state (run_id, run_dir, owner, token)");
+		return -EINVAL;
+	}
+	if (agg_run_find(agg, run_id)) {
+		snprintf(why, whylen, "run '%s' is open already", run_id);
+		return -EEXIST;
+	}
+	r = agg_run_new(agg, run_id, json_string_value(json_object_get(state, "origin")),
+		    json_string_value(json_object_get(state, "symbolizer")));
+	if (!r || !(r->run_dir = strdup(run_dir))) {
+		if (r)
+			agg_run_close(r);
+		return -ENOMEM;
+	}
+	r->uid = (uid_t)json_integer_value(json_object_get(owner, "uid"));
+	r->gid = (gid_t)json_integer_value(json_object_get(owner, "gid"));
+	snprintf(r->token, sizeof(r->token), "%s", token ? token : "");
+	r->frequency = (long)json_integer_value(json_object_get(state, "frequency"));
+	r->mpi_events = json_is_true(json_object_get(state, "mpi_events"));
+	err = as_owner_enter(&o, r->uid, r->gid);
+	if (!err) {
+		err = reopen_files(r, why, whylen);
+		as_owner_leave(&o);
+	} else {
+		snprintf(why, whylen, "cannot act as uid %u", (unsigned)r->uid);
+	}
+	if (err) {
+		agg_run_close(r);
+		return err;
+	}
+	r->next = agg->runs;
+	agg->runs = r;
+	return 0;
 }

@@ -1,5 +1,6 @@
 /* finalize — see finalize.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,11 @@ struct module_job {
 };
 
 struct attribute_ctx {
+	struct pivot *p;
 	struct module_job *jobs;
 	size_t n_jobs;
 	int symbolizer_missing;
+	int several_nodes; /* a module not symbolized is said with its nodes */
 	char stale[1024];   /* modules whose file changed since sampling */
 	char missing[1024]; /* modules whose file is gone */
 };
@@ -121,6 +124,32 @@ static void attribute_all(struct module_job *jobs, size_t n, const char *symboli
 	free(batches);
 }
 
+static int append_node(const char *node, void *ctx)
+{
+	char *buf = ctx;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 256 - len, "%s%s", buf[len - 1] == ' ' ? "" : ", ", node);
+	return 0;
+}
+
+/* the module's path, and where it was sampled when the Run has several
+ * nodes: the Aggregator's host may not be where the file is */
+static void list_module(struct attribute_ctx *ac, char *list, size_t size,
+			const struct module_job *job)
+{
+	char item[PATH_MAX + 320], nodes[256] = "sampled on ";
+
+	if (!ac->several_nodes ||
+	    pivot_for_each_module_node(ac->p, job->id, append_node, nodes) ||
+	    !strcmp(nodes, "sampled on ")) {
+		list_append(list, size, job->path);
+		return;
+	}
+	snprintf(item, sizeof(item), "%s (%s)", job->path, nodes);
+	list_append(list, size, item);
+}
+
 static int store_job(struct pivot *p, struct attribute_ctx *ac, struct module_job *job)
 {
 	const char *status = "done";
@@ -130,10 +159,10 @@ static int store_job(struct pivot *p, struct attribute_ctx *ac, struct module_jo
 		job->reason[0] = '\0';
 	} else if (job->err == -ESTALE) {
 		status = "stale";
-		list_append(ac->stale, sizeof(ac->stale), job->path);
+		list_module(ac, ac->stale, sizeof(ac->stale), job);
 	} else if (job->err) {
 		status = "missing";
-		list_append(ac->missing, sizeof(ac->missing), job->path);
+		list_module(ac, ac->missing, sizeof(ac->missing), job);
 	} else if (job->symbolizer_missing) {
 		status = "no-symbolizer";
 		ac->symbolizer_missing = 1;
@@ -331,13 +360,22 @@ static int collect_degradation(const char *node, const char *name, const char *m
 	return !d || json_array_append_new(ctx, d) ? -ENOMEM : 0;
 }
 
+static int count_node(const char *node, void *ctx)
+{
+	(void)node;
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
 int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *symbolizer)
 {
-	struct attribute_ctx ac = {};
+	struct attribute_ctx ac = {.p = p};
+	size_t n_nodes = 0;
 	char message[1400];
 	json_t *nodes, *degradations;
 	int err;
 
+	ac.several_nodes = !pivot_nodes(p, count_node, &n_nodes) && n_nodes > 1;
 	err = attribute_modules(p, &ac, symbolizer);
 	if (err)
 		return err;

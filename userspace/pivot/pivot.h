@@ -191,6 +191,10 @@ int pivot_for_each_batch_node(struct pivot *p,
 			      void *ctx);
 /* Σ sample_count of the samples stored */
 int pivot_sample_total(struct pivot *p, uint64_t *samples);
+/* the nodes whose samples (or MPI call sites) have an address in module,
+ * sorted */
+int pivot_for_each_module_node(struct pivot *p, int64_t module,
+			       int (*cb)(const char *node, void *ctx), void *ctx);
 /* distinct nodes of the Run (that sent a Batch, or of a Locus), sorted */
 int pivot_nodes(struct pivot *p, int (*cb)(const char *node, void *ctx), void *ctx);
 

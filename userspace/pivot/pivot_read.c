@@ -279,3 +279,25 @@ int pivot_sample_total(struct pivot *p, uint64_t *samples)
 	*samples = err ? 0 : (uint64_t)n;
 	return err;
 }
+
+int pivot_for_each_module_node(struct pivot *p, int64_t module,
+			       int (*cb)(const char *node, void *ctx), void *ctx)
+{
+	struct node_walk w = {cb, ctx};
+	sqlite3_stmt *stmt;
+	int err;
+
+	if (!p || !cb)
+		return -EINVAL;
+	err = pivot_prepare(p,
+			    "SELECT l.node FROM addresses a JOIN stack_frames f ON f.address = a.id"
+			    " JOIN samples s ON s.stack = f.stack JOIN loci l ON l.id = s.locus"
+			    " WHERE a.module = ?1 UNION SELECT l.node FROM addresses a JOIN"
+			    " mpi_calls c ON c.call_site = a.id JOIN loci l ON l.id = c.locus"
+			    " WHERE a.module = ?1 ORDER BY 1",
+			    &stmt);
+	if (err)
+		return err;
+	sqlite3_bind_int64(stmt, 1, module);
+	return pivot_walk(p, stmt, node_row, &w, "read the nodes of a module");
+}
