@@ -1,5 +1,6 @@
 # Security of the service: an Agent key the aggregator does not list, or
-# no CURVE at all, gets nothing (no reply) and is counted; a symbolic link
+# no CURVE at all, gets nothing (no reply) and is counted; an aggregator
+# with a secret key but no allow-list does not start; a symbolic link
 # planted by another user where the Run would be written is not followed
 # (neither as the Run directory nor as the runs directory, in a sticky
 # shared directory or under another user's directory); the control
@@ -30,6 +31,14 @@ after=$(svc_agg_status | svc_py -c 'import json,sys; print(json.load(sys.stdin)[
 svc_agg_answers || fail "the aggregator stopped answering after refusing a key"
 echo "CURVE: unknown key and plain TCP refused, agents_refused $before -> $after"
 svc_aggregator_kill TERM
+# a secret key without an allow-list would let every CURVE client in: refused
+(umask 077 && printf '[service]\nlisten = "%s"\nsecret_key = "%s"\nstate_dir = "%s"\n' \
+	"$SVC_AGG_ENDPOINT" "$SVC/etc/keys/aggregator.key" "$SVC/state" >"$SVC/etc/open.toml")
+timeout 10 "$NUNATAK_AGGREGATOR" --config "$SVC/etc/open.toml" >open.out 2>&1
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] || fail "nunatak-aggregator with CURVE and no allowed_agents: exit $rc: $(cat open.out)"
+grep -q allowed_agents open.out || fail "the refusal does not name allowed_agents: $(cat open.out)"
+echo "no allow-list: refused to start: $(head -1 open.out)"
 
 # --- 2. links planted by another user in a shared (sticky) runs directory of the user's
 svc_nunatakd_local

@@ -15,6 +15,7 @@
 #                                     (tcp, CURVE, allow-list), extra [service]
 #                                     lines appended; waits until it answers
 #   svc_aggregator_kill [SIG]         default KILL; waits for its end
+#   svc_aggregator2_start             a second one; nodes then list both
 #   svc_nodes N                       N namespaces (netns.sh), keys for each
 #   svc_nunatakd_start I [LINE...]    a nunatakd in node I reporting to the
 #                                     aggregator; its control socket is
@@ -45,6 +46,9 @@ SVC_AGG_PID=
 SVC_AGG_ENDPOINT=
 SVC_AGG_CONFIG=
 SVC_AGG_LOG=
+SVC_AGG2_PID=
+SVC_AGG2_ENDPOINT=
+SVC_AGG_ENDPOINTS=
 SVC_USER=
 SVC_UID=
 SVC_HOME=
@@ -137,6 +141,7 @@ svc_cleanup() {
 		svc_stop_pid "${SVC_PID[i]}" TERM 10
 	done
 	svc_stop_pid "$SVC_AGG_PID" TERM 10
+	svc_stop_pid "${SVC_AGG2_PID:-}" TERM 10
 	netns_teardown
 	if [ -n "$SVC_USER" ]; then
 		for p in $(pgrep -u "$SVC_UID" 2>/dev/null); do
@@ -248,6 +253,33 @@ svc_aggregator_start() {
 	fail "nunatak-aggregator does not answer STATUS on $SVC_AGG_ENDPOINT after 10 s: $(tail -5 "$SVC_AGG_LOG")"
 }
 
+# svc_aggregator2_start: a second nunatak-aggregator (same keys and
+# allow-list, its own endpoint, state directory and log); SVC_AGG_ENDPOINTS
+# then lists both, in that order, for the nodes configured afterwards
+svc_aggregator2_start() {
+	local addr=${NETNS_HOST_IP:-127.0.0.1} port i
+	port=$(svc_free_port "$addr") || fail "no free port on $addr"
+	SVC_AGG2_ENDPOINT="tcp://$addr:$port"
+	mkdir -p -m 0700 "$SVC/state2"
+	{
+		echo "[service]"
+		echo "listen = \"$SVC_AGG2_ENDPOINT\""
+		echo "secret_key = \"$SVC/etc/keys/aggregator.key\""
+		echo "allowed_agents = \"$SVC/etc/agents\""
+		echo "state_dir = \"$SVC/state2\""
+	} | svc_write_config "$SVC/etc/aggregator2.toml"
+	svc_log "$SVC/log/aggregator2.log"
+	"$NUNATAK_AGGREGATOR" --config "$SVC/etc/aggregator2.toml" >>"$SVC/log/aggregator2.log" 2>&1 &
+	SVC_AGG2_PID=$!
+	for i in $(seq 1 100); do
+		kill -0 "$SVC_AGG2_PID" 2>/dev/null || fail "the second nunatak-aggregator exited: $(tail -5 "$SVC/log/aggregator2.log")"
+		SVC_AGG_ENDPOINT=$SVC_AGG2_ENDPOINT svc_agg_answers && break
+		sleep 0.1
+	done
+	[ "$i" -lt 100 ] || fail "the second nunatak-aggregator does not answer on $SVC_AGG2_ENDPOINT"
+	SVC_AGG_ENDPOINTS="$SVC_AGG_ENDPOINT $SVC_AGG2_ENDPOINT"
+}
+
 svc_aggregator_kill() {
 	local sig=${1:-KILL}
 	svc_stop_pid "$SVC_AGG_PID" "$sig" 10
@@ -280,7 +312,9 @@ svc_node_config() {
 		echo "agent_socket = \"${SVC_SOCK[i]}\""
 		echo "spool_dir = \"${SVC_NODE_SPOOL[i]}\""
 		if [ "$aggregated" = 1 ]; then
-			echo "aggregators = [\"$SVC_AGG_ENDPOINT\"]"
+			local list= ep
+			for ep in ${SVC_AGG_ENDPOINTS:-$SVC_AGG_ENDPOINT}; do list="${list:+$list, }\"$ep\""; done
+			echo "aggregators = [$list]"
 			echo "secret_key = \"$SVC/etc/keys/node$i.key\""
 			echo "aggregator_public_key = \"$SVC/etc/keys/aggregator.pub\""
 			echo "netns_only = true"

@@ -140,18 +140,26 @@ static int check_start(const json_t *req, char *err, size_t errlen)
 	return -EINVAL;
 }
 
-/* START as the Aggregator reads it; the owner is the peer, never the
- * request's word */
+/* START as the Aggregator reads it; what the node service knows is its
+ * own word, never the request's: the owner (the peer), the origin node
+ * (its Batches carry the service's node name), the frequency */
 static char *start_json(const struct ns_run *r, const json_t *req)
 {
-	json_t *start = json_pack(
-	    "{s:O, s:O, s:{s:I, s:I}, s:O, s:O, s:I, s:b}", "run", json_object_get(req, "run"),
+	json_t *run = json_deep_copy(json_object_get(req, "run"));
+	json_t *start;
+	char *text;
+
+	if (!run || json_object_set_new(run, "node", json_string(r->ns->node))) {
+		json_decref(run);
+		return NULL;
+	}
+	start = json_pack(
+	    "{s:o, s:O, s:{s:I, s:I}, s:O, s:O, s:I, s:b}", "run", run,
 	    "runs_dir", json_object_get(req, "runs_dir"), "owner", "uid", (json_int_t)r->uid, "gid",
 	    (json_int_t)r->gid, "symbolizer", json_object_get(req, "symbolizer"), "token",
 	    json_object_get(req, "token"), "frequency", (json_int_t)r->ns->frequency, "mpi_events",
 	    json_is_true(json_object_get(req, "mpi_events")));
-	char *text = start ? json_dumps(start, JSON_COMPACT) : NULL;
-
+	text = start ? json_dumps(start, JSON_COMPACT) : NULL;
 	json_decref(start);
 	return text;
 }

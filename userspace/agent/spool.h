@@ -9,6 +9,10 @@
  * complete. Name: "<spooled ns, 16 hex>-<incarnation, 16 hex>-<seq, 16
  * hex>-<run_id>.batch": sorted by name = oldest first.
  *
+ * Files are not fsync'ed (a Batch a second per Run would cost a disk
+ * flush each): an Agent that restarts or is killed loses nothing spooled,
+ * a power loss may lose the last ones.
+ *
  * The directory itself must be a real directory (no symbolic link) owned
  * by the euid and not writable by group or others; it is created 0700
  * when missing (its parent must exist). Files with other names are left

@@ -56,6 +56,7 @@
 #define FINALIZE_GRACE_MS 3000	 /* after a stop: the finalize ends without llvm-symbolizer */
 #define NODES_WAIT_MS 5000	 /* the Aggregator's wait for other nodes (node_service) */
 #define OMPI_ENV_LIST "OMPI_MCA_mca_base_env_list"
+#define RELEASE_WAIT_MS 3000	 /* a finalized Run's lock, after its answer */
 
 /* One `nunatak run`, phase by phase. */
 struct run {
@@ -553,6 +554,7 @@ static void __attribute__((noreturn)) run_abandon(const struct run *r, int exit_
 static void run_discard(struct run *r)
 {
 	char end[32];
+	int e;
 
 	run_iso_time(end, sizeof(end));
 	if (run_end(r, 1, end) || !r->run_dir[0]) {
@@ -560,7 +562,9 @@ static void run_discard(struct run *r)
 			fprintf(stderr, "Run (incomplete): %s\n", r->run_dir);
 		return;
 	}
-	if (run_dir_discard(r->run_dir))
+	/* the Aggregator may have removed it already ("discard" in FINALIZE) */
+	e = run_dir_discard(r->run_dir);
+	if (e && e != -ENOENT)
 		fprintf(stderr, "Run (incomplete): %s\n", r->run_dir);
 }
 
@@ -592,6 +596,20 @@ static int run_write_json(const char *doc, size_t len, int exit_code)
 	return exit_code ? exit_code : EXIT_NUNATAK_FAILED;
 }
 
+/* A finalized Run's writer lets go of it right after its answer: the
+ * summary waits that moment out (bounded) rather than call it "being
+ * written". */
+static void run_wait_released(const char *run_dir)
+{
+	long long deadline = clock_monotonic_ms() + RELEASE_WAIT_MS;
+	int fd, e;
+
+	while ((e = run_dir_lock(run_dir, &fd)) == -EWOULDBLOCK && clock_monotonic_ms() < deadline)
+		usleep(10 * 1000);
+	if (!e)
+		close(fd);
+}
+
 static int run_report(struct run *r)
 {
 	FILE *json_out = NULL;
@@ -604,6 +622,8 @@ static int run_report(struct run *r)
 		fprintf(stderr, "Run: %s\n", r->run_dir);
 		return exit_code;
 	}
+	if (r->finalized)
+		run_wait_released(r->run_dir);
 	if (run_env.json && !(json_out = open_memstream(&doc, &len)))
 		fprintf(stderr, "nunatak: no --json result: %s\n", strerror(errno));
 	/* names from argv or the file system: not always UTF-8 (json_text) */
