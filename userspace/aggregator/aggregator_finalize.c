@@ -304,5 +304,8 @@ void agg_finalize_join_all(struct aggregator *agg)
 			agg_eventfd_signal(r->cancel_fd);
 		pthread_join(r->thread, NULL);
 		r->thread_started = 0;
+		/* finalized but not answered: nothing left to resume */
+		if (!r->fin_err)
+			agg_state_remove(agg, r->run_id);
 	}
 }
