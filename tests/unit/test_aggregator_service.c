@@ -289,7 +289,7 @@ static void test_open_close_node_lost(void **state)
 	hello_on(nb, "nb", 2, NULL);
 	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
 	hello_on(nb, "nb", 2, NULL);
-	assert_nothing_on(nb, 50); /* once */
+	assert_nothing_on(nb, 50);    /* once */
 	hello_on(nb, "nb", 20, NULL); /* nb's Agent restarted: OPENed again */
 	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
 	hello_on(nb, "nb", 2, NULL);
@@ -302,10 +302,9 @@ static void test_open_close_node_lost(void **state)
 	assert_string_equal(json_string_value(json_object_get(x, "run_id")), RUN_ID);
 	assert_int_equal(json_integer_value(json_object_get(x, "batches")), 1);
 	assert_int_equal(json_integer_value(json_object_get(x, "samples")), SAMPLES_PER_BATCH);
-	json_array_foreach(json_object_get(st, "agents"), i, x)
-		if (!strcmp(json_string_value(json_object_get(x, "node")), NODE))
-			assert_int_equal(json_integer_value(json_object_get(x, "active_targets")),
-					 1);
+	json_array_foreach(json_object_get(st, "agents"), i,
+			   x) if (!strcmp(json_string_value(json_object_get(x, "node")), NODE))
+	    assert_int_equal(json_integer_value(json_object_get(x, "active_targets")), 1);
 	json_decref(st);
 
 	send_control_on(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, RUN_ID,
@@ -331,8 +330,8 @@ static void test_open_close_node_lost(void **state)
 			continue;
 		lost++;
 		assert_string_equal(json_string_value(json_object_get(x, "node")), "nc");
-		assert_non_null(strstr(json_string_value(json_object_get(x, "message")),
-				       "last contact"));
+		assert_non_null(
+		    strstr(json_string_value(json_object_get(x, "message")), "last contact"));
 	}
 	assert_int_equal(lost, 1);
 	assert_true(json_is_object(json_object_get(json_object_get(m, "machines"), "nb")));
@@ -534,12 +533,14 @@ static void test_missing_module_names_node(void **state)
 	expect_ack(fx, RUN_ID, "nb", 0);
 	finalize_on(fx->dealer, RUN_ID, "{\"exit_code\": 0, \"end\": \"E\", \"nodes_wait_ms\": 0}");
 	m = load_manifest(fx);
-	json_array_foreach(json_object_get(m, "degradations"), i, x)
-		if (!strcmp(json_string_value(json_object_get(x, "name")), "module-missing")) {
-			found = 1;
-			assert_non_null(strstr(json_string_value(json_object_get(x, "message")),
-					       "/nonexistent/libgone.so (sampled on nb)"));
-		}
+	json_array_foreach(
+	    json_object_get(m, "degradations"), i,
+	    x) if (!strcmp(json_string_value(json_object_get(x, "name")), "module-missing"))
+	{
+		found = 1;
+		assert_non_null(strstr(json_string_value(json_object_get(x, "message")),
+				       "/nonexistent/libgone.so (sampled on nb)"));
+	}
 	assert_true(found);
 	json_decref(m);
 }

@@ -134,8 +134,8 @@ int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char 
 	return agg_send(agg, to, &env);
 }
 
-int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
-		    const char *run_id, const char *message)
+int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code, const char *run_id,
+		    const char *message)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Error error = NUNATAK__WIRE__ERROR__INIT;
@@ -283,8 +283,8 @@ static int serve_one(struct aggregator *agg)
 			err = 0;
 		goto next;
 	}
-	from.len = zmq_msg_size(&identity) < sizeof(from.id) ? zmq_msg_size(&identity)
-							      : sizeof(from.id);
+	from.len =
+	    zmq_msg_size(&identity) < sizeof(from.id) ? zmq_msg_size(&identity) : sizeof(from.id);
 	memcpy(from.id, zmq_msg_data(&identity), from.len);
 	zmq_getsockopt(agg->socket, ZMQ_RCVMORE, &more, &more_size);
 	if (!more || zmq_msg_recv(&payload, agg->socket, 0) < 0)
@@ -309,10 +309,10 @@ int aggregator_serve(struct aggregator *agg, int once)
 
 	while (!err && !(once && agg->finalized > finalized_at_start)) {
 		zmq_pollitem_t items[4] = {
-			{ .socket = agg->socket, .events = ZMQ_POLLIN },
-			{ .fd = agg->stop_fd, .events = ZMQ_POLLIN },
-			{ .fd = agg->cancel_fd, .events = ZMQ_POLLIN },
-			{ .fd = agg->done_fd, .events = ZMQ_POLLIN },
+		    {.socket = agg->socket, .events = ZMQ_POLLIN},
+		    {.fd = agg->stop_fd, .events = ZMQ_POLLIN},
+		    {.fd = agg->cancel_fd, .events = ZMQ_POLLIN},
+		    {.fd = agg->done_fd, .events = ZMQ_POLLIN},
 		};
 		/* the only timer: the wait of closing Runs for their nodes;
 		 * otherwise the bound is the caller's, who ends this wait

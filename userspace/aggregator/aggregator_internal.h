@@ -35,10 +35,10 @@ struct agg_peer {
 /* A node that has a Run: OPENed, or sent Batches of it */
 struct agg_node {
 	char *name;
-	int opened;	      /* OPEN sent */
-	int sent_batch;	      /* a Batch of it stored */
-	int sent_last;	      /* its last Batch (Batch.last) stored */
-	time_t last_batch;    /* wall clock of its latest Batch, 0: none */
+	int opened;	   /* OPEN sent */
+	int sent_batch;	   /* a Batch of it stored */
+	int sent_last;	   /* its last Batch (Batch.last) stored */
+	time_t last_batch; /* wall clock of its latest Batch, 0: none */
 };
 
 enum agg_run_state {
@@ -109,8 +109,8 @@ int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char 
 		  const char *node, uint64_t seq, int has_incarnation, uint64_t incarnation,
 		  const char *json);
 /* run_id: the Run it concerns (Error.run_id), NULL: none */
-int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
-		    const char *run_id, const char *message);
+int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code, const char *run_id,
+		    const char *message);
 /* node: Control.node, the node it is sent to (NULL: none) */
 int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int action,
 		     const char *run_id, const char *json, const char *node);

@@ -17,8 +17,8 @@
 #include "userspace/aggregator/aggregator_internal.h"
 #include "userspace/aggregator/as_owner.h"
 #include "userspace/aggregator/manifest.h"
-#include "userspace/pivot/pivot.h"
 #include "userspace/log/log.h"
+#include "userspace/pivot/pivot.h"
 
 #define STATE_OPEN_DIR "open"
 #define STATE_FILE_MAX (64 * 1024)
@@ -277,7 +277,7 @@ int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_
 		return -EEXIST;
 	}
 	r = agg_run_new(agg, run_id, json_string_value(json_object_get(state, "origin")),
-		    json_string_value(json_object_get(state, "symbolizer")));
+			json_string_value(json_object_get(state, "symbolizer")));
 	if (!r || !(r->run_dir = strdup(run_dir))) {
 		if (r)
 			agg_run_close(r);

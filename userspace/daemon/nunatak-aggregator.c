@@ -69,9 +69,12 @@ struct options {
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
-	    {"config", required_argument, NULL, 'c'},	{"listen", required_argument, NULL, 'l'},
-	    {"state-dir", required_argument, NULL, 's'}, {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},		{"version", no_argument, NULL, 'V'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"state-dir", required_argument, NULL, 's'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -228,8 +231,9 @@ static int transport_open(struct transport *t, const char *listen, const struct 
 	if (e)
 		return e;
 	if (zmq_bind(t->router, listen)) {
-		fprintf(stderr, "nunatak-aggregator: cannot bind '%s': %s; is another Aggregator "
-				"listening there? (--listen or [service].listen)\n",
+		fprintf(stderr,
+			"nunatak-aggregator: cannot bind '%s': %s; is another Aggregator "
+			"listening there? (--listen or [service].listen)\n",
 			listen, zmq_strerror(zmq_errno()));
 		return EXIT_USAGE;
 	}
@@ -252,18 +256,18 @@ static uint64_t no_refusals(void *ctx)
 }
 
 /* serves until a signal; the exit code */
-static int serve(struct transport *t, const char *listen, const char *state_dir,
-		 struct signals *s)
+static int serve(struct transport *t, const char *listen, const char *state_dir, struct signals *s)
 {
-	struct aggregator_opts ao = {.router = t->router, .state_dir = state_dir,
-				     .endpoint_shown = listen};
+	struct aggregator_opts ao = {
+	    .router = t->router, .state_dir = state_dir, .endpoint_shown = listen};
 	struct aggregator *agg;
 	int e;
 
 	agg = aggregator__new_opts(&ao);
 	if (!agg) {
-		fprintf(stderr, "nunatak-aggregator: cannot start with the state directory '%s': "
-				"%s (said above)\n",
+		fprintf(stderr,
+			"nunatak-aggregator: cannot start with the state directory '%s': "
+			"%s (said above)\n",
 			state_dir, strerror(errno));
 		return EXIT_USAGE;
 	}
@@ -305,11 +309,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	listen = o.listen ? o.listen : cfg.service.listen;
-	state_dir = o.state_dir ? o.state_dir
-				: cfg.service.state_dir ? cfg.service.state_dir : DEFAULT_STATE_DIR;
+	state_dir = o.state_dir		    ? o.state_dir
+		    : cfg.service.state_dir ? cfg.service.state_dir
+					    : DEFAULT_STATE_DIR;
 	if (!listen) {
-		fprintf(stderr, "nunatak-aggregator: nowhere to listen: set [service].listen in "
-				"%s or give --listen tcp://ADDR:PORT\n",
+		fprintf(stderr,
+			"nunatak-aggregator: nowhere to listen: set [service].listen in "
+			"%s or give --listen tcp://ADDR:PORT\n",
 			o.config ? o.config : CONFIG_SITE_PATH);
 		config_release(&cfg);
 		return EXIT_USAGE;
