@@ -288,6 +288,26 @@ static void expect_ack(struct fixture *fx, const char *run_id, const char *node,
 	expect_ack_on(fx->dealer, run_id, node, seq, NULL);
 }
 
+/* An Error on sock whose message contains each of the NULL-terminated
+ * strings given. */
+static void expect_error_on(void *sock, ...)
+{
+	wire_envelope *r = recv_on_within(sock, REPLY_TIMEOUT_MS);
+	const char *want;
+	va_list ap;
+
+	if (r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK)
+		fail_msg("Ack (run '%s', seq %llu) instead of Error", r->ack->run_id,
+			 (unsigned long long)r->ack->seq);
+	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
+	va_start(ap, sock);
+	while ((want = va_arg(ap, const char *)))
+		if (!strstr(r->error->message, want))
+			fail_msg("error '%s' does not contain '%s'", r->error->message, want);
+	va_end(ap);
+	wire_envelope_free(r);
+}
+
 /* An Error reply whose message contains each of the NULL-terminated
  * strings given. */
 static void expect_error(struct fixture *fx, ...)

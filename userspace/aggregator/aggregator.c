@@ -39,6 +39,7 @@ struct aggregator *aggregator__new_opts(const struct aggregator_opts *o)
 	if (!agg)
 		return NULL;
 	agg->open_dir_fd = -1;
+	agg->refuse_root_owner = o->refuse_root_owner;
 	agg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -265,6 +266,14 @@ static wire_envelope *receive_envelope(struct aggregator *agg, const struct agg_
 	return env;
 }
 
+/* the peer's authenticated identity, as the ZAP handler named it */
+static void peer_key(zmq_msg_t *payload, struct agg_peer *from)
+{
+	const char *user = zmq_msg_gets(payload, "User-Id");
+
+	snprintf(from->key, sizeof(from->key), "%s", user ? user : "");
+}
+
 /* Serves the one message waiting on the socket. 0, or -errno when the
  * socket itself failed (ETERM: the context is being terminated). */
 static int serve_one(struct aggregator *agg)
@@ -289,6 +298,7 @@ static int serve_one(struct aggregator *agg)
 	zmq_getsockopt(agg->socket, ZMQ_RCVMORE, &more, &more_size);
 	if (!more || zmq_msg_recv(&payload, agg->socket, 0) < 0)
 		goto next;
+	peer_key(&payload, &from);
 	env = receive_envelope(agg, &from, &payload);
 	if (!env)
 		goto next;

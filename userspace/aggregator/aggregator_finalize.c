@@ -51,6 +51,13 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 		snprintf(why, sizeof(why), "FINALIZE names unknown run '%s'", c->run_id);
 		return agg_reply_error(agg, from, ENOENT, c->run_id, why);
 	}
+	if (strcmp(from->key, r->origin_key)) {
+		snprintf(why, sizeof(why),
+			 "FINALIZE of run '%s' refused: it comes from another Agent than the one "
+			 "that started it",
+			 c->run_id);
+		return agg_reply_error(agg, from, EPERM, c->run_id, why);
+	}
 	fin = json_loads(c->json ? c->json : "{}", 0, NULL);
 	if (!json_is_object(fin)) {
 		json_decref(fin);

@@ -30,6 +30,9 @@
 struct agg_peer {
 	unsigned char id[AGG_ROUTING_ID_MAX];
 	size_t len;
+	/* who the transport says it is: its CURVE public key (the ZAP
+	 * handler's user id), "" without authentication */
+	char key[48];
 };
 
 /* A node that has a Run: OPENed, or sent Batches of it */
@@ -51,7 +54,8 @@ struct agg_run {
 	struct agg_run *next;
 	struct aggregator *agg;
 	char *run_id, *run_dir, *origin, *symbolizer;
-	char token[33]; /* "" none */
+	char origin_key[48]; /* the key of the Agent that STARTed it: FINALIZE is its */
+	char token[33];	     /* "" none */
 	uid_t uid;
 	gid_t gid;
 	long frequency;
@@ -95,6 +99,7 @@ struct aggregator {
 	int interrupt_next; /* the next finalize starts interrupted */
 	char *endpoint_shown;
 	int open_dir_fd; /* <state_dir>/open, -1: no resume */
+	int refuse_root_owner;
 	struct agg_run *runs;
 	struct agg_agent *agents;
 	uint64_t received, stored, duplicates, refused;

@@ -254,6 +254,13 @@ static int start_facts(struct agg_run *r, const json_t *spec, const char **runs_
 	}
 	r->uid = (uid_t)json_integer_value(uid);
 	r->gid = (gid_t)json_integer_value(gid);
+	if (r->uid == 0 && r->agg->refuse_root_owner) {
+		snprintf(why, whylen,
+			 "run '%s' refused: this Aggregator writes no Run as root "
+			 "(--refuse-root-runs); profile as a user, or in-process",
+			 r->run_id);
+		return -EPERM;
+	}
 	snprintf(r->token, sizeof(r->token), "%s", token ? token : "");
 	r->frequency = json_is_integer(freq) ? (long)json_integer_value(freq) : 0;
 	r->mpi_events = json_is_true(json_object_get(spec, "mpi_events"));
@@ -334,7 +341,7 @@ static int start_again(struct aggregator *agg, const struct agg_peer *from, stru
 	char why[512];
 
 	if (!json_is_integer(uid) || (uid_t)json_integer_value(uid) != r->uid ||
-	    r->state != RUN_COLLECTING) {
+	    strcmp(from->key, r->origin_key) || r->state != RUN_COLLECTING) {
 		snprintf(why, sizeof(why), "run '%s' is already being collected (in '%s')",
 			 r->run_id, r->run_dir);
 		return agg_reply_error(agg, from, EEXIST, r->run_id, why);
@@ -400,6 +407,7 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 			agg->refused++; /* a malformed request */
 		return agg_reply_error(agg, from, -err, c->run_id, why);
 	}
+	snprintf(r->origin_key, sizeof(r->origin_key), "%s", from->key);
 	if (r->origin[0] && agg_run_node(r, r->origin) == NULL)
 		pr_warn("run '%s': out of memory", r->run_id);
 	r->next = agg->runs;
