@@ -65,6 +65,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct target_info *target;
+	struct target_cred cred;
 	struct task_struct *task;
 	struct sample_key key;
 	struct pt_regs *user_regs;
@@ -75,13 +76,15 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	if (!target)
 		return 0;
 	task = bpf_get_current_task_btf();
-	/* a user's Target: never a sample under other credentials, not even
-	 * between a setuid exec committing them and the process leaving */
-	if (target->uid != TARGET_UID_ANY &&
-	    !target_uid_allows(target->uid, BPF_CORE_READ(task, real_cred, uid.val),
-			       BPF_CORE_READ(task, real_cred, euid.val))) {
-		__sync_fetch_and_add(&sample_counters[SAMPLE_SKIP_CREDENTIALS], 1);
-		return 0;
+	/* a user's Target: never a sample of what the user could not debug,
+	 * not even between a setuid exec committing it and the process
+	 * leaving, nor of a process made non-dumpable since */
+	if (target->uid != TARGET_UID_ANY) {
+		target_cred_read(task, &cred);
+		if (!target_cred_allows(target->uid, &cred)) {
+			__sync_fetch_and_add(&sample_counters[SAMPLE_SKIP_CREDENTIALS], 1);
+			return 0;
+		}
 	}
 	__sync_fetch_and_add(&sample_counters[SAMPLE_SEEN], 1);
 	user_regs = (struct pt_regs *)bpf_task_pt_regs(task);

@@ -22,11 +22,12 @@ int selftest_token(void *ctx)
 {
 	struct selftest_token_args *args = &token_args;
 	struct target_info info = {};
+	struct target_cred cred = args->cred;
 	struct token_key key = {};
 
 	switch (args->op) {
 	case SELFTEST_EXEC:
-		args->ret = target_exec(args->tgid, args->uid, args->euid, &info);
+		args->ret = target_exec(args->tgid, &cred, &info);
 		args->info = info;
 		break;
 	case SELFTEST_ENV_FIND:
@@ -35,9 +36,14 @@ int selftest_token(void *ctx)
 		break;
 	case SELFTEST_ADOPTS:
 		key = args->key;
-		args->ret = token_adopts(&key, args->tgid, args->uid, args->euid, args->netns,
-					 args->want_netns, &info);
+		args->ret = token_adopts(&key, args->tgid, &cred, args->netns, args->want_netns,
+					 &info);
 		args->info = info;
+		break;
+	case SELFTEST_CRED_READ:
+		target_cred_read(bpf_get_current_task_btf(), &cred);
+		args->cred = cred;
+		args->ret = 0;
 		break;
 	default:
 		args->ret = -22;

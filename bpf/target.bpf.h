@@ -49,26 +49,74 @@ static __always_inline int target_follow_fork(__u32 parent_tgid, __u32 child_tgi
 	return err ? (int)err : 1;
 }
 
-/* whether a process of real uid and effective uid may be in a Target of
- * owner (TARGET_UID_ANY: any process may) */
-static __always_inline int target_uid_allows(__u32 owner, __u32 uid, __u32 euid)
+/* whether a process of credentials c may be in a Target of owner
+ * (TARGET_UID_ANY: any process may): what the kernel asks before it lets
+ * the owner ptrace it or read its /proc/PID/maps */
+static __always_inline int target_cred_allows(__u32 owner, const struct target_cred *c)
 {
-	return owner == TARGET_UID_ANY || (uid == owner && euid == owner);
+	if (owner == TARGET_UID_ANY)
+		return 1;
+	return c->uid == owner && c->euid == owner && c->suid == owner && c->fsuid == owner &&
+	       c->egid == c->gid && c->sgid == c->gid && c->fsgid == c->gid &&
+	       c->dumpable == TARGET_DUMP_USER && !c->caps;
 }
 
-/* An exec of process tgid, whose credentials are now uid and euid
- * (committed before sched_process_exec): a Target process stays with one
- * more image, or leaves its Target (its entry removed: never sampled
- * again, its forks not followed). *out: its entry, after the exec or as
- * it was when it left. */
-static __always_inline int target_exec(__u32 tgid, __u32 uid, __u32 euid,
+/* mm->flags was an unsigned long before Linux 6.18, a bitmap since */
+struct mm_struct___flags_long {
+	unsigned long flags;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___flags_bitmap {
+	mm_flags_t flags;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 target_mm_dumpable(struct mm_struct *mm)
+{
+	unsigned long flags = 0;
+
+	if (!mm)
+		return 0;
+	if (bpf_core_type_exists(mm_flags_t))
+		bpf_core_read(&flags, sizeof(flags),
+			      &((struct mm_struct___flags_bitmap *)mm)->flags.__mm_flags[0]);
+	else
+		flags = BPF_CORE_READ((struct mm_struct___flags_long *)mm, flags);
+	return (__u32)(flags & TARGET_DUMPABLE_MASK);
+}
+
+/* the credentials of task (committed: after an exec's, at
+ * sched_process_exec) into *c */
+static __always_inline void target_cred_read(struct task_struct *task, struct target_cred *c)
+{
+	const struct cred *cred = BPF_CORE_READ(task, real_cred);
+
+	c->uid = BPF_CORE_READ(cred, uid.val);
+	c->euid = BPF_CORE_READ(cred, euid.val);
+	c->suid = BPF_CORE_READ(cred, suid.val);
+	c->fsuid = BPF_CORE_READ(cred, fsuid.val);
+	c->gid = BPF_CORE_READ(cred, gid.val);
+	c->egid = BPF_CORE_READ(cred, egid.val);
+	c->sgid = BPF_CORE_READ(cred, sgid.val);
+	c->fsgid = BPF_CORE_READ(cred, fsgid.val);
+	/* capabilities inside a user namespace of its own give nothing here */
+	c->caps = BPF_CORE_READ(cred, cap_permitted.val) != 0 &&
+		  BPF_CORE_READ(cred, user_ns, level) == 0;
+	c->dumpable = target_mm_dumpable(BPF_CORE_READ(task, mm));
+}
+
+/* An exec of process tgid, whose credentials are now c (committed before
+ * sched_process_exec): a Target process stays with one more image, or
+ * leaves its Target (its entry removed: never sampled again, its forks
+ * not followed). *out: its entry, after the exec or as it was when it
+ * left. */
+static __always_inline int target_exec(__u32 tgid, const struct target_cred *c,
 				       struct target_info *out)
 {
 	struct target_info *t = target_lookup(tgid);
 
 	if (!t)
 		return TARGET_EXEC_OUTSIDE;
-	if (!target_uid_allows(t->uid, uid, euid)) {
+	if (!target_cred_allows(t->uid, c)) {
 		*out = *t;
 		/* a concurrent exit deleted it first: it left all the same */
 		bpf_map_delete_elem(&targets, &tgid);

@@ -4,10 +4,15 @@
  * other units: key = tgid of an observed process, value = struct
  * target_info. A process outside it costs one lookup and nothing else.
  *
- * A Target of a user (uid != TARGET_UID_ANY) holds only processes whose
- * real and effective uid are that user's: a process whose credentials
- * differ after an exec (a setuid program) leaves the set at that exec,
- * and is never sampled again; its forks are not followed.
+ * A Target of a user (uid != TARGET_UID_ANY) holds only processes the
+ * user could debug themselves (struct target_cred): every uid (real,
+ * effective, saved, fs) is the user's, the four gids are one, it holds no
+ * capability over the initial user namespace, and the kernel keeps it
+ * dumpable as the user (SUID_DUMP_USER). A process that is not so after
+ * an exec (a setuid, setgid or file-capability program, an unreadable
+ * binary) leaves the set at that exec and is never sampled again; its
+ * forks are not followed. A process of the set that is not so at a
+ * sample (prctl(PR_SET_DUMPABLE, 0), a changed uid) is not sampled.
  */
 #ifndef NUNATAK_BPF_TARGET_H
 #define NUNATAK_BPF_TARGET_H
@@ -26,12 +31,26 @@ enum target_exec_result {
 	TARGET_EXEC_LEFT = 2,    /* its new credentials are not its Target's owner's */
 };
 
+/* the dumpability of a process the user may debug (the kernel's
+ * SUID_DUMP_USER, mm->flags & MMF_DUMPABLE_MASK) */
+#define TARGET_DUMP_USER 1
+#define TARGET_DUMPABLE_MASK 3
+
+/* what decides whether a process may be in a user's Target
+ * (bpf/target.bpf.h target_cred_read, target_cred_allows) */
+struct target_cred {
+	__u32 uid, euid, suid, fsuid;
+	__u32 gid, egid, sgid, fsgid;
+	__u32 dumpable; /* mm->flags & TARGET_DUMPABLE_MASK; 0 without an mm */
+	__u32 caps;	/* 1: it holds capabilities over the initial user namespace */
+};
+
 struct target_info {
 	__u32 target_id; /* which Target (Run) the process belongs to */
 	__u32 root_tgid; /* the process the Target was started from */
 	__u32 exec_seq;  /* execs of this process since it was followed: which
 			  * image a sample's addresses belong to */
-	__u32 uid;       /* the owner: real and effective uid of every process,
+	__u32 uid;       /* the owner: every uid of every process (see above),
 			  * or TARGET_UID_ANY */
 };
 

@@ -67,14 +67,15 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 static __always_inline int task_adopt(struct task_struct *task, __u32 tgid,
 				      struct target_info *info)
 {
-	const struct cred *cred = BPF_CORE_READ(task, real_cred);
+	struct target_cred cred;
 	struct token_key key;
 	long err;
 
 	if (!token_env_find(BPF_CORE_READ(task, mm, start_stack), &key))
 		return 0;
-	if (!token_adopts(&key, tgid, BPF_CORE_READ(cred, uid.val), BPF_CORE_READ(cred, euid.val),
-			  BPF_CORE_READ(task, nsproxy, net_ns, ns.inum), token_netns, info))
+	target_cred_read(task, &cred);
+	if (!token_adopts(&key, tgid, &cred, BPF_CORE_READ(task, nsproxy, net_ns, ns.inum),
+			  token_netns, info))
 		return 0;
 	err = bpf_map_update_elem(&targets, &tgid, info, BPF_NOEXIST);
 	if (err) {
@@ -90,16 +91,16 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(task_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	const struct cred *cred;
+	struct target_cred cred;
 	struct target_info info;
 	struct task_event *e;
 	int r;
 
 	if (target_lookup(tgid)) {
-		/* the credentials of the new image are committed already */
-		cred = BPF_CORE_READ(task, real_cred);
-		r = target_exec(tgid, BPF_CORE_READ(cred, uid.val), BPF_CORE_READ(cred, euid.val),
-				&info);
+		/* the credentials and the dumpability of the new image are
+		 * committed already */
+		target_cred_read(task, &cred);
+		r = target_exec(tgid, &cred, &info);
 		if (r == TARGET_EXEC_LEFT)
 			__sync_fetch_and_add(&task_counters[TASK_LEFT], 1);
 	} else if (token_count && task_adopt(task, tgid, &info)) {

@@ -109,16 +109,16 @@ static __always_inline int token_env_find(__u64 start_stack, struct token_key *k
 	return sc.found;
 }
 
-/* Whether token key adopts a process of credentials uid/euid in network
- * namespace netns (want_netns: the Agent's, 0 = any): 1 and *info (its
- * Target entry, exec_seq 0, root_tgid tgid), or 0. */
-static __always_inline int token_adopts(const struct token_key *key, __u32 tgid, __u32 uid,
-					__u32 euid, __u32 netns, __u32 want_netns,
-					struct target_info *info)
+/* Whether token key adopts a process of credentials c (target_cred_allows)
+ * in network namespace netns (want_netns: the Agent's, 0 = any): 1 and
+ * *info (its Target entry, exec_seq 0, root_tgid tgid), or 0. */
+static __always_inline int token_adopts(const struct token_key *key, __u32 tgid,
+					const struct target_cred *c, __u32 netns,
+					__u32 want_netns, struct target_info *info)
 {
 	struct token_info *t = bpf_map_lookup_elem(&tokens, key);
 
-	if (!t || !target_uid_allows(t->uid, uid, euid))
+	if (!t || !target_cred_allows(t->uid, c))
 		return 0;
 	if (want_netns && netns != want_netns)
 		return 0;

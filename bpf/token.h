@@ -7,8 +7,9 @@
  * Target and owner); at sched_process_exec of a process outside every
  * Target, while at least one token is registered, the kernel scans the
  * new environment (the first TOKEN_ENV_MAX strings) for that variable.
- * A registered token adopts the process into its Target when its real and
- * effective uid are the token's owner's (any for TARGET_UID_ANY) and, when
+ * A registered token adopts the process into its Target when its
+ * credentials are the token's owner's (bpf/target.h: every uid, one gid,
+ * no capability, dumpable as the user; any for TARGET_UID_ANY) and, when
  * the Agent asked for it, when it runs in the Agent's network namespace.
  * The adoption is reported as TASK_EVENT_EXEC (bpf/task.h) with the
  * Target's id and exec_seq 0. The scan reads the initial stack as 64-bit

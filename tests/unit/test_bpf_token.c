@@ -1,8 +1,10 @@
 /* test_bpf_token — the exec decisions of the task program, run in the
  * kernel through bpf_prog_test_run_opts (STYLE.md 9): a process of a
- * user's Target that execs with other credentials leaves it, and the Run
- * token is found in a new process' environment and adopts it only for
- * its owner (and network namespace).
+ * user's Target that execs with credentials the user could not debug
+ * (another uid in any of the four, a setgid gid, capabilities, not
+ * dumpable as the user) leaves it, the reader of those credentials sees
+ * the calling task's, and the Run token is found in a new process'
+ * environment and adopts it only for its owner (and network namespace).
  *
  * bpf/selftest_token.bpf.c wraps the helpers of bpf/target.bpf.h and
  * bpf/token.bpf.h; the environment scan reads user memory of the calling
@@ -23,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -110,10 +114,25 @@ static int in_target(__u32 tgid)
 	return !bpf_map_lookup_elem(bpf_map__fd(skel->maps.targets), &tgid, &info);
 }
 
+/* what a process of uid (gid the same) that the user may debug has */
+static struct target_cred user_cred(__u32 uid)
+{
+	return (struct target_cred){.uid = uid, .euid = uid, .suid = uid, .fsuid = uid,
+				    .gid = uid, .egid = uid, .sgid = uid, .fsgid = uid,
+				    .dumpable = TARGET_DUMP_USER};
+}
+
+static struct selftest_token_args exec_cred(__u32 tgid, struct target_cred c)
+{
+	return run((struct selftest_token_args){.op = SELFTEST_EXEC, .tgid = tgid, .cred = c});
+}
+
 static struct selftest_token_args exec_as(__u32 tgid, __u32 uid, __u32 euid)
 {
-	return run((struct selftest_token_args){
-	    .op = SELFTEST_EXEC, .tgid = tgid, .uid = uid, .euid = euid});
+	struct target_cred c = user_cred(uid);
+
+	c.euid = c.fsuid = euid;
+	return exec_cred(tgid, c);
 }
 
 static void test_exec_stays_or_leaves(void **state)
@@ -147,6 +166,64 @@ static void test_exec_stays_or_leaves(void **state)
 	assert_int_equal(exec_as(101, 0, OWNER).ret, TARGET_EXEC_LEFT);
 	assert_false(in_target(101));
 	assert_true(in_target(200));
+}
+
+/* red F2: what keeps ruid == euid == the owner and still is not the
+ * owner's to debug leaves at its exec; a root Target keeps it */
+static void test_exec_leaves_what_the_owner_cannot_debug(void **state)
+{
+	struct target_cred cases[6];
+	int i;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	for (i = 0; i < 6; i++)
+		cases[i] = user_cred(OWNER);
+	cases[0].egid = cases[0].sgid = cases[0].fsgid = 42; /* a setgid program */
+	cases[1].suid = 0;		/* saved uid root: a dropped setuid program */
+	cases[2].fsuid = 0;
+	cases[3].dumpable = 0;		/* made non-dumpable by the kernel at exec */
+	cases[4].dumpable = 2;		/* suid_dumpable=2: dumpable by root only */
+	cases[5].caps = 1;		/* a file-capability program */
+	for (i = 0; i < 6; i++) {
+		add_target(100, 7, OWNER);
+		add_target(200, 8, TARGET_UID_ANY);
+		assert_int_equal(exec_cred(100, cases[i]).ret, TARGET_EXEC_LEFT);
+		assert_false(in_target(100));
+		assert_int_equal(exec_cred(200, cases[i]).ret, TARGET_EXEC_STAYS);
+	}
+	/* the owner with another group of theirs (newgrp): stays */
+	cases[0] = user_cred(OWNER);
+	cases[0].gid = cases[0].egid = cases[0].sgid = cases[0].fsgid = 42;
+	add_target(100, 7, OWNER);
+	assert_int_equal(exec_cred(100, cases[0]).ret, TARGET_EXEC_STAYS);
+}
+
+static struct selftest_token_args cred_read(void)
+{
+	return run((struct selftest_token_args){.op = SELFTEST_CRED_READ});
+}
+
+/* the reader on this kernel: this process' ids, its capabilities (root),
+ * and its dumpability as prctl sets it (mm->flags) */
+static void test_cred_read(void **state)
+{
+	struct selftest_token_args a;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	a = cred_read();
+	assert_int_equal(a.ret, 0);
+	assert_int_equal(a.cred.uid, getuid());
+	assert_int_equal(a.cred.euid, geteuid());
+	assert_int_equal(a.cred.egid, getegid());
+	assert_int_equal(a.cred.dumpable, TARGET_DUMP_USER);
+	assert_int_equal(a.cred.caps, 1); /* root holds capabilities */
+	assert_int_equal(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), 0);
+	a = cred_read();
+	assert_int_equal(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
+	assert_int_equal(a.cred.dumpable, 0);
+	assert_int_equal(cred_read().cred.dumpable, TARGET_DUMP_USER);
 }
 
 /* an initial stack as exec lays it out, in this process' memory */
@@ -231,13 +308,12 @@ static void add_token(const char *hex, __u32 target_id, __u32 uid)
 	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.tokens), &key, &info, 0), 0);
 }
 
-static struct selftest_token_args adopts(const char *hex, __u32 uid, __u32 euid, __u32 netns,
-					 __u32 want_netns)
+static struct selftest_token_args adopts_cred(const char *hex, struct target_cred c,
+					      __u32 netns, __u32 want_netns)
 {
 	struct selftest_token_args a = {.op = SELFTEST_ADOPTS,
 					.tgid = 555,
-					.uid = uid,
-					.euid = euid,
+					.cred = c,
 					.netns = netns,
 					.want_netns = want_netns};
 
@@ -246,10 +322,20 @@ static struct selftest_token_args adopts(const char *hex, __u32 uid, __u32 euid,
 	return run(a);
 }
 
+static struct selftest_token_args adopts(const char *hex, __u32 uid, __u32 euid, __u32 netns,
+					 __u32 want_netns)
+{
+	struct target_cred c = user_cred(uid);
+
+	c.euid = c.fsuid = euid;
+	return adopts_cred(hex, c, netns, want_netns);
+}
+
 static void test_token_adopts(void **state)
 {
 	const char *root_token = "ffffffffffffffffffffffffffffffff";
 	struct selftest_token_args a;
+	struct target_cred c;
 
 	(void)state;
 	SKIP_UNLESS(!why_not, why_not);
@@ -265,6 +351,20 @@ static void test_token_adopts(void **state)
 	assert_int_equal(adopts(TOKEN, OWNER + 1, OWNER + 1, 1, 0).ret, 0);
 	assert_int_equal(adopts(TOKEN, OWNER, 0, 1, 0).ret, 0);
 	assert_int_equal(adopts(TOKEN, 0, OWNER, 1, 0).ret, 0);
+	/* red F2: setgid, saved uid root, not dumpable, capabilities */
+	c = user_cred(OWNER);
+	c.egid = c.sgid = c.fsgid = 42;
+	assert_int_equal(adopts_cred(TOKEN, c, 1, 0).ret, 0);
+	c = user_cred(OWNER);
+	c.suid = 0;
+	assert_int_equal(adopts_cred(TOKEN, c, 1, 0).ret, 0);
+	c = user_cred(OWNER);
+	c.dumpable = 0;
+	assert_int_equal(adopts_cred(TOKEN, c, 1, 0).ret, 0);
+	c = user_cred(OWNER);
+	c.caps = 1;
+	assert_int_equal(adopts_cred(TOKEN, c, 1, 0).ret, 0);
+	assert_int_equal(adopts_cred(root_token, c, 1, 0).ret, 1);
 	/* an unknown token */
 	assert_int_equal(adopts("0123456789abcdef0123456789abcdee", OWNER, OWNER, 1, 0).ret, 0);
 	/* a root Run's token: anyone */
@@ -280,6 +380,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(test_exec_stays_or_leaves, reset),
+	    cmocka_unit_test_setup(test_exec_leaves_what_the_owner_cannot_debug, reset),
+	    cmocka_unit_test_setup(test_cred_read, reset),
 	    cmocka_unit_test_setup(test_env_find, reset),
 	    cmocka_unit_test_setup(test_token_adopts, reset),
 	};

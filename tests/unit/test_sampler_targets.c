@@ -2,7 +2,10 @@
  * a new sampler takes no sample until it is made active; a setuid-root
  * copy of a spinning program exec'd by an unprivileged user inside that
  * user's Target leaves it at that exec and is never sampled, while the
- * same program without the setuid bit is; a process no Target follows,
+ * same program without the setuid bit is, and so do a setgid copy and a
+ * copy with a file capability (red F2: their uids stay the user's, but
+ * the user may not debug them); a Target process that makes itself
+ * non-dumpable is no longer sampled; a process no Target follows,
  * exec'd with the Run token in its environment, is adopted under the
  * token's Target (its samples carry that target_id) only when its uid is
  * the token's owner's and, netns-only, when it runs in this network
@@ -27,7 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,6 +57,8 @@ static struct sampler *s;
 static char dir[64];	/* the programs' own directory */
 static char plain[128]; /* the spinning program, 0755 */
 static char setuid_copy[128]; /* the same, setuid root */
+static char setgid_copy[128]; /* the same, setgid to a group not the user's */
+static char filecap_copy[128]; /* the same, with cap_net_raw as a file capability */
 static uid_t user, other_user;
 
 static uint64_t now_ns(void)
@@ -80,8 +88,8 @@ static void spin(int cpu_ms)
 	}
 }
 
-/* this binary into dir as name, mode */
-static int copy_self(const char *path, mode_t mode)
+/* this binary at path, group gid, mode */
+static int copy_self(const char *path, gid_t gid, mode_t mode)
 {
 	char buf[65536];
 	ssize_t n;
@@ -94,7 +102,7 @@ static int copy_self(const char *path, mode_t mode)
 	while (!err && (n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, (size_t)n) != n)
 			err = -1;
-	if (!err && fchmod(out, mode))
+	if (!err && (fchown(out, 0, gid) || fchmod(out, mode)))
 		err = -1;
 	if (in >= 0)
 		close(in);
@@ -122,8 +130,21 @@ static int group_setup(void **state)
 	}
 	snprintf(plain, sizeof(plain), "%s/spin", dir);
 	snprintf(setuid_copy, sizeof(setuid_copy), "%s/spin-setuid", dir);
-	if (copy_self(plain, 0755) || copy_self(setuid_copy, 04755))
+	snprintf(setgid_copy, sizeof(setgid_copy), "%s/spin-setgid", dir);
+	snprintf(filecap_copy, sizeof(filecap_copy), "%s/spin-filecap", dir);
+	if (copy_self(plain, 0, 0755) || copy_self(setuid_copy, 0, 04755) ||
+	    copy_self(setgid_copy, 4242, 02755) || copy_self(filecap_copy, 0, 0755))
 		return -1;
+	{
+		struct vfs_cap_data cap = {
+		    .magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE,
+		    .data = {{.permitted = 1u << CAP_NET_RAW}}};
+
+		if (setxattr(filecap_copy, "security.capability", &cap, sizeof(cap), 0)) {
+			why_not = "file capabilities cannot be set here (security.capability)";
+			return 0;
+		}
+	}
 	return 0;
 }
 
@@ -134,6 +155,10 @@ static int group_teardown(void **state)
 		unlink(plain);
 	if (setuid_copy[0])
 		unlink(setuid_copy);
+	if (setgid_copy[0])
+		unlink(setgid_copy);
+	if (filecap_copy[0])
+		unlink(filecap_copy);
 	if (dir[0])
 		rmdir(dir);
 	return 0;
@@ -171,8 +196,8 @@ struct child {
 /* A child that becomes uid (unless 0), optionally in a new network
  * namespace, waits for the gate, then execs program "spin" SPIN_MS with
  * environ plus env_extra (NULL: none). */
-static struct child exec_child(uid_t uid, const char *program, const char *env_extra,
-			       int new_netns)
+static struct child exec_child_as(uid_t uid, const char *program, const char *mode,
+				  const char *env_extra, int new_netns)
 {
 	struct child c = {-1, -1};
 	int gate[2];
@@ -200,12 +225,18 @@ static struct child exec_child(uid_t uid, const char *program, const char *env_e
 			_exit(121);
 		if (read(gate[0], &ch, 1) != 1)
 			_exit(122);
-		execve(program, (char *[]){(char *)program, "spin", SPIN_MS, NULL}, envp);
+		execve(program, (char *[]){(char *)program, (char *)mode, SPIN_MS, NULL}, envp);
 		_exit(123);
 	}
 	close(gate[0]);
 	c.gate = gate[1];
 	return c;
+}
+
+static struct child exec_child(uid_t uid, const char *program, const char *env_extra,
+			       int new_netns)
+{
+	return exec_child_as(uid, program, "spin", env_extra, new_netns);
 }
 
 static void run_child(struct child *c)
@@ -369,13 +400,68 @@ static void test_setuid_exec_leaves(void **state)
 	assert_true(samples_of(ch.pid, 6).samples >= 60);
 }
 
-static void check_adoption(uid_t uid, const char *env, int new_netns, uint32_t want_target)
+/* red F2: a setgid copy and a file-capability copy keep the user's uids
+ * but are not the user's to debug (the kernel makes them non-dumpable):
+ * each leaves the user's Target at its exec and is never sampled */
+static void test_setgid_and_filecap_exec_leave(void **state)
+{
+	const char *programs[] = {setgid_copy, filecap_copy};
+	struct task_event e[4];
+	struct sampler_counters c;
+	struct child ch;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(sampler_set_active(s, 1), 0);
+	for (int i = 0; i < 2; i++) {
+		ch = exec_child(user, programs[i], NULL, 0);
+		assert_int_equal(sampler_add_target(s, ch.pid, 5, user), 0);
+		run_child(&ch);
+		assert_int_equal(samples_of(ch.pid, 5).exec_samples, 0);
+		assert_false(in_target(ch.pid));
+		assert_int_equal(reports_of(ch.pid, e, 4), 1);
+		assert_int_equal(e[0].kind, TASK_EVENT_LEFT);
+		/* a root Target keeps it */
+		ch = exec_child(user, programs[i], NULL, 0);
+		assert_int_equal(sampler_add_target(s, ch.pid, 6, TARGET_UID_ANY), 0);
+		run_child(&ch);
+		assert_true(samples_of(ch.pid, 6).samples >= 60);
+	}
+	sampler_read_counters(s, &c);
+	assert_int_equal(c.left, 2);
+}
+
+/* a Target process that makes itself non-dumpable after its exec
+ * (prctl(PR_SET_DUMPABLE, 0), as agents holding secrets do) stays in the
+ * set but is not sampled: the check at each sample */
+static void test_nondumpable_not_sampled(void **state)
+{
+	struct sampler_counters before, after;
+	struct child ch;
+	struct tally t;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(sampler_set_active(s, 1), 0);
+	sampler_read_counters(s, &before);
+	ch = exec_child_as(user, plain, "spin-nodump", NULL, 0);
+	assert_int_equal(sampler_add_target(s, ch.pid, 5, user), 0);
+	run_child(&ch);
+	t = samples_of(ch.pid, 5);
+	sampler_read_counters(s, &after);
+	/* at most what fell between its exec and its prctl */
+	assert_true(t.exec_samples <= 2);
+	assert_true(after.skipped_credentials - before.skipped_credentials >= 60);
+}
+
+static void check_adoption_of(uid_t uid, const char *program, const char *env, int new_netns,
+			      uint32_t want_target)
 {
 	struct task_event e[4];
 	struct child ch;
 	struct tally t;
 
-	ch = exec_child(uid, plain, env, new_netns);
+	ch = exec_child(uid, program, env, new_netns);
 	run_child(&ch);
 	t = samples_of(ch.pid, want_target);
 	assert_int_equal(t.wrong_target, 0);
@@ -390,6 +476,11 @@ static void check_adoption(uid_t uid, const char *env, int new_netns, uint32_t w
 	assert_int_equal(e[0].target_id, want_target);
 	assert_int_equal(e[0].exec_seq, 0);
 	assert_int_equal(e[1].kind, TASK_EVENT_EXIT);
+}
+
+static void check_adoption(uid_t uid, const char *env, int new_netns, uint32_t want_target)
+{
+	check_adoption_of(uid, plain, env, new_netns, want_target);
 }
 
 static void test_token_adopts_its_owner_only(void **state)
@@ -407,6 +498,9 @@ static void test_token_adopts_its_owner_only(void **state)
 	check_adoption(0, "NUNATAK_RUN=" TOKEN, 0, 0);
 	check_adoption(user, "NUNATAK_RUN=" OTHER_TOKEN, 0, 0);
 	check_adoption(user, NULL, 0, 0);
+	/* red F2: the owner's setgid and file-capability programs are not */
+	check_adoption_of(user, setgid_copy, "NUNATAK_RUN=" TOKEN, 0, 0);
+	check_adoption_of(user, filecap_copy, "NUNATAK_RUN=" TOKEN, 0, 0);
 	sampler_read_counters(s, &c);
 	assert_int_equal(c.adopted, 1);
 	/* removed: no more */
@@ -474,12 +568,20 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_idle_until_active, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_setuid_exec_leaves, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_setgid_and_filecap_exec_leave, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_nondumpable_not_sampled, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_token_adopts_its_owner_only, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_token_netns_only, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_token_checks_and_remove_target, setup, teardown),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "spin")) { /* the exec'd workload */
+		spin(atoi(argv[2]));
+		_exit(0);
+	}
+	if (argc == 3 && !strcmp(argv[1], "spin-nodump")) {
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+			_exit(124);
 		spin(atoi(argv[2]));
 		_exit(0);
 	}
