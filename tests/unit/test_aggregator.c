@@ -518,6 +518,14 @@ static void test_finalize_writes_run(void **state)
 		assert_string_equal(r->ack->run_id, RUN_ID);
 		wire_envelope_free(r);
 	}
+	{
+		/* at the Ack the Run is closed: its lock is free at once */
+		int fd = open(fx->run_dir, O_RDONLY | O_DIRECTORY);
+
+		assert_true(fd >= 0);
+		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+		close(fd);
+	}
 	/* aggregator_serve(agg, 1) returns once the Run is finalized */
 	if (wait_serving_thread(fx, REPLY_TIMEOUT_MS))
 		fail_msg("aggregator_serve did not return after FINALIZE");

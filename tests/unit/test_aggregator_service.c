@@ -290,6 +290,10 @@ static void test_open_close_node_lost(void **state)
 	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
 	hello_on(nb, "nb", 2, NULL);
 	assert_nothing_on(nb, 50); /* once */
+	hello_on(nb, "nb", 20, NULL); /* nb's Agent restarted: OPENed again */
+	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
+	hello_on(nb, "nb", 2, NULL);
+	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
 	send_good_batch_on(fx, nb, RUN_ID, "nb", 2, 0);
 
 	st = status_on(fx->dealer);
@@ -364,7 +368,8 @@ static void test_oversized_refused(void **state)
 static void test_resume(void **state)
 {
 	struct fixture *fx = *state;
-	char file[PATH_MAX + 64];
+	char file[PATH_MAX + 64], saved[4096];
+	size_t saved_len;
 	struct stat st;
 
 	start_run(fx);
@@ -383,6 +388,14 @@ static void test_resume(void **state)
 	send_good_batch_on(fx, fx->dealer, RUN_ID, NODE, 9, 0); /* a resend: once */
 	send_good_batch_on(fx, fx->dealer, RUN_ID, NODE, 9, 1);
 	assert_int_equal(run_sql_int(fx, "SELECT count(*) FROM batches"), 2);
+	{
+		/* what the state file said, to put back after the finalize */
+		FILE *f = fopen(file, "r");
+
+		assert_non_null(f);
+		saved_len = fread(saved, 1, sizeof(saved), f);
+		fclose(f);
+	}
 	finalize_on(fx->dealer, RUN_ID, FINALIZE_JSON);
 	assert_int_equal(run_sql_int(fx, "SELECT sum(sample_count) FROM measurements"),
 			 have_command(symbolizer_tool()) ? 2 * SAMPLES_PER_BATCH
@@ -391,6 +404,31 @@ static void test_resume(void **state)
 									   "measurements"));
 	assert_int_equal(lstat(file, &st), -1);
 	assert_int_equal(errno, ENOENT);
+
+	/* a crash between the finalize and the state file's removal: the
+	 * next start sees the Run finalized and forgets it */
+	{
+		FILE *f = fopen(file, "w");
+
+		assert_non_null(f);
+		assert_int_equal(fwrite(saved, 1, saved_len, f), saved_len);
+		fclose(f);
+		assert_int_equal(chmod(file, 0600), 0);
+	}
+	zmq_close(fx->dealer);
+	fixture_stop_aggregator(fx);
+	snprintf(fx->endpoint + strlen(fx->endpoint), 8, "-3");
+	fixture_start_aggregator(fx);
+	fx->dealer = fixture_dealer(fx);
+	assert_int_equal(lstat(file, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	{
+		struct test_batch t;
+
+		tb_init(&t, fx, RUN_ID, 2);
+		send_batch(fx, &t);
+		expect_error(fx, "unknown run", NULL); /* not reopened */
+	}
 }
 
 /* as root: Runs of uid OWNER_UID are made and written as that uid, in a

@@ -380,6 +380,82 @@ static void test_interrupt_linger(void **state)
 	close(other);
 }
 
+/* In a child as nobody: its own gated sleep observed, its Run ended; the
+ * Run directory on stdout of the child (via a pipe). 0 or 100+. */
+static int as_nobody_run(struct fixture *fx, const char *runs, char *run_dir, size_t len)
+{
+	int p[2], status;
+	pid_t child;
+	ssize_t n;
+
+	assert_int_equal(pipe(p), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		json_t *reply = NULL;
+		struct launch l;
+		char err[512], run_id[33];
+		const char *dir;
+		int fd;
+
+		close(p[0]);
+		if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY) ||
+		    control_connect(fx->sock, &fd, err, sizeof(err)))
+			_exit(100);
+		gated_sleep(&l, "0.2");
+		if (control_request(fd, start_req(runs, l.pid), &reply, 10000, NULL, err,
+				    sizeof(err)) || control_reply_status(reply, err, sizeof(err))) {
+			fprintf(stderr, "nobody's run-start: %s\n", err);
+			_exit(101);
+		}
+		snprintf(run_id, sizeof(run_id), "%s",
+			 json_string_value(json_object_get(reply, "run_id")));
+		if (launch_release(&l) || waitpid(l.pid, &status, 0) != l.pid)
+			_exit(102);
+		if (control_request(fd, end_req(run_id, 1000), &reply, 30000, NULL, err,
+				    sizeof(err)) || control_reply_status(reply, err, sizeof(err))) {
+			fprintf(stderr, "nobody's run-end: %s\n", err);
+			_exit(103);
+		}
+		dir = json_string_value(json_object_get(reply, "run_dir"));
+		(void)!write(p[1], dir, strlen(dir));
+		_exit(0);
+	}
+	close(p[1]);
+	n = read(p[0], run_dir, len - 1);
+	run_dir[n > 0 ? n : 0] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* a user's Run through the service: in their runs directory, theirs, 0700 */
+static void test_user_run(void **state)
+{
+	struct fixture *fx = *state;
+	char runs[256], run_dir[PATH_MAX], path[PATH_MAX];
+	struct stat sb;
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
+	snprintf(runs, sizeof(runs), "%s/nobody", fx->dir);
+	assert_int_equal(mkdir(runs, 0700), 0);
+	assert_int_equal(chown(runs, NOBODY, NOBODY), 0);
+	strcat(runs, "/runs");
+	assert_int_equal(as_nobody_run(fx, runs, run_dir, sizeof(run_dir)), 0);
+	assert_int_equal(strncmp(run_dir, runs, strlen(runs)), 0);
+	assert_int_equal(stat(run_dir, &sb), 0);
+	assert_int_equal(sb.st_uid, NOBODY);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+	snprintf(path, sizeof(path), "%s/manifest.json", run_dir);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_uid, NOBODY);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	snprintf(path, sizeof(path), "%s/pivot.sqlite", run_dir);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_uid, NOBODY);
+}
+
 /* nobody's status while root has a Run: no Target shown */
 static int as_nobody_targets(struct fixture *fx)
 {
@@ -493,6 +569,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_yours, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_start_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_hides_others, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_linger_bounded, setup, teardown),

@@ -96,6 +96,18 @@ void agg_open_to_agents(struct aggregator *agg, struct agg_run *r)
 			open_to(agg, r, a);
 }
 
+/* node's Agent restarted: the Runs OPENed to it are OPENed again */
+static void forget_opens(struct aggregator *agg, const char *node)
+{
+	struct agg_run *r;
+	size_t i;
+
+	for (r = agg->runs; r; r = r->next)
+		for (i = 0; i < r->n_nodes; i++)
+			if (!strcmp(r->nodes[i].name, node) && !r->nodes[i].sent_last)
+				r->nodes[i].opened = 0;
+}
+
 void agg_hello(struct aggregator *agg, const struct agg_peer *from, const Nunatak__Wire__Hello *h)
 {
 	struct agg_agent *a = agg_agent_find(agg, h->node);
@@ -116,6 +128,8 @@ void agg_hello(struct aggregator *agg, const struct agg_peer *from, const Nunata
 			h->agent_version ? h->agent_version : "?");
 	}
 	a->peer = *from;
+	if (h->has_incarnation && a->incarnation && h->incarnation != a->incarnation)
+		forget_opens(agg, a->node); /* restarted: what it was OPENed is gone */
 	a->incarnation = h->has_incarnation ? h->incarnation : 0;
 	a->last_contact_ms = clock_monotonic_ms();
 	a->last_contact = time(NULL);

@@ -221,8 +221,9 @@ static void finalize_start(struct aggregator *agg, struct agg_run *r)
  * left open otherwise (FINALIZE may be asked again) */
 static void finalize_answer(struct aggregator *agg, struct agg_run *r)
 {
+	struct agg_peer requester;
+	char *text, *run_id;
 	json_t *j;
-	char *text;
 
 	if (r->thread_started)
 		pthread_join(r->thread, NULL);
@@ -239,11 +240,16 @@ static void finalize_answer(struct aggregator *agg, struct agg_run *r)
 	j = json_pack("{s:s}", "run_dir", r->run_dir);
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
-	agg_reply_ack(agg, &r->requester, r->run_id, "", 0, 0, 0, text);
-	free(text);
+	requester = r->requester;
+	run_id = strdup(r->run_id);
 	pr_info("run '%s' finalized in '%s'", r->run_id, r->run_dir);
 	agg_state_remove(agg, r->run_id);
+	/* closed (pivot, lock) before the answer: whoever reads the Run on
+	 * it finds it whole and no longer written */
 	agg_run_close(r);
+	agg_reply_ack(agg, &requester, run_id ? run_id : "", "", 0, 0, 0, text);
+	free(run_id);
+	free(text);
 	agg->finalized++;
 }
 
@@ -304,5 +310,8 @@ void agg_finalize_join_all(struct aggregator *agg)
 			agg_eventfd_signal(r->cancel_fd);
 		pthread_join(r->thread, NULL);
 		r->thread_started = 0;
+		/* finalized but not answered: nothing left to resume */
+		if (!r->fin_err)
+			agg_state_remove(agg, r->run_id);
 	}
 }

@@ -148,6 +148,25 @@ static json_t *state_read(int dir_fd, const char *name)
 	return j;
 }
 
+/* a Run that will never be resumed: gone, finalized, refused, malformed
+ * (not: locked by another writer, out of memory, an I/O error...) */
+static int state_forgotten(int err)
+{
+	switch (-err) {
+	case ENOENT:
+	case ENOTDIR:
+	case EALREADY:
+	case EINVAL:
+	case EPERM:
+	case EACCES:
+	case ELOOP:
+	case EBADMSG:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 void agg_state_resume(struct aggregator *agg)
 {
 	char why[1024];
@@ -175,9 +194,10 @@ void agg_state_resume(struct aggregator *agg)
 		why[0] = '\0';
 		err = agg_run_reopen(agg, state, why, sizeof(why));
 		if (err) {
-			pr_warn("cannot resume the Run of state file '%s': %s; forgotten",
-				de->d_name, why[0] ? why : strerror(-err));
-			if (err != -EEXIST)
+			pr_warn("cannot resume the Run of state file '%s': %s; %s", de->d_name,
+				why[0] ? why : strerror(-err),
+				state_forgotten(err) ? "forgotten" : "kept for the next start");
+			if (state_forgotten(err))
 				unlinkat(agg->open_dir_fd, de->d_name, 0);
 		} else {
 			pr_info("resumed run '%s' in '%s'",
@@ -224,6 +244,11 @@ static int reopen_files(struct agg_run *r, char *why, size_t whylen)
 	r->manifest = manifest_read(r->run_dir, why, whylen);
 	if (!r->manifest)
 		return -errno;
+	if (manifest_finalized(r->manifest)) {
+		/* finalized before the state file could go */
+		snprintf(why, whylen, "'%s' is finalized already", r->run_dir);
+		return -EALREADY;
+	}
 	err = pivot_for_each_batch_node(r->pivot, reopen_node, r);
 	err = err ?: pivot_sample_total(r->pivot, &r->samples);
 	if (err)

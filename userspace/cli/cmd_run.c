@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +40,8 @@
 #include "userspace/aggregator/run_manifest.h" /* run_iso_time */
 #include "userspace/cli/run_observe.h"
 #include "userspace/cli/run_options.h"
+#include "userspace/cli/run_report.h"
+#include "userspace/cli/run_token.h"
 #include "userspace/config/config.h"
 #include "userspace/control/control.h"
 #include "userspace/control/control_client.h"
@@ -55,7 +56,6 @@
 #define FINALIZE_EXTRA_MS 120000 /* run-end beyond the linger and the symbolizer's budget */
 #define FINALIZE_GRACE_MS 3000	 /* after a stop: the finalize ends without llvm-symbolizer */
 #define NODES_WAIT_MS 5000	 /* the Aggregator's wait for other nodes (node_service) */
-#define OMPI_ENV_LIST "OMPI_MCA_mca_base_env_list"
 
 /* One `nunatak run`, phase by phase. */
 struct run {
@@ -168,69 +168,12 @@ static void run_resolve_symbolizer(struct run *r)
 		r->symbolizer[0] = '\0';
 }
 
-static int run_make_token(struct run *r)
-{
-	unsigned char b[16];
-	size_t i;
-
-	if (getrandom(b, sizeof(b), 0) != sizeof(b)) {
-		fprintf(stderr, "nunatak: cannot make the Run's token: %s\n", strerror(errno));
-		return -EIO;
-	}
-	for (i = 0; i < sizeof(b); i++)
-		sprintf(r->token + 2 * i, "%02x", b[i]);
-	return 0;
-}
-
-/* The environment of the gated child: NUNATAK_RUN=<token>, and Open MPI
- * told to forward it to remote ranks. Set in ours only while it forks
- * (no other thread exists then), so that nothing else nunatak or its
- * node service starts carries the token. */
-struct saved_env {
-	char *run, *ompi;
-};
-
-static int env_for_child(const struct run *r, struct saved_env *s)
-{
-	const char *run = getenv("NUNATAK_RUN"), *ompi = getenv(OMPI_ENV_LIST);
-	char *list = NULL;
-	int e = 0;
-
-	s->run = run ? strdup(run) : NULL;
-	s->ompi = ompi ? strdup(ompi) : NULL;
-	if (ompi && ompi[0] ? asprintf(&list, "%s;NUNATAK_RUN", ompi) < 0
-			    : !(list = strdup("NUNATAK_RUN")))
-		return -ENOMEM;
-	if (setenv("NUNATAK_RUN", r->token, 1) || setenv(OMPI_ENV_LIST, list, 1))
-		e = -errno;
-	free(list);
-	return e;
-}
-
-static void env_restore(struct saved_env *s)
-{
-	if (s->run)
-		setenv("NUNATAK_RUN", s->run, 1);
-	else
-		unsetenv("NUNATAK_RUN");
-	if (s->ompi)
-		setenv(OMPI_ENV_LIST, s->ompi, 1);
-	else
-		unsetenv(OMPI_ENV_LIST);
-	free(s->run);
-	free(s->ompi);
-}
-
-/* The gated child, with the Run's environment. 0 or the exit code. */
+/* The gated child, with the Run's token in its environment. 0 or the
+ * exit code. */
 static int run_fork_application(struct run *r)
 {
-	struct saved_env s = { 0 };
-	int e;
+	int e = run_token_launch(r->token, &r->l, r->exe, run_env.cmd);
 
-	e = env_for_child(r, &s);
-	if (!e)
-		e = launch_prepare(&r->l, r->exe, run_env.cmd);
-	env_restore(&s);
 	if (e) {
 		fprintf(stderr, "nunatak: cannot start '%s': %s\n", run_env.cmd[0], strerror(-e));
 		return EXIT_NUNATAK_FAILED;
@@ -431,8 +374,11 @@ static int run_prepare(struct run *r)
 	if (e)
 		return e;
 	run_resolve_symbolizer(r);
-	if (run_make_token(r))
+	e = run_token_new(r->token);
+	if (e) {
+		fprintf(stderr, "nunatak: cannot make the Run's token: %s\n", strerror(-e));
 		return EXIT_NUNATAK_FAILED;
+	}
 	run_iso_time(r->start, sizeof(r->start));
 	daemon = !run_backend_daemon(&r->b, r->cfg.service.agent_socket);
 	e = run_fork_application(r);
@@ -553,6 +499,7 @@ static void __attribute__((noreturn)) run_abandon(const struct run *r, int exit_
 static void run_discard(struct run *r)
 {
 	char end[32];
+	int e;
 
 	run_iso_time(end, sizeof(end));
 	if (run_end(r, 1, end) || !r->run_dir[0]) {
@@ -560,75 +507,10 @@ static void run_discard(struct run *r)
 			fprintf(stderr, "Run (incomplete): %s\n", r->run_dir);
 		return;
 	}
-	if (run_dir_discard(r->run_dir))
+	/* the Aggregator may have removed it already ("discard" in FINALIZE) */
+	e = run_dir_discard(r->run_dir);
+	if (e && e != -ENOENT)
 		fprintf(stderr, "Run (incomplete): %s\n", r->run_dir);
-}
-
-/* stdout carries the --json document, written in one go from memory so
- * that a failed write says its own errno. A failure (not EPIPE: its
- * reader left on purpose) is said, and fails a Run whose application
- * succeeded. */
-static int run_write_json(const char *doc, size_t len, int exit_code)
-{
-	size_t done = 0;
-	int e = 0;
-
-	while (done < len) {
-		ssize_t n = write(STDOUT_FILENO, doc + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			e = n < 0 ? errno : EIO;
-			break;
-		}
-		done += n;
-	}
-	if (!e && (fflush(stdout) || fclose(stdout)))
-		e = errno;
-	if (!e || e == EPIPE)
-		return exit_code;
-	fprintf(stderr, "nunatak: cannot write the --json result to stdout: %s\n", strerror(e));
-	return exit_code ? exit_code : EXIT_NUNATAK_FAILED;
-}
-
-static int run_report(struct run *r)
-{
-	FILE *json_out = NULL;
-	char *doc = NULL;
-	size_t len = 0;
-	json_t *extra;
-	int exit_code = r->exit_code, shown;
-
-	if (!r->finalized && r->interrupted) {
-		fprintf(stderr, "Run: %s\n", r->run_dir);
-		return exit_code;
-	}
-	if (run_env.json && !(json_out = open_memstream(&doc, &len)))
-		fprintf(stderr, "nunatak: no --json result: %s\n", strerror(errno));
-	/* names from argv or the file system: not always UTF-8 (json_text) */
-	extra = json_pack("{s:o, s:o, s:i}", "run", json_text(r->run_dir), "name",
-			  json_text(r->name), "exit_code", r->exit_code);
-	shown = summary_show(r->run_dir, stderr, json_out, extra, NULL);
-	if (shown == 1 && run_env.strict)
-		exit_code = EXIT_STRICT_DEGRADED;
-	json_decref(extra);
-	fprintf(stderr, "Run: %s\n", r->run_dir);
-	if (run_env.json && (shown < 0 || !json_out)) {
-		/* no document is a failed --json write, as a failed write is */
-		fprintf(stderr,
-			"nunatak: no --json result on stdout: the summary of '%s' could not be "
-			"made (said above); 'nunatak summary --json %s' retries it\n",
-			r->run_dir, r->run_dir);
-		if (json_out)
-			fclose(json_out);
-		free(doc);
-		return exit_code ? exit_code : EXIT_NUNATAK_FAILED;
-	}
-	if (json_out && !fclose(json_out))
-		exit_code = run_write_json(doc, len, exit_code);
-	free(doc);
-	return exit_code;
 }
 
 int cmd_run(int argc, char **argv)
@@ -671,7 +553,10 @@ int cmd_run(int argc, char **argv)
 	run_backend_close(&r.b);
 	if (r.b.thread_stuck)
 		run_abandon(&r, r.exit_code);
-	exit_code = run_report(&r);
+	exit_code = run_report(&(struct run_result){ .run_dir = r.run_dir, .name = r.name,
+						     .exit_code = r.exit_code,
+						     .finalized = r.finalized,
+						     .interrupted = r.interrupted });
 out:
 	json_decref(r.degradations);
 	config_release(&r.cfg);

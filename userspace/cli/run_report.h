@@ -1,0 +1,20 @@
+/* run_report — the end of `nunatak run`: the summary of the Run read
+ * from disk (cmd_summary's summary_show), `Run: DIR`, the --json document
+ * on stdout, and nunatak's exit code.
+ */
+#ifndef NUNATAK_CLI_RUN_REPORT_H
+#define NUNATAK_CLI_RUN_REPORT_H
+
+struct run_result {
+	const char *run_dir, *name;
+	int exit_code;	 /* the application's */
+	int finalized;	 /* the node service said the Run is finalized */
+	int interrupted; /* the finalize was told to stop */
+};
+
+/* The exit code: the application's, 121 with --strict and a Degradation,
+ * 125 when the application succeeded but the --json result could not be
+ * written. */
+int run_report(const struct run_result *res);
+
+#endif
