@@ -11,6 +11,7 @@
 /* each test file uses some of these */
 #pragma GCC diagnostic ignored "-Wunused-function"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -46,9 +46,9 @@
 #define FINALIZE_JSON "{\"exit_code\": 3, \"end\": \"2026-01-01T00:00:00Z\"}"
 
 struct fixture {
-	char base[PATH_MAX];	 /* temporary directory of this test */
-	char runs_dir[PATH_MAX]; /* base/runs: where START asks Runs to be made */
-	char run_dir[PATH_MAX];	 /* RUN_ID's, as START's Ack named it */
+	char base[PATH_MAX];	  /* temporary directory of this test */
+	char runs_dir[PATH_MAX];  /* base/runs: where START asks Runs to be made */
+	char run_dir[PATH_MAX];	  /* RUN_ID's, as START's Ack named it */
 	char state_dir[PATH_MAX]; /* base/state (fixture_setup_state()) */
 	char endpoint[64];
 	int once; /* aggregator_serve(agg, once) */
@@ -288,6 +288,26 @@ static void expect_ack(struct fixture *fx, const char *run_id, const char *node,
 	expect_ack_on(fx->dealer, run_id, node, seq, NULL);
 }
 
+/* An Error on sock whose message contains each of the NULL-terminated
+ * strings given. */
+static void expect_error_on(void *sock, ...)
+{
+	wire_envelope *r = recv_on_within(sock, REPLY_TIMEOUT_MS);
+	const char *want;
+	va_list ap;
+
+	if (r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK)
+		fail_msg("Ack (run '%s', seq %llu) instead of Error", r->ack->run_id,
+			 (unsigned long long)r->ack->seq);
+	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
+	va_start(ap, sock);
+	while ((want = va_arg(ap, const char *)))
+		if (!strstr(r->error->message, want))
+			fail_msg("error '%s' does not contain '%s'", r->error->message, want);
+	va_end(ap);
+	wire_envelope_free(r);
+}
+
 /* An Error reply whose message contains each of the NULL-terminated
  * strings given. */
 static void expect_error(struct fixture *fx, ...)
@@ -310,8 +330,8 @@ static void expect_error(struct fixture *fx, ...)
 	wire_envelope_free(r);
 }
 
-static void send_control_on(void *sock, Nunatak__Wire__Control__Action action,
-			    const char *run_id, const char *json)
+static void send_control_on(void *sock, Nunatak__Wire__Control__Action action, const char *run_id,
+			    const char *json)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Control c = NUNATAK__WIRE__CONTROL__INIT;
@@ -478,8 +498,8 @@ static void send_batch(struct fixture *fx, struct test_batch *t)
 }
 
 /* a good Batch of run_id from node (incarnation, seq) on sock, acked */
-static void send_good_batch_on(struct fixture *fx, void *sock, const char *run_id,
-			       const char *node, uint64_t incarnation, uint64_t seq)
+static void send_good_batch_on(struct fixture *fx, void *sock, const char *run_id, const char *node,
+			       uint64_t incarnation, uint64_t seq)
 {
 	struct test_batch t;
 	wire_envelope env;
@@ -623,6 +643,5 @@ static int dir_is_empty(const char *dir)
 		closedir(d);
 	return empty;
 }
-
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "userspace/aggregator/manifest.h"
 #include "userspace/log/clock.h"
+#include "userspace/wire/curve.h"
 
 #define OWNER_UID 4242
 #define TOKEN "0123456789abcdef0123456789abcdef"
@@ -289,7 +290,7 @@ static void test_open_close_node_lost(void **state)
 	hello_on(nb, "nb", 2, NULL);
 	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
 	hello_on(nb, "nb", 2, NULL);
-	assert_nothing_on(nb, 50); /* once */
+	assert_nothing_on(nb, 50);    /* once */
 	hello_on(nb, "nb", 20, NULL); /* nb's Agent restarted: OPENed again */
 	free(expect_control_on(nb, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_ID));
 	hello_on(nb, "nb", 2, NULL);
@@ -302,10 +303,9 @@ static void test_open_close_node_lost(void **state)
 	assert_string_equal(json_string_value(json_object_get(x, "run_id")), RUN_ID);
 	assert_int_equal(json_integer_value(json_object_get(x, "batches")), 1);
 	assert_int_equal(json_integer_value(json_object_get(x, "samples")), SAMPLES_PER_BATCH);
-	json_array_foreach(json_object_get(st, "agents"), i, x)
-		if (!strcmp(json_string_value(json_object_get(x, "node")), NODE))
-			assert_int_equal(json_integer_value(json_object_get(x, "active_targets")),
-					 1);
+	json_array_foreach(json_object_get(st, "agents"), i,
+			   x) if (!strcmp(json_string_value(json_object_get(x, "node")), NODE))
+	    assert_int_equal(json_integer_value(json_object_get(x, "active_targets")), 1);
 	json_decref(st);
 
 	send_control_on(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, RUN_ID,
@@ -331,8 +331,8 @@ static void test_open_close_node_lost(void **state)
 			continue;
 		lost++;
 		assert_string_equal(json_string_value(json_object_get(x, "node")), "nc");
-		assert_non_null(strstr(json_string_value(json_object_get(x, "message")),
-				       "last contact"));
+		assert_non_null(
+		    strstr(json_string_value(json_object_get(x, "message")), "last contact"));
 	}
 	assert_int_equal(lost, 1);
 	assert_true(json_is_object(json_object_get(json_object_get(m, "machines"), "nb")));
@@ -534,12 +534,14 @@ static void test_missing_module_names_node(void **state)
 	expect_ack(fx, RUN_ID, "nb", 0);
 	finalize_on(fx->dealer, RUN_ID, "{\"exit_code\": 0, \"end\": \"E\", \"nodes_wait_ms\": 0}");
 	m = load_manifest(fx);
-	json_array_foreach(json_object_get(m, "degradations"), i, x)
-		if (!strcmp(json_string_value(json_object_get(x, "name")), "module-missing")) {
-			found = 1;
-			assert_non_null(strstr(json_string_value(json_object_get(x, "message")),
-					       "/nonexistent/libgone.so (sampled on nb)"));
-		}
+	json_array_foreach(
+	    json_object_get(m, "degradations"), i,
+	    x) if (!strcmp(json_string_value(json_object_get(x, "name")), "module-missing"))
+	{
+		found = 1;
+		assert_non_null(strstr(json_string_value(json_object_get(x, "message")),
+				       "/nonexistent/libgone.so (sampled on nb)"));
+	}
 	assert_true(found);
 	json_decref(m);
 }
@@ -571,6 +573,97 @@ static void test_discard(void **state)
 	}
 }
 
+/* over tcp:// with CURVE and a ZAP allow-list of two Agents (a and b):
+ * the FINALIZE of a Run comes from the Agent that started it, or is
+ * refused; with refuse_root_owner a START owned by root is refused */
+static void test_curve_finalize_bound_to_origin(void **state)
+{
+	struct fixture *fx = *state;
+	struct curve_keypair server, ka, kb;
+	char keys[PATH_MAX], allowed[PATH_MAX], path[2 * PATH_MAX], err[512], *json;
+	struct aggregator_opts o = {.refuse_root_owner = 1};
+	struct curve_zap *zap;
+	void *a, *b;
+	int linger = 0;
+
+	fixture_stop_aggregator(fx); /* this test binds its own */
+	zmq_close(fx->dealer);
+	fx->dealer = NULL;
+	snprintf(keys, sizeof(keys), "%s/keys", fx->base);
+	snprintf(allowed, sizeof(allowed), "%s/allowed", fx->base);
+	assert_int_equal(mkdir(keys, 0700), 0);
+	assert_int_equal(mkdir(allowed, 0700), 0);
+	assert_int_equal(curve_keygen(keys, "server", err, sizeof(err)), 0);
+	assert_int_equal(curve_keygen(allowed, "a", err, sizeof(err)), 0);
+	assert_int_equal(curve_keygen(allowed, "b", err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/server.key", keys);
+	assert_int_equal(curve_load_keypair(path, &server, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/a.key", allowed);
+	assert_int_equal(curve_load_keypair(path, &ka, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/b.key", allowed);
+	assert_int_equal(curve_load_keypair(path, &kb, err, sizeof(err)), 0);
+	zap = curve_zap__new(fx->zctx, allowed, err, sizeof(err));
+	if (!zap)
+		fail_msg("ZAP: %s", err);
+
+	snprintf(fx->endpoint, sizeof(fx->endpoint), "tcp://127.0.0.1:%d",
+		 17150 + (int)(getpid() % 40));
+	o.router = zmq_socket(fx->zctx, ZMQ_ROUTER);
+	zmq_setsockopt(o.router, ZMQ_LINGER, &linger, sizeof(linger));
+	assert_int_equal(curve_server_setup(o.router, &server), 0);
+	assert_int_equal(zmq_bind(o.router, fx->endpoint), 0);
+	fx->agg = aggregator__new_opts(&o);
+	assert_non_null(fx->agg);
+	assert_int_equal(pthread_create(&fx->thread, NULL, serve_thread, fx), 0);
+	fx->thread_running = 1;
+	a = zmq_socket(fx->zctx, ZMQ_DEALER);
+	b = zmq_socket(fx->zctx, ZMQ_DEALER);
+	zmq_setsockopt(a, ZMQ_LINGER, &linger, sizeof(linger));
+	zmq_setsockopt(b, ZMQ_LINGER, &linger, sizeof(linger));
+	assert_int_equal(curve_client_setup(a, &ka, server.public_z85), 0);
+	assert_int_equal(curve_client_setup(b, &kb, server.public_z85), 0);
+	assert_int_equal(zmq_connect(a, fx->endpoint), 0);
+	assert_int_equal(zmq_connect(b, fx->endpoint), 0);
+
+	json = start_json_full(fx->runs_dir, NODE, 0, 0, NULL);
+	send_control_on(a, NUNATAK__WIRE__CONTROL__ACTION__START, "run-root", json);
+	free(json);
+	{
+		wire_envelope *r = recv_on_within(a, REPLY_TIMEOUT_MS);
+
+		assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
+		assert_non_null(strstr(r->error->message, "as root"));
+		assert_int_equal(r->error->code, EPERM);
+		wire_envelope_free(r);
+	}
+	json = start_json_full(fx->runs_dir, NODE, 4242, 4242, NULL);
+	if (geteuid() != 0) {
+		free(json);
+		json = start_json_full(fx->runs_dir, NODE, geteuid(), getegid(), NULL);
+	}
+	if (geteuid() == 0) { /* a runs directory 4242 may write */
+		assert_int_equal(chmod(fx->base, 0755), 0);
+		assert_int_equal(mkdir(fx->runs_dir, 0700), 0);
+		assert_int_equal(chown(fx->runs_dir, 4242, 4242), 0);
+	}
+	start_run_on(a, RUN_ID, json, fx->run_dir);
+	/* b restarting a's Run, finalizing it, discarding it: refused */
+	send_control_on(b, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
+	free(json);
+	expect_error_on(b, "already", NULL);
+	send_control_on(b, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, RUN_ID,
+			"{\"discard\": true}");
+	expect_error_on(b, "another Agent", NULL);
+	assert_int_equal(access(fx->run_dir, F_OK), 0);
+	send_good_batch_on(fx, b, RUN_ID, "nb", 1, 0); /* an allowed Agent's Batch: stored */
+	finalize_on(a, RUN_ID, FINALIZE_JSON);
+	zmq_close(a);
+	zmq_close(b);
+	fixture_stop_aggregator(fx);
+	curve_zap__free(zap);
+	curve_keypair_wipe(&server);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +679,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_missing_module_names_node, setup_service,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_discard, setup_resume, teardown),
+	    cmocka_unit_test_setup_teardown(test_curve_finalize_bound_to_origin, setup_service,
+					    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

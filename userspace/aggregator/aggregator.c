@@ -39,6 +39,7 @@ struct aggregator *aggregator__new_opts(const struct aggregator_opts *o)
 	if (!agg)
 		return NULL;
 	agg->open_dir_fd = -1;
+	agg->refuse_root_owner = o->refuse_root_owner;
 	agg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -134,8 +135,8 @@ int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char 
 	return agg_send(agg, to, &env);
 }
 
-int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
-		    const char *run_id, const char *message)
+int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code, const char *run_id,
+		    const char *message)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Error error = NUNATAK__WIRE__ERROR__INIT;
@@ -265,6 +266,14 @@ static wire_envelope *receive_envelope(struct aggregator *agg, const struct agg_
 	return env;
 }
 
+/* the peer's authenticated identity, as the ZAP handler named it */
+static void peer_key(zmq_msg_t *payload, struct agg_peer *from)
+{
+	const char *user = zmq_msg_gets(payload, "User-Id");
+
+	snprintf(from->key, sizeof(from->key), "%s", user ? user : "");
+}
+
 /* Serves the one message waiting on the socket. 0, or -errno when the
  * socket itself failed (ETERM: the context is being terminated). */
 static int serve_one(struct aggregator *agg)
@@ -283,12 +292,13 @@ static int serve_one(struct aggregator *agg)
 			err = 0;
 		goto next;
 	}
-	from.len = zmq_msg_size(&identity) < sizeof(from.id) ? zmq_msg_size(&identity)
-							      : sizeof(from.id);
+	from.len =
+	    zmq_msg_size(&identity) < sizeof(from.id) ? zmq_msg_size(&identity) : sizeof(from.id);
 	memcpy(from.id, zmq_msg_data(&identity), from.len);
 	zmq_getsockopt(agg->socket, ZMQ_RCVMORE, &more, &more_size);
 	if (!more || zmq_msg_recv(&payload, agg->socket, 0) < 0)
 		goto next;
+	peer_key(&payload, &from);
 	env = receive_envelope(agg, &from, &payload);
 	if (!env)
 		goto next;
@@ -309,10 +319,10 @@ int aggregator_serve(struct aggregator *agg, int once)
 
 	while (!err && !(once && agg->finalized > finalized_at_start)) {
 		zmq_pollitem_t items[4] = {
-			{ .socket = agg->socket, .events = ZMQ_POLLIN },
-			{ .fd = agg->stop_fd, .events = ZMQ_POLLIN },
-			{ .fd = agg->cancel_fd, .events = ZMQ_POLLIN },
-			{ .fd = agg->done_fd, .events = ZMQ_POLLIN },
+		    {.socket = agg->socket, .events = ZMQ_POLLIN},
+		    {.fd = agg->stop_fd, .events = ZMQ_POLLIN},
+		    {.fd = agg->cancel_fd, .events = ZMQ_POLLIN},
+		    {.fd = agg->done_fd, .events = ZMQ_POLLIN},
 		};
 		/* the only timer: the wait of closing Runs for their nodes;
 		 * otherwise the bound is the caller's, who ends this wait

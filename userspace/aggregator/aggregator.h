@@ -15,6 +15,8 @@
  *    goes to every Agent but the origin's, now and when one says Hello.
  *  - Batch: stored once by (run, node, incarnation, seq) and acked
  *    (Ack.incarnation); refused with an Error naming seq and incarnation.
+ *    FINALIZE of a Run is accepted only from the Agent (CURVE key, the
+ *    ZAP user id) that STARTed it.
  *  - Control FINALIZE {"exit_code","end","symbolizer_budget_ms",
  *    "interrupted","nodes_wait_ms"}: CLOSE to the Run's other nodes, a
  *    wait of up to nodes_wait_ms for their last Batch (a node missing:
@@ -39,6 +41,10 @@ struct aggregator_opts {
 	void *router;		    /* a bound ROUTER socket, taken (closed at free) */
 	const char *state_dir;	    /* NULL: no resume (embedded, nunatakd's own) */
 	const char *endpoint_shown; /* for STATUS; NULL: "" */
+	/* a START with owner uid 0 is refused (EPERM): the root of a node
+	 * cannot write as root on this host (nunatak-aggregator
+	 * --refuse-root-runs); 0: allowed */
+	int refuse_root_owner;
 };
 
 /* With state_dir: <state_dir>/open/ is made (0700) when missing, and every

@@ -188,8 +188,7 @@ static json_t *runs_json(struct aggregator *agg)
 	return runs;
 }
 
-int agg_status(struct aggregator *agg, const struct agg_peer *from,
-	       const Nunatak__Wire__Control *c)
+int agg_status(struct aggregator *agg, const struct agg_peer *from, const Nunatak__Wire__Control *c)
 {
 	uint64_t refused = agg->refused_fn ? agg->refused_fn(agg->refused_ctx) : 0;
 	json_t *j;

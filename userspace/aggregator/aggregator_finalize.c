@@ -51,6 +51,13 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 		snprintf(why, sizeof(why), "FINALIZE names unknown run '%s'", c->run_id);
 		return agg_reply_error(agg, from, ENOENT, c->run_id, why);
 	}
+	if (strcmp(from->key, r->origin_key)) {
+		snprintf(why, sizeof(why),
+			 "FINALIZE of run '%s' refused: it comes from another Agent than the one "
+			 "that started it",
+			 c->run_id);
+		return agg_reply_error(agg, from, EPERM, c->run_id, why);
+	}
 	fin = json_loads(c->json ? c->json : "{}", 0, NULL);
 	if (!json_is_object(fin)) {
 		json_decref(fin);
@@ -67,8 +74,9 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 		json_decref(fin);
 		if (agg_run_discard(agg, r))
 			json_object_set_new(ack, "run_dir", json_string(""));
-		json_object_set_new(ack, "discarded",
-				    json_boolean(!json_string_length(json_object_get(ack, "run_dir"))));
+		json_object_set_new(
+		    ack, "discarded",
+		    json_boolean(!json_string_length(json_object_get(ack, "run_dir"))));
 		text = json_dumps(ack, JSON_COMPACT);
 		json_decref(ack);
 		err = agg_reply_ack(agg, from, c->run_id, "", 0, 0, 0, text);
@@ -96,9 +104,9 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 	}
 	r->finalize = fin;
 	r->state = RUN_CLOSING;
-	r->nodes_deadline_ms = clock_monotonic_ms() + json_int_in(fin, "nodes_wait_ms", 0,
-								  AGG_NODES_WAIT_MAX_MS,
-								  AGG_NODES_WAIT_DEFAULT_MS);
+	r->nodes_deadline_ms =
+	    clock_monotonic_ms() +
+	    json_int_in(fin, "nodes_wait_ms", 0, AGG_NODES_WAIT_MAX_MS, AGG_NODES_WAIT_DEFAULT_MS);
 	for (i = 0; i < r->n_nodes; i++) {
 		if (!is_waited_for(r, &r->nodes[i]))
 			continue;
@@ -160,10 +168,10 @@ static void *finalize_thread(void *arg)
 	struct as_owner o;
 	int err;
 
-	symbolizer_budget_init(&budget, SYMBOLIZER_REQUEST_MS,
-			       json_int_in(r->finalize, "symbolizer_budget_ms", 1, INT_MAX,
-					   SYMBOLIZER_TOTAL_MS),
-			       r->cancel_fd);
+	symbolizer_budget_init(
+	    &budget, SYMBOLIZER_REQUEST_MS,
+	    json_int_in(r->finalize, "symbolizer_budget_ms", 1, INT_MAX, SYMBOLIZER_TOTAL_MS),
+	    r->cancel_fd);
 	err = as_owner_enter(&o, r->uid, r->gid);
 	if (!err) {
 		prev_tu = tool_user_bind(&tu);

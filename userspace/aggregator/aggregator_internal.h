@@ -30,15 +30,18 @@
 struct agg_peer {
 	unsigned char id[AGG_ROUTING_ID_MAX];
 	size_t len;
+	/* who the transport says it is: its CURVE public key (the ZAP
+	 * handler's user id), "" without authentication */
+	char key[48];
 };
 
 /* A node that has a Run: OPENed, or sent Batches of it */
 struct agg_node {
 	char *name;
-	int opened;	      /* OPEN sent */
-	int sent_batch;	      /* a Batch of it stored */
-	int sent_last;	      /* its last Batch (Batch.last) stored */
-	time_t last_batch;    /* wall clock of its latest Batch, 0: none */
+	int opened;	   /* OPEN sent */
+	int sent_batch;	   /* a Batch of it stored */
+	int sent_last;	   /* its last Batch (Batch.last) stored */
+	time_t last_batch; /* wall clock of its latest Batch, 0: none */
 };
 
 enum agg_run_state {
@@ -51,7 +54,8 @@ struct agg_run {
 	struct agg_run *next;
 	struct aggregator *agg;
 	char *run_id, *run_dir, *origin, *symbolizer;
-	char token[33]; /* "" none */
+	char origin_key[48]; /* the key of the Agent that STARTed it: FINALIZE is its */
+	char token[33];	     /* "" none */
 	uid_t uid;
 	gid_t gid;
 	long frequency;
@@ -95,6 +99,7 @@ struct aggregator {
 	int interrupt_next; /* the next finalize starts interrupted */
 	char *endpoint_shown;
 	int open_dir_fd; /* <state_dir>/open, -1: no resume */
+	int refuse_root_owner;
 	struct agg_run *runs;
 	struct agg_agent *agents;
 	uint64_t received, stored, duplicates, refused;
@@ -109,8 +114,8 @@ int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char 
 		  const char *node, uint64_t seq, int has_incarnation, uint64_t incarnation,
 		  const char *json);
 /* run_id: the Run it concerns (Error.run_id), NULL: none */
-int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code,
-		    const char *run_id, const char *message);
+int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code, const char *run_id,
+		    const char *message);
 /* node: Control.node, the node it is sent to (NULL: none) */
 int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int action,
 		     const char *run_id, const char *json, const char *node);

@@ -147,7 +147,7 @@ int agg_run_discard(struct aggregator *agg, struct agg_run *r)
 }
 
 struct agg_run *agg_run_new(struct aggregator *agg, const char *run_id, const char *origin,
-			       const char *symbolizer)
+			    const char *symbolizer)
 {
 	struct agg_run *r = calloc(1, sizeof(*r));
 
@@ -203,23 +203,27 @@ int agg_open_run_dir(const char *run_dir, uid_t uid, char *why, size_t whylen)
 	}
 	if (st.st_uid != (uid ? uid : geteuid()) || (st.st_mode & 07777) != 0700) {
 		err = -EPERM;
-		snprintf(why, whylen, "refusing run directory '%s': owner uid %u, mode %04o; a Run "
-			 "directory is its owner's (uid %u) and 0700", run_dir, (unsigned)st.st_uid,
-			 (unsigned)(st.st_mode & 07777), (unsigned)(uid ? uid : geteuid()));
+		snprintf(why, whylen,
+			 "refusing run directory '%s': owner uid %u, mode %04o; a Run "
+			 "directory is its owner's (uid %u) and 0700",
+			 run_dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			 (unsigned)(uid ? uid : geteuid()));
 		goto out;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		if (errno == EWOULDBLOCK) {
 			err = -EBUSY;
-			snprintf(why, whylen, "run directory '%s' is locked: another nunatak "
-				 "writes it", run_dir);
+			snprintf(why, whylen,
+				 "run directory '%s' is locked: another nunatak "
+				 "writes it",
+				 run_dir);
 			goto out;
 		}
 		/* a file system without locks (Lustre without -o flock): the Run
 		 * is written all the same, unlocked */
 		pr_warn("cannot lock run directory '%s': %s; `nunatak summary` will not "
-			"finalize it, not knowing whether it is still written", run_dir,
-			strerror(errno));
+			"finalize it, not knowing whether it is still written",
+			run_dir, strerror(errno));
 	}
 out:
 	if (err && fd >= 0)
@@ -228,8 +232,8 @@ out:
 }
 
 /* The facts of START (Control.json) into r; -EINVAL with why. */
-static int start_facts(struct agg_run *r, const json_t *spec, const char **runs_dir,
-		       char *why, size_t whylen)
+static int start_facts(struct agg_run *r, const json_t *spec, const char **runs_dir, char *why,
+		       size_t whylen)
 {
 	json_t *owner = json_object_get(spec, "owner"), *run = json_object_get(spec, "run");
 	json_t *uid = json_object_get(owner, "uid"), *gid = json_object_get(owner, "gid");
@@ -250,6 +254,13 @@ static int start_facts(struct agg_run *r, const json_t *spec, const char **runs_
 	}
 	r->uid = (uid_t)json_integer_value(uid);
 	r->gid = (gid_t)json_integer_value(gid);
+	if (r->uid == 0 && r->agg->refuse_root_owner) {
+		snprintf(why, whylen,
+			 "run '%s' refused: this Aggregator writes no Run as root "
+			 "(--refuse-root-runs); profile as a user, or in-process",
+			 r->run_id);
+		return -EPERM;
+	}
 	snprintf(r->token, sizeof(r->token), "%s", token ? token : "");
 	r->frequency = json_is_integer(freq) ? (long)json_integer_value(freq) : 0;
 	r->mpi_events = json_is_true(json_object_get(spec, "mpi_events"));
@@ -330,7 +341,7 @@ static int start_again(struct aggregator *agg, const struct agg_peer *from, stru
 	char why[512];
 
 	if (!json_is_integer(uid) || (uid_t)json_integer_value(uid) != r->uid ||
-	    r->state != RUN_COLLECTING) {
+	    strcmp(from->key, r->origin_key) || r->state != RUN_COLLECTING) {
 		snprintf(why, sizeof(why), "run '%s' is already being collected (in '%s')",
 			 r->run_id, r->run_dir);
 		return agg_reply_error(agg, from, EEXIST, r->run_id, why);
@@ -350,8 +361,10 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 	int err;
 
 	if (!agg_run_id_valid(c->run_id)) {
-		snprintf(why, sizeof(why), "malformed START: run id '%.80s' is not 1 to %d letters, "
-			 "digits, '-' or '_'", c->run_id, RUN_ID_MAX);
+		snprintf(why, sizeof(why),
+			 "malformed START: run id '%.80s' is not 1 to %d letters, "
+			 "digits, '-' or '_'",
+			 c->run_id, RUN_ID_MAX);
 		agg->refused++;
 		return agg_reply_error(agg, from, EINVAL, NULL, why);
 	}
@@ -369,7 +382,8 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 			json_string_value(json_object_get(spec, "symbolizer")));
 	if (!r) {
 		json_decref(spec);
-		return agg_reply_error(agg, from, ENOMEM, c->run_id, "cannot start a Run: out of memory");
+		return agg_reply_error(agg, from, ENOMEM, c->run_id,
+				       "cannot start a Run: out of memory");
 	}
 	err = start_facts(r, spec, &runs_dir, why, sizeof(why));
 	if (!err)
@@ -393,6 +407,7 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 			agg->refused++; /* a malformed request */
 		return agg_reply_error(agg, from, -err, c->run_id, why);
 	}
+	snprintf(r->origin_key, sizeof(r->origin_key), "%s", from->key);
 	if (r->origin[0] && agg_run_node(r, r->origin) == NULL)
 		pr_warn("run '%s': out of memory", r->run_id);
 	r->next = agg->runs;
@@ -499,4 +514,3 @@ int agg_run_store_batch(struct aggregator *agg, const struct agg_peer *from,
 	}
 	return agg_reply_ack(agg, from, b->run_id, b->node, b->seq, 1, b->incarnation, NULL);
 }
-

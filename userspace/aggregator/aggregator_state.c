@@ -17,8 +17,8 @@
 #include "userspace/aggregator/aggregator_internal.h"
 #include "userspace/aggregator/as_owner.h"
 #include "userspace/aggregator/manifest.h"
-#include "userspace/pivot/pivot.h"
 #include "userspace/log/log.h"
+#include "userspace/pivot/pivot.h"
 
 #define STATE_OPEN_DIR "open"
 #define STATE_FILE_MAX (64 * 1024)
@@ -77,11 +77,11 @@ int agg_state_write(struct aggregator *agg, const struct agg_run *r)
 
 	snprintf(name, sizeof(name), "%s.json", r->run_id);
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", r->run_id);
-	j = json_pack("{s:s, s:s, s:{s:I, s:I}, s:s, s:s, s:s, s:I, s:b}", "run_id", r->run_id,
-		      "run_dir", r->run_dir, "owner", "uid", (json_int_t)r->uid, "gid",
-		      (json_int_t)r->gid, "symbolizer", r->symbolizer, "token", r->token, "origin",
-		      r->origin, "frequency", (json_int_t)r->frequency, "mpi_events",
-		      r->mpi_events);
+	j = json_pack("{s:s, s:s, s:s, s:{s:I, s:I}, s:s, s:s, s:s, s:I, s:b}", "run_id", r->run_id,
+		      "origin_key", r->origin_key, "run_dir", r->run_dir, "owner", "uid",
+		      (json_int_t)r->uid, "gid", (json_int_t)r->gid, "symbolizer", r->symbolizer,
+		      "token", r->token, "origin", r->origin, "frequency", (json_int_t)r->frequency,
+		      "mpi_events", r->mpi_events);
 	if (!j)
 		return -ENOMEM;
 	if (!r->token[0])
@@ -277,7 +277,7 @@ int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_
 		return -EEXIST;
 	}
 	r = agg_run_new(agg, run_id, json_string_value(json_object_get(state, "origin")),
-		    json_string_value(json_object_get(state, "symbolizer")));
+			json_string_value(json_object_get(state, "symbolizer")));
 	if (!r || !(r->run_dir = strdup(run_dir))) {
 		if (r)
 			agg_run_close(r);
@@ -286,6 +286,10 @@ int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_
 	r->uid = (uid_t)json_integer_value(json_object_get(owner, "uid"));
 	r->gid = (gid_t)json_integer_value(json_object_get(owner, "gid"));
 	snprintf(r->token, sizeof(r->token), "%s", token ? token : "");
+	snprintf(r->origin_key, sizeof(r->origin_key), "%s",
+		 json_string_value(json_object_get(state, "origin_key"))
+		     ? json_string_value(json_object_get(state, "origin_key"))
+		     : "");
 	r->frequency = (long)json_integer_value(json_object_get(state, "frequency"));
 	r->mpi_events = json_is_true(json_object_get(state, "mpi_events"));
 	err = as_owner_enter(&o, r->uid, r->gid);

@@ -4,8 +4,8 @@
 #include <time.h>
 
 #include "userspace/aggregator/provenance.h"
-#include "userspace/cli/cli.h" /* NUNATAK_VERSION */
 #include "userspace/aggregator/run_manifest.h"
+#include "userspace/cli/cli.h" /* NUNATAK_VERSION */
 #include "userspace/log/log.h"
 
 void run_iso_time(char *buf, size_t len)
@@ -48,16 +48,15 @@ json_t *run_manifest_seed(const json_t *run, unsigned owner_uid, const json_t *m
 	created = json_string_value(json_object_get(run, "created"));
 	node = json_string_value(json_object_get(run, "node"));
 	/* json_pack takes the "o" references, also when it fails */
-	seed = json_pack("{s:{s:s, s:i, s:s}, s:o, s:O, s:{}, s:[s], s:o,"
-			 " s:[{s:i, s:n, s:s, s:n, s:[{s:s, s:s}]}], s:[]}",
-			 "format", "name", "nunatak-run", "schema", 1, "generated_by",
-			 "nunatak " NUNATAK_VERSION, "run", run_facts(run, owner_uid), "machine",
-			 machine ? machine : json_null(), "machines", "nodes", node ? node : "",
-			 "provenance",
-			 provenance_json(symbolizer, json_object_get(run, "effective_configuration")),
-			 "passes", "index", 0, "exit_code", "start", created ? created : "", "end",
-			 "collectors", "tool", "nunatak-bpf-sampling", "version", NUNATAK_VERSION,
-			 "degradations");
+	seed = json_pack(
+	    "{s:{s:s, s:i, s:s}, s:o, s:O, s:{}, s:[s], s:o,"
+	    " s:[{s:i, s:n, s:s, s:n, s:[{s:s, s:s}]}], s:[]}",
+	    "format", "name", "nunatak-run", "schema", 1, "generated_by",
+	    "nunatak " NUNATAK_VERSION, "run", run_facts(run, owner_uid), "machine",
+	    machine ? machine : json_null(), "machines", "nodes", node ? node : "", "provenance",
+	    provenance_json(symbolizer, json_object_get(run, "effective_configuration")), "passes",
+	    "index", 0, "exit_code", "start", created ? created : "", "end", "collectors", "tool",
+	    "nunatak-bpf-sampling", "version", NUNATAK_VERSION, "degradations");
 	if (!seed) {
 		errno = ENOMEM;
 		return NULL;

@@ -26,7 +26,8 @@ json_t *run_manifest_seed(const json_t *run, unsigned owner_uid, const json_t *m
 
 /* A node's machine (its Hello.machine_json, parsed) into manifest
  * "machines" {node: machine}; the origin's also as "machine". */
-void run_manifest_set_machine(json_t *manifest, const char *node, int origin, const json_t *machine);
+void run_manifest_set_machine(json_t *manifest, const char *node, int origin,
+			      const json_t *machine);
 
 /* FINALIZE facts {"exit_code": n|null, "end": "ISO", ...} into the run
  * and its pass. */

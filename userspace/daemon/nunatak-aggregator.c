@@ -48,6 +48,12 @@ static const char usage[] =
     "  --listen ENDPOINT   bind this instead of [service].listen (tcp://ADDR:PORT)\n"
     "  --state-dir DIR     keep the open Runs here instead of [service].state_dir\n"
     "                      (default " DEFAULT_STATE_DIR ")\n"
+    "  --refuse-root-runs  write no Run whose owner is root: the root of a node then\n"
+    "                      cannot write as root on this host (root profiles in-process)\n"
+    "  --no-curve          INSECURE: serve without CURVE although [service] has no\n"
+    "                      secret_key; anyone who reaches the endpoint can then write\n"
+    "                      Runs as any user here. Only for a test on a host no other\n"
+    "                      user can reach\n"
     "  -v, --verbose       say more (twice: debug)\n"
     "  -h, --help          this text\n"
     "\n"
@@ -56,22 +62,27 @@ static const char usage[] =
     "  nunatak-aggregator --config /etc/nunatak/agg.toml\n"
     "  nunatak-aggregator --listen tcp://0.0.0.0:7450 --state-dir /var/lib/nunatak\n"
     "\n"
-    "With [service].secret_key set, Agents must speak CURVE with a public key listed\n"
-    "in [service].allowed_agents (a directory of *.pub files, or a file of keys);\n"
-    "`nunatak keygen DIR NAME` makes key pairs.\n";
+    "Agents must speak CURVE ([service].secret_key, the Aggregator's key) with a public\n"
+    "key listed in [service].allowed_agents (a directory of *.pub files, or a file of\n"
+    "keys); `nunatak keygen DIR NAME` makes key pairs. Without them it does not start.\n";
 
 struct options {
 	const char *config, *listen, *state_dir;
-	int verbose;
+	int verbose, refuse_root_runs, no_curve;
 };
 
 /* 0, or the exit code (said) */
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
-	    {"config", required_argument, NULL, 'c'},	{"listen", required_argument, NULL, 'l'},
-	    {"state-dir", required_argument, NULL, 's'}, {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},		{"version", no_argument, NULL, 'V'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"state-dir", required_argument, NULL, 's'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"refuse-root-runs", no_argument, NULL, 'R'},
+	    {"no-curve", no_argument, NULL, 'N'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -89,6 +100,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'v':
 			o->verbose++;
+			break;
+		case 'R':
+			o->refuse_root_runs = 1;
+			break;
+		case 'N':
+			o->no_curve = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -177,15 +194,24 @@ struct transport {
 
 /* the CURVE server side and its ZAP allow-list, before bind. 0 or the
  * exit code (said) */
-static int transport_curve(struct transport *t, const struct service_config *svc)
+static int transport_curve(struct transport *t, const struct service_config *svc, int no_curve)
 {
 	char err[1024] = "";
 	int e;
 
-	if (!svc->secret_key) {
-		pr_warn("no [service].secret_key: Agents connect without CURVE (no encryption, "
-			"no authentication); use it only on a trusted network");
+	if (!svc->secret_key && no_curve) {
+		pr_warn("--no-curve: Agents connect without CURVE (no encryption, no "
+			"authentication): anyone who reaches this endpoint can write Runs as any "
+			"user of this host");
 		return 0;
+	}
+	if (!svc->secret_key) {
+		fprintf(stderr,
+			"nunatak-aggregator: no [service].secret_key: without CURVE anyone who "
+			"reaches the endpoint (any user of any node) could write Runs as any user "
+			"here; set secret_key and allowed_agents (nunatak keygen DIR NAME makes "
+			"keys), or --no-curve for a test on a host nobody else can reach\n");
+		return EXIT_USAGE;
 	}
 	if (!svc->allowed_agents) {
 		fprintf(stderr, "nunatak-aggregator: [service].secret_key without "
@@ -210,7 +236,8 @@ static int transport_curve(struct transport *t, const struct service_config *svc
 }
 
 /* the ROUTER bound on listen. 0 or the exit code (said) */
-static int transport_open(struct transport *t, const char *listen, const struct service_config *svc)
+static int transport_open(struct transport *t, const char *listen, const struct service_config *svc,
+			  int no_curve)
 {
 	int64_t max = HARD_MESSAGE_BYTES;
 	int linger = 0, e;
@@ -224,12 +251,13 @@ static int transport_open(struct transport *t, const char *listen, const struct 
 	}
 	zmq_setsockopt(t->router, ZMQ_LINGER, &linger, sizeof(linger));
 	zmq_setsockopt(t->router, ZMQ_MAXMSGSIZE, &max, sizeof(max));
-	e = transport_curve(t, svc);
+	e = transport_curve(t, svc, no_curve);
 	if (e)
 		return e;
 	if (zmq_bind(t->router, listen)) {
-		fprintf(stderr, "nunatak-aggregator: cannot bind '%s': %s; is another Aggregator "
-				"listening there? (--listen or [service].listen)\n",
+		fprintf(stderr,
+			"nunatak-aggregator: cannot bind '%s': %s; is another Aggregator "
+			"listening there? (--listen or [service].listen)\n",
 			listen, zmq_strerror(zmq_errno()));
 		return EXIT_USAGE;
 	}
@@ -252,18 +280,21 @@ static uint64_t no_refusals(void *ctx)
 }
 
 /* serves until a signal; the exit code */
-static int serve(struct transport *t, const char *listen, const char *state_dir,
-		 struct signals *s)
+static int serve(struct transport *t, const char *listen, const char *state_dir, struct signals *s,
+		 int refuse_root_runs)
 {
-	struct aggregator_opts ao = {.router = t->router, .state_dir = state_dir,
-				     .endpoint_shown = listen};
+	struct aggregator_opts ao = {.router = t->router,
+				     .state_dir = state_dir,
+				     .endpoint_shown = listen,
+				     .refuse_root_owner = refuse_root_runs};
 	struct aggregator *agg;
 	int e;
 
 	agg = aggregator__new_opts(&ao);
 	if (!agg) {
-		fprintf(stderr, "nunatak-aggregator: cannot start with the state directory '%s': "
-				"%s (said above)\n",
+		fprintf(stderr,
+			"nunatak-aggregator: cannot start with the state directory '%s': "
+			"%s (said above)\n",
 			state_dir, strerror(errno));
 		return EXIT_USAGE;
 	}
@@ -305,11 +336,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	listen = o.listen ? o.listen : cfg.service.listen;
-	state_dir = o.state_dir ? o.state_dir
-				: cfg.service.state_dir ? cfg.service.state_dir : DEFAULT_STATE_DIR;
+	state_dir = o.state_dir		    ? o.state_dir
+		    : cfg.service.state_dir ? cfg.service.state_dir
+					    : DEFAULT_STATE_DIR;
 	if (!listen) {
-		fprintf(stderr, "nunatak-aggregator: nowhere to listen: set [service].listen in "
-				"%s or give --listen tcp://ADDR:PORT\n",
+		fprintf(stderr,
+			"nunatak-aggregator: nowhere to listen: set [service].listen in "
+			"%s or give --listen tcp://ADDR:PORT\n",
 			o.config ? o.config : CONFIG_SITE_PATH);
 		config_release(&cfg);
 		return EXIT_USAGE;
@@ -319,9 +352,9 @@ int main(int argc, char **argv)
 		config_release(&cfg);
 		return EXIT_SERVE_FAILED;
 	}
-	code = transport_open(&t, listen, &cfg.service);
+	code = transport_open(&t, listen, &cfg.service, o.no_curve);
 	if (!code)
-		code = serve(&t, listen, state_dir, &s);
+		code = serve(&t, listen, state_dir, &s, o.refuse_root_runs);
 	signals_close(&s);
 	transport_close(&t);
 	config_release(&cfg);
