@@ -11,7 +11,9 @@
 #                 all CPUs at 997 Hz (a busy process per CPU), each over 10 s,
 #                 from /proc/PID/stat and /proc/PID/status; nunatakd is its
 #                 own Aggregator there (single-node), so that is included;
-#                 and the wall time of a whole `nunatak run -- true` through it
+#                 the time a Target takes to start (run-start to its reply,
+#                 target_start.py), and the wall time of a whole
+#                 `nunatak run -- true` through it
 # The Batch shape is one node-second of a 16-CPU node at 997 Hz: 16 Loci,
 # 800 SampleCounts of 20 samples (15 952 samples), 512 stacks of depth 12
 # (BENCH_SHAPE overrides, as agg_load.py options).
@@ -159,6 +161,7 @@ sleep "$secs"
 t1=$(cpu_ticks "$nd")
 echo "idle_cpu_percent: $(pct "$t0" "$t1" "$secs")"
 echo "idle_rss: $(rss "$nd" VmRSS)"
+"$py" "$here/target_start.py" "$out/run/agent.sock" "$out/runs" 10 || echo "(target_start.py failed)"
 # a whole Run of /bin/true through the daemon (START, launch, FINALIZE, summary)
 rt=()
 for k in 1 2 3 4 5 6 7; do

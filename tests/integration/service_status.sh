@@ -1,8 +1,8 @@
 # `nunatak status --json` through a node's nunatakd: the Agent (node,
 # incarnation, Targets with their Batch counters) and the aggregator's
 # STATUS (every Agent known, the Run in progress, counters received /
-# stored / duplicates / refused / agents_refused); `nunatak status` says it
-# in text too.
+# stored / duplicates / refused / agents_refused), and none of it left
+# once the Run is over; `nunatak status` says it in text too.
 . "$TESTS_LIB/common.sh"
 . "$TESTS_LIB/service.sh"
 svc_init netns
@@ -20,6 +20,15 @@ svc_bg_wait app 60 || fail "the run: $(cat app.err)"
 svc_through_daemon app.err
 svc_in_node 1 "$NUNATAK" status --json >after.json 2>after.err || fail "status --json after: $(cat after.err)"
 svc_in_node 2 "$NUNATAK" status >text.txt 2>text.err || fail "status (text): exit $?: $(cat text.err)"
+# the Run over, the aggregator shows no active Target left (an Agent says
+# Hello every second: 3 s at most)
+for i in $(seq 1 15); do
+	svc_agg_status >agg_after.json
+	left=$(svc_py -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(a.get("active_targets", 0) for a in d["agents"]) + len(d["runs"]))' agg_after.json)
+	[ "$left" = 0 ] && break
+	sleep 0.2
+done
+[ "$left" = 0 ] || fail "3 s after the Run, the aggregator still shows active Targets or Runs: $(cat agg_after.json)"
 svc_py - "$T/during.json" "$T/after.json" <<'PY' || fail "status --json (see above)"
 import json, sys
 during, after = (json.load(open(p)) for p in sys.argv[1:3])

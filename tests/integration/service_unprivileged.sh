@@ -43,7 +43,7 @@ v = dict(db.execute("""select h.name, sum(m.value) from measurements m join hots
 heavy, light = v.get("heavy_kernel", 0), v.get("light_kernel", 0)
 share = heavy / (heavy + light) if heavy + light else 0
 print(f"heavy_kernel {heavy / 1e9:.3f} s, light_kernel {light / 1e9:.3f} s, share {share:.3f}")
-sys.exit(0 if abs(share - 0.75) <= 0.07 and heavy + light > 0.8e9 else 1)
+sys.exit(0 if abs(share - 0.75) <= 0.07 and heavy + light > 0.5e9 else 1)
 PY
 echo "user's Run: $(basename "$run"), $(stat -c '%U %a' "$run"), exit 4 kept"
 
