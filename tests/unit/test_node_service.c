@@ -26,6 +26,7 @@
 
 #include "tests/unit/test_helpers.h"
 #include "userspace/agent/node_service.h"
+#include "userspace/config/config.h"
 #include "userspace/control/control.h"
 #include "userspace/control/control_client.h"
 #include "userspace/launch/launch.h"
@@ -49,9 +50,12 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+static const struct service_config *setup_service; /* the next setup's [service] */
+
 static int setup(void **state)
 {
-	struct node_service_opts o = { .node = "test-node", .signal_fd = -1, .quiet = 1 };
+	struct node_service_opts o = { .node = "test-node", .signal_fd = -1, .quiet = 1,
+				       .service = setup_service };
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	char err[1024];
 
@@ -632,12 +636,164 @@ static void test_stop_ends_runs(void **state)
 	close(fd);
 }
 
+/* ms a status request on a new connection takes */
+static long long status_latency_ms(struct fixture *fx)
+{
+	long long t0 = clock_monotonic_ms();
+	char err[512];
+	int fd = connect_to(fx);
+
+	assert_int_equal(reply_code(ask(fd, json_pack("{s:s}", "request", "status"), 10000), err,
+				    sizeof(err)),
+			 0);
+	close(fd);
+	return clock_monotonic_ms() - t0;
+}
+
+/* red F3: a client that sends status requests and never reads the replies
+ * fills its socket; the loop does not wait for it (it is dropped), and
+ * another client's status stays fast */
+static void test_non_reader_does_not_stall(void **state)
+{
+	struct fixture *fx = *state;
+	long long end, worst = 0;
+	char text[] = "{\"request\":\"status\"}";
+	int fd = connect_to(fx), sent = 0, gone = 0;
+
+	end = clock_monotonic_ms() + 4000;
+	while (clock_monotonic_ms() < end) {
+		ssize_t n = send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+			gone = 1;
+			break;
+		}
+		if (n > 0)
+			sent++;
+		else
+			usleep(1000);
+		if (sent % 200 == 0) {
+			long long l = status_latency_ms(fx);
+
+			worst = l > worst ? l : worst;
+		}
+	}
+	for (int i = 0; i < 5; i++) {
+		long long l = status_latency_ms(fx);
+
+		worst = l > worst ? l : worst;
+	}
+	print_message("non-reader: %d requests sent, %s; worst status latency %lld ms\n", sent,
+		      gone ? "dropped" : "not dropped", worst);
+	assert_true(worst < 1000);
+	close(fd);
+}
+
+/* red F3: one uid holds at most NS_MAX_CLIENTS_PER_UID connections; root
+ * is not limited */
+static int as_nobody_connections(struct fixture *fx, int n)
+{
+	pid_t child = fork();
+	int status;
+
+	assert_true(child >= 0);
+	if (!child) {
+		json_t *reply = NULL;
+		char err[512];
+		int fds[64], ok = 0;
+
+		if (become_nobody())
+			_exit(100);
+		for (int i = 0; i < n && i < 64; i++) {
+			if (control_connect(fx->sock, &fds[i], err, sizeof(err)))
+				continue;
+			if (!control_request(fds[i], json_pack("{s:s}", "request", "status"), &reply,
+					     5000, NULL, err, sizeof(err)) &&
+			    !control_reply_status(reply, err, sizeof(err)))
+				ok++;
+			json_decref(reply);
+			reply = NULL;
+		}
+		_exit(ok);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void test_connections_per_uid(void **state)
+{
+	struct fixture *fx = *state;
+	int fds[40];
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
+	assert_int_equal(as_nobody_connections(fx, 20), 16);
+	for (int i = 0; i < 40; i++)
+		fds[i] = connect_to(fx);
+	assert_true(status_latency_ms(fx) < 5000); /* root's 41st */
+	for (int i = 0; i < 40; i++)
+		close(fds[i]);
+}
+
+/* red F4: with an Aggregator that does not answer, status requests do not
+ * hold the loop: five pipelined on one connection and one on another are
+ * all answered within about one wait (1 s), each naming the silent
+ * Aggregator */
+static void test_status_silent_aggregator(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *reply = NULL;
+	char err[512];
+	long long t0;
+	int fd;
+
+	fd = connect_to(fx);
+	t0 = clock_monotonic_ms();
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(send_req(fd, json_pack("{s:s}", "request", "status")), 0);
+	assert_true(status_latency_ms(fx) < 1800);
+	for (int i = 0; i < 5; i++) {
+		json_t *aggs;
+
+		assert_int_equal(control_await(fd, &reply, 5000, NULL, err, sizeof(err)), 0);
+		aggs = json_object_get(reply, "aggregators");
+		assert_int_equal(json_array_size(aggs), 1);
+		assert_non_null(strstr(json_string_value(json_object_get(json_array_get(aggs, 0),
+									  "error")) ?: "",
+				       "did not answer"));
+		json_decref(reply);
+	}
+	print_message("6 status requests with a silent aggregator: %lld ms\n",
+		      clock_monotonic_ms() - t0);
+	assert_true(clock_monotonic_ms() - t0 < 2500);
+	close(fd);
+}
+
+static char *silent_endpoints[] = { "tcp://127.0.0.1:9" }; /* discard: nothing listens */
+static const struct service_config silent_service = { .present = 1,
+						      .aggregators = silent_endpoints,
+						      .n_aggregators = 1 };
+
+static int setup_silent(void **state)
+{
+	int e;
+
+	setup_service = &silent_service;
+	e = setup(state);
+	setup_service = NULL;
+	return e;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_yours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_debuggable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_non_reader_does_not_stall, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connections_per_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_silent_aggregator, setup_silent,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_user_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_start_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_hides_others, setup, teardown),
