@@ -6,6 +6,7 @@
  * from /proc by the code, set by the test with setresuid in children). */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -305,9 +307,22 @@ static void test_socket_path(void **state)
 	unsetenv("NUNATAK_AGENT_SOCKET");
 }
 
-/* a child with the given real and effective uid, stopped until killed */
-static pid_t child_as(uid_t ruid, uid_t euid)
+/* how a child made by child_creds differs from nobody's plain process */
+enum child_kind {
+	PLAIN,		/* every uid and gid nobody's, dumpable */
+	SETUID_LIKE,	/* effective uid root: a setuid-root program run by nobody */
+	SAVED_ROOT,	/* saved uid root: a setuid program that dropped euid */
+	SETGID_LIKE,	/* effective and saved gid 42: a setgid program */
+	WITH_CAPS,	/* permitted capabilities kept (file capabilities) */
+	NOT_DUMPABLE,	/* prctl(PR_SET_DUMPABLE, 0) */
+};
+
+/* a child of nobody's credentials changed as kind says, stopped until
+ * killed */
+static pid_t child_creds(enum child_kind kind)
 {
+	uid_t suid = kind == SAVED_ROOT ? 0 : NOBODY, euid = kind == SETUID_LIKE ? 0 : NOBODY;
+	gid_t other = kind == SETGID_LIKE ? 42 : NOBODY;
 	int p[2];
 	pid_t pid;
 	char c;
@@ -317,7 +332,12 @@ static pid_t child_as(uid_t ruid, uid_t euid)
 	assert_true(pid >= 0);
 	if (!pid) {
 		close(p[0]);
-		if (setresuid(ruid, euid, 0))
+		if (setgroups(0, NULL) || setresgid(NOBODY, other, other) ||
+		    (kind == WITH_CAPS && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)) ||
+		    setresuid(NOBODY, euid, suid) ||
+		    /* a uid change made it not dumpable: as a user's own process */
+		    prctl(PR_SET_DUMPABLE, kind != NOT_DUMPABLE, 0, 0, 0) ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)) /* a failed test: gone too */
 			_exit(1);
 		(void)!write(p[1], "r", 1);
 		pause();
@@ -337,31 +357,61 @@ static void reap(pid_t pid)
 	waitpid(pid, &status, 0);
 }
 
+/* the refusal of pid to peer: -EPERM and its reason names what */
+static void refused_for(const struct control_peer *peer, pid_t pid, const char *what)
+{
+	char err[512] = "";
+	int e = control_may_observe(peer, pid, err, sizeof(err));
+
+	if (e != -EPERM)
+		fail_msg("pid %d for uid %u: %d, not -EPERM (wanted '%s')", (int)pid,
+			 (unsigned)peer->uid, e, what);
+	if (!strstr(err, what))
+		fail_msg("refusal without '%s': %s", what, err);
+}
+
 static void test_may_observe(void **state)
 {
-	struct control_peer root = { .uid = 0 }, nobody = { .uid = NOBODY }, other = { .uid = 4242 };
+	struct control_peer root = { .uid = 0 }, nobody = { .uid = NOBODY, .gid = NOBODY },
+			    other = { .uid = 4242, .gid = NOBODY },
+			    other_group = { .uid = NOBODY, .gid = 4242 };
+	struct control_process_creds c;
+	pid_t kids[NOT_DUMPABLE + 1], dead;
 	char err[512];
-	uid_t r, e;
-	pid_t mine, setuid_like, dead;
+	int k;
 
 	(void)state;
 	SKIP_UNLESS(geteuid() == 0, "needs root to make processes of other uids");
-	assert_int_equal(control_process_uids(getpid(), &r, &e), 0);
-	assert_int_equal(r, getuid());
-	assert_int_equal(e, geteuid());
-	mine = child_as(NOBODY, NOBODY);
-	setuid_like = child_as(NOBODY, 0); /* a setuid-root program run by nobody */
-	assert_int_equal(control_may_observe(&nobody, mine, err, sizeof(err)), 0);
-	assert_int_equal(control_may_observe(&root, mine, err, sizeof(err)), 0);
-	assert_int_equal(control_may_observe(&other, mine, err, sizeof(err)), -EPERM);
-	assert_non_null(strstr(err, "not as you (uid 4242)"));
-	assert_int_equal(control_may_observe(&nobody, setuid_like, err, sizeof(err)), -EPERM);
-	assert_non_null(strstr(err, "effective 0"));
-	assert_int_equal(control_may_observe(&nobody, getpid(), err, sizeof(err)), -EPERM);
-	assert_int_equal(control_may_observe(&root, setuid_like, err, sizeof(err)), 0);
-	reap(mine);
-	reap(setuid_like);
-	dead = mine; /* reaped: no such process (pids are not reused this soon) */
+	assert_int_equal(control_process_creds(getpid(), &c), 0);
+	assert_int_equal(c.uid[0], getuid());
+	assert_int_equal(c.uid[1], geteuid());
+	assert_int_equal(c.gid[1], getegid());
+	assert_int_equal(c.dump_owner, 0);
+	assert_true(c.cap_permitted != 0);
+	for (k = PLAIN; k <= NOT_DUMPABLE; k++)
+		kids[k] = child_creds((enum child_kind)k);
+	assert_int_equal(control_process_creds(kids[PLAIN], &c), 0);
+	for (k = 0; k < 4; k++) {
+		assert_int_equal(c.uid[k], NOBODY);
+		assert_int_equal(c.gid[k], NOBODY);
+	}
+	assert_int_equal(c.cap_permitted, 0);
+	assert_int_equal(c.dump_owner, NOBODY);
+	assert_int_equal(control_may_observe(&nobody, kids[PLAIN], err, sizeof(err)), 0);
+	refused_for(&other, kids[PLAIN], "(you are uid 4242, gid 65534): its real uid is 65534");
+	refused_for(&other_group, kids[PLAIN], "its real gid is 65534, not yours (4242)");
+	refused_for(&nobody, kids[SETUID_LIKE], "its effective uid is 0");
+	/* red F2: what keeps the real and effective uid the user's */
+	refused_for(&nobody, kids[SAVED_ROOT], "its saved uid is 0");
+	refused_for(&nobody, kids[SETGID_LIKE], "its effective gid is 42");
+	refused_for(&nobody, kids[WITH_CAPS], "it holds capabilities");
+	refused_for(&nobody, kids[NOT_DUMPABLE], "not dumpable");
+	refused_for(&nobody, getpid(), "its real uid is 0");
+	for (k = PLAIN; k <= NOT_DUMPABLE; k++)
+		assert_int_equal(control_may_observe(&root, kids[k], err, sizeof(err)), 0);
+	for (k = PLAIN; k <= NOT_DUMPABLE; k++)
+		reap(kids[k]);
+	dead = kids[PLAIN]; /* reaped: no such process (pids are not reused this soon) */
 	assert_int_equal(control_may_observe(&root, dead, err, sizeof(err)), -ESRCH);
 	assert_non_null(strstr(err, "does not exist"));
 	assert_int_equal(control_may_observe(&root, 0, err, sizeof(err)), -ESRCH);

@@ -7,6 +7,7 @@
  * interrupted), and a stop that ends every Run. Unprivileged callers are
  * children that dropped to nobody before they connected. */
 #include <errno.h>
+#include <grp.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -171,6 +173,14 @@ static void test_refusals(void **state)
 	close(fd);
 }
 
+/* this process as nobody's own (dumpable as nobody, as a process of a user
+ * who logged in is: the uid change made it not): 0 or -1 */
+static int become_nobody(void)
+{
+	return setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	       setresuid(NOBODY, NOBODY, NOBODY) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) ? -1 : 0;
+}
+
 /* In a child as nobody: run-start for pid; the reply's code as exit code
  * (0 granted, else the errno), 100+ when the exchange itself failed. */
 static int as_nobody_start(struct fixture *fx, pid_t pid)
@@ -184,7 +194,7 @@ static int as_nobody_start(struct fixture *fx, pid_t pid)
 		char err[512];
 		int fd, e;
 
-		if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY))
+		if (become_nobody())
 			_exit(100);
 		if (control_connect(fx->sock, &fd, err, sizeof(err)))
 			_exit(101);
@@ -208,6 +218,65 @@ static void test_not_yours(void **state)
 	/* a root process (this one), asked by nobody: refused */
 	assert_int_equal(as_nobody_start(fx, getpid()), EPERM);
 	assert_int_equal(as_nobody_start(fx, 1), EPERM);
+}
+
+/* a running process of nobody's, changed as kind says (0 plain, 1 setgid
+ * to group 42, 2 saved uid root, 3 permitted capabilities, 4 made not
+ * dumpable), stopped until killed */
+static pid_t nobody_process(int kind)
+{
+	gid_t g = kind == 1 ? 42 : NOBODY;
+	int p[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(p[0]);
+		if (setgroups(0, NULL) || setresgid(NOBODY, g, g) ||
+		    (kind == 3 && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)) ||
+		    setresuid(NOBODY, NOBODY, kind == 2 ? 0 : NOBODY) ||
+		    prctl(PR_SET_DUMPABLE, kind != 4, 0, 0, 0) ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+			_exit(1);
+		(void)!write(p[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	return pid;
+}
+
+/* red F2: nobody may not have observed a setgid program of theirs, one
+ * with saved uid root, one holding capabilities, one not dumpable — all
+ * with real and effective uid nobody's — while their plain one is */
+static void test_not_debuggable(void **state)
+{
+	struct fixture *fx = *state;
+	int want[5] = {0, EPERM, EPERM, EPERM, EPERM};
+	int status;
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
+	snprintf(fx->runs, sizeof(fx->runs), "%s/nobody", fx->dir);
+	assert_int_equal(mkdir(fx->runs, 0700), 0);
+	assert_int_equal(chown(fx->runs, NOBODY, NOBODY), 0);
+	strcat(fx->runs, "/runs");
+	/* the plain one last: its Run holds TOKEN until it ends */
+	for (int i = 1; i <= 5; i++) {
+		int kind = i % 5;
+		pid_t pid = nobody_process(kind);
+		int got = as_nobody_start(fx, pid);
+
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		if (got != want[kind])
+			fail_msg("process of kind %d: run-start gave %d, not %d", kind, got,
+				 want[kind]);
+	}
 }
 
 /* a gated `sleep S` */
@@ -399,8 +468,7 @@ static int as_nobody_run(struct fixture *fx, const char *runs, char *run_dir, si
 		int fd;
 
 		close(p[0]);
-		if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY) ||
-		    control_connect(fx->sock, &fd, err, sizeof(err)))
+		if (become_nobody() || control_connect(fx->sock, &fd, err, sizeof(err)))
 			_exit(100);
 		gated_sleep(&l, "0.2");
 		if (control_request(fd, start_req(runs, l.pid), &reply, 10000, NULL, err,
@@ -569,6 +637,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_yours, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_debuggable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_start_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_hides_others, setup, teardown),

@@ -1,6 +1,7 @@
 /* control_server — see control_server.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,10 +108,30 @@ int control_peer_of(int fd, struct control_peer *p)
 	return 0;
 }
 
-int control_process_uids(pid_t pid, uid_t *ruid, uid_t *euid)
+/* one "Name:\t..." line of /proc/PID/status into c */
+static void creds_line(const char *line, struct control_process_creds *c, int *found)
+{
+	unsigned long u[4];
+	unsigned long long caps;
+
+	if (sscanf(line, "Uid: %lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
+		for (int i = 0; i < 4; i++)
+			c->uid[i] = (uid_t)u[i];
+		*found |= 1;
+	} else if (sscanf(line, "Gid: %lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
+		for (int i = 0; i < 4; i++)
+			c->gid[i] = (gid_t)u[i];
+		*found |= 2;
+	} else if (sscanf(line, "CapPrm: %llx", &caps) == 1) {
+		c->cap_permitted = (uint64_t)caps;
+		*found |= 4;
+	}
+}
+
+int control_process_creds(pid_t pid, struct control_process_creds *c)
 {
 	char path[64], line[256];
-	unsigned long r, e;
+	struct stat st;
 	int found = 0;
 	FILE *f;
 
@@ -120,37 +141,73 @@ int control_process_uids(pid_t pid, uid_t *ruid, uid_t *euid)
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Uid: %lu %lu", &r, &e) == 2) {
-			found = 1;
-			break;
-		}
-	}
+	while (found != 7 && fgets(line, sizeof(line), f))
+		creds_line(line, c, &found);
 	fclose(f);
-	if (!found)
+	/* the kernel makes the files of /proc/PID root's while the process
+	 * is not dumpable as its user (not the directory itself): its verdict
+	 * on who may debug it, on the file the Agent reads */
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (found != 7 || stat(path, &st))
 		return -ESRCH; /* a zombie or a process gone while read */
-	*ruid = (uid_t)r;
-	*euid = (uid_t)e;
+	c->dump_owner = st.st_uid;
+	return 0;
+}
+
+/* 1 and why[] when creds c are not peer's to observe, 0 when they are */
+static int not_observable(const struct control_peer *peer, const struct control_process_creds *c,
+			  char *why, size_t n)
+{
+	static const char *const names[4] = {"real", "effective", "saved", "file system"};
+
+	for (int i = 0; i < 4; i++)
+		if (c->uid[i] != peer->uid) {
+			snprintf(why, n, "its %s uid is %u", names[i], (unsigned)c->uid[i]);
+			return 1;
+		}
+	for (int i = 0; i < 4; i++)
+		if (c->gid[i] != peer->gid) {
+			snprintf(why, n, "its %s gid is %u, not yours (%u)%s", names[i],
+				 (unsigned)c->gid[i], (unsigned)peer->gid,
+				 i ? ": a setgid program" : "");
+			return 1;
+		}
+	if (c->cap_permitted) {
+		snprintf(why, n, "it holds capabilities (CapPrm %016llx): a program with file "
+				 "capabilities, or one started by root",
+			 (unsigned long long)c->cap_permitted);
+		return 1;
+	}
+	if (c->dump_owner != peer->uid) {
+		snprintf(why, n, "the kernel made it not dumpable (a setuid/setgid program, an "
+				 "unreadable binary, or prctl(PR_SET_DUMPABLE, 0)): you may not "
+				 "debug it yourself");
+		return 1;
+	}
 	return 0;
 }
 
 int control_may_observe(const struct control_peer *peer, pid_t pid, char *err, size_t errlen)
 {
-	uid_t ruid, euid;
+	struct control_process_creds c;
+	char why[256];
 	int e;
 
-	e = control_process_uids(pid, &ruid, &euid);
+	e = control_process_creds(pid, &c);
 	if (e) {
 		snprintf(err, errlen, "process %d cannot be observed: %s", (int)pid,
 			 e == -ESRCH ? "it does not exist" : strerror(-e));
 		return e;
 	}
-	if (peer->uid == 0 || (ruid == peer->uid && euid == peer->uid))
+	if (peer->uid == 0)
 		return 0;
-	snprintf(err, errlen, "process %d runs as uid %u (effective %u), not as you (uid %u): a "
-			      "user may observe only their own processes; run it as yourself, or "
-			      "ask root to profile it",
-		 (int)pid, (unsigned)ruid, (unsigned)euid, (unsigned)peer->uid);
+	if (!not_observable(peer, &c, why, sizeof(why)))
+		return 0;
+	snprintf(err, errlen, "process %d is not yours to observe (you are uid %u, gid %u): %s; "
+			      "a user may observe only processes they could debug themselves: run "
+			      "it as yourself without setuid/setgid/capabilities, or ask root to "
+			      "profile it",
+		 (int)pid, (unsigned)peer->uid, (unsigned)peer->gid, why);
 	return -EPERM;
 }
 

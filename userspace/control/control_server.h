@@ -3,15 +3,19 @@
  * may have what they ask.
  *
  * Access is decided per request, never by who could open the socket (it
- * is 0666): a user may observe only a process whose real AND effective
- * uid are theirs at the time of the request (the kernel side keeps it so
- * at every later exec); root may observe anything. A Run's facts (its
+ * is 0666): a user may observe only a process they could debug
+ * themselves at the time of the request — its four uids (real,
+ * effective, saved, fs) are theirs, its four gids are their gid (no
+ * setgid program), it holds no capability, and the kernel keeps it
+ * dumpable as them (/proc/PID/maps is theirs) — the kernel side keeps it so at
+ * every later exec (bpf/target.h); root may observe anything. A Run's facts (its
  * directory, its command line) are shown only to its owner and to root.
  */
 #ifndef NUNATAK_CONTROL_SERVER_H
 #define NUNATAK_CONTROL_SERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct control_peer {
@@ -31,13 +35,21 @@ int control_listen(const char *path, mode_t mode, int *fd, char *err, size_t err
  * connect or socketpair). 0 or -errno. */
 int control_peer_of(int fd, struct control_peer *p);
 
-/* The real and effective uid of process pid, from /proc/PID/status. 0,
- * -ESRCH (no such process), -errno. */
-int control_process_uids(pid_t pid, uid_t *ruid, uid_t *euid);
+/* what decides whether a user may observe a process */
+struct control_process_creds {
+	uid_t uid[4]; /* real, effective, saved, fs (/proc/PID/status Uid) */
+	gid_t gid[4]; /* the same for gids (Gid) */
+	uint64_t cap_permitted; /* CapPrm */
+	uid_t dump_owner; /* owner of /proc/PID/maps: root while not dumpable */
+};
 
-/* 0 when peer may observe pid: it exists and its real and effective uid
- * are peer's (or peer is root). -ESRCH, -EPERM, -errno; err says what,
- * why and what to do. */
+/* The credentials of process pid, from /proc/PID/status and /proc/PID/maps.
+ * 0, -ESRCH (no such process, or a zombie), -errno. */
+int control_process_creds(pid_t pid, struct control_process_creds *c);
+
+/* 0 when peer may observe pid: it exists and peer could debug it (above;
+ * peer root: any). -ESRCH, -EPERM, -errno; err says what, which
+ * credential, why and what to do. */
 int control_may_observe(const struct control_peer *peer, pid_t pid, char *err, size_t errlen);
 
 /* 1 when the file at path (followed) is one peer could read itself by
