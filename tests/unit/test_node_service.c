@@ -16,9 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -769,6 +772,77 @@ static void test_status_silent_aggregator(void **state)
 	close(fd);
 }
 
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3; /* ".", "..", the DIR's own */
+}
+
+static long long thread_cpu_ms(pthread_t t)
+{
+	struct timespec ts;
+	clockid_t cid;
+
+	assert_int_equal(pthread_getcpuclockid(t, &cid), 0);
+	assert_int_equal(clock_gettime(cid, &ts), 0);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* red F5: with no descriptor left to accept with, the loop does not spin
+ * on the listening socket (it rests), and accepts again once there are */
+static void test_out_of_descriptors(void **state)
+{
+	struct fixture *fx = *state;
+	struct rlimit old, low;
+	long long cpu0, cpu;
+	int ready[2], go[2], status;
+	pid_t child;
+	char c;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) { /* once told: 30 connections held for 2 s */
+		char err[512];
+		int fd;
+
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (int i = 0; i < 30; i++)
+			if (control_connect(fx->sock, &fd, err, sizeof(err)))
+				_exit(1);
+		(void)!write(ready[1], "r", 1);
+		sleep(2);
+		_exit(0);
+	}
+	low.rlim_cur = (rlim_t)open_fds() + 6;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	usleep(200000);
+	cpu0 = thread_cpu_ms(fx->thread);
+	usleep(1000000);
+	cpu = thread_cpu_ms(fx->thread) - cpu0;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	print_message("the loop out of descriptors: %lld ms of CPU in 1 s\n", cpu);
+	assert_true(cpu < 300);
+	assert_true(status_latency_ms(fx) < 2000); /* accepting again */
+}
+
 static char *silent_endpoints[] = { "tcp://127.0.0.1:9" }; /* discard: nothing listens */
 static const struct service_config silent_service = { .present = 1,
 						      .aggregators = silent_endpoints,
@@ -792,6 +866,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_debuggable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_non_reader_does_not_stall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connections_per_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_descriptors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_silent_aggregator, setup_silent,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_user_run, setup, teardown),

@@ -389,15 +389,39 @@ static int on_client(struct node_service *ns, struct ns_client *c)
 	return c->dead;
 }
 
+/* the listening socket out of the loop for NS_LISTEN_PAUSE_MS (no
+ * descriptor left to accept with: it would wake the loop at once,
+ * forever), or back in once that is over */
+static void listen_pause(struct node_service *ns, int pause)
+{
+	if (ns->listen_fd < 0 || pause == !!ns->listen_paused_until_ms)
+		return;
+	if (pause) {
+		epoll_ctl(ns->epfd, EPOLL_CTL_DEL, ns->listen_fd, NULL);
+		ns->listen_paused_until_ms = clock_monotonic_ms() + NS_LISTEN_PAUSE_MS;
+		if (ns->listen_paused_until_ms - ns->listen_warned_ms < 10000)
+			return;
+		ns->listen_warned_ms = ns->listen_paused_until_ms;
+		pr_warn("no file descriptor left to accept control connections with (%s): "
+			"accepting again in %d ms (said once per 10 s); raise LimitNOFILE / "
+			"ulimit -n of nunatakd",
+			strerror(errno), NS_LISTEN_PAUSE_MS);
+	} else if (!watch(ns, ns->listen_fd, &tag_listen)) {
+		ns->listen_paused_until_ms = 0;
+	}
+}
+
 static void on_listen(struct node_service *ns)
 {
 	int fd, e;
 
 	while ((fd = accept4(ns->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
 		e = node_service_add_client(ns, fd);
-		if (e)
+		if (e && e != -EUSERS)
 			pr_warn("a control connection refused: %s", strerror(-e));
 	}
+	if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+		listen_pause(ns, 1);
 }
 
 static void begin_stop(struct node_service *ns, const char *why)
@@ -412,6 +436,7 @@ static void begin_stop(struct node_service *ns, const char *why)
 		epoll_ctl(ns->epfd, EPOLL_CTL_DEL, ns->listen_fd, NULL);
 		close(ns->listen_fd);
 		ns->listen_fd = -1;
+		ns->listen_paused_until_ms = 0;
 		unlink(ns->control_path);
 	}
 	ns_runs_end_all(ns);
@@ -439,6 +464,14 @@ static int next_timeout(struct node_service *ns)
 		t = r;
 	if (st >= 0 && (t < 0 || st < t))
 		t = st;
+	if (ns->listen_paused_until_ms) {
+		long long left = ns->listen_paused_until_ms - clock_monotonic_ms();
+
+		if (left <= 0)
+			listen_pause(ns, 0);
+		else if (t < 0 || left < t)
+			t = (int)left;
+	}
 	if (ns->stopping) {
 		long long left = ns->stop_deadline_ms - clock_monotonic_ms();
 

@@ -24,6 +24,8 @@
  * are not read until a reply goes out (a run-end and the run-interrupt
  * sent while it waits are two) */
 #define NS_MAX_PENDING 4
+/* no descriptor left to accept with: the listening socket rests this long */
+#define NS_LISTEN_PAUSE_MS 100
 /* requests read from one connection per turn of the loop */
 #define NS_READS_PER_TURN 4
 /* status: how long the Aggregators' STATUS answers are waited for */
@@ -88,6 +90,8 @@ struct node_service {
 	struct ns_run *runs;
 	struct ns_status_link *links; /* [n_endpoints], NULL until the first status */
 	struct ns_status_wait *waits; /* status requests waiting for the Aggregators */
+	long long listen_paused_until_ms; /* 0: listening */
+	long long listen_warned_ms;
 	int stopping;
 	long long stop_deadline_ms;
 };
