@@ -61,6 +61,12 @@ static __always_inline int target_cred_allows(__u32 owner, const struct target_c
 	       c->dumpable == TARGET_DUMP_USER && !c->caps;
 }
 
+/* whether every uid of c is root's */
+static __always_inline int target_cred_root(const struct target_cred *c)
+{
+	return !c->uid && !c->euid && !c->suid && !c->fsuid;
+}
+
 /* mm->flags was an unsigned long before Linux 6.18, a bitmap since */
 struct mm_struct___flags_long {
 	unsigned long flags;

@@ -118,7 +118,11 @@ static __always_inline int token_adopts(const struct token_key *key, __u32 tgid,
 {
 	struct token_info *t = bpf_map_lookup_elem(&tokens, key);
 
-	if (!t || !target_cred_allows(t->uid, c))
+	if (!t)
+		return 0;
+	/* a root Run's token: root's processes only, not those of any user
+	 * who saw the token (its fork-followed processes may be anyone's) */
+	if (t->uid == TARGET_UID_ANY ? !target_cred_root(c) : !target_cred_allows(t->uid, c))
 		return 0;
 	if (want_netns && netns != want_netns)
 		return 0;

@@ -9,7 +9,9 @@
  * new environment (the first TOKEN_ENV_MAX strings) for that variable.
  * A registered token adopts the process into its Target when its
  * credentials are the token's owner's (bpf/target.h: every uid, one gid,
- * no capability, dumpable as the user; any for TARGET_UID_ANY) and, when
+ * no capability, dumpable as the user; for TARGET_UID_ANY, a root Run's,
+ * every uid 0: a user who saw a root Run's token cannot put processes of
+ * theirs into it) and, when
  * the Agent asked for it, when it runs in the Agent's network namespace.
  * The adoption is reported as TASK_EVENT_EXEC (bpf/task.h) with the
  * Target's id and exec_seq 0. The scan reads the initial stack as 64-bit

@@ -364,13 +364,20 @@ static void test_token_adopts(void **state)
 	c = user_cred(OWNER);
 	c.caps = 1;
 	assert_int_equal(adopts_cred(TOKEN, c, 1, 0).ret, 0);
-	assert_int_equal(adopts_cred(root_token, c, 1, 0).ret, 1);
+	assert_int_equal(adopts_cred(root_token, c, 1, 0).ret, 0);
 	/* an unknown token */
 	assert_int_equal(adopts("0123456789abcdef0123456789abcdee", OWNER, OWNER, 1, 0).ret, 0);
-	/* a root Run's token: anyone */
-	a = adopts(root_token, 1000, 0, 1, 0);
+	/* red F9: a root Run's token adopts root's processes (capabilities and
+	 * all), not a user's, nor a setuid-root program of a user */
+	c = user_cred(0);
+	c.caps = 1;
+	a = adopts_cred(root_token, c, 1, 0);
 	assert_int_equal(a.ret, 1);
 	assert_int_equal(a.info.uid, TARGET_UID_ANY);
+	assert_int_equal(adopts(root_token, 1000, 1000, 1, 0).ret, 0);
+	assert_int_equal(adopts(root_token, 1000, 0, 1, 0).ret, 0);
+	c.suid = 1000;
+	assert_int_equal(adopts_cred(root_token, c, 1, 0).ret, 0);
 	/* the Agent's network namespace only */
 	assert_int_equal(adopts(TOKEN, OWNER, OWNER, 77, 77).ret, 1);
 	assert_int_equal(adopts(TOKEN, OWNER, OWNER, 78, 77).ret, 0);

@@ -525,6 +525,8 @@ static void test_token_netns_only(void **state)
 	assert_int_equal(sampler_set_active(s, 1), 0);
 	assert_int_equal(sampler_add_token(s, TOKEN, 12, TARGET_UID_ANY), 0);
 	check_adoption(0, "NUNATAK_RUN=" TOKEN, 1, 12); /* any namespace */
+	/* red F9: a root Run's token adopts no user's process */
+	check_adoption(user, "NUNATAK_RUN=" TOKEN, 0, 0);
 	assert_int_equal(sampler_set_netns_only(s, 1), 0);
 	check_adoption(0, "NUNATAK_RUN=" TOKEN, 1, 0);
 	check_adoption(0, "NUNATAK_RUN=" TOKEN, 0, 12);
