@@ -29,10 +29,10 @@ svc_through_daemon app.err
 [ "$(sort app.out)" = "$(sort bare.out)" ] || fail "output changed: $(cat app.out) vs $(cat bare.out)"
 run=$(run_dir_of app.err)
 [ -f "$run/manifest.json" ] || fail "no Run: $(cat app.err)"
-json "$run/manifest.json" '[(x["name"], x["message"]) for x in d["degradations"]]' >degr.txt
-grep -q 'node-lost' degr.txt || fail "no node-lost Degradation: $(cat degr.txt)"
-grep 'node-lost' degr.txt | grep -q 'node2' || fail "node-lost does not name node2: $(cat degr.txt)"
-grep 'node-lost' degr.txt | grep -q 'node1' && fail "node-lost names node1, which was not lost: $(cat degr.txt)"
+json "$run/manifest.json" '"\n".join(x["name"] + " " + x.get("node", "") + ": " + x["message"] for x in d["degradations"])' >degr.txt
+grep -q '^node-lost' degr.txt || fail "no node-lost Degradation: $(cat degr.txt)"
+grep '^node-lost' degr.txt | grep -q 'node2' || fail "node-lost does not name node2: $(cat degr.txt)"
+grep '^node-lost' degr.txt | grep -q 'node1' && fail "node-lost names node1, which was not lost: $(cat degr.txt)"
 n=$(sql "$run" "select sum(s.sample_count) from samples s join loci l on l.id = s.locus where l.node = 'node1'")
 [ "${n:-0}" -gt 0 ] || fail "nothing from node1"
 echo "node2 lost: exit $rc kept, output kept, $(grep node-lost degr.txt | head -1)"

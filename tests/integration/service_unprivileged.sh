@@ -85,7 +85,16 @@ case "$run" in /*) ;; *) run="$SVC_HOME/$run" ;; esac
 comms=$(sql "$run" "select l.comm, sum(s.sample_count) from samples s join loci l on l.id = s.locus group by l.comm")
 echo "samples by command: $(tr '\n' ' ' <<<"$comms")"
 grep -q '^hotspots|[1-9]' <<<"$comms" || fail "the user's own program was not sampled: $comms"
-grep -q '^suidspots|' <<<"$comms" && fail "the setuid-root program was sampled: $comms"
+# Between exec setting the new name and committing the new credentials the
+# task is still the user's (in the kernel, loading the program): a sample
+# there is the user's own. Nothing after: no sample in user mode, none in
+# the program's own code.
+leak=$(sql "$run" "select count(*) from samples s join loci l on l.id = s.locus where l.comm = 'suidspots'
+	and (s.in_kernel = 0 or exists (select 1 from stack_frames f join addresses a on a.id = f.address
+	join modules m on m.id = a.module where f.stack = s.stack and m.display_name = 'suidspots'))")
+[ "$leak" = 0 ] || fail "the setuid-root program was sampled ($leak user-mode or own-code samples): $comms"
+k=$(sql "$run" "select coalesce(sum(s.sample_count), 0) from samples s join loci l on l.id = s.locus where l.comm = 'suidspots'")
+[ "$k" -le 3 ] || fail "$k kernel samples of the setuid program's exec: more than its exec's window: $comms"
 n=$(sql "$run" "select count(*) from loci where comm = 'suidspots' or exe like '%suidspots'")
 echo "Loci of the setuid program: $n (its exec is where it left the Target)"
 exit 0

@@ -75,6 +75,8 @@ static const struct split_case cases[] = {
     {"mpiexec.hydra -genv I_MPI_DEBUG 5 -n 4 -ppn 2 ./app", 0, 8, 4, "app", "mpiexec.hydra"},
     {"mpiexec -f hosts -env A B -genvall -np 3 ./app", 0, 9, 3, "app", "mpiexec"},
     {"mpiexec.mpich -bootstrap ssh -iface ib0 -n 2 ./app", 0, 7, 2, "app", "mpiexec.mpich"},
+    {"mpiexec.hydra -launcher ssh -launcher-exec /x/rsh -hosts a,b -localhost 10.0.0.1 -n 2 -ppn 1 ./app",
+     0, 13, 2, "app", "mpiexec.hydra"},
     /* Slurm */
     {"srun -n 4 --cpu-bind=cores ./app", 0, 4, 4, "app", "srun"},
     {"srun -n4 -c2 ./app", 0, 3, 4, "app", "srun"},

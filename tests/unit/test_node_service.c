@@ -16,9 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +29,7 @@
 
 #include "tests/unit/test_helpers.h"
 #include "userspace/agent/node_service.h"
+#include "userspace/config/config.h"
 #include "userspace/control/control.h"
 #include "userspace/control/control_client.h"
 #include "userspace/launch/launch.h"
@@ -49,9 +53,12 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+static const struct service_config *setup_service; /* the next setup's [service] */
+
 static int setup(void **state)
 {
-	struct node_service_opts o = { .node = "test-node", .signal_fd = -1, .quiet = 1 };
+	struct node_service_opts o = { .node = "test-node", .signal_fd = -1, .quiet = 1,
+				       .service = setup_service };
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	char err[1024];
 
@@ -632,12 +639,236 @@ static void test_stop_ends_runs(void **state)
 	close(fd);
 }
 
+/* ms a status request on a new connection takes */
+static long long status_latency_ms(struct fixture *fx)
+{
+	long long t0 = clock_monotonic_ms();
+	char err[512];
+	int fd = connect_to(fx);
+
+	assert_int_equal(reply_code(ask(fd, json_pack("{s:s}", "request", "status"), 10000), err,
+				    sizeof(err)),
+			 0);
+	close(fd);
+	return clock_monotonic_ms() - t0;
+}
+
+/* red F3: a client that sends status requests and never reads the replies
+ * fills its socket; the loop does not wait for it (it is dropped), and
+ * another client's status stays fast */
+static void test_non_reader_does_not_stall(void **state)
+{
+	struct fixture *fx = *state;
+	long long end, worst = 0;
+	char text[] = "{\"request\":\"status\"}";
+	int fd = connect_to(fx), sent = 0, gone = 0;
+
+	end = clock_monotonic_ms() + 4000;
+	while (clock_monotonic_ms() < end) {
+		ssize_t n = send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+			gone = 1;
+			break;
+		}
+		if (n > 0)
+			sent++;
+		else
+			usleep(1000);
+		if (sent % 200 == 0) {
+			long long l = status_latency_ms(fx);
+
+			worst = l > worst ? l : worst;
+		}
+	}
+	for (int i = 0; i < 5; i++) {
+		long long l = status_latency_ms(fx);
+
+		worst = l > worst ? l : worst;
+	}
+	print_message("non-reader: %d requests sent, %s; worst status latency %lld ms\n", sent,
+		      gone ? "dropped" : "not dropped", worst);
+	assert_true(worst < 1000);
+	close(fd);
+}
+
+/* red F3: one uid holds at most NS_MAX_CLIENTS_PER_UID connections; root
+ * is not limited */
+static int as_nobody_connections(struct fixture *fx, int n)
+{
+	pid_t child = fork();
+	int status;
+
+	assert_true(child >= 0);
+	if (!child) {
+		json_t *reply = NULL;
+		char err[512];
+		int fds[64], ok = 0;
+
+		if (become_nobody())
+			_exit(100);
+		for (int i = 0; i < n && i < 64; i++) {
+			if (control_connect(fx->sock, &fds[i], err, sizeof(err)))
+				continue;
+			if (!control_request(fds[i], json_pack("{s:s}", "request", "status"), &reply,
+					     5000, NULL, err, sizeof(err)) &&
+			    !control_reply_status(reply, err, sizeof(err)))
+				ok++;
+			json_decref(reply);
+			reply = NULL;
+		}
+		_exit(ok);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void test_connections_per_uid(void **state)
+{
+	struct fixture *fx = *state;
+	int fds[40];
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
+	assert_int_equal(as_nobody_connections(fx, 20), 16);
+	for (int i = 0; i < 40; i++)
+		fds[i] = connect_to(fx);
+	assert_true(status_latency_ms(fx) < 5000); /* root's 41st */
+	for (int i = 0; i < 40; i++)
+		close(fds[i]);
+}
+
+/* red F4: with an Aggregator that does not answer, status requests do not
+ * hold the loop: five pipelined on one connection and one on another are
+ * all answered within about one wait (1 s), each naming the silent
+ * Aggregator */
+static void test_status_silent_aggregator(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *reply = NULL;
+	char err[512];
+	long long t0;
+	int fd;
+
+	fd = connect_to(fx);
+	t0 = clock_monotonic_ms();
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(send_req(fd, json_pack("{s:s}", "request", "status")), 0);
+	assert_true(status_latency_ms(fx) < 1800);
+	for (int i = 0; i < 5; i++) {
+		json_t *aggs;
+
+		assert_int_equal(control_await(fd, &reply, 5000, NULL, err, sizeof(err)), 0);
+		aggs = json_object_get(reply, "aggregators");
+		assert_int_equal(json_array_size(aggs), 1);
+		assert_non_null(strstr(json_string_value(json_object_get(json_array_get(aggs, 0),
+									  "error")) ?: "",
+				       "did not answer"));
+		json_decref(reply);
+	}
+	print_message("6 status requests with a silent aggregator: %lld ms\n",
+		      clock_monotonic_ms() - t0);
+	assert_true(clock_monotonic_ms() - t0 < 2500);
+	close(fd);
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3; /* ".", "..", the DIR's own */
+}
+
+static long long thread_cpu_ms(pthread_t t)
+{
+	struct timespec ts;
+	clockid_t cid;
+
+	assert_int_equal(pthread_getcpuclockid(t, &cid), 0);
+	assert_int_equal(clock_gettime(cid, &ts), 0);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* red F5: with no descriptor left to accept with, the loop does not spin
+ * on the listening socket (it rests), and accepts again once there are */
+static void test_out_of_descriptors(void **state)
+{
+	struct fixture *fx = *state;
+	struct rlimit old, low;
+	long long cpu0, cpu;
+	int ready[2], go[2], status;
+	pid_t child;
+	char c;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) { /* once told: 30 connections held for 2 s */
+		char err[512];
+		int fd;
+
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (int i = 0; i < 30; i++)
+			if (control_connect(fx->sock, &fd, err, sizeof(err)))
+				_exit(1);
+		(void)!write(ready[1], "r", 1);
+		sleep(2);
+		_exit(0);
+	}
+	low.rlim_cur = (rlim_t)open_fds() + 6;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	usleep(200000);
+	cpu0 = thread_cpu_ms(fx->thread);
+	usleep(1000000);
+	cpu = thread_cpu_ms(fx->thread) - cpu0;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	print_message("the loop out of descriptors: %lld ms of CPU in 1 s\n", cpu);
+	assert_true(cpu < 300);
+	assert_true(status_latency_ms(fx) < 2000); /* accepting again */
+}
+
+static char *silent_endpoints[] = { "tcp://127.0.0.1:9" }; /* discard: nothing listens */
+static const struct service_config silent_service = { .present = 1,
+						      .aggregators = silent_endpoints,
+						      .n_aggregators = 1 };
+
+static int setup_silent(void **state)
+{
+	int e;
+
+	setup_service = &silent_service;
+	e = setup(state);
+	setup_service = NULL;
+	return e;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_yours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_debuggable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_non_reader_does_not_stall, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connections_per_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_descriptors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_silent_aggregator, setup_silent,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_user_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_start_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_hides_others, setup, teardown),

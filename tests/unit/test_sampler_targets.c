@@ -3,7 +3,8 @@
  * copy of a spinning program exec'd by an unprivileged user inside that
  * user's Target leaves it at that exec and is never sampled, while the
  * same program without the setuid bit is, and so do a setgid copy and a
- * copy with a file capability (red F2: their uids stay the user's, but
+ * copy with a file capability and an execute-only copy (red F2: their
+ * uids stay the user's, but
  * the user may not debug them); a Target process that makes itself
  * non-dumpable is no longer sampled; a process no Target follows,
  * exec'd with the Run token in its environment, is adopted under the
@@ -59,6 +60,7 @@ static char plain[128]; /* the spinning program, 0755 */
 static char setuid_copy[128]; /* the same, setuid root */
 static char setgid_copy[128]; /* the same, setgid to a group not the user's */
 static char filecap_copy[128]; /* the same, with cap_net_raw as a file capability */
+static char xonly_copy[128]; /* the same, 0711: the user may run it, not read it */
 static uid_t user, other_user;
 
 static uint64_t now_ns(void)
@@ -132,8 +134,10 @@ static int group_setup(void **state)
 	snprintf(setuid_copy, sizeof(setuid_copy), "%s/spin-setuid", dir);
 	snprintf(setgid_copy, sizeof(setgid_copy), "%s/spin-setgid", dir);
 	snprintf(filecap_copy, sizeof(filecap_copy), "%s/spin-filecap", dir);
+	snprintf(xonly_copy, sizeof(xonly_copy), "%s/spin-xonly", dir);
 	if (copy_self(plain, 0, 0755) || copy_self(setuid_copy, 0, 04755) ||
-	    copy_self(setgid_copy, 4242, 02755) || copy_self(filecap_copy, 0, 0755))
+	    copy_self(setgid_copy, 4242, 02755) || copy_self(filecap_copy, 0, 0755) ||
+	    copy_self(xonly_copy, 0, 0711))
 		return -1;
 	{
 		struct vfs_cap_data cap = {
@@ -159,6 +163,8 @@ static int group_teardown(void **state)
 		unlink(setgid_copy);
 	if (filecap_copy[0])
 		unlink(filecap_copy);
+	if (xonly_copy[0])
+		unlink(xonly_copy);
 	if (dir[0])
 		rmdir(dir);
 	return 0;
@@ -400,12 +406,13 @@ static void test_setuid_exec_leaves(void **state)
 	assert_true(samples_of(ch.pid, 6).samples >= 60);
 }
 
-/* red F2: a setgid copy and a file-capability copy keep the user's uids
- * but are not the user's to debug (the kernel makes them non-dumpable):
- * each leaves the user's Target at its exec and is never sampled */
+/* red F2: a setgid copy, a file-capability copy and an execute-only copy
+ * keep the user's uids but are not the user's to debug (the kernel makes
+ * them non-dumpable): each leaves the user's Target at its exec and is
+ * never sampled */
 static void test_setgid_and_filecap_exec_leave(void **state)
 {
-	const char *programs[] = {setgid_copy, filecap_copy};
+	const char *programs[] = {setgid_copy, filecap_copy, xonly_copy};
 	struct task_event e[4];
 	struct sampler_counters c;
 	struct child ch;
@@ -413,7 +420,7 @@ static void test_setgid_and_filecap_exec_leave(void **state)
 	(void)state;
 	SKIP_UNLESS(!why_not, why_not);
 	assert_int_equal(sampler_set_active(s, 1), 0);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		ch = exec_child(user, programs[i], NULL, 0);
 		assert_int_equal(sampler_add_target(s, ch.pid, 5, user), 0);
 		run_child(&ch);
@@ -428,7 +435,7 @@ static void test_setgid_and_filecap_exec_leave(void **state)
 		assert_true(samples_of(ch.pid, 6).samples >= 60);
 	}
 	sampler_read_counters(s, &c);
-	assert_int_equal(c.left, 2);
+	assert_int_equal(c.left, 3);
 }
 
 /* a Target process that makes itself non-dumpable after its exec

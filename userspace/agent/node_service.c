@@ -152,6 +152,13 @@ static int watch(struct node_service *ns, int fd, void *tag)
 	return epoll_ctl(ns->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+int ns_watch_wakeup(struct node_service *ns, int fd)
+{
+	/* the Agent's tag: nothing is done for the event itself, the turn of
+	 * the loop it ends runs the ticks */
+	return watch(ns, fd, &tag_agent);
+}
+
 static int open_descriptors(struct node_service *ns, const struct node_service_opts *o, char *err,
 			    size_t errlen)
 {
@@ -228,6 +235,19 @@ fail:
 	return NULL;
 }
 
+/* 1 when uid holds its share of the connections already (root: never) */
+static int uid_full(const struct node_service *ns, uid_t uid)
+{
+	const struct ns_client *c;
+	int n = 0;
+
+	if (uid == 0)
+		return 0;
+	for (c = ns->clients; c; c = c->next)
+		n += c->peer.uid == uid;
+	return n >= NS_MAX_CLIENTS_PER_UID;
+}
+
 int node_service_add_client(struct node_service *ns, int fd)
 {
 	struct ns_client *c;
@@ -243,7 +263,13 @@ int node_service_add_client(struct node_service *ns, int fd)
 		return -ENOMEM;
 	}
 	c->fd = fd;
+	c->reading = 1;
 	e = control_peer_of(fd, &c->peer);
+	if (!e && uid_full(ns, c->peer.uid)) {
+		pr_warn("a control connection of uid %u refused: it has %d open already",
+			(unsigned)c->peer.uid, NS_MAX_CLIENTS_PER_UID);
+		e = -EUSERS;
+	}
 	if (!e)
 		e = watch(ns, fd, c);
 	if (e) {
@@ -268,16 +294,30 @@ static void drop_client(struct node_service *ns, struct ns_client *c)
 		*p = c->next;
 	ns->n_clients--;
 	ns_runs_orphan(ns, c);
+	ns_status_forget(ns, c);
 	epoll_ctl(ns->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c);
+}
+
+/* EPOLLIN of c on while it may have more requests pending, off beyond */
+static void pace(struct node_service *ns, struct ns_client *c)
+{
+	int want = c->pending < NS_MAX_PENDING;
+	struct epoll_event ev = { .events = want ? EPOLLIN : 0, .data.ptr = c };
+
+	if (want == c->reading || c->dead)
+		return;
+	/* off: its hang-up (EPOLLHUP) is still reported */
+	if (epoll_ctl(ns->epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		c->dead = 1;
+	c->reading = want;
 }
 
 void ns_reply(struct node_service *ns, struct ns_client *c, const char *request, json_t *reply)
 {
 	int e;
 
-	(void)ns;
 	if (!reply) {
 		reply = control_error_reply(-ENOMEM, "the node service is out of memory: try again");
 		if (!reply)
@@ -288,13 +328,19 @@ void ns_reply(struct node_service *ns, struct ns_client *c, const char *request,
 		return;
 	}
 	json_object_set_new(reply, "reply", json_string(request));
-	e = control_send_msg(c->fd, reply, CONTROL_SEND_TIMEOUT_MS);
+	/* the loop never waits for a client: no room is a client that does
+	 * not read its replies */
+	e = control_send_msg(c->fd, reply, 0);
 	if (e) {
 		pr_warn("cannot answer the client (pid %d, uid %u): %s: it is dropped",
-			(int)c->peer.pid, (unsigned)c->peer.uid, strerror(-e));
+			(int)c->peer.pid, (unsigned)c->peer.uid,
+			e == -ETIMEDOUT ? "it does not read its replies" : strerror(-e));
 		c->dead = 1;
 	}
 	json_decref(reply);
+	if (c->pending > 0)
+		c->pending--;
+	pace(ns, c);
 }
 
 static void dispatch_request(struct node_service *ns, struct ns_client *c, json_t *req)
@@ -323,7 +369,7 @@ static int on_client(struct node_service *ns, struct ns_client *c)
 	char err[256];
 	int n, e;
 
-	for (n = 0; n < 16 && !c->dead; n++) {
+	for (n = 0; n < NS_READS_PER_TURN && !c->dead && c->pending < NS_MAX_PENDING; n++) {
 		json_t *req = NULL;
 
 		e = control_recv_msg(c->fd, &req, err, sizeof(err));
@@ -331,6 +377,7 @@ static int on_client(struct node_service *ns, struct ns_client *c)
 			return 0;
 		if (e == -ECONNRESET || (e < 0 && e != -EMSGSIZE && e != -EBADMSG))
 			return 1;
+		c->pending++; /* ns_reply() takes it back */
 		if (e < 0) {
 			ns_reply(ns, c, "", control_error_reply(e, "refused: %s", err));
 			continue;
@@ -338,7 +385,30 @@ static int on_client(struct node_service *ns, struct ns_client *c)
 		dispatch_request(ns, c, req);
 		json_decref(req);
 	}
+	pace(ns, c);
 	return c->dead;
+}
+
+/* the listening socket out of the loop for NS_LISTEN_PAUSE_MS (no
+ * descriptor left to accept with: it would wake the loop at once,
+ * forever), or back in once that is over */
+static void listen_pause(struct node_service *ns, int pause)
+{
+	if (ns->listen_fd < 0 || pause == !!ns->listen_paused_until_ms)
+		return;
+	if (pause) {
+		epoll_ctl(ns->epfd, EPOLL_CTL_DEL, ns->listen_fd, NULL);
+		ns->listen_paused_until_ms = clock_monotonic_ms() + NS_LISTEN_PAUSE_MS;
+		if (ns->listen_paused_until_ms - ns->listen_warned_ms < 10000)
+			return;
+		ns->listen_warned_ms = ns->listen_paused_until_ms;
+		pr_warn("no file descriptor left to accept control connections with (%s): "
+			"accepting again in %d ms (said once per 10 s); raise LimitNOFILE / "
+			"ulimit -n of nunatakd",
+			strerror(errno), NS_LISTEN_PAUSE_MS);
+	} else if (!watch(ns, ns->listen_fd, &tag_listen)) {
+		ns->listen_paused_until_ms = 0;
+	}
 }
 
 static void on_listen(struct node_service *ns)
@@ -347,9 +417,11 @@ static void on_listen(struct node_service *ns)
 
 	while ((fd = accept4(ns->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
 		e = node_service_add_client(ns, fd);
-		if (e)
+		if (e && e != -EUSERS)
 			pr_warn("a control connection refused: %s", strerror(-e));
 	}
+	if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+		listen_pause(ns, 1);
 }
 
 static void begin_stop(struct node_service *ns, const char *why)
@@ -364,6 +436,7 @@ static void begin_stop(struct node_service *ns, const char *why)
 		epoll_ctl(ns->epfd, EPOLL_CTL_DEL, ns->listen_fd, NULL);
 		close(ns->listen_fd);
 		ns->listen_fd = -1;
+		ns->listen_paused_until_ms = 0;
 		unlink(ns->control_path);
 	}
 	ns_runs_end_all(ns);
@@ -385,10 +458,20 @@ static void on_signal(struct node_service *ns)
 
 static int next_timeout(struct node_service *ns)
 {
-	int t = agent_timeout_ms(ns->agent), r = ns_runs_tick(ns);
+	int t = agent_timeout_ms(ns->agent), r = ns_runs_tick(ns), st = ns_status_tick(ns);
 
 	if (r >= 0 && (t < 0 || r < t))
 		t = r;
+	if (st >= 0 && (t < 0 || st < t))
+		t = st;
+	if (ns->listen_paused_until_ms) {
+		long long left = ns->listen_paused_until_ms - clock_monotonic_ms();
+
+		if (left <= 0)
+			listen_pause(ns, 0);
+		else if (t < 0 || left < t)
+			t = (int)left;
+	}
 	if (ns->stopping) {
 		long long left = ns->stop_deadline_ms - clock_monotonic_ms();
 
@@ -414,7 +497,9 @@ static void on_event(struct node_service *ns, struct epoll_event *ev)
 	} else if (ev->data.ptr != &tag_agent) {
 		struct ns_client *c = ev->data.ptr;
 
-		if (on_client(ns, c))
+		if (!c->reading && (ev->events & (EPOLLHUP | EPOLLERR)))
+			drop_client(ns, c);
+		else if (on_client(ns, c))
 			drop_client(ns, c);
 	}
 }
@@ -492,6 +577,7 @@ void node_service__free(struct node_service *ns)
 		return;
 	while (ns->clients)
 		drop_client(ns, ns->clients);
+	ns_status_free(ns);
 	for (r = ns->runs; r; r = rnext) {
 		rnext = r->next;
 		json_decref(r->exit_code);

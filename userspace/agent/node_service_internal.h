@@ -17,13 +17,31 @@
 /* FINALIZE: how long the Aggregator waits for other nodes' last Batch */
 #define NS_NODES_WAIT_MS 5000
 #define NS_MAX_CLIENTS 1024
+/* connections of one uid at a time (root: any): one user cannot take every
+ * slot of NS_MAX_CLIENTS */
+#define NS_MAX_CLIENTS_PER_UID 16
+/* requests of one connection not answered yet: beyond, its next requests
+ * are not read until a reply goes out (a run-end and the run-interrupt
+ * sent while it waits are two) */
+#define NS_MAX_PENDING 4
+/* no descriptor left to accept with: the listening socket rests this long */
+#define NS_LISTEN_PAUSE_MS 100
+/* requests read from one connection per turn of the loop */
+#define NS_READS_PER_TURN 4
+/* status: how long the Aggregators' STATUS answers are waited for */
+#define NS_STATUS_WAIT_MS 1000
 
 struct ns_client {
 	int fd;
 	struct control_peer peer;
-	int dead; /* a reply could not be sent: closed at the next turn */
+	int dead;    /* a reply could not be sent: closed at the next turn */
+	int pending; /* requests read and not answered yet */
+	int reading; /* EPOLLIN is on (pending < NS_MAX_PENDING) */
 	struct ns_client *next;
 };
+
+struct ns_status_link; /* node_service_status.c: one Aggregator's STATUS */
+struct ns_status_wait;
 
 enum ns_run_state {
 	NS_RUN_STARTING, /* START sent, its Ack awaited */
@@ -70,6 +88,10 @@ struct node_service {
 	struct ns_client *clients;
 	size_t n_clients;
 	struct ns_run *runs;
+	struct ns_status_link *links; /* [n_endpoints], NULL until the first status */
+	struct ns_status_wait *waits; /* status requests waiting for the Aggregators */
+	long long listen_paused_until_ms; /* 0: listening */
+	long long listen_warned_ms;
 	int stopping;
 	long long stop_deadline_ms;
 };
@@ -86,11 +108,23 @@ void ns_runs_end_all(struct node_service *ns);
  * the ms until the next look, -1 none */
 int ns_runs_tick(struct node_service *ns);
 
-/* node_service_status.c */
+/* node_service_status.c: status asks every Aggregator at once over a
+ * DEALER of its own (never waiting in the loop) and replies when all
+ * answered or at NS_STATUS_WAIT_MS */
 int ns_status(struct node_service *ns, struct ns_client *c, json_t *req);
+/* takes the Aggregators' answers, replies to the status requests that are
+ * complete or due; the ms until the next due one, -1 none */
+int ns_status_tick(struct node_service *ns);
+/* c's connection closed: its status requests are forgotten */
+void ns_status_forget(struct node_service *ns, struct ns_client *c);
+void ns_status_free(struct node_service *ns);
 
-/* node_service.c: sends a reply to c (NULL: dropped), takes its reference;
- * a client that cannot take it is dropped at the next turn of the loop */
+/* node_service.c: fd (readable) wakes the loop, which then runs its ticks */
+int ns_watch_wakeup(struct node_service *ns, int fd);
+
+/* node_service.c: sends a reply to c (NULL: dropped), takes its reference,
+ * never waits: a client whose socket has no room for it (it does not read
+ * its replies) is dropped at the next turn of the loop */
 void ns_reply(struct node_service *ns, struct ns_client *c, const char *request, json_t *reply);
 
 #endif

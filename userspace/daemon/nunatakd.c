@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -141,6 +142,30 @@ static int load_config(struct config *cfg)
 	return 0;
 }
 
+/* descriptors: perf events per CPU, the clients (NS_MAX_CLIENTS 1024), the
+ * Runs' files: the soft limit goes up to the hard one, and to at least
+ * NOFILE_WANTED when root may raise the hard one (systemd's soft default
+ * is 1024) */
+#define NOFILE_WANTED 65536
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < NOFILE_WANTED) {
+		struct rlimit more = { NOFILE_WANTED, NOFILE_WANTED };
+
+		if (!setrlimit(RLIMIT_NOFILE, &more))
+			return;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		pr_warn("cannot raise the open-file limit to %llu: %s", (unsigned long long)rl.rlim_max,
+			strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
@@ -159,6 +184,7 @@ int main(int argc, char **argv)
 				"as their owners); without it, `nunatak run` profiles in-process\n");
 		return 1;
 	}
+	raise_nofile();
 	config_init(&cfg);
 	if (load_config(&cfg))
 		goto out;

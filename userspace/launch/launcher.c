@@ -132,6 +132,7 @@ static const struct mpi_option mpi_options[] = {
     {"bootstrap", 1, 0},
     {"bootstrap-exec", 1, 0},
     {"iface", 1, 0},
+    {"localhost", 1, 0},
     {"configfile", 1, 0},
     {"rmk", 1, 0},
     {"demux", 1, 0},
