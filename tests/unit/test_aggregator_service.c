@@ -500,6 +500,41 @@ static void test_owner_writes(void **state)
 	assert_int_equal(lstat(fresh_run, &st), 0);
 	assert_int_equal(st.st_uid, OWNER_UID);
 
+	/* the owner's own "symbolizer" is never run by the service */
+	{
+		char tool[PATH_MAX + 16], marker[PATH_MAX + 16], dir[PATH_MAX];
+		json_t *spec, *m, *x;
+		FILE *f;
+		size_t k;
+		int said = 0;
+
+		snprintf(tool, sizeof(tool), "%s/sym.sh", home);
+		snprintf(marker, sizeof(marker), "%s/ran", home);
+		f = fopen(tool, "w");
+		assert_non_null(f);
+		fprintf(f, "#!/bin/sh\ntouch '%s'\nexec cat >/dev/null\n", marker);
+		fclose(f);
+		assert_int_equal(chmod(tool, 0755), 0);
+		assert_int_equal(chown(tool, OWNER_UID, OWNER_UID), 0);
+		json = start_json_full(fx->runs_dir, NODE, OWNER_UID, OWNER_UID, NULL);
+		spec = json_loads(json, 0, NULL);
+		free(json);
+		json_object_set_new(spec, "symbolizer", json_string(tool));
+		json = json_dumps(spec, JSON_COMPACT);
+		json_decref(spec);
+		start_run_on(fx->dealer, "run-tool", json, dir);
+		free(json);
+		send_good_batch_on(fx, fx->dealer, "run-tool", NODE, 1, 0);
+		finalize_on(fx->dealer, "run-tool", FINALIZE_JSON);
+		assert_int_equal(access(marker, F_OK), -1);
+		m = load_manifest_of(dir);
+		json_array_foreach(json_object_get(m, "degradations"), k, x)
+			said |= !strcmp(json_string_value(json_object_get(x, "name")),
+					"symbolizer-untrusted");
+		assert_true(said);
+		json_decref(m);
+	}
+
 	/* a runs directory of root's: the owner cannot make a Run in it */
 	snprintf(rootdir, sizeof(rootdir), "%s/roots", fx->base);
 	assert_int_equal(mkdir(rootdir, 0755), 0);
@@ -656,6 +691,17 @@ static void test_curve_finalize_bound_to_origin(void **state)
 	expect_error_on(b, "another Agent", NULL);
 	assert_int_equal(access(fx->run_dir, F_OK), 0);
 	send_good_batch_on(fx, b, RUN_ID, "nb", 1, 0); /* an allowed Agent's Batch: stored */
+	/* a node is the key that first said its name */
+	hello_on(a, "na", 7, NULL);
+	hello_on(b, "na", 8, NULL);
+	{
+		json_t *st = status_on(a), *ag = json_array_get(json_object_get(st, "agents"), 0);
+
+		assert_int_equal(json_array_size(json_object_get(st, "agents")), 1);
+		assert_string_equal(json_string_value(json_object_get(ag, "incarnation")),
+				    "0000000000000007");
+		json_decref(st);
+	}
 	finalize_on(a, RUN_ID, FINALIZE_JSON);
 	zmq_close(a);
 	zmq_close(b);

@@ -382,6 +382,15 @@ static void test_spawned_as_user(void **state)
 	/* a path that does not exist: the spawn says so */
 	assert_int_equal(tool_run("/nonexistent/tool", argv, 5000, out, sizeof(out), &res),
 			 -ENOENT);
+	{
+		/* none of our environment, ordinary limits */
+		char *env_argv[] = {"sh", "-c", "echo \"${NUNATAK_SECRET}|$(ulimit -l)|$PATH\"", NULL};
+
+		setenv("NUNATAK_SECRET", "leaked", 1);
+		assert_int_equal(tool_run("/bin/sh", env_argv, 5000, out, sizeof(out), &res), 0);
+		unsetenv("NUNATAK_SECRET");
+		assert_string_equal(out, "|8192|/usr/bin:/bin\n");
+	}
 	assert_ptr_equal(tool_user_bind(NULL), &u);
 	close(fd);
 	assert_int_equal(tool_run("/bin/sh", argv, 5000, out, sizeof(out), &res), 0);

@@ -115,6 +115,14 @@ void agg_hello(struct aggregator *agg, const struct agg_peer *from, const Nunata
 
 	if (!h->node || !h->node[0])
 		return;
+	if (a && strcmp(a->peer.key, from->key)) {
+		/* a node is the Agent key that first said its name: another key
+		 * does not take over its OPENs, CLOSEs and machine */
+		pr_warn("aggregator: a Hello as node '%s' from another Agent key than the "
+			"node's: ignored (restart the Aggregator after changing a node's key)",
+			h->node);
+		return;
+	}
 	if (!a) {
 		a = calloc(1, sizeof(*a));
 		if (!a || !(a->node = strdup(h->node))) {

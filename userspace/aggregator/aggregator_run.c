@@ -349,9 +349,30 @@ static int start_again(struct aggregator *agg, const struct agg_peer *from, stru
 	return reply_start_ack(agg, from, r);
 }
 
+/* The symbolizer a Run of another user may have run: one root would run
+ * (the trust rules as this process, not as the owner: never a file of
+ * the owner's, which would run with what the service gives it). Refused:
+ * none (ELF names), and *why says so (the Run's Degradation). */
+static void symbolizer_for_owner(struct agg_run *r, char *why, size_t whylen)
+{
+	char path[PATH_MAX], reason[PATH_MAX + 256];
+
+	why[0] = '\0';
+	if (!r->symbolizer[0] || r->uid == 0 || r->uid == geteuid())
+		return;
+	if (!tool_resolve_trusted(r->symbolizer, path, sizeof(path), reason, sizeof(reason)))
+		return;
+	snprintf(why, whylen,
+		 "llvm-symbolizer '%s' was not run by the service: %s; names come from ELF symbols "
+		 "only",
+		 r->symbolizer, reason);
+	r->symbolizer[0] = '\0';
+}
+
 int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 		  const Nunatak__Wire__Control *c)
 {
+	char refused_tool[2 * PATH_MAX + 512];
 	json_t *spec, *run;
 	const char *runs_dir = NULL;
 	char why[2 * PATH_MAX + 256] = "";
@@ -387,11 +408,17 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 	}
 	err = start_facts(r, spec, &runs_dir, why, sizeof(why));
 	if (!err)
+		symbolizer_for_owner(r, refused_tool, sizeof(refused_tool));
+	if (!err)
 		err = as_owner_enter(&o, r->uid, r->gid);
 	if (!err) {
 		tu = (struct tool_user){r->uid, r->gid};
 		prev_tu = (struct tool_user *)tool_user_bind(&tu);
 		err = start_files(r, spec, runs_dir, why, sizeof(why));
+		if (!err && refused_tool[0])
+			pivot_add_degradation(r->pivot, "symbolizer-untrusted", refused_tool,
+					      "set tools.llvm-symbolizer in the site's nunatak.toml "
+					      "to a root-owned llvm-symbolizer");
 		tool_user_bind(prev_tu);
 		if (err && r->run_dir)
 			run_dir_discard(r->run_dir);

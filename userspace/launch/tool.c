@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -123,8 +124,21 @@ static const struct tool_user *user_to_become(void)
 	return u && u->uid != 0 && u->uid != geteuid() ? u : NULL;
 }
 
+/* what a tool run as another user gets of this (root) process: nothing
+ * of its environment, the limits of an ordinary process */
+static char *const user_env[] = {"PATH=/usr/bin:/bin", "LANG=C", "HOME=/", NULL};
+static const struct {
+	int resource;
+	struct rlimit limit;
+} user_limits[] = {
+    {RLIMIT_MEMLOCK, {8u << 20, 8u << 20}},
+    {RLIMIT_CORE, {0, 0}},
+    {RLIMIT_NOFILE, {1024, 1024}},
+};
+
 /* The child of spawn_as(): what posix_spawn does for the others (see
- * tool.h), then no supplementary group, the user's gid and uid, exec.
+ * tool.h), the limits above, then no supplementary group, the user's gid
+ * and uid, exec with the environment above.
  * Only system calls: the parent may have other threads. Its errno goes
  * to report (close-on-exec: EOF when the exec succeeded). */
 static void __attribute__((noreturn)) child_as(const char *path, char *const argv[],
@@ -148,9 +162,12 @@ static void __attribute__((noreturn)) child_as(const char *path, char *const arg
 	/* every other descriptor closes at exec (report must live until then) */
 	if (close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC))
 		goto fail;
+	for (i = 0; i < (int)(sizeof(user_limits) / sizeof(user_limits[0])); i++)
+		if (setrlimit(user_limits[i].resource, &user_limits[i].limit))
+			goto fail;
 	if (setgroups(0, NULL) || setgid(u->gid) || setuid(u->uid))
 		goto fail;
-	execve(path, argv, environ);
+	execve(path, argv, user_env);
 fail:
 	e = errno;
 	if (write(report, &e, sizeof(e)) < 0)

@@ -40,7 +40,10 @@ struct tool_result {
  * runs llvm-symbolizer as the Run's owner): the child drops every
  * supplementary group, then takes @gid, then @uid, before exec (a failure
  * to is the spawn's error). NULL, uid 0 or the euid: the tools run as this
- * process does. Per thread; returns the previous binding (to restore).
+ * process does. Such a tool gets none of this process' environment (PATH=
+ * /usr/bin:/bin, LANG=C, HOME=/ only) and ordinary limits (RLIMIT_MEMLOCK
+ * 8 MiB, RLIMIT_CORE 0, RLIMIT_NOFILE 1024), in a process group of its
+ * own that tool_reap() kills. Per thread; returns the previous binding.
  * The struct must live while it is bound. */
 struct tool_user {
 	uid_t uid;
