@@ -162,6 +162,18 @@ static void test_refusals(void **state)
 	assert_int_equal(reply_code(ask(fd, start_req(fx->runs, 999999999), 2000), err,
 				    sizeof(err)),
 			 -ESRCH);
+	/* red F8 nit: a pid beyond a pid_t is refused, not truncated (to this
+	 * process, here) */
+	{
+		json_t *req = start_req(fx->runs, getpid());
+
+		json_object_set_new(req, "pid", json_integer(((json_int_t)1 << 32) + getpid()));
+		assert_int_equal(reply_code(ask(fd, req, 2000), err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "(1 to 2147483647)"));
+		req = start_req(fx->runs, getpid());
+		json_object_set_new(req, "pid", json_integer(-5));
+		assert_int_equal(reply_code(ask(fd, req, 2000), err, sizeof(err)), -EINVAL);
+	}
 	assert_int_equal(reply_code(ask(fd, json_pack("{s:s, s:s}", "request", "run-end", "run_id",
 						     "nope"), 2000),
 				    err, sizeof(err)),

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "userspace/agent/agent.h"
 #include "userspace/agent/node_service_internal.h"
@@ -129,8 +131,11 @@ static int check_start(const json_t *req, char *err, size_t errlen)
 		snprintf(err, errlen, "run-start needs \"runs_dir\", an absolute path");
 	else if (!is_hex32(json_string_value(json_object_get(req, "token"))))
 		snprintf(err, errlen, "run-start needs \"token\", 32 lowercase hex digits");
-	else if (!json_is_integer(json_object_get(req, "pid")))
-		snprintf(err, errlen, "run-start needs \"pid\", the process to observe");
+	else if (!json_is_integer(json_object_get(req, "pid")) ||
+		 json_integer_value(json_object_get(req, "pid")) < 1 ||
+		 json_integer_value(json_object_get(req, "pid")) > INT_MAX)
+		snprintf(err, errlen, "run-start needs \"pid\", the process to observe (1 to %d)",
+			 INT_MAX);
 	else if (!json_is_string(json_object_get(req, "symbolizer")))
 		snprintf(err, errlen, "run-start needs \"symbolizer\", a path or \"\"");
 	else if (exe && !json_is_null(exe) && !json_is_string(exe))
@@ -164,8 +169,8 @@ static char *start_json(const struct ns_run *r, const json_t *req)
 	return text;
 }
 
-/* degradations the client knows of (the symbolizer it resolved), and the
- * follow of its process */
+/* the follow of the client's process (first: right after it was checked),
+ * and the degradations the client knows of (the symbolizer it resolved) */
 static void seed_target(struct ns_run *r, const json_t *req)
 {
 	struct agent *a = r->ns->agent;
@@ -173,14 +178,6 @@ static void seed_target(struct ns_run *r, const json_t *req)
 	json_t *d;
 	int e;
 
-	json_array_foreach(json_object_get(req, "degradations"), i, d) {
-		const char *name = json_string_value(json_object_get(d, "name"));
-		const char *message = json_string_value(json_object_get(d, "message"));
-		const char *remedy = json_string_value(json_object_get(d, "remedy"));
-
-		if (name && message)
-			agent_target_add_degradation(a, r->run_id, name, message, remedy ?: "");
-	}
 	e = agent_target_follow(a, r->run_id, r->pid);
 	if (e) {
 		char message[256];
@@ -192,6 +189,47 @@ static void seed_target(struct ns_run *r, const json_t *req)
 					     "run nunatak -v to see why; a runs path much shorter "
 					     "than PATH_MAX avoids /proc lines too long to read");
 	}
+	json_array_foreach(json_object_get(req, "degradations"), i, d) {
+		const char *name = json_string_value(json_object_get(d, "name"));
+		const char *message = json_string_value(json_object_get(d, "message"));
+		const char *remedy = json_string_value(json_object_get(d, "remedy"));
+
+		if (name && message)
+			agent_target_add_degradation(a, r->run_id, name, message, remedy ?: "");
+	}
+}
+
+/* a pidfd of pid (the same process at both looks), or -errno */
+static int pid_hold(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* The second look, after the follow: the process of the first is alive
+ * (pidfd: not a reused pid) and still the peer's to observe (it did not
+ * exec a setuid program meanwhile). 0, or -errno with err. */
+static int still_observable(const struct ns_client *c, pid_t pid, int pidfd, char *err,
+			    size_t errlen)
+{
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0)) {
+		snprintf(err, errlen, "process %d ended while it was being followed", (int)pid);
+		return -ESRCH;
+	}
+	return control_may_observe(&c->peer, pid, err, errlen);
+}
+
+/* The Run of a refused second look: refused to the client now, ended and
+ * discarded without it (on_started() does when START is acked) */
+static void refuse_run(struct ns_run *r, int e, const char *err)
+{
+	ns_reply(r->ns, r->client, CONTROL_RUN_START, control_error_reply(e, "%s", err));
+	r->client = NULL;
+	r->discard = 1;
+	r->interrupted = 1;
+	if (r->state == NS_RUN_ACTIVE)
+		finish(r);
 }
 
 int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
@@ -204,17 +242,30 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 	char *start;
 	int e;
 
+	int pidfd = -1;
+
 	e = check_start(req, err, sizeof(err));
+	if (!e) {
+		pidfd = pid_hold((pid_t)json_integer_value(json_object_get(req, "pid")));
+		e = pidfd < 0 ? pidfd : 0;
+		if (e)
+			snprintf(err, sizeof(err), "process %d cannot be observed: %s",
+				 (int)json_integer_value(json_object_get(req, "pid")),
+				 e == -ESRCH ? "it does not exist" : strerror(-e));
+	}
 	if (!e)
 		e = control_may_observe(&c->peer, (pid_t)json_integer_value(json_object_get(req, "pid")),
 					err, sizeof(err));
 	if (e) {
+		if (pidfd >= 0)
+			close(pidfd);
 		ns_reply(ns, c, CONTROL_RUN_START, control_error_reply(e, "%s", err));
 		return e;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r || (e = new_run_id(r->run_id))) {
 		free(r);
+		close(pidfd);
 		ns_reply(ns, c, CONTROL_RUN_START, control_error_reply(-ENOMEM, "no memory for a Run"));
 		return -ENOMEM;
 	}
@@ -240,14 +291,20 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 	e = start ? agent_target_start(ns->agent, &o, on_started, r) : -ENOMEM;
 	free(start);
 	if (e) {
+		close(pidfd);
 		ns_reply(ns, c, CONTROL_RUN_START,
 			 control_error_reply(e, "the agent cannot start the Run: %s", strerror(-e)));
 		run_free(r);
 		return e;
 	}
 	/* on_started() may have run already, and freed r on an error */
-	if (agent_target_exists(ns->agent, run_id))
+	if (agent_target_exists(ns->agent, run_id)) {
 		seed_target(r, req);
+		e = still_observable(c, r->pid, pidfd, err, sizeof(err));
+		if (e)
+			refuse_run(r, e, err);
+	}
+	close(pidfd);
 	return 0;
 }
 
