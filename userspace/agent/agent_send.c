@@ -29,7 +29,7 @@
 #include "userspace/wire/wire.h"
 
 #define AGENT_HELLO_RETRY_MS 100
-#define AGENT_VERSION "0.1.0" /* TODO(main): one version macro outside cli/cli.h */
+#include "userspace/log/version.h"
 
 static int agent_conn_curve(struct agent *a, void *sock, char *err, size_t errlen)
 {
@@ -150,7 +150,7 @@ static int agent_send_hello(struct agent *a, struct agent_conn *c)
 	int err;
 
 	json_decref(status);
-	hello.agent_version = AGENT_VERSION;
+	hello.agent_version = NUNATAK_VERSION;
 	hello.node = a->node;
 	hello.machine_json = a->machine_json;
 	hello.has_incarnation = 1;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "userspace/aggregator/aggregator_internal.h"
-#include "userspace/cli/cli.h" /* NUNATAK_VERSION */
+#include "userspace/log/version.h"
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 

@@ -5,7 +5,7 @@
 
 #include "userspace/aggregator/provenance.h"
 #include "userspace/aggregator/run_manifest.h"
-#include "userspace/cli/cli.h" /* NUNATAK_VERSION */
+#include "userspace/log/version.h"
 #include "userspace/log/log.h"
 
 void run_iso_time(char *buf, size_t len)

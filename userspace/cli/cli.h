@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#define NUNATAK_VERSION "0.1.0"
+#include "userspace/log/version.h"
 
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);

@@ -23,7 +23,7 @@
 #include <zmq.h>
 
 #include "userspace/aggregator/aggregator.h"
-#include "userspace/cli/cli.h" /* NUNATAK_VERSION */
+#include "userspace/log/version.h"
 #include "userspace/config/config.h"
 #include "userspace/log/log.h"
 #include "userspace/wire/curve.h"
