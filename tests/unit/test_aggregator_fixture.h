@@ -644,4 +644,72 @@ static int dir_is_empty(const char *dir)
 	return empty;
 }
 
+/* --- what the service tests share --------------------------------------- */
+
+static void hello_on(void *sock, const char *node, uint64_t incarnation, const char *status)
+{
+	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
+	Nunatak__Wire__Hello h = NUNATAK__WIRE__HELLO__INIT;
+
+	h.agent_version = "test";
+	h.node = (char *)node;
+	h.has_incarnation = 1;
+	h.incarnation = incarnation;
+	h.machine_json = "{\"cpus\": 2}";
+	h.status_json = (char *)status;
+	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	send_envelope_on(sock, &env);
+}
+
+/* FINALIZE of run_id on sock with json, answered within the finalize bound */
+static void finalize_on(void *sock, const char *run_id, const char *json)
+{
+	wire_envelope *r;
+
+	send_control_on(sock, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, run_id, json);
+	r = recv_on_within(sock, FINALIZE_TIMEOUT_MS);
+	if (r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR)
+		fail_msg("FINALIZE refused: %s", r->error->message);
+	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ACK);
+	assert_string_equal(r->ack->run_id, run_id);
+	assert_non_null(strstr(r->ack->json, "run_dir"));
+	wire_envelope_free(r);
+}
+
+/* STATUS's Ack.json, parsed */
+static json_t *status_on(void *sock)
+{
+	char *text = NULL;
+	json_t *j;
+
+	send_control_on(sock, NUNATAK__WIRE__CONTROL__ACTION__STATUS, "", NULL);
+	expect_ack_on(sock, "", "", 0, &text);
+	j = json_loads(text, 0, NULL);
+	free(text);
+	assert_non_null(j);
+	return j;
+}
+
+static json_int_t counter_of(json_t *status, const char *name)
+{
+	return json_integer_value(json_object_get(json_object_get(status, "counters"), name));
+}
+
+/* the next message on sock is a Control action of run_id: its json (a
+ * copy to free, "" without) */
+static char *expect_control_on(void *sock, int action, const char *run_id)
+{
+	wire_envelope *r = recv_on_within(sock, REPLY_TIMEOUT_MS);
+	char *json;
+
+	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_CONTROL)
+		fail_msg("body %d instead of a Control", (int)r->body_case);
+	assert_int_equal(r->control->action, action);
+	assert_string_equal(r->control->run_id, run_id);
+	json = strdup(r->control->json ? r->control->json : "");
+	wire_envelope_free(r);
+	return json;
+}
+
 #endif

@@ -12,7 +12,6 @@
 
 #include "userspace/aggregator/manifest.h"
 #include "userspace/log/clock.h"
-#include "userspace/wire/curve.h"
 
 #define OWNER_UID 4242
 #define TOKEN "0123456789abcdef0123456789abcdef"
@@ -27,77 +26,11 @@ static int setup_resume(void **state)
 	return fixture_setup(state, 0, 1);
 }
 
-static void hello_on(void *sock, const char *node, uint64_t incarnation, const char *status)
-{
-	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
-	Nunatak__Wire__Hello h = NUNATAK__WIRE__HELLO__INIT;
-
-	h.agent_version = "test";
-	h.node = (char *)node;
-	h.has_incarnation = 1;
-	h.incarnation = incarnation;
-	h.machine_json = "{\"cpus\": 2}";
-	h.status_json = (char *)status;
-	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_HELLO;
-	env.hello = &h;
-	send_envelope_on(sock, &env);
-}
-
-/* the next message on sock is a Control action of run_id: its json (a
- * copy to free, "" without) */
-static char *expect_control_on(void *sock, int action, const char *run_id)
-{
-	wire_envelope *r = recv_on_within(sock, REPLY_TIMEOUT_MS);
-	char *json;
-
-	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_CONTROL)
-		fail_msg("body %d instead of a Control", (int)r->body_case);
-	assert_int_equal(r->control->action, action);
-	assert_string_equal(r->control->run_id, run_id);
-	json = strdup(r->control->json ? r->control->json : "");
-	wire_envelope_free(r);
-	return json;
-}
-
 static void assert_nothing_on(void *sock, int ms)
 {
 	zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
 
 	assert_int_equal(zmq_poll(&item, 1, ms), 0);
-}
-
-/* FINALIZE of run_id on sock with json, answered within the finalize bound */
-static void finalize_on(void *sock, const char *run_id, const char *json)
-{
-	wire_envelope *r;
-
-	send_control_on(sock, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, run_id, json);
-	r = recv_on_within(sock, FINALIZE_TIMEOUT_MS);
-	if (r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR)
-		fail_msg("FINALIZE refused: %s", r->error->message);
-	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ACK);
-	assert_string_equal(r->ack->run_id, run_id);
-	assert_non_null(strstr(r->ack->json, "run_dir"));
-	wire_envelope_free(r);
-}
-
-/* STATUS's Ack.json, parsed */
-static json_t *status_on(void *sock)
-{
-	char *text = NULL;
-	json_t *j;
-
-	send_control_on(sock, NUNATAK__WIRE__CONTROL__ACTION__STATUS, "", NULL);
-	expect_ack_on(sock, "", "", 0, &text);
-	j = json_loads(text, 0, NULL);
-	free(text);
-	assert_non_null(j);
-	return j;
-}
-
-static json_int_t counter_of(json_t *status, const char *name)
-{
-	return json_integer_value(json_object_get(json_object_get(status, "counters"), name));
 }
 
 /* two Runs of two nodes open at once, their Batches interleaved: each
@@ -608,108 +541,6 @@ static void test_discard(void **state)
 	}
 }
 
-/* over tcp:// with CURVE and a ZAP allow-list of two Agents (a and b):
- * the FINALIZE of a Run comes from the Agent that started it, or is
- * refused; with refuse_root_owner a START owned by root is refused */
-static void test_curve_finalize_bound_to_origin(void **state)
-{
-	struct fixture *fx = *state;
-	struct curve_keypair server, ka, kb;
-	char keys[PATH_MAX], allowed[PATH_MAX], path[2 * PATH_MAX], err[512], *json;
-	struct aggregator_opts o = {.refuse_root_owner = 1};
-	struct curve_zap *zap;
-	void *a, *b;
-	int linger = 0;
-
-	fixture_stop_aggregator(fx); /* this test binds its own */
-	zmq_close(fx->dealer);
-	fx->dealer = NULL;
-	snprintf(keys, sizeof(keys), "%s/keys", fx->base);
-	snprintf(allowed, sizeof(allowed), "%s/allowed", fx->base);
-	assert_int_equal(mkdir(keys, 0700), 0);
-	assert_int_equal(mkdir(allowed, 0700), 0);
-	assert_int_equal(curve_keygen(keys, "server", err, sizeof(err)), 0);
-	assert_int_equal(curve_keygen(allowed, "a", err, sizeof(err)), 0);
-	assert_int_equal(curve_keygen(allowed, "b", err, sizeof(err)), 0);
-	snprintf(path, sizeof(path), "%s/server.key", keys);
-	assert_int_equal(curve_load_keypair(path, &server, err, sizeof(err)), 0);
-	snprintf(path, sizeof(path), "%s/a.key", allowed);
-	assert_int_equal(curve_load_keypair(path, &ka, err, sizeof(err)), 0);
-	snprintf(path, sizeof(path), "%s/b.key", allowed);
-	assert_int_equal(curve_load_keypair(path, &kb, err, sizeof(err)), 0);
-	zap = curve_zap__new(fx->zctx, allowed, err, sizeof(err));
-	if (!zap)
-		fail_msg("ZAP: %s", err);
-
-	snprintf(fx->endpoint, sizeof(fx->endpoint), "tcp://127.0.0.1:%d",
-		 17150 + (int)(getpid() % 40));
-	o.router = zmq_socket(fx->zctx, ZMQ_ROUTER);
-	zmq_setsockopt(o.router, ZMQ_LINGER, &linger, sizeof(linger));
-	assert_int_equal(curve_server_setup(o.router, &server), 0);
-	assert_int_equal(zmq_bind(o.router, fx->endpoint), 0);
-	fx->agg = aggregator__new_opts(&o);
-	assert_non_null(fx->agg);
-	assert_int_equal(pthread_create(&fx->thread, NULL, serve_thread, fx), 0);
-	fx->thread_running = 1;
-	a = zmq_socket(fx->zctx, ZMQ_DEALER);
-	b = zmq_socket(fx->zctx, ZMQ_DEALER);
-	zmq_setsockopt(a, ZMQ_LINGER, &linger, sizeof(linger));
-	zmq_setsockopt(b, ZMQ_LINGER, &linger, sizeof(linger));
-	assert_int_equal(curve_client_setup(a, &ka, server.public_z85), 0);
-	assert_int_equal(curve_client_setup(b, &kb, server.public_z85), 0);
-	assert_int_equal(zmq_connect(a, fx->endpoint), 0);
-	assert_int_equal(zmq_connect(b, fx->endpoint), 0);
-
-	json = start_json_full(fx->runs_dir, NODE, 0, 0, NULL);
-	send_control_on(a, NUNATAK__WIRE__CONTROL__ACTION__START, "run-root", json);
-	free(json);
-	{
-		wire_envelope *r = recv_on_within(a, REPLY_TIMEOUT_MS);
-
-		assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
-		assert_non_null(strstr(r->error->message, "as root"));
-		assert_int_equal(r->error->code, EPERM);
-		wire_envelope_free(r);
-	}
-	json = start_json_full(fx->runs_dir, NODE, 4242, 4242, NULL);
-	if (geteuid() != 0) {
-		free(json);
-		json = start_json_full(fx->runs_dir, NODE, geteuid(), getegid(), NULL);
-	}
-	if (geteuid() == 0) { /* a runs directory 4242 may write */
-		assert_int_equal(chmod(fx->base, 0755), 0);
-		assert_int_equal(mkdir(fx->runs_dir, 0700), 0);
-		assert_int_equal(chown(fx->runs_dir, 4242, 4242), 0);
-	}
-	start_run_on(a, RUN_ID, json, fx->run_dir);
-	/* b restarting a's Run, finalizing it, discarding it: refused */
-	send_control_on(b, NUNATAK__WIRE__CONTROL__ACTION__START, RUN_ID, json);
-	free(json);
-	expect_error_on(b, "already", NULL);
-	send_control_on(b, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, RUN_ID,
-			"{\"discard\": true}");
-	expect_error_on(b, "another Agent", NULL);
-	assert_int_equal(access(fx->run_dir, F_OK), 0);
-	send_good_batch_on(fx, b, RUN_ID, "nb", 1, 0); /* an allowed Agent's Batch: stored */
-	/* a node is the key that first said its name */
-	hello_on(a, "na", 7, NULL);
-	hello_on(b, "na", 8, NULL);
-	{
-		json_t *st = status_on(a), *ag = json_array_get(json_object_get(st, "agents"), 0);
-
-		assert_int_equal(json_array_size(json_object_get(st, "agents")), 1);
-		assert_string_equal(json_string_value(json_object_get(ag, "incarnation")),
-				    "0000000000000007");
-		json_decref(st);
-	}
-	finalize_on(a, RUN_ID, FINALIZE_JSON);
-	zmq_close(a);
-	zmq_close(b);
-	fixture_stop_aggregator(fx);
-	curve_zap__free(zap);
-	curve_keypair_wipe(&server);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,8 +556,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_missing_module_names_node, setup_service,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_discard, setup_resume, teardown),
-	    cmocka_unit_test_setup_teardown(test_curve_finalize_bound_to_origin, setup_service,
-					    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

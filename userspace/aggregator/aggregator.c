@@ -39,7 +39,7 @@ struct aggregator *aggregator__new_opts(const struct aggregator_opts *o)
 	if (!agg)
 		return NULL;
 	agg->open_dir_fd = -1;
-	agg->refuse_root_owner = o->refuse_root_owner;
+	agg->root_runs = o->root_runs;
 	agg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -176,8 +176,12 @@ static int refuse(struct aggregator *agg, const struct agg_peer *from, int code,
 static int handle_control(struct aggregator *agg, const struct agg_peer *from,
 			  const Nunatak__Wire__Control *c)
 {
-	char why[256];
+	char why[512];
 
+	/* a Control speaks for the node it names (START without one: for
+	 * its run.node, agg_run_start) */
+	if (c->node && c->node[0] && agg_node_claim(agg, from, c->node, "Control", why, sizeof(why)))
+		return refuse(agg, from, EPERM, why);
 	switch (c->action) {
 	case NUNATAK__WIRE__CONTROL__ACTION__START:
 		return agg_run_start(agg, from, c);

@@ -17,6 +17,12 @@
  *    (Ack.incarnation); refused with an Error naming seq and incarnation.
  *    FINALIZE of a Run is accepted only from the Agent (CURVE key, the
  *    ZAP user id) that STARTed it.
+ *  - Nodes and keys: with CURVE, a node name belongs to one Agent key (the
+ *    ZAP user id), the first that named it; a Hello, Batch or Control
+ *    naming another node than its key's is refused (EPERM), counted
+ *    (counters.refused), never stored. A Batch of a Run is accepted from
+ *    its origin node and the nodes it was OPENed to only (EPERM
+ *    otherwise). Without authentication (in-process): no such checks.
  *  - Control FINALIZE {"exit_code","end","symbolizer_budget_ms",
  *    "interrupted","nodes_wait_ms"}: CLOSE to the Run's other nodes, a
  *    wait of up to nodes_wait_ms for their last Batch (a node missing:
@@ -37,14 +43,22 @@
 
 struct aggregator;
 
+/* Runs whose owner is root (uid 0): the root of a compute node (who holds
+ * its Agent key) must not write as root on the Aggregator's host */
+enum aggregator_root_runs {
+	/* refused (EPERM) from a CURVE-authenticated Agent, a remote one;
+	 * served from an unauthenticated peer (the in-process Aggregator of
+	 * nunatakd or of the CLI, where root is root already) */
+	AGG_ROOT_RUNS_LOCAL = 0,
+	AGG_ROOT_RUNS_ALLOWED, /* served from any Agent (--allow-root-runs) */
+	AGG_ROOT_RUNS_REFUSED, /* refused from any (nunatak-aggregator --no-curve) */
+};
+
 struct aggregator_opts {
 	void *router;		    /* a bound ROUTER socket, taken (closed at free) */
 	const char *state_dir;	    /* NULL: no resume (embedded, nunatakd's own) */
 	const char *endpoint_shown; /* for STATUS; NULL: "" */
-	/* a START with owner uid 0 is refused (EPERM): the root of a node
-	 * cannot write as root on this host (nunatak-aggregator
-	 * --refuse-root-runs); 0: allowed */
-	int refuse_root_owner;
+	enum aggregator_root_runs root_runs;
 };
 
 /* With state_dir: <state_dir>/open/ is made (0700) when missing, and every

@@ -21,8 +21,92 @@ struct agg_agent *agg_agent_find(struct aggregator *agg, const char *node)
 	return NULL;
 }
 
+static struct agg_binding *binding_of_key(struct aggregator *agg, const char *key)
+{
+	struct agg_binding *b;
+
+	for (b = agg->bindings; b; b = b->next)
+		if (!strcmp(b->key, key))
+			return b;
+	return NULL;
+}
+
+static struct agg_binding *binding_of_node(struct aggregator *agg, const char *node)
+{
+	struct agg_binding *b;
+
+	for (b = agg->bindings; b; b = b->next)
+		if (!strcmp(b->node, node))
+			return b;
+	return NULL;
+}
+
+int agg_node_bind(struct aggregator *agg, const char *key, const char *node)
+{
+	struct agg_binding *k = binding_of_key(agg, key), *n = binding_of_node(agg, node), *b;
+
+	if (k || n)
+		return k && k == n ? 0 : -EEXIST;
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->node = strdup(node))) {
+		free(b);
+		return -ENOMEM;
+	}
+	snprintf(b->key, sizeof(b->key), "%s", key);
+	b->next = agg->bindings;
+	agg->bindings = b;
+	return 0;
+}
+
+int agg_node_claim(struct aggregator *agg, const struct agg_peer *from, const char *node,
+		   const char *what, char *why, size_t whylen)
+{
+	struct agg_binding *k;
+	int err;
+
+	if (!from->key[0])
+		return 0; /* in-process: one Agent, nothing to tell apart */
+	node = node ? node : "";
+	k = binding_of_key(agg, from->key);
+	if (k && !strcmp(k->node, node))
+		return 0;
+	if (k) {
+		snprintf(why, whylen,
+			 "%s as node '%.64s' refused: this Agent's key (%.12s...) is node '%.64s'; "
+			 "an Agent key speaks for one node (restart the Aggregator after renaming "
+			 "a node)",
+			 what, node, from->key, k->node);
+		return -EPERM;
+	}
+	if (!node[0]) {
+		snprintf(why, whylen, "%s refused: it names no node", what);
+		return -EPERM;
+	}
+	err = agg_node_bind(agg, from->key, node);
+	if (err == -EEXIST) {
+		snprintf(why, whylen,
+			 "%s as node '%.64s' refused: that node belongs to another Agent key; give "
+			 "each node its own name and key",
+			 what, node);
+		return -EPERM;
+	}
+	if (err) {
+		snprintf(why, whylen, "%s as node '%.64s': out of memory", what, node);
+		return err;
+	}
+	pr_info("aggregator: node '%s' is Agent key %.12s...", node, from->key);
+	return 0;
+}
+
 void agg_agents_free(struct aggregator *agg)
 {
+	while (agg->bindings) {
+		struct agg_binding *b = agg->bindings;
+
+		agg->bindings = b->next;
+		free(b->node);
+		free(b);
+	}
 	while (agg->agents) {
 		struct agg_agent *a = agg->agents;
 
@@ -112,15 +196,15 @@ void agg_hello(struct aggregator *agg, const struct agg_peer *from, const Nunata
 {
 	struct agg_agent *a = agg_agent_find(agg, h->node);
 	struct agg_run *r;
+	char why[512];
 
 	if (!h->node || !h->node[0])
 		return;
-	if (a && strcmp(a->peer.key, from->key)) {
-		/* a node is the Agent key that first said its name: another key
-		 * does not take over its OPENs, CLOSEs and machine */
-		pr_warn("aggregator: a Hello as node '%s' from another Agent key than the "
-			"node's: ignored (restart the Aggregator after changing a node's key)",
-			h->node);
+	if (agg_node_claim(agg, from, h->node, "Hello", why, sizeof(why))) {
+		/* a node is its Agent key: another key does not take over its
+		 * OPENs, CLOSEs and machine */
+		agg->refused++;
+		agg_reply_error(agg, from, EPERM, NULL, why);
 		return;
 	}
 	if (!a) {

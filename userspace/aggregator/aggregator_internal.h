@@ -79,6 +79,15 @@ struct agg_run {
 	char fin_why[1024];
 };
 
+/* A node name and the Agent key it belongs to: the first key that named
+ * it (Hello, Batch.node, Control.node) or the key that STARTed a resumed
+ * Run of it; a key has one node name, a name one key */
+struct agg_binding {
+	struct agg_binding *next;
+	char key[48];
+	char *node;
+};
+
 /* An Agent that said Hello */
 struct agg_agent {
 	struct agg_agent *next;
@@ -99,9 +108,10 @@ struct aggregator {
 	int interrupt_next; /* the next finalize starts interrupted */
 	char *endpoint_shown;
 	int open_dir_fd; /* <state_dir>/open, -1: no resume */
-	int refuse_root_owner;
+	enum aggregator_root_runs root_runs;
 	struct agg_run *runs;
 	struct agg_agent *agents;
+	struct agg_binding *bindings;
 	uint64_t received, stored, duplicates, refused;
 	uint64_t (*refused_fn)(void *ctx);
 	void *refused_ctx;
@@ -138,6 +148,7 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 int agg_run_store_batch(struct aggregator *agg, const struct agg_peer *from,
 			const Nunatak__Wire__Batch *b);
 struct agg_node *agg_run_node(struct agg_run *r, const char *node); /* added when new */
+struct agg_node *agg_run_node_find(struct agg_run *r, const char *node); /* NULL: none */
 void agg_run_close(struct agg_run *r); /* unlinks it from the table and frees it */
 /* a Run whose application never ran: closed, its directory removed as the
  * owner when it holds only nunatak's files (run_dir_discard); its state
@@ -155,6 +166,15 @@ void agg_finalize_interrupt_all(struct aggregator *agg);
 void agg_finalize_join_all(struct aggregator *agg); /* at free: bounded by the budgets */
 
 /* aggregator_agents.c */
+/* May the peer from speak as node (Hello.node, Batch.node, Control.node)?
+ * Without authentication (from->key ""): yes. Otherwise node must be the
+ * name bound to from's key; a key not bound yet is bound to node when no
+ * other key has it. 0, or -EPERM with why (what = the message, for it). */
+int agg_node_claim(struct aggregator *agg, const struct agg_peer *from, const char *node,
+		   const char *what, char *why, size_t whylen);
+/* key bound to node (a resumed Run's origin); -EEXIST: either is bound
+ * otherwise, -ENOMEM */
+int agg_node_bind(struct aggregator *agg, const char *key, const char *node);
 void agg_hello(struct aggregator *agg, const struct agg_peer *from, const Nunatak__Wire__Hello *h);
 struct agg_agent *agg_agent_find(struct aggregator *agg, const char *node);
 /* OPEN of Run r to every Agent but its origin's that has not had it */

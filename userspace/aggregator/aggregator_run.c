@@ -35,14 +35,22 @@ struct agg_run *agg_run_find(struct aggregator *agg, const char *run_id)
 	return NULL;
 }
 
-struct agg_node *agg_run_node(struct agg_run *r, const char *node)
+struct agg_node *agg_run_node_find(struct agg_run *r, const char *node)
 {
-	struct agg_node *nodes;
 	size_t i;
 
-	for (i = 0; i < r->n_nodes; i++)
+	for (i = 0; i < r->n_nodes && node; i++)
 		if (!strcmp(r->nodes[i].name, node))
 			return &r->nodes[i];
+	return NULL;
+}
+
+struct agg_node *agg_run_node(struct agg_run *r, const char *node)
+{
+	struct agg_node *nodes = agg_run_node_find(r, node);
+
+	if (nodes)
+		return nodes;
 	nodes = realloc(r->nodes, (r->n_nodes + 1) * sizeof(*nodes));
 	if (!nodes)
 		return NULL;
@@ -254,10 +262,12 @@ static int start_facts(struct agg_run *r, const json_t *spec, const char **runs_
 	}
 	r->uid = (uid_t)json_integer_value(uid);
 	r->gid = (gid_t)json_integer_value(gid);
-	if (r->uid == 0 && r->agg->refuse_root_owner) {
+	if (r->uid == 0 && (r->agg->root_runs == AGG_ROOT_RUNS_REFUSED ||
+			    (r->agg->root_runs == AGG_ROOT_RUNS_LOCAL && r->origin_key[0]))) {
 		snprintf(why, whylen,
-			 "run '%s' refused: this Aggregator writes no Run as root "
-			 "(--refuse-root-runs); profile as a user, or in-process",
+			 "run '%s' refused: its owner is root, and this Aggregator writes no Run as "
+			 "root for a remote Agent (the root of a node is not root here); profile "
+			 "as a user, or start nunatak-aggregator with --allow-root-runs",
 			 r->run_id);
 		return -EPERM;
 	}
@@ -406,7 +416,16 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 		return agg_reply_error(agg, from, ENOMEM, c->run_id,
 				       "cannot start a Run: out of memory");
 	}
-	err = start_facts(r, spec, &runs_dir, why, sizeof(why));
+	snprintf(r->origin_key, sizeof(r->origin_key), "%s", from->key);
+	err = agg_node_claim(agg, from, r->origin, "START", why, sizeof(why));
+	if (err == -EPERM) {
+		agg_run_close(r);
+		json_decref(spec);
+		agg->refused++;
+		return agg_reply_error(agg, from, EPERM, c->run_id, why);
+	}
+	if (!err)
+		err = start_facts(r, spec, &runs_dir, why, sizeof(why));
 	if (!err)
 		symbolizer_for_owner(r, refused_tool, sizeof(refused_tool));
 	if (!err)
@@ -434,7 +453,6 @@ int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 			agg->refused++; /* a malformed request */
 		return agg_reply_error(agg, from, -err, c->run_id, why);
 	}
-	snprintf(r->origin_key, sizeof(r->origin_key), "%s", from->key);
 	if (r->origin[0] && agg_run_node(r, r->origin) == NULL)
 		pr_warn("run '%s': out of memory", r->run_id);
 	r->next = agg->runs;
@@ -498,6 +516,18 @@ static void note_batch(struct agg_run *r, const Nunatak__Wire__Batch *b)
 		n->sent_last = 1;
 }
 
+/* Is node one of r's (with authentication): its origin, or a node it was
+ * OPENed to, or one whose Batches it holds (stored before a restart)? */
+static int batch_node_of_run(struct agg_run *r, const struct agg_peer *from, const char *node)
+{
+	struct agg_node *n;
+
+	if (!from->key[0] || !strcmp(node, r->origin))
+		return 1;
+	n = agg_run_node_find(r, node);
+	return n && (n->opened || n->sent_batch);
+}
+
 int agg_run_store_batch(struct aggregator *agg, const struct agg_peer *from,
 			const Nunatak__Wire__Batch *b)
 {
@@ -507,10 +537,20 @@ int agg_run_store_batch(struct aggregator *agg, const struct agg_peer *from,
 	int err;
 
 	agg->received++;
+	err = agg_node_claim(agg, from, b->node, "batch", why, sizeof(why));
+	if (err)
+		return reply_batch_error(agg, from, b, -err, why);
 	if (!r) {
 		snprintf(why, sizeof(why), "batch %" PRIu64 " from '%s' names unknown run '%s'",
 			 b->seq, b->node, b->run_id);
 		return reply_batch_error(agg, from, b, ENOENT, why);
+	}
+	if (!batch_node_of_run(r, from, b->node)) {
+		snprintf(why, sizeof(why),
+			 "batch %" PRIu64 " from node '%.64s' refused: run '%s' was started on '%.64s' "
+			 "and not opened to that node",
+			 b->seq, b->node, b->run_id, r->origin);
+		return reply_batch_error(agg, from, b, EPERM, why);
 	}
 	if (r->state == RUN_FINALIZING) {
 		snprintf(why, sizeof(why),

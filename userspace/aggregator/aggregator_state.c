@@ -305,5 +305,10 @@ int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_
 	}
 	r->next = agg->runs;
 	agg->runs = r;
+	/* its origin node stays its key's: no other key takes the name
+	 * before the origin's Agent says Hello again */
+	if (r->origin_key[0] && r->origin[0] && agg_node_bind(agg, r->origin_key, r->origin))
+		pr_warn("run '%s': node '%s' is bound to another Agent key already", r->run_id,
+			r->origin);
 	return 0;
 }

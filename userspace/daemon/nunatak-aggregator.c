@@ -48,8 +48,10 @@ static const char usage[] =
     "  --listen ENDPOINT   bind this instead of [service].listen (tcp://ADDR:PORT)\n"
     "  --state-dir DIR     keep the open Runs here instead of [service].state_dir\n"
     "                      (default " DEFAULT_STATE_DIR ")\n"
-    "  --refuse-root-runs  write no Run whose owner is root: the root of a node then\n"
-    "                      cannot write as root on this host (root profiles in-process)\n"
+    "  --allow-root-runs   also write Runs whose owner is root; by default they are\n"
+    "                      refused: the root of a node (whose Agent key is allowed)\n"
+    "                      would otherwise write as root on this host\n"
+    "  --refuse-root-runs  the default (kept for older scripts)\n"
     "  --no-curve          INSECURE: serve without CURVE although [service] has no\n"
     "                      secret_key; anyone who reaches the endpoint can then write\n"
     "                      Runs as any user here. Only for a test on a host no other\n"
@@ -64,11 +66,13 @@ static const char usage[] =
     "\n"
     "Agents must speak CURVE ([service].secret_key, the Aggregator's key) with a public\n"
     "key listed in [service].allowed_agents (a directory of *.pub files, or a file of\n"
-    "keys); `nunatak keygen DIR NAME` makes key pairs. Without them it does not start.\n";
+    "keys); `nunatak keygen DIR NAME` makes key pairs. Without them it does not start.\n"
+    "An allowed key speaks for one node (the first name it uses) and may write Runs\n"
+    "as the users it names (root only with --allow-root-runs): see deploy/README.md.\n";
 
 struct options {
 	const char *config, *listen, *state_dir;
-	int verbose, refuse_root_runs, no_curve;
+	int verbose, allow_root_runs, no_curve;
 };
 
 /* 0, or the exit code (said) */
@@ -79,6 +83,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"listen", required_argument, NULL, 'l'},
 	    {"state-dir", required_argument, NULL, 's'},
 	    {"verbose", no_argument, NULL, 'v'},
+	    {"allow-root-runs", no_argument, NULL, 'A'},
 	    {"refuse-root-runs", no_argument, NULL, 'R'},
 	    {"no-curve", no_argument, NULL, 'N'},
 	    {"help", no_argument, NULL, 'h'},
@@ -101,8 +106,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'v':
 			o->verbose++;
 			break;
+		case 'A':
+			o->allow_root_runs = 1;
+			break;
 		case 'R':
-			o->refuse_root_runs = 1;
+			o->allow_root_runs = 0; /* the default */
 			break;
 		case 'N':
 			o->no_curve = 1;
@@ -281,12 +289,16 @@ static uint64_t no_refusals(void *ctx)
 
 /* serves until a signal; the exit code */
 static int serve(struct transport *t, const char *listen, const char *state_dir, struct signals *s,
-		 int refuse_root_runs)
+		 int allow_root_runs)
 {
+	/* without CURVE no peer is known to be remote or not: root Runs are
+	 * refused from all unless allowed */
 	struct aggregator_opts ao = {.router = t->router,
 				     .state_dir = state_dir,
 				     .endpoint_shown = listen,
-				     .refuse_root_owner = refuse_root_runs};
+				     .root_runs = allow_root_runs ? AGG_ROOT_RUNS_ALLOWED
+						  : t->zap	     ? AGG_ROOT_RUNS_LOCAL
+								     : AGG_ROOT_RUNS_REFUSED};
 	struct aggregator *agg;
 	int e;
 
@@ -307,7 +319,8 @@ static int serve(struct transport *t, const char *listen, const char *state_dir,
 		aggregator__free(agg);
 		return EXIT_SERVE_FAILED;
 	}
-	pr_info("serving on %s, state in %s", listen, state_dir);
+	pr_info("serving on %s, state in %s; Runs owned by root %s", listen, state_dir,
+		allow_root_runs ? "written (--allow-root-runs)" : "refused");
 	e = aggregator_serve(agg, 0);
 	if (e && e != -ECANCELED)
 		pr_warn("the Aggregator stopped: %s", strerror(-e));
@@ -354,7 +367,7 @@ int main(int argc, char **argv)
 	}
 	code = transport_open(&t, listen, &cfg.service, o.no_curve);
 	if (!code)
-		code = serve(&t, listen, state_dir, &s, o.refuse_root_runs);
+		code = serve(&t, listen, state_dir, &s, o.allow_root_runs);
 	signals_close(&s);
 	transport_close(&t);
 	config_release(&cfg);
