@@ -14,7 +14,8 @@
  *  run-start {"run": START.run facts, "runs_dir": abs, "symbolizer": abs|"",
  *	"target_exe": abs|null, "token": 32 hex, "pid": the gated child,
  *	"mpi_events": bool, "degradations": [{name,message,remedy}] (optional)}
- *	granted when pid's real and effective uid are the peer's (root: any);
+ *	granted when the peer could debug pid itself (control_server.h:
+ *	control_may_observe; root: any), looked at before and after its follow;
  *	the Run is owned by the peer's uid and gid, whatever the request says.
  *	→ {"ok", "reply":"run-start", "run_id", "run_dir", "sampling", "cpus",
  *	   "frequency", "degradations": [...]}
@@ -29,6 +30,11 @@
  *	finalize runs without llvm-symbolizer; {"ok", "reply":"run-interrupt"}
  *  status {}: {"ok", "reply":"status", "agent": agent_status() with other
  *	users' Targets left out (root sees all), "aggregators": [STATUS...]}
+ *	(each Aggregator asked at once, without waiting in the loop; one that
+ *	does not answer within 1 s is {"endpoint", "error"})
+ * The loop waits for no client: a reply that finds no room drops its client;
+ * a connection has at most NS_MAX_PENDING requests unanswered, a uid at most
+ * NS_MAX_CLIENTS_PER_UID connections (root: any).
  * Only the connection that started a Run may end or interrupt it. A
  * connection that closes with a Run not ended ends it, interrupted.
  */
