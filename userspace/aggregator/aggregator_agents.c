@@ -67,6 +67,11 @@ int agg_node_claim(struct aggregator *agg, const struct agg_peer *from, const ch
 	if (!from->key[0])
 		return 0; /* in-process: one Agent, nothing to tell apart */
 	node = node ? node : "";
+	if (!node[0]) {
+		snprintf(why, whylen, "%s refused: it names no node (an Agent names its own)",
+			 what);
+		return -EPERM;
+	}
 	k = binding_of_key(agg, from->key);
 	if (k && !strcmp(k->node, node))
 		return 0;
@@ -76,10 +81,6 @@ int agg_node_claim(struct aggregator *agg, const struct agg_peer *from, const ch
 			 "an Agent key speaks for one node (restart the Aggregator after renaming "
 			 "a node)",
 			 what, node, from->key, k->node);
-		return -EPERM;
-	}
-	if (!node[0]) {
-		snprintf(why, whylen, "%s refused: it names no node", what);
 		return -EPERM;
 	}
 	err = agg_node_bind(agg, from->key, node);
