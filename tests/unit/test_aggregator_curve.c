@@ -28,6 +28,10 @@ struct curve_pair {
 	void *a, *b;
 };
 
+/* the pair a test has up: closed by teardown_curve when the test failed
+ * midway (open sockets would hold zmq_ctx_term forever) */
+static struct curve_pair *live;
+
 static void *curve_dealer(struct fixture *fx, const struct curve_keypair *k,
 			  const struct curve_keypair *server)
 {
@@ -86,15 +90,24 @@ static void curve_serve(struct fixture *fx, struct curve_pair *cp, enum aggregat
 	fx->thread_running = 1;
 	cp->a = curve_dealer(fx, &cp->ka, &cp->server);
 	cp->b = curve_dealer(fx, &cp->kb, &cp->server);
+	live = cp;
 }
 
 static void curve_end(struct fixture *fx, struct curve_pair *cp)
 {
+	live = NULL;
 	zmq_close(cp->a);
 	zmq_close(cp->b);
 	fixture_stop_aggregator(fx);
 	curve_zap__free(cp->zap);
 	curve_keypair_wipe(&cp->server);
+}
+
+static int teardown_curve(void **state)
+{
+	if (live)
+		curve_end(*state, live);
+	return teardown(state);
 }
 
 /* a START json of node for a Run the test's owner may write: 4242 as
@@ -307,10 +320,10 @@ static void test_root_runs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_finalize_bound_to_origin, setup_service, teardown),
-	    cmocka_unit_test_setup_teardown(test_node_bound_to_key, setup_service, teardown),
-	    cmocka_unit_test_setup_teardown(test_batches_from_run_nodes, setup_service, teardown),
-	    cmocka_unit_test_setup_teardown(test_root_runs, setup_service, teardown),
+	    cmocka_unit_test_setup_teardown(test_finalize_bound_to_origin, setup_service, teardown_curve),
+	    cmocka_unit_test_setup_teardown(test_node_bound_to_key, setup_service, teardown_curve),
+	    cmocka_unit_test_setup_teardown(test_batches_from_run_nodes, setup_service, teardown_curve),
+	    cmocka_unit_test_setup_teardown(test_root_runs, setup_service, teardown_curve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
