@@ -362,6 +362,11 @@ static long long agent_target_timer(struct agent_target *t)
 		timer_min(&next, t->flush_deadline_ms);
 	if (t->inflight_valid && !t->inflight_sent_ms) /* the socket refused it */
 		timer_min(&next, t->retry_ms ? t->retry_ms : 1);
+	/* queued (the end's last Batches) with nothing in flight: send it now
+	 * (or when the socket may be tried again), not at the next drain */
+	if ((t->state == TARGET_ACTIVE || t->state == TARGET_ENDING) && !t->inflight_valid &&
+	    publish_queue_length(t->queue))
+		timer_min(&next, t->retry_ms ? t->retry_ms : 1);
 	if (t->inflight_valid && t->inflight_sent_ms)
 		timer_min(&next, t->inflight_sent_ms + AGENT_RESEND_MS);
 	if (agent_target_spool_due(t, t->inflight_first_ms + AGENT_RESEND_MS))

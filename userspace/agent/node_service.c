@@ -458,7 +458,9 @@ static void on_signal(struct node_service *ns)
 
 static int next_timeout(struct node_service *ns)
 {
-	int t = agent_timeout_ms(ns->agent), r = ns_runs_tick(ns), st = ns_status_tick(ns);
+	/* the Runs first: ending one gives the Agent work (its last Batch,
+	 * FINALIZE) that its timeout must count */
+	int r = ns_runs_tick(ns), st = ns_status_tick(ns), t = agent_timeout_ms(ns->agent);
 
 	if (r >= 0 && (t < 0 || r < t))
 		t = r;

@@ -415,13 +415,16 @@ static void finish(struct ns_run *r)
 
 /* a lingering Run: ended when its processes are gone, at its bound, or
  * when interrupted */
-static void linger_check(struct ns_run *r)
+static int linger_check(struct ns_run *r)
 {
 	struct outlived o;
 
 	if (r->interrupted || r->discard || clock_monotonic_ms() >= r->linger_end_ms ||
-	    !count_outlived(r, &o))
-		finish(r);
+	    !count_outlived(r, &o)) {
+		finish(r); /* may free r */
+		return 0;
+	}
+	return 1;
 }
 
 int ns_run_end(struct node_service *ns, struct ns_client *c, json_t *req)
@@ -529,8 +532,8 @@ int ns_runs_tick(struct node_service *ns)
 		next = r->next;
 		if (r->state != NS_RUN_LINGER)
 			continue;
-		linger_check(r);
-		lingering = 1;
+		if (linger_check(r))
+			lingering = 1;
 	}
 	return lingering ? NS_LINGER_POLL_MS : -1;
 }
