@@ -31,11 +31,11 @@ def start_run(ctx, a, name):
     s = w.dealer(ctx, a.endpoint, a.key, a.server_key)
     run_id = secrets.token_hex(16)
     start = {"run": {"name": name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                     "command": ["agg_load", name], "node": "bench-origin", "job_id": None,
+                     "command": ["agg_load", name], "node": "bench-node", "job_id": None,
                      "effective_configuration": {}},
              "runs_dir": a.runs_dir, "owner": {"uid": os.getuid(), "gid": os.getgid()},
              "symbolizer": "", "frequency": 997, "mpi_events": False}
-    r = w.request(s, w.control(w.START, run_id, start, "bench-origin"), 10)
+    r = w.request(s, w.control(w.START, run_id, start, "bench-node"), 10)
     if r is None or r[0] != "ack":
         sys.exit("START refused or unanswered: %s" % (r,))
     return s, run_id
@@ -44,7 +44,7 @@ def start_run(ctx, a, name):
 def finalize(s, run_id, budget_s=120):
     fin = {"exit_code": 0, "end": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "symbolizer_budget_ms": 0,
            "interrupted": False, "nodes_wait_ms": 0}
-    r = w.request(s, w.control(w.FINALIZE, run_id, fin, "bench-origin"), budget_s)
+    r = w.request(s, w.control(w.FINALIZE, run_id, fin, "bench-node"), budget_s)
     return r is not None and r[0] == "ack"
 
 
