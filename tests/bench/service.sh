@@ -70,6 +70,20 @@ PY
 endpoint="tcp://127.0.0.1:$port"
 for k in aggregator load; do "$py" "$here/../lib/nunatak_wire.py" keygen "$out/etc" "$k"; done
 cp "$out/etc/load.pub" "$out/agents/"
+# one key per pretend Agent of the latency figures (a node name is one key's)
+mkdir -m 0700 "$out/etc/sims"
+"$py" - "$out/etc/sims" "$out/agents" <<'PY'
+import os, sys, zmq
+for k in range(1000):
+    pub, sec = zmq.curve_keypair()
+    for d, name, data, mode in ((sys.argv[1], "sim%04d.key" % k, sec, 0o600),
+                                (sys.argv[1], "sim%04d.pub" % k, pub, 0o644),
+                                (sys.argv[2], "sim%04d.pub" % k, pub, 0o644)):
+        fd = os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        os.write(fd, data + b"\n")
+        os.fchmod(fd, mode)
+        os.close(fd)
+PY
 (umask 077 && cat >"$out/etc/aggregator.toml" <<EOF
 [service]
 listen = "$endpoint"
@@ -128,7 +142,7 @@ for sh in big small; do
 		t0=$(cpu_ticks "$agg") w0=$(date +%s.%N)
 		# shellcheck disable=SC2086
 		taskset -c 0 "$py" "$here/agg_load.py" latency "$endpoint" --runs-dir "$out/runs" --agents "$n" \
-			--seconds "$secs" $curve $s_args | tee "$out/latency$n$sh.txt" | grep -v '^{'
+			--seconds "$secs" $curve --sim-keys "$out/etc/sims" $s_args | tee "$out/latency$n$sh.txt" | grep -v '^{'
 		t1=$(cpu_ticks "$agg")
 		echo "aggregator_cpu_percent_of_one_core: $(pct "$t0" "$t1" "$(elapsed "$w0")") (over the $(elapsed "$w0") s until the last Ack or give-up, FINALIZE included)"
 	done
