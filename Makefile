@@ -32,7 +32,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
 	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran util-linux procps python3 \
-	systemd python3-zmq
+	systemd python3-zmq iproute2 passwd
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
