@@ -32,11 +32,12 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
 	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran util-linux procps python3 \
-	systemd python3-zmq iproute2 passwd
+	systemd python3-zmq iproute2 passwd \
+	libslurm-dev libmunge-dev munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins libpmix-dev
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
-LDLIBS := -lbpf -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson -lpthread
+LDLIBS := -lbpf -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson -lslurm -lmunge -lpthread
 ifneq ($(SAN),)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined

@@ -20,7 +20,7 @@ import sys
 import time
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 2
+PROTOCOL_MINOR = 3
 
 # Envelope body fields
 HELLO, BATCH, ACK, CONTROL, ERROR = 10, 11, 12, 13, 14
