@@ -80,6 +80,10 @@ struct agent_target {
 	size_t conn;			 /* its Aggregator: a->conns[conn] */
 	enum target_state state;
 	int opened;			 /* OPENed by an Aggregator: no START/FINALIZE */
+	uint32_t job_id;		 /* 0: none; else a job Target (agent_job.c) */
+	int job_attached;		 /* agent_job_attach succeeded: detach at the end */
+	void (*closed)(void *ctx, const char *run_id, const char *json);
+	void *closed_ctx;
 	agent_done_fn done;
 	void *done_ctx;
 	char *control_json; /* START or FINALIZE json to send */
@@ -192,6 +196,19 @@ void agent_target_free(struct agent_target *t);
 void agent_target_finish(struct agent_target *t, int err, const char *json);
 void agent_targets_reap(struct agent *a);
 json_t *agent_target_status(const struct agent_target *t);
+
+/* agent_job.c */
+/* The job Target t (t->job_id set) takes job J's processes: registers
+ * "job_<J>" in BPF (new processes join at exec/fork), then adopts the
+ * running ones (job_processes_for_each) whose credentials t's owner has
+ * (the BPF rule, checked from /proc/PID/status and dumpability; a root
+ * Target: any), each handled as an adoption at exec (modules read, rank
+ * identity from its environ, MPI probes attached when it maps a libmpi).
+ * Returns the number adopted or -errno (-ENOSPC: MAX_JOBS). Called by
+ * agent_target_start and at OPEN with a job. */
+int agent_job_attach(struct agent *a, struct agent_target *t);
+/* unregisters; at the Target's end (before its last drain) */
+void agent_job_detach(struct agent *a, struct agent_target *t);
 
 /* agent_send.c */
 int agent_conns_open(struct agent *a, char *err, size_t errlen);
