@@ -42,7 +42,7 @@ int munge_cred_make(const char *socket, const char *payload, int ttl_s, char **c
 int munge_cred_make_for(const char *socket, const char *payload, int ttl_s,
 			uid_t restrict_uid, char **cred, char *err, size_t errlen);
 
-/* 0 and *uid/*gid (those munged vouches for, never a claimed one) when
+/* 0 and *uid, *gid (those munged vouches for, never a claimed one) when
  * cred decodes with EMUNGE_SUCCESS and its payload is exactly expected
  * (same bytes, same length). -EACCES: a bad credential (expired, replayed,
  * invalid, unauthorized, malformed: err names which); -EPROTO: it decodes
