@@ -166,8 +166,11 @@ int agent_target_exists(const struct agent *a, const char *run_id);
  * AGENT_CONTROL_REQUESTS_MAX), but one per run_id. done runs inside
  * agent_dispatch(), never inside this call. 0, -EINVAL (run_id, action),
  * -EEXIST (one for run_id outstanding, or run_id is a Target), -EBUSY
- * (too many outstanding), -ENOMEM. Requests still outstanding at
- * agent__free() get done(-ECANCELED). */
+ * (too many outstanding), -ENOMEM. An Error without run_id nor seq
+ * answers the connection's START/FINALIZE in flight, else its oldest
+ * request. Requests still outstanding at agent__free() are dropped
+ * (done not called). agent_target_start of a run_id with a request
+ * outstanding: -EEXIST (start it from done()). */
 #define AGENT_CONTROL_REQUESTS_MAX 64
 int agent_control_request(struct agent *a, int action, const char *run_id,
 			  const char *route_key, const char *json, int timeout_ms,
