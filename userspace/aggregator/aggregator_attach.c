@@ -62,18 +62,16 @@ static void attach_free(struct agg_work *w)
 /* the credential: whose it is (munge's word) */
 static int attach_check_credential(struct attach_work *a, const struct agg_worker *wk)
 {
-	const char *sock = agg_worker_munge_socket(wk);
 	char expected[64], msg[512];
 	int err;
 
 	snprintf(expected, sizeof(expected), "nunatak attach job=%" PRIu32, a->job_id);
-	err = munge_cred_check(sock, a->credential, expected, &a->uid, &a->gid, msg, sizeof(msg));
+	err = munge_cred_check(agg_worker_munge_socket(wk), a->credential, expected, &a->uid, &a->gid, msg, sizeof(msg));
 	if (err == -EHOSTUNREACH)
 		snprintf(a->why, sizeof(a->why),
 			 "attach to job %" PRIu32 " refused: the Aggregator cannot check your "
-			 "credential: %s; munged must run on the Aggregator's host (its socket: %s, "
-			 "[service].munge_socket)",
-			 a->job_id, msg, sock ? sock : "munge's default");
+			 "credential: %s",
+			 a->job_id, msg);
 	else if (err == -EPROTO)
 		snprintf(a->why, sizeof(a->why),
 			 "attach to job %" PRIu32 " refused: the credential is not one for this job "
