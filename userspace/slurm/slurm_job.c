@@ -64,6 +64,34 @@ static int push_node(char ***nodes, size_t *n, size_t *cap, char *name)
 	return 0;
 }
 
+/* '[' and ']' alternate, unnested, closed (libslurm turns "vm[1-3" into
+ * "vm]") */
+static int brackets_balanced(const char *s)
+{
+	int open = 0;
+
+	for (; *s; s++) {
+		if (*s == '[') {
+			if (open)
+				return 0;
+			open = 1;
+		} else if (*s == ']') {
+			if (!open)
+				return 0;
+			open = 0;
+		}
+	}
+	return !open;
+}
+
+static int node_name_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len && len < 256 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
+}
+
 int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n)
 {
 	size_t count = 0, cap = 0;
@@ -71,15 +99,17 @@ int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n)
 	hostlist_t hl;
 	int ret = 0;
 
-	if (!hostlist || !nodes || !n || !*hostlist || strpbrk(hostlist, " \t\n"))
+	if (!nodes || !n)
 		return -EINVAL;
 	*nodes = NULL;
 	*n = 0;
+	if (!hostlist || !*hostlist || strpbrk(hostlist, " \t\n") || !brackets_balanced(hostlist))
+		return -EINVAL;
 	hl = slurm_hostlist_create(hostlist);
 	if (!hl)
 		return -EINVAL;
 	while ((name = slurm_hostlist_shift(hl))) {
-		ret = push_node(&list, &count, &cap, name);
+		ret = node_name_valid(name) ? push_node(&list, &count, &cap, name) : -EINVAL;
 		if (ret) {
 			free(name);
 			goto cleanup;
