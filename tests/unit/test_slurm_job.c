@@ -69,6 +69,7 @@ static void test_hostlist_expand(void **state)
 	const char *e[] = {"a", "b"};
 	const char *f[] = {"vm1", "vm2", "vm3", "vm2"};
 	const char *g[] = {"n1.cluster", "n-2_b"};
+	const char *h[] = {"n1", "n3", "n4", "n5", "n9"};
 
 	(void)state;
 	expect_nodes("vm[1-3],x", a, 4);
@@ -78,6 +79,7 @@ static void test_hostlist_expand(void **state)
 	expect_nodes("a,,b", e, 2);
 	expect_nodes("vm[1-3],vm2", f, 4);
 	expect_nodes("n1.cluster,n-2_b", g, 2);
+	expect_nodes("n[1,3-5,9]", h, 5);
 }
 
 static void test_hostlist_many(void **state)
@@ -98,7 +100,8 @@ static void test_hostlist_many(void **state)
 static void test_hostlist_refused(void **state)
 {
 	const char *bad[] = {"", ",", "[", "vm[1-3", "vm1-3]", "vm[3-1]", "a b", "vm[[1-2]]",
-			     "n[1-100000000]", "x;rm", "a,$b"};
+			     "n[1-100000000]", "x;rm", "a,$b", "n[]", "n[1-]", "n[a-b]", "n[1,]", "n[-1]",
+			     "n]1["};
 	char **nodes = (char **)&nodes;
 	size_t n = 99, i;
 

@@ -64,24 +64,56 @@ static int push_node(char ***nodes, size_t *n, size_t *cap, char *name)
 	return 0;
 }
 
-/* '[' and ']' alternate, unnested, closed (libslurm turns "vm[1-3" into
- * "vm]") */
-static int brackets_balanced(const char *s)
+/* Slurm's maximum hosts in one range */
+#define MAX_RANGE_HOSTS 65536
+
+/* One "[...]" body: "N", "N-M" (N <= M, at most MAX_RANGE_HOSTS) joined by
+ * ','. Returns the length consumed up to the ']', or 0 when malformed. */
+static size_t range_body_len(const char *s)
 {
-	int open = 0;
+	const char *p = s;
+	unsigned long lo, hi;
+	char *end;
+
+	for (;;) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			if (p[1] < '0' || p[1] > '9')
+				return 0;
+			hi = strtoul(p + 1, &end, 10);
+			p = end;
+		}
+		if (hi < lo || hi - lo >= MAX_RANGE_HOSTS)
+			return 0;
+		if (*p == ']')
+			return p - s;
+		if (*p != ',')
+			return 0;
+		p++;
+	}
+}
+
+/* Brackets closed, unnested, holding ranges only: libslurm turns "vm[1-3"
+ * into "vm]", and leaks (and prints an error) at a bad range. */
+static int hostlist_syntax_ok(const char *s)
+{
+	size_t len;
 
 	for (; *s; s++) {
-		if (*s == '[') {
-			if (open)
-				return 0;
-			open = 1;
-		} else if (*s == ']') {
-			if (!open)
-				return 0;
-			open = 0;
-		}
+		if (*s == ']')
+			return 0;
+		if (*s != '[')
+			continue;
+		len = range_body_len(s + 1);
+		if (!len)
+			return 0;
+		s += len + 1; /* at the ']' */
 	}
-	return !open;
+	return 1;
 }
 
 static int node_name_valid(const char *s)
@@ -103,7 +135,7 @@ int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n)
 		return -EINVAL;
 	*nodes = NULL;
 	*n = 0;
-	if (!hostlist || !*hostlist || strpbrk(hostlist, " \t\n") || !brackets_balanced(hostlist))
+	if (!hostlist || !*hostlist || strpbrk(hostlist, " \t\n") || !hostlist_syntax_ok(hostlist))
 		return -EINVAL;
 	hl = slurm_hostlist_create(hostlist);
 	if (!hl)

@@ -82,8 +82,7 @@ void slurm_job_release(struct slurm_job *job);
  * NULL-terminated array of *n strings: free with slurm_job_nodes_free), or
  * -EINVAL (empty, malformed: unbalanced brackets, a bad range, a name
  * that is not letters, digits, '.', '_', '-'), -ENOMEM. Pure: needs no
- * slurm.conf and no slurmctld (libslurm prints its own "error: ..." line
- * on stderr for a bad range). */
+ * slurm.conf and no slurmctld. */
 int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n);
 
 /* Frees an array of slurm_job_hostlist_expand (n strings). NULL-safe. */
