@@ -28,8 +28,15 @@
  * reported as TASK_EVENT_EXEC with exec_seq 0 as well (its mappings are
  * read from /proc). Both count TASK_ADOPTED.
  *
- * Cost (BPF statistics, this machine, 6.18, kernel.bpf_stats_enabled=1):
- * see the figures at the end of this comment.
+ * Cost, on every exec and fork of the node while a job is registered
+ * (BPF statistics, BPF_STATS_RUN_TIME, this machine: Linux 6.18, 2 CPUs;
+ * tests/unit/test_sampler_jobs.c test_cost prints them): an exec 0.5 us
+ * with no job registered (one lookup, two global reads), 1.1 us with one
+ * registered for a process outside every job cgroup (the default
+ * hierarchy's and the freezer's names walked: 2 + 1 here), 1.5-1.7 us for
+ * one in a job cgroup (5 freezer names) whose credentials the rule
+ * refuses; a fork of a parent outside every Target 0.35 us without a job,
+ * 0.6-1.1 us with one.
  */
 #ifndef NUNATAK_BPF_JOB_H
 #define NUNATAK_BPF_JOB_H
