@@ -103,6 +103,17 @@ struct agent_target_opts {
 	const char *token;	/* NULL, or 32 hex: processes whose environment holds
 				 * NUNATAK_RUN=<token> (and the owner's uid) join */
 	const char *start_json; /* the START to send; NULL: no START (OPENed Target) */
+	uint32_t job_id;	/* 0: none; else a job Target: Slurm job job_id's processes
+				 * on this node join (agent_job_attach), owner uid/gid */
+	const char *route_key;	/* NULL: run_id; the Target's Aggregator (START, Batches,
+				 * last Batch, FINALIZE) is endpoints[agent_route(route_key, n)] */
+	/* set: a CLOSE from the Aggregator for this Target is handed to
+	 * closed() (the caller then ends the Run with agent_target_end)
+	 * instead of ending the Target; json: the CLOSE's json ({"why":
+	 * "job-ended"|...}, "{}" when it had none). Runs inside
+	 * agent_dispatch(). */
+	void (*closed)(void *ctx, const char *run_id, const char *json);
+	void *closed_ctx;
 };
 
 /* Creates the Target (perf events enabled when it is the first) and
@@ -146,6 +157,25 @@ int agent_target_interrupt(struct agent *a, const char *run_id);
 /* 1 when run_id is a Target of this Agent */
 int agent_target_exists(const struct agent *a, const char *run_id);
 
+/* A one-shot Control (e.g. action NUNATAK__WIRE__CONTROL__ACTION__ATTACH)
+ * with json for run_id to the Aggregator endpoints[agent_route(route_key
+ * ? route_key : run_id, n)]: done(ctx, 0, Ack.json) at its Ack for run_id,
+ * done(ctx, -code, Error.message) at an Error for run_id (without seq),
+ * done(ctx, -ETIMEDOUT, "...") after timeout_ms (≤ 0: AGENT_START_TIMEOUT_MS).
+ * Sent once (not resent); several may be outstanding (at most
+ * AGENT_CONTROL_REQUESTS_MAX), but one per run_id. done runs inside
+ * agent_dispatch(), never inside this call. 0, -EINVAL (run_id, action),
+ * -EEXIST (one for run_id outstanding, or run_id is a Target), -EBUSY
+ * (too many outstanding), -ENOMEM. An Error without run_id nor seq
+ * answers the connection's START/FINALIZE in flight, else its oldest
+ * request. Requests still outstanding at agent__free() are dropped
+ * (done not called). agent_target_start of a run_id with a request
+ * outstanding: -EEXIST (start it from done()). */
+#define AGENT_CONTROL_REQUESTS_MAX 64
+int agent_control_request(struct agent *a, int action, const char *run_id,
+			  const char *route_key, const char *json, int timeout_ms,
+			  agent_done_fn done, void *ctx);
+
 /* epoll fd: readable when agent_dispatch() has work (kernel reports,
  * ZeroMQ sockets); always valid */
 int agent_fd(const struct agent *a);
@@ -158,7 +188,7 @@ int agent_dispatch(struct agent *a);
  *  Target exists),"cpus","endpoints":[{"endpoint",
  *  "connected":bool,"last_contact_ms":N|null}],"degradations":[...],
  *  "targets":[{"run_id","uid","processes","batches_sent","acked",
- *  "queued","spooled","dropped","samples_sent","state"}],
+ *  "queued","spooled","dropped","samples_sent","state","job_id":J|null,"endpoint"}],
  *  "spool":{"dir","bytes","files"}}; NULL on ENOMEM. Caller decrefs. */
 json_t *agent_status(const struct agent *a);
 

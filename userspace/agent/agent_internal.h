@@ -5,7 +5,11 @@
  *   agent_target.c  Targets: start, follow, end, status
  *   agent_publish.c one Target's Batch from what was drained
  *   agent_send.c    connections to the Aggregators: Hello, Controls,
- *                   sending, Acks/Errors, OPEN/CLOSE, spool, dispatch
+ *                   Acks/Errors, OPEN/CLOSE
+ *   agent_dispatch.c sending Batches, spool, the end's steps, dispatch,
+ *                   timers, status
+ *   agent_control.c one-shot Controls (agent_control_request)
+ *   agent_job.c     job Targets: a Slurm job's processes (kern)
  */
 #ifndef NUNATAK_AGENT_INTERNAL_H
 #define NUNATAK_AGENT_INTERNAL_H
@@ -80,6 +84,11 @@ struct agent_target {
 	size_t conn;			 /* its Aggregator: a->conns[conn] */
 	enum target_state state;
 	int opened;			 /* OPENed by an Aggregator: no START/FINALIZE */
+	uint32_t job_id;		 /* 0: none; else a job Target (agent_job.c) */
+	int job_attached;		 /* agent_job_attach succeeded: detach at the end */
+	void (*closed)(void *ctx, const char *run_id, const char *json);
+	void *closed_ctx;
+	int close_handed;		 /* a CLOSE was handed to closed() (once) */
 	agent_done_fn done;
 	void *done_ctx;
 	char *control_json; /* START or FINALIZE json to send */
@@ -109,6 +118,20 @@ struct agent_target {
 	size_t n_drained, cap_drained;
 	struct mpi_event *mpi_events_buf;
 	size_t n_mpi_events, cap_mpi_events;
+};
+
+/* a one-shot Control (agent_control_request), answered by an Ack or an
+ * Error for its run_id, or timed out */
+struct agent_request {
+	struct agent_request *next;
+	char *run_id, *json;
+	int action;
+	size_t conn;
+	agent_done_fn done;
+	void *ctx;
+	long long deadline_ms;
+	long long sent_ms;  /* 0: not sent yet (no Aggregator connected) */
+	long long retry_ms; /* not sent: next attempt */
 };
 
 /* one DEALER per Aggregator endpoint */
@@ -146,6 +169,8 @@ struct agent {
 	int active;	 /* perf events enabled */
 	struct degradation_list degradations; /* node level */
 	struct agent_target *targets;
+	struct agent_request *requests; /* agent_control.c */
+	size_t n_requests;
 	uint32_t next_target_id;
 	long long next_drain_ms;
 	int mpi_installed_probed; /* the MPI libraries installed were probed */
@@ -185,6 +210,8 @@ void agent_target_forget_published(struct agent_target *t);
 void agent_target_report_loss(struct agent_target *t);
 
 /* agent_target.c */
+/* [A-Za-z0-9_.-], 1 to SPOOL_RUN_ID_MAX: it names spool files */
+int agent_valid_run_id(const char *run_id);
 struct agent_target *agent_target_new(struct agent *a, const struct agent_target_opts *o,
 				      size_t conn);
 void agent_target_free(struct agent_target *t);
@@ -192,6 +219,27 @@ void agent_target_free(struct agent_target *t);
 void agent_target_finish(struct agent_target *t, int err, const char *json);
 void agent_targets_reap(struct agent *a);
 json_t *agent_target_status(const struct agent_target *t);
+
+/* agent_job.c */
+/* The job Target t (t->job_id set) takes job J's processes: registers
+ * "job_<J>" in BPF (new processes join at exec/fork), then adopts the
+ * running ones (job_processes_for_each) whose credentials t's owner has
+ * (the BPF rule, checked from /proc/PID/status and dumpability; a root
+ * Target: any), each handled as an adoption at exec (agent_adopt_running).
+ * Returns the number adopted or -errno (-ENOSPC: MAX_JOBS, -EEXIST: job J
+ * has a Target already). Called by agent_target_start (also at OPEN with
+ * a job) when the Agent samples. */
+int agent_job_attach(struct agent *a, struct agent_target *t);
+/* unregisters job J (no new process joins); at the Target's end, before
+ * its last drain. No-op when t->job_id is 0. */
+void agent_job_detach(struct agent *a, struct agent_target *t);
+
+/* agent_events.c */
+/* A running process tgid that userspace put into Target t
+ * (agent_job_attach): what an adoption at exec does (its mappings read
+ * from /proc, its rank identity from its environ, hardware counters, MPI
+ * probes when it maps a libmpi). */
+void agent_adopt_running(struct agent *a, struct agent_target *t, pid_t tgid);
 
 /* agent_send.c */
 int agent_conns_open(struct agent *a, char *err, size_t errlen);
@@ -208,5 +256,25 @@ void agent_conns_tick(struct agent *a, long long now);
 /* one frame, ZMQ_DONTWAIT: 0, -EAGAIN (no Aggregator connected), -errno */
 int agent_conn_send_buf(struct agent_conn *c, const void *buf, size_t len);
 long long agent_send_next_timer(const struct agent *a);
+/* a Hello, a Control on c, ZMQ_DONTWAIT: 0, -EAGAIN (not connected), -errno */
+int agent_conn_hello(struct agent *a, struct agent_conn *c);
+int agent_conn_control(struct agent *a, struct agent_conn *c, int action, const char *run_id,
+		       const char *json);
+
+/* agent_control.c: the one-shot Controls (agent_control_request) */
+/* sends those not sent yet; done(-ETIMEDOUT) for those past their deadline */
+void agent_requests_tick(struct agent *a, long long now);
+/* 1 when ack (on c) answers a request (done called), else 0 */
+int agent_requests_on_ack(struct agent *a, const struct agent_conn *c,
+			  const Nunatak__Wire__Ack *ack);
+/* 1 when e (on c, without seq) answers a request: the one of its run_id;
+ * without run_id, when any_run: the oldest request sent on c */
+int agent_requests_on_error(struct agent *a, const struct agent_conn *c,
+			    const Nunatak__Wire__Error *e, int any_run);
+/* 1 when run_id is a request outstanding */
+int agent_request_exists(const struct agent *a, const char *run_id);
+long long agent_requests_timer(const struct agent *a);
+/* dropped, done not called (agent__free) */
+void agent_requests_free(struct agent *a);
 
 #endif

@@ -1,0 +1,90 @@
+/* slurm_job — what Slurm itself says about a job: its owner, its nodes,
+ * its working directory and its state (libslurm's slurm_load_job, asked of
+ * slurmctld), never what a user claims.
+ *
+ * libslurm is configured once per process: the first slurm_job_lookup()
+ * calls slurm_init(conf) (conf NULL: $SLURM_CONF, else
+ * /etc/slurm/slurm.conf). libslurm ends the whole process (fatal()) on a
+ * configuration it cannot read or parse, so the configuration is first
+ * tried in a short-lived child process (bounded: SLURM_JOB_INIT_TIMEOUT_MS)
+ * and only a configuration that child could load is given to slurm_init()
+ * in this process; a bad one is an error (-ENOENT, -EINVAL) naming the file
+ * with libslurm's reason, tried again at the next call. Configless Slurm
+ * (no slurm.conf, DNS SRV records) is not supported. Once initialised, a call with another conf is
+ * refused with -EINVAL (libslurm keeps one configuration per process).
+ *
+ * Threads: libslurm is not made for concurrent use; these functions
+ * serialise their libslurm calls with a mutex, but the design keeps them on
+ * one thread anyway (the Aggregator's worker), since a lookup can block.
+ *
+ * Time: a lookup is one RPC to slurmctld (a few ms). Measured with Slurm
+ * 22.05: libslurm itself retries a refused connection for about
+ * 2 x (MessageTimeout - 1) s (MessageTimeout 10, the default: 18 s; 5: 8 s;
+ * 2: 2 s), and a missing slurm.conf for 60 s before exit()ing. So:
+ * - a missing conf is -ENOENT at once (stat() before libslurm sees it);
+ * - before the RPC, unless a lookup succeeded in the last 5 s, a TCP
+ *   connection to the configuration's slurmctld hosts is tried (at most
+ *   SLURM_JOB_PROBE_MS each): slurmctld down is -EHOSTUNREACH in
+ *   milliseconds (refused) or SLURM_JOB_PROBE_MS (silent host);
+ * - slurmctld that dies within 5 s of a successful lookup, or accepts and
+ *   never answers, still costs libslurm's own bound: up to about
+ *   2 x MessageTimeout.
+ * The first lookup also costs the trial of the configuration in a child
+ * (about 10 ms; at most SLURM_JOB_INIT_TIMEOUT_MS).
+ *
+ * err (errlen bytes; NULL when errlen is 0) receives one line saying what
+ * failed, where (the configuration, slurmctld) and what to do.
+ */
+#ifndef NUNATAK_SLURM_JOB_H
+#define NUNATAK_SLURM_JOB_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SLURM_JOB_INIT_TIMEOUT_MS 5000
+#define SLURM_JOB_PROBE_MS 1000
+
+/* A job as slurmctld describes it. Fill with slurm_job_lookup(), free
+ * with slurm_job_release() (NULL-safe fields; a zeroed struct is fine). */
+struct slurm_job {
+	uint32_t id;
+	uid_t uid;		/* the job's owner */
+	gid_t gid;
+	char user[64];		/* the owner's name (from the password database); "" unknown */
+	char name[128];		/* the job's name ("" none) */
+	char work_dir[PATH_MAX]; /* its working directory ("" none) */
+	char **nodes;		/* the job's nodes, expanded ("vm1", "vm2"...), n_nodes of them;
+				 * none while it is pending */
+	size_t n_nodes;
+	int running;		/* RUNNING or SUSPENDED */
+	int ended;		/* no longer pending, running, suspended or completing */
+	char state[32];		/* slurm_job_state_string() of its base state: "RUNNING"... */
+};
+
+/* Looks job id up in slurmctld (conf: see above). 0 and *job (released by
+ * the caller with slurm_job_release), -ENOENT (no such job: never existed
+ * or purged after MinJobAge; or conf missing), -EHOSTUNREACH (slurmctld
+ * unreachable; err says so), -EACCES (slurmctld refused us: munge key or
+ * authentication), -EINVAL (bad conf, another conf than the process's;
+ * not a job id), -ETIMEDOUT (libslurm hung loading conf), -ENOMEM, -EIO
+ * (any other Slurm error, named in err). *job is zeroed at every error. */
+int slurm_job_lookup(const char *conf, uint32_t id, struct slurm_job *job, char *err,
+		     size_t errlen);
+
+/* Frees what slurm_job_lookup allocated (job->nodes) and zeroes *job.
+ * NULL-safe. */
+void slurm_job_release(struct slurm_job *job);
+
+/* Expands a Slurm hostlist ("vm[1-3],x" -> {"vm1","vm2","vm3","x"}, in
+ * order, duplicates kept as Slurm keeps them). 0 and *nodes (a
+ * NULL-terminated array of *n strings: free with slurm_job_nodes_free), or
+ * -EINVAL (empty or malformed hostlist), -ENOMEM. Pure: needs no slurm.conf
+ * and no slurmctld. */
+int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n);
+
+/* Frees an array of slurm_job_hostlist_expand (n strings). NULL-safe. */
+void slurm_job_nodes_free(char **nodes, size_t n);
+
+#endif
