@@ -33,7 +33,7 @@
  * tests/unit/test_sampler_jobs.c test_cost prints them): an exec 0.5 us
  * with no job registered (one lookup, two global reads), 1.1 us with one
  * registered for a process outside every job cgroup (the default
- * hierarchy's and the freezer's names walked: 2 + 1 here), 1.5-1.7 us for
+ * hierarchy's and the freezer's names walked: 2 + 1 here), 1.5-2.1 us for
  * one in a job cgroup (5 freezer names) whose credentials the rule
  * refuses; a fork of a parent outside every Target 0.35 us without a job,
  * 0.6-1.1 us with one.

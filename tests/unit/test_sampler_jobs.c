@@ -459,8 +459,9 @@ static void test_exec_in_job_cgroup(void **state)
 	check_exec(user, NULL, 0);
 	sampler_read_counters(s, &c);
 	assert_int_equal(c.adopted, 1);
-	assert_int_equal(sampler_remove_job(s, JOB), 0);
-	assert_int_equal(sampler_remove_job(s, JOB), -ENOENT);
+	assert_int_equal(sampler_remove_job(s, JOB, 22), -ENOENT); /* not that Target's */
+	assert_int_equal(sampler_remove_job(s, JOB, 21), 0);
+	assert_int_equal(sampler_remove_job(s, JOB, 21), -ENOENT);
 	check_exec(user, v1_step, 0);
 }
 
@@ -524,9 +525,9 @@ static void test_add_job_checks_and_remove_target(void **state)
 	assert_int_equal(sampler_add_job(s, JOB + 7, 26, user), 0);
 	assert_int_equal(sampler_remove_target(s, 25), 0);
 	check_exec(user, v1_step, 0); /* its job went with it */
-	assert_int_equal(sampler_remove_job(s, JOB), -ENOENT);
+	assert_int_equal(sampler_remove_job(s, JOB, 25), -ENOENT);
 	assert_int_equal(sampler_remove_target(s, 26), 0);
-	assert_int_equal(sampler_remove_job(s, JOB + 7), -ENOENT);
+	assert_int_equal(sampler_remove_job(s, JOB + 7, 26), -ENOENT);
 	/* a running process from userspace: once */
 	assert_int_equal(sampler_adopt_process(s, getpid(), 26, TARGET_UID_ANY), 0);
 	assert_int_equal(sampler_adopt_process(s, getpid(), 25, TARGET_UID_ANY), -EEXIST);

@@ -111,8 +111,8 @@ int sampler_remove_token(struct sampler *s, const char *token_hex32);
  * root Target: root's processes only). 0, -EINVAL (job_id 0), -EEXIST
  * (job_id registered already), -ENOSPC (MAX_JOBS), or -errno. */
 int sampler_add_job(struct sampler *s, uint32_t job_id, uint32_t target_id, uint32_t uid);
-/* 0, or -ENOENT when it was not registered */
-int sampler_remove_job(struct sampler *s, uint32_t job_id);
+/* 0, or -ENOENT when job_id is not registered for Target target_id */
+int sampler_remove_job(struct sampler *s, uint32_t job_id, uint32_t target_id);
 /* "job_<job_id>" into *key, NUL padded */
 void sampler_job_key(uint32_t job_id, struct job_key *key);
 

@@ -180,12 +180,18 @@ int sampler_add_job(struct sampler *s, uint32_t job_id, uint32_t target_id, uint
 	return 0;
 }
 
-int sampler_remove_job(struct sampler *s, uint32_t job_id)
+int sampler_remove_job(struct sampler *s, uint32_t job_id, uint32_t target_id)
 {
+	int fd = bpf_map__fd(s->task->maps.jobs);
+	struct token_info info;
 	struct job_key key;
 
 	sampler_job_key(job_id, &key);
-	if (bpf_map_delete_elem(bpf_map__fd(s->task->maps.jobs), &key))
+	if (bpf_map_lookup_elem(fd, &key, &info))
+		return -errno;
+	if (info.target_id != target_id)
+		return -ENOENT; /* another Target's */
+	if (bpf_map_delete_elem(fd, &key))
 		return -errno;
 	if (s->n_jobs)
 		s->n_jobs--;
