@@ -303,6 +303,7 @@ int agent_send_all(struct agent *a)
 	struct agent_target *t;
 
 	agent_conns_tick(a, now);
+	agent_requests_tick(a, now);
 	for (t = a->targets; t; t = t->next) {
 		agent_target_progress(t, now);
 		agent_target_send(t, now);
@@ -397,6 +398,7 @@ int agent_timeout_ms(const struct agent *a)
 		timer_min(&next, a->next_drain_ms);
 	for (t = a->targets; t; t = t->next)
 		timer_min(&next, agent_target_timer(t));
+	timer_min(&next, agent_requests_timer(a));
 	if (next < 0)
 		return -1;
 	return next <= now ? 0 : (int)(next - now > 60000 ? 60000 : next - now);
