@@ -14,7 +14,9 @@
  *    message, nothing left), the client going away (interrupted);
  *  - job-prolog: START of "job-<cluster>-<J>" with the job, not bound to
  *    its connection; a second one answered with the same Run; job-epilog:
- *    FINALIZE job_epilog, the pending nodes answered.
+ *    FINALIZE job_epilog, the pending nodes answered; a START unanswered:
+ *    job-prolog answered within its bound;
+ *  - a stop ends both kinds (the attach's client told "service-stop").
  */
 #include <errno.h>
 #include <grp.h>
@@ -590,6 +592,45 @@ static void test_prolog_bounded(void **state)
 	close(fd);
 }
 
+/* the service stops: the attach Run ends (its client told, "service-stop"),
+ * the prolog Run's FINALIZE is this node's Epilog */
+static void test_stop_ends_job_runs(void **state)
+{
+	struct jfx *j = *state;
+	struct received r;
+	char run_id[65], err[512];
+	json_t *msg, *doc;
+	int fd = attached(j, run_id, OWNER), pf = connect_to(j), finals = 0, epilog = 0;
+
+	send_req(pf, prolog_req(j->dir));
+	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__START, &r, 5000));
+	fx_ack(j->agg, &r, "{\"run_dir\":\"/w/.nunatak/job-4242\"}");
+	fx_release(&r);
+	assert_int_equal(code_of(await(pf, 5000), err, sizeof(err)), 0);
+	node_service_stop(j->ns);
+	while (finals < 2 && next_control(j, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, &r, 10000)) {
+		doc = control_json(&r);
+		assert_true(json_is_true(json_object_get(doc, "interrupted")));
+		epilog += json_is_true(json_object_get(doc, "job_epilog")) &&
+			  !strcmp(r.env->control->run_id, "job-clus_ter-4242");
+		json_decref(doc);
+		fx_ack(j->agg, &r, "{}");
+		fx_release(&r);
+		finals++;
+	}
+	assert_int_equal(finals, 2);
+	assert_int_equal(epilog, 1);
+	msg = await(fd, 10000);
+	assert_string_equal(json_string_value(json_object_get(msg, "reply")), "run-end");
+	assert_string_equal(json_string_value(json_object_get(msg, "ended_by")), "service-stop");
+	json_decref(msg);
+	pthread_join(j->thread, NULL);
+	/* teardown joins again: a new thread that returns at once */
+	assert_int_equal(pthread_create(&j->thread, NULL, serve, j->ns), 0);
+	close(fd);
+	close(pf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -603,6 +644,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attach_run_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prolog_epilog, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prolog_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_ends_job_runs, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

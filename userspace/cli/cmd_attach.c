@@ -52,24 +52,27 @@ static struct {
 } opt;
 
 static const char attach_doc[] =
-	"Profile a Slurm job that is running, by its job id, on every node of it, without\n"
-	"restarting it: its processes now, and those of later job steps as they start.\n"
-	"Only the job's owner or root may. Ends after --duration, at Ctrl-C, at\n"
-	"`nunatak detach JOBID` (on this node), or when the job ends; the Run is then\n"
-	"finalized in the job owner's runs directory (<job working directory>/.nunatak/,\n"
-	"theirs, mode 0700) and its summary printed.\n"
+	"Profile a running Slurm job by its job id, on every node of it, without\n"
+	"restarting it: its processes now, and those of later job steps as they\n"
+	"start. Only the job's owner or root may. Ends after --duration, at Ctrl-C,\n"
+	"at `nunatak detach JOBID` (on this node), or when the job ends; the Run is\n"
+	"then finalized in the job owner's runs directory (by default\n"
+	"<job working directory>/.nunatak/, theirs, mode 0700) and its summary\n"
+	"printed.\n"
 	"\v"
-	"Needs nunatakd (root) on this node: its socket is NUNATAK_AGENT_SOCKET, else the\n"
-	"site file's [service].agent_socket, else " CONTROL_SOCKET_DEFAULT ". Your identity\n"
-	"goes as a munge credential (munged's socket: NUNATAK_MUNGE_SOCKET, else\n"
-	"[service].munge_socket, else " MUNGE_CRED_DEFAULT_SOCKET ").\n"
-	"Exit status: 0 profiled; 1 refused (not your job, no such job running, profiled\n"
-	"already); 125 bad usage, no node service or munged, no answer.\n"
+	"Needs nunatakd (root) on this node. Its socket: NUNATAK_AGENT_SOCKET, else\n"
+	"the site file's [service].agent_socket, else " CONTROL_SOCKET_DEFAULT ".\n"
+	"Your identity goes as a munge credential; munged's socket:\n"
+	"NUNATAK_MUNGE_SOCKET, else [service].munge_socket, else\n"
+	MUNGE_CRED_DEFAULT_SOCKET ".\n"
+	"\n"
+	"Exit status: 0 profiled; 1 refused (not your job, no such job running,\n"
+	"profiled already); 125 bad usage, no node service or munged, no answer.\n"
 	"\n"
 	"EXAMPLES:\n"
-	"  nunatak attach 12345 --duration 30     30 s of job 12345, then its summary\n"
-	"  nunatak attach 12345 --json > run.json until Ctrl-C or the job's end\n"
-	"  nunatak detach 12345                   (elsewhere) ends the attach early";
+	"  nunatak attach 12345 --duration 30   30 s of job 12345, then its summary\n"
+	"  nunatak attach 12345 --json >r.json  until Ctrl-C or the job's end\n"
+	"  nunatak detach 12345                 (another shell) ends it early";
 
 static const struct argp_option attach_options[] = {
 	{ "duration", 'd', "S", 0, "End after S seconds (default: at Ctrl-C, detach or the job's "
@@ -428,16 +431,16 @@ out:
 }
 
 static const char detach_doc[] =
-	"End the `nunatak attach JOBID` of this node early: its Run is finalized and the\n"
-	"attach prints its summary. Allowed to the job's owner, the user who attached, and\n"
-	"root. Run it on the node where `nunatak attach` runs.\n"
+	"End the `nunatak attach JOBID` running on this node early: its Run is\n"
+	"finalized and the attach prints its summary. Allowed to the job's owner,\n"
+	"the user who attached, and root. Run it on the node where the attach runs.\n"
 	"\v"
-	"Exit status: 0 detached; 1 no attach of that job on this node, or not yours;\n"
-	"125 bad usage, no node service.\n"
+	"Exit status: 0 detached; 1 no attach of that job on this node, or not\n"
+	"yours; 125 bad usage, no node service.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  nunatak detach 12345\n"
-	"  nunatak detach 12345 --json     {\"job_id\": 12345, \"run_dir\": \"...\"} on stdout";
+	"  nunatak detach 12345 --json   {\"job_id\": 12345, \"run_dir\": ...} on stdout";
 
 static const struct argp_option detach_options[] = {
 	{ "json", 'j', NULL, 0, "Print {\"job_id\", \"run_dir\"} on stdout", 0 },

@@ -52,19 +52,20 @@ struct hook {
 static struct hook *hook_parsing;
 
 static const char hook_doc[] =
-	"For deploy/slurm's Prolog (job-prolog) and Epilog (job-epilog) scripts, run as\n"
-	"root by slurmd: start, and end, the profiling of a job submitted with --nunatak\n"
-	"(SPANK_NUNATAK set) or NUNATAK_PROFILE=1 (SPANK_NUNATAK_PROFILE=1). They read\n"
-	"Slurm's environment (SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_GID,\n"
-	"SLURM_JOB_WORK_DIR, SLURM_NODELIST, SLURM_CLUSTER_NAME, SLURM_JOB_EXIT_CODE2),\n"
-	"always exit 0 (the profiler never fails a job nor drains a node), give up after\n"
-	"4.5 s (job-prolog) or 24 s (job-epilog), and say what they did in one line on\n"
-	"stderr; a job not asked for is left alone, silently.\n"
+	"For deploy/slurm's Prolog (job-prolog) and Epilog (job-epilog) scripts,\n"
+	"run as root by slurmd: start, and end, the profiling of a job submitted\n"
+	"with --nunatak (SPANK_NUNATAK set) or NUNATAK_PROFILE=1\n"
+	"(SPANK_NUNATAK_PROFILE=1). They read Slurm's environment (SLURM_JOB_ID,\n"
+	"SLURM_JOB_UID, SLURM_JOB_GID, SLURM_JOB_WORK_DIR, SLURM_NODELIST,\n"
+	"SLURM_CLUSTER_NAME, SLURM_JOB_EXIT_CODE2), always exit 0 (the profiler\n"
+	"never fails a job nor drains a node), give up after 4.5 s (job-prolog) or\n"
+	"24 s (job-epilog), and say what they did in one line on stderr. A job not\n"
+	"asked for is left alone, silently.\n"
 	"\v"
-	"The node service's socket: NUNATAK_AGENT_SOCKET, else [service].agent_socket of the\n"
-	"site file, else " CONTROL_SOCKET_DEFAULT ". The site file: --config FILE, else\n"
-	"NUNATAK_SITE_CONFIG, else " CONFIG_SITE_PATH " (obeyed only when root owns it and\n"
-	"no one else can write it).\n"
+	"The node service's socket: NUNATAK_AGENT_SOCKET, else [service].agent_socket\n"
+	"of the site file, else " CONTROL_SOCKET_DEFAULT ". The site file: --config\n"
+	"FILE, else NUNATAK_SITE_CONFIG, else " CONFIG_SITE_PATH ", obeyed only when\n"
+	"root owns it and no one else can write it (else said, and not used).\n"
 	"\n"
 	"EXAMPLES (what deploy/slurm/prolog and epilog run):\n"
 	"  timeout -k 1 6 nunatak job-prolog\n"
@@ -204,7 +205,7 @@ static json_t *hook_frequency(struct hook *h)
 	if (env_number("SPANK_NUNATAK", HOOK_FREQUENCY_MAX, &hz) && hz >= 1)
 		return json_integer((json_int_t)hz);
 	snprintf(h->note + strlen(h->note), sizeof(h->note) - strlen(h->note),
-		 ", at the default frequency (SPANK_NUNATAK='%.32s' is not 1..%d)", s,
+		 " (SPANK_NUNATAK='%.32s' is not a frequency of 1..%d: the default used)", s,
 		 HOOK_FREQUENCY_MAX);
 	return json_null();
 }
