@@ -125,16 +125,23 @@ static int aggs_teardown(void **state)
 	return 0;
 }
 
-static struct agent *agent_on(void *zctx, const char *const *eps, size_t n)
+static struct agent *agent_spooling_on(void *zctx, const char *const *eps, size_t n,
+				       const char *spool)
 {
 	struct agent_opts o = {.node = FX_NODE, .zmq_ctx = zctx, .endpoints = eps,
-			       .n_endpoints = n, .frequency = 99, .drain_interval_ms = 100};
+			       .n_endpoints = n, .frequency = 99, .drain_interval_ms = 100,
+			       .spool_dir = spool};
 	char err[512];
 	struct agent *a = agent__new(&o, err, sizeof(err));
 
 	if (!a)
 		fail_msg("agent__new: %s", err);
 	return a;
+}
+
+static struct agent *agent_on(void *zctx, const char *const *eps, size_t n)
+{
+	return agent_spooling_on(zctx, eps, n, NULL);
 }
 
 static char *start_json(const struct two_aggs *ta)
@@ -616,6 +623,113 @@ static void test_job_target_start(void **state)
 	assert_false(agent_target_exists(a, RUN_A));
 }
 
+/* An Agent whose Target (route key: endpoint k) spooled its Batches (no
+ * Ack) and that ended; returns its incarnation. */
+static uint64_t spool_unacked(struct two_routers *tr, const char *run_id, const char *key,
+			      size_t k)
+{
+	const char *eps[2] = {tr->fx->endpoint, tr->fx2.endpoint};
+	struct fixture *fk = k == 0 ? tr->fx : &tr->fx2;
+	struct agent_target_opts o = {.run_id = run_id, .route_key = key};
+	struct agent *a = agent_spooling_on(tr->fx->zctx, eps, 2, tr->fx->spool);
+	uint64_t inc = agent_incarnation(a);
+	struct received r;
+	json_t *st;
+	long long files;
+
+	assert_int_equal(agent_target_start(a, &o, NULL, NULL), 0);
+	assert_true(fx_recv_batch(fk, a, &r, FX_RECV_MS)); /* to endpoint k, never acked */
+	assert_string_equal(r.env->batch->run_id, run_id);
+	fx_release(&r);
+	fx_pump(a, AGENT_RESEND_MS + 700);
+	st = agent_status(a);
+	files = json_integer_value(json_object_get(json_object_get(st, "spool"), "files"));
+	json_decref(st);
+	print_message("%lld Batches spooled\n", files);
+	assert_true(files >= 1);
+	agent__free(a); /* its spooled Batches stay for the next incarnation */
+	return inc;
+}
+
+/* a Batch of run_id of incarnation inc on fx (other messages skipped) */
+static int recv_orphan(struct fixture *fx, struct agent *a, const char *run_id, uint64_t inc,
+		       struct received *r, int ms)
+{
+	long long end = fx_now_ms() + ms;
+
+	while (fx_now_ms() < end && fx_recv_batch(fx, a, r, (int)(end - fx_now_ms()))) {
+		if (!strcmp(r->env->batch->run_id, run_id) && r->env->batch->incarnation == inc)
+			return 1;
+		fx_release(r);
+	}
+	return 0;
+}
+
+/* Spooled Batches of an earlier incarnation's Target routed by a key:
+ * the run_id's Aggregator does not know the Run (ENOENT), the next one
+ * gets them, its Ack removes them from the spool. */
+static void test_orphans_next_aggregator(void **state)
+{
+	struct two_routers *tr = *state;
+	size_t home = agent_route(RUN_A, 2), k = 1 - home;
+	struct fixture *fh = home == 0 ? tr->fx : &tr->fx2, *fk = k == 0 ? tr->fx : &tr->fx2;
+	const char *eps[2] = {tr->fx->endpoint, tr->fx2.endpoint};
+	char key[16];
+	struct received r;
+	uint64_t inc;
+	struct agent *a;
+	json_t *st;
+	long long files = -1, end;
+
+	fx_spool_dir(tr->fx);
+	key_for(k, 2, key, sizeof(key));
+	inc = spool_unacked(tr, RUN_A, key, k);
+	a = tr->fx->agent = agent_spooling_on(tr->fx->zctx, eps, 2, tr->fx->spool);
+	assert_true(recv_orphan(fh, a, RUN_A, inc, &r, FX_RECV_MS));
+	fx_error(fh, &r, ENOENT, "no such run");
+	fx_release(&r);
+	assert_true(recv_orphan(fk, a, RUN_A, inc, &r, FX_RECV_MS));
+	fx_ack(fk, &r, NULL);
+	fx_release(&r);
+	for (end = fx_now_ms() + 10000; fx_now_ms() < end && files != 0;) {
+		if (recv_orphan(fk, a, RUN_A, inc, &r, 200)) {
+			fx_ack(fk, &r, NULL);
+			fx_release(&r);
+		}
+		st = agent_status(a);
+		files = json_integer_value(json_object_get(json_object_get(st, "spool"), "files"));
+		json_decref(st);
+	}
+	assert_int_equal(files, 0);
+}
+
+/* A prolog job Run's spooled Batches ("job-<cluster>-<J>") go to the
+ * Aggregator of J at once. */
+static void test_orphans_job_run_key(void **state)
+{
+	struct two_routers *tr = *state;
+	const char *eps[2] = {tr->fx->endpoint, tr->fx2.endpoint};
+	char run_id[64], key[16];
+	unsigned job;
+	size_t k;
+	struct received r;
+	uint64_t inc;
+
+	for (job = 100;; job++) {
+		snprintf(key, sizeof(key), "%u", job);
+		snprintf(run_id, sizeof(run_id), "job-clu-%u", job);
+		if (agent_route(key, 2) != agent_route(run_id, 2))
+			break;
+	}
+	k = agent_route(key, 2);
+	fx_spool_dir(tr->fx);
+	inc = spool_unacked(tr, run_id, key, k);
+	tr->fx->agent = agent_spooling_on(tr->fx->zctx, eps, 2, tr->fx->spool);
+	assert_true(recv_orphan(k == 0 ? tr->fx : &tr->fx2, tr->fx->agent, run_id, inc, &r,
+				FX_RECV_MS));
+	fx_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,6 +747,10 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_open_job_target, routers_setup, routers_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_target_start, fx_setup_inproc, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_orphans_next_aggregator, routers_setup,
+					    routers_teardown),
+	    cmocka_unit_test_setup_teardown(test_orphans_job_run_key, routers_setup,
+					    routers_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -177,6 +177,7 @@ void agent_targets_reap(struct agent *a)
 			continue;
 		}
 		*pp = t->next;
+		agent_orphans_remember(t);
 		agent_target_free(t);
 	}
 }
