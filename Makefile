@@ -154,6 +154,24 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $< -lpthread
 
+# The SPANK plugin of deploy/slurm (--nunatak[=FREQ] for sbatch, srun and
+# salloc): loaded by Slurm's own programs, so -shared -fPIC, no -lslurm (they
+# provide the spank_* symbols), built against this machine's Slurm headers
+# (/usr/include/slurm/spank.h of libslurm-dev: its plugin_version must be
+# the running Slurm's), never sanitized.
+SPANK_PLUGIN := $(BUILD)/spank_nunatak.so
+SPANK_SRCS := deploy/slurm/spank_nunatak.c deploy/slurm/spank_option.c
+build: $(SPANK_PLUGIN)
+
+$(SPANK_PLUGIN): $(SPANK_SRCS) deploy/slurm/spank_option.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I. -shared -fPIC -o $@ $(SPANK_SRCS)
+
+# its option parsing, unit-tested alone (it is not part of libnunatak.a)
+$(BUILD)/tests/test_spank_option: tests/unit/test_spank_option.c deploy/slurm/spank_option.c deploy/slurm/spank_option.h
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -MMD -MP,$(CFLAGS)) $(LDFLAGS) -o $@ $< deploy/slurm/spank_option.c -lcmocka
+
 # benchmark tools: the bare sampling interrupt, the bare uprobe, an MPI loop
 $(BUILD)/bench/bare-interrupt: tests/bench/bare_interrupt.c | $(GENERATED)
 	@mkdir -p $(@D)
@@ -240,6 +258,26 @@ install: build
 	install -m 0644 deploy/tmpfiles/nunatak.conf $(DESTDIR)$(TMPFILESDIR)/nunatak.conf
 	install -m 0644 deploy/nunatak.toml.example $(DESTDIR)$(DOCDIR)/nunatak.toml.example
 	install -m 0644 deploy/README.md $(DESTDIR)$(DOCDIR)/README.deploy.md
+
+# deploy/slurm: the SPANK plugin, the Prolog and Epilog (naming
+# $(PREFIX)/bin/nunatak), the slurm.conf lines and the notes
+SLURM_LIBDIR ?= $(PREFIX)/lib/nunatak/slurm
+.PHONY: install-slurm
+install: install-slurm
+install-slurm: $(SPANK_PLUGIN)
+	install -d -m 0755 $(DESTDIR)$(SLURM_LIBDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(SPANK_PLUGIN) $(DESTDIR)$(SLURM_LIBDIR)/spank_nunatak.so
+	for s in prolog epilog; do \
+		sed -e 's|^NUNATAK=/usr/local/bin/nunatak$$|NUNATAK=$(PREFIX)/bin/nunatak|' \
+			deploy/slurm/$$s > "$(DESTDIR)$(SLURM_LIBDIR)/$$s.tmp" && \
+		chmod 0755 "$(DESTDIR)$(SLURM_LIBDIR)/$$s.tmp" && \
+		mv "$(DESTDIR)$(SLURM_LIBDIR)/$$s.tmp" "$(DESTDIR)$(SLURM_LIBDIR)/$$s" || exit 1; \
+	done
+	sed -e 's|/usr/local/lib/nunatak/slurm/|$(SLURM_LIBDIR)/|g' deploy/slurm/slurm.conf.example \
+		> "$(DESTDIR)$(DOCDIR)/slurm.conf.example.tmp" && \
+		chmod 0644 "$(DESTDIR)$(DOCDIR)/slurm.conf.example.tmp" && \
+		mv "$(DESTDIR)$(DOCDIR)/slurm.conf.example.tmp" "$(DESTDIR)$(DOCDIR)/slurm.conf.example"
+	install -m 0644 deploy/slurm/README.md $(DESTDIR)$(DOCDIR)/README.slurm.md
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp

@@ -49,24 +49,6 @@ static __always_inline int target_follow_fork(__u32 parent_tgid, __u32 child_tgi
 	return err ? (int)err : 1;
 }
 
-/* whether a process of credentials c may be in a Target of owner
- * (TARGET_UID_ANY: any process may): what the kernel asks before it lets
- * the owner ptrace it or read its /proc/PID/maps */
-static __always_inline int target_cred_allows(__u32 owner, const struct target_cred *c)
-{
-	if (owner == TARGET_UID_ANY)
-		return 1;
-	return c->uid == owner && c->euid == owner && c->suid == owner && c->fsuid == owner &&
-	       c->egid == c->gid && c->sgid == c->gid && c->fsgid == c->gid &&
-	       c->dumpable == TARGET_DUMP_USER && !c->caps;
-}
-
-/* whether every uid of c is root's */
-static __always_inline int target_cred_root(const struct target_cred *c)
-{
-	return !c->uid && !c->euid && !c->suid && !c->fsuid;
-}
-
 /* mm->flags was an unsigned long before Linux 6.18, a bitmap since */
 struct mm_struct___flags_long {
 	unsigned long flags;

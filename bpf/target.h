@@ -45,6 +45,44 @@ struct target_cred {
 	__u32 caps;	/* 1: it holds capabilities over the initial user namespace */
 };
 
+/* The rules below are the kernel's (the BPF programs) and the Agent's (a
+ * running process it adopts from /proc: userspace/agent/agent_job.c):
+ * one definition, plain values only, so both compile it. */
+#define TARGET_RULE static inline __attribute__((always_inline))
+
+/* whether a process of credentials c may be in a Target of owner
+ * (TARGET_UID_ANY: any process may): what the kernel asks before it lets
+ * the owner ptrace it or read its /proc/PID/maps */
+TARGET_RULE int target_cred_allows(__u32 owner, const struct target_cred *c)
+{
+	if (owner == TARGET_UID_ANY)
+		return 1;
+	return c->uid == owner && c->euid == owner && c->suid == owner && c->fsuid == owner &&
+	       c->egid == c->gid && c->sgid == c->gid && c->fsgid == c->gid &&
+	       c->dumpable == TARGET_DUMP_USER && !c->caps;
+}
+
+/* whether every uid of c is root's */
+TARGET_RULE int target_cred_root(const struct target_cred *c)
+{
+	return !c->uid && !c->euid && !c->suid && !c->fsuid;
+}
+
+/* Whether a process outside every Target, of credentials c in network
+ * namespace netns, may join a Target of owner that it did not fork from
+ * (adopted by a Run token or a job's cgroup): a user's Target takes the
+ * processes the user could debug (target_cred_allows); a root Target
+ * (TARGET_UID_ANY) takes root's only, not those of any user who saw its
+ * token or shares its job's cgroup; want_netns (0: any) is the namespace
+ * the Agent asked adopted processes to run in. */
+TARGET_RULE int target_adoption_allows(__u32 owner, const struct target_cred *c, __u32 netns,
+				       __u32 want_netns)
+{
+	if (owner == TARGET_UID_ANY ? !target_cred_root(c) : !target_cred_allows(owner, c))
+		return 0;
+	return !want_netns || netns == want_netns;
+}
+
 struct target_info {
 	__u32 target_id; /* which Target (Run) the process belongs to */
 	__u32 root_tgid; /* the process the Target was started from */

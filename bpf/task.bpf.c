@@ -16,6 +16,7 @@
 #include "bpf/target.bpf.h"
 #include "bpf/task.bpf.h"
 #include "bpf/token.bpf.h"
+#include "bpf/job.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -26,10 +27,11 @@ struct {
 
 __u64 task_counters[TASK_COUNTERS];
 
-/* set by the Agent: how many tokens `tokens` holds (0: an exec outside
- * every Target costs one lookup), and the network namespace adopted
- * processes must run in (its inode; 0: any) */
+/* set by the Agent: how many tokens `tokens` and job names `jobs` hold
+ * (both 0: an exec or fork outside every Target costs one lookup), and the
+ * network namespace adopted processes must run in (its inode; 0: any) */
 volatile __u32 token_count;
+volatile __u32 job_count;
 volatile __u32 token_netns;
 
 static __always_inline struct task_event *task_event_reserve(__u32 kind, struct task_struct *task,
@@ -54,28 +56,38 @@ static __always_inline struct task_event *task_event_reserve(__u32 kind, struct 
 	return e;
 }
 
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
+/* The Target entry that adopts task (outside every Target), NULL when
+ * none: its Run token when at_exec and tokens are registered, else its
+ * job's cgroup when job names are */
+static __always_inline const struct token_info *task_adopter(struct task_struct *task,
+							     int at_exec)
 {
-	if (target_follow_fork(BPF_CORE_READ(parent, tgid), BPF_CORE_READ(child, tgid)) < 0)
-		__sync_fetch_and_add(&task_counters[TASK_DROP_TARGETS], 1);
-	return 0;
+	const struct token_info *t = NULL;
+	struct token_key key;
+
+	if (at_exec && token_count &&
+	    token_env_find(BPF_CORE_READ(task, mm, start_stack), &key))
+		t = token_lookup(&key);
+	if (!t && job_count)
+		t = job_of_task(task);
+	return t;
 }
 
-/* A process outside every Target: adopted when its new environment holds
- * a registered token its credentials (and network namespace) match */
-static __always_inline int task_adopt(struct task_struct *task, __u32 tgid,
+/* A process outside every Target: adopted when a Run token in its new
+ * environment (at exec) or its job's cgroup names a Target whose rule its
+ * credentials (and network namespace) pass: 1 and *info, or 0 */
+static __always_inline int task_adopt(struct task_struct *task, __u32 tgid, int at_exec,
 				      struct target_info *info)
 {
+	const struct token_info *t = task_adopter(task, at_exec);
 	struct target_cred cred;
-	struct token_key key;
 	long err;
 
-	if (!token_env_find(BPF_CORE_READ(task, mm, start_stack), &key))
+	if (!t)
 		return 0;
 	target_cred_read(task, &cred);
-	if (!token_adopts(&key, tgid, &cred, BPF_CORE_READ(task, nsproxy, net_ns, ns.inum),
-			  token_netns, info))
+	if (!target_adopts(t, tgid, &cred, BPF_CORE_READ(task, nsproxy, net_ns, ns.inum),
+			   token_netns, info))
 		return 0;
 	err = bpf_map_update_elem(&targets, &tgid, info, BPF_NOEXIST);
 	if (err) {
@@ -87,6 +99,36 @@ static __always_inline int task_adopt(struct task_struct *task, __u32 tgid,
 	return 1;
 }
 
+/* an adopted process, the first the Agent hears of it (bpf/job.h) */
+static __always_inline void task_report_adopted(struct task_struct *task,
+						const struct target_info *info)
+{
+	struct task_event *e = task_event_reserve(TASK_EVENT_EXEC, task, info);
+
+	if (!e)
+		return;
+	e->exec_seq = 0;
+	/* the Agent probes the new image before it reaches main: wake it now */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 parent_tgid = BPF_CORE_READ(parent, tgid), child_tgid = BPF_CORE_READ(child, tgid);
+	struct target_info info;
+	int r = target_follow_fork(parent_tgid, child_tgid);
+
+	if (r < 0)
+		__sync_fetch_and_add(&task_counters[TASK_DROP_TARGETS], 1);
+	/* 0 and not a thread: a parent outside every Target, its child may
+	 * be a job's */
+	else if (!r && job_count && child_tgid != parent_tgid &&
+		 task_adopt(child, child_tgid, 0, &info))
+		task_report_adopted(child, &info);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(task_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -96,18 +138,17 @@ int BPF_PROG(task_exec, struct task_struct *task, pid_t old_pid, struct linux_bi
 	struct task_event *e;
 	int r;
 
-	if (target_lookup(tgid)) {
-		/* the credentials and the dumpability of the new image are
-		 * committed already */
-		target_cred_read(task, &cred);
-		r = target_exec(tgid, &cred, &info);
-		if (r == TARGET_EXEC_LEFT)
-			__sync_fetch_and_add(&task_counters[TASK_LEFT], 1);
-	} else if (token_count && task_adopt(task, tgid, &info)) {
-		r = TARGET_EXEC_STAYS;
-	} else {
+	if (!target_lookup(tgid)) {
+		if ((token_count || job_count) && task_adopt(task, tgid, 1, &info))
+			task_report_adopted(task, &info);
 		return 0;
 	}
+	/* the credentials and the dumpability of the new image are committed
+	 * already */
+	target_cred_read(task, &cred);
+	r = target_exec(tgid, &cred, &info);
+	if (r == TARGET_EXEC_LEFT)
+		__sync_fetch_and_add(&task_counters[TASK_LEFT], 1);
 	if (r == TARGET_EXEC_OUTSIDE)
 		return 0;
 	e = task_event_reserve(r == TARGET_EXEC_LEFT ? TASK_EVENT_LEFT : TASK_EVENT_EXEC, task,

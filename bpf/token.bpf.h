@@ -109,28 +109,37 @@ static __always_inline int token_env_find(__u64 start_stack, struct token_key *k
 	return sc.found;
 }
 
-/* Whether token key adopts a process of credentials c (target_cred_allows)
- * in network namespace netns (want_netns: the Agent's, 0 = any): 1 and
- * *info (its Target entry, exec_seq 0, root_tgid tgid), or 0. */
-static __always_inline int token_adopts(const struct token_key *key, __u32 tgid,
-					const struct target_cred *c, __u32 netns,
-					__u32 want_netns, struct target_info *info)
+/* Whether the Target entry t (a token's or a job's: struct token_info)
+ * adopts process tgid of credentials c in network namespace netns
+ * (target_adoption_allows, want_netns: the Agent's, 0 = any): 1 and
+ * *info (its Target entry, exec_seq 0, root_tgid tgid), or 0. The one
+ * adoption decision of every way a process joins a Target it did not
+ * fork from. */
+static __always_inline int target_adopts(const struct token_info *t, __u32 tgid,
+					 const struct target_cred *c, __u32 netns,
+					 __u32 want_netns, struct target_info *info)
 {
-	struct token_info *t = bpf_map_lookup_elem(&tokens, key);
-
-	if (!t)
-		return 0;
-	/* a root Run's token: root's processes only, not those of any user
-	 * who saw the token (its fork-followed processes may be anyone's) */
-	if (t->uid == TARGET_UID_ANY ? !target_cred_root(c) : !target_cred_allows(t->uid, c))
-		return 0;
-	if (want_netns && netns != want_netns)
+	if (!t || !target_adoption_allows(t->uid, c, netns, want_netns))
 		return 0;
 	info->target_id = t->target_id;
 	info->root_tgid = tgid;
 	info->exec_seq = 0;
 	info->uid = t->uid;
 	return 1;
+}
+
+/* the Target entry of a registered token, NULL when none */
+static __always_inline const struct token_info *token_lookup(const struct token_key *key)
+{
+	return bpf_map_lookup_elem(&tokens, key);
+}
+
+/* Whether token key adopts a process (target_adopts): 1 and *info, or 0. */
+static __always_inline int token_adopts(const struct token_key *key, __u32 tgid,
+					const struct target_cred *c, __u32 netns,
+					__u32 want_netns, struct target_info *info)
+{
+	return target_adopts(token_lookup(key), tgid, c, netns, want_netns, info);
 }
 
 #endif

@@ -47,19 +47,32 @@ static void agent_forget_process(struct agent *a, pid_t tgid)
 	agent_process_info_delete(a, tgid);
 }
 
-static void agent_on_exec(struct agent *a, struct process_info *pi, struct agent_target *t,
-			  const struct task_event *e)
+/* Process tgid has a new image (its exec) or joined Target t with an
+ * image the Agent did not see start (a Run token or a job adopted it at
+ * its exec or fork, or agent_job_attach found it running). */
+static void agent_on_image(struct agent *a, struct process_info *pi, struct agent_target *t,
+			   pid_t tgid)
 {
-	/* the first the Agent hears of a process a Run token adopted */
-	if (t && !module_table_has_process(a->modules, e->tgid))
-		module_table_load_proc(a->modules, e->tgid, 0);
+	/* the first the Agent hears of an adopted process */
+	if (t && !module_table_has_process(a->modules, tgid))
+		module_table_load_proc(a->modules, tgid, 0);
 	/* the environment names the rank; none is no rank, never 0 */
-	if (pi && rank_identity_read(e->tgid, &pi->identity))
+	if (pi && rank_identity_read(tgid, &pi->identity))
 		pi->identity.has_rank = 0;
 	if (a->hw && t)
-		hardware_counters_start(a->hw, e->tgid);
+		hardware_counters_start(a->hw, tgid);
+	/* after its mappings: an MPI library it maps is known by now */
 	if (a->mpi && t)
-		mpi_probes_process_exec(a->mpi, e->tgid);
+		mpi_probes_process_exec(a->mpi, tgid);
+}
+
+void agent_adopt_running(struct agent *a, struct agent_target *t, pid_t tgid)
+{
+	struct process_info *pi = agent_process_info(a, tgid, 1);
+
+	if (pi)
+		pi->target_id = t->id;
+	agent_on_image(a, pi, t, tgid);
 }
 
 static int agent_on_task_event(const struct task_event *e, void *ctx)
@@ -73,7 +86,7 @@ static int agent_on_task_event(const struct task_event *e, void *ctx)
 	t = e->target_id ? agent_target_by_id(a, e->target_id) : agent_target_of_tgid(a, e->tgid);
 	switch (e->kind) {
 	case TASK_EVENT_EXEC:
-		agent_on_exec(a, pi, t, e);
+		agent_on_image(a, pi, t, e->tgid);
 		return 0;
 	case TASK_EVENT_LEFT:
 		agent_forget_process(a, e->tgid); /* pi is gone */

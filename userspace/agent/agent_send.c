@@ -141,7 +141,7 @@ static int agent_conn_send_env(struct agent_conn *c, wire_envelope *env)
 	return err;
 }
 
-static int agent_send_hello(struct agent *a, struct agent_conn *c)
+int agent_conn_hello(struct agent *a, struct agent_conn *c)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Hello hello = NUNATAK__WIRE__HELLO__INIT;
@@ -164,8 +164,8 @@ static int agent_send_hello(struct agent *a, struct agent_conn *c)
 	return err;
 }
 
-static int agent_send_control(struct agent *a, struct agent_conn *c, int action,
-			      const char *run_id, const char *json)
+int agent_conn_control(struct agent *a, struct agent_conn *c, int action, const char *run_id,
+		       const char *json)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Control ctl = NUNATAK__WIRE__CONTROL__INIT;
@@ -191,7 +191,7 @@ static void agent_conn_controls(struct agent *a, struct agent_conn *c, long long
 	if (t && t->state == TARGET_FINALIZING &&
 	    ((t->interrupted && !t->interrupt_sent) ||
 	     now - t->control_sent_ms >= AGENT_FINALIZE_RESEND_MS)) {
-		if (!agent_send_control(a, c, t->control_action, t->run_id, t->finalize_json)) {
+		if (!agent_conn_control(a, c, t->control_action, t->run_id, t->finalize_json)) {
 			t->interrupt_sent = t->interrupted;
 			t->control_sent_ms = now;
 		}
@@ -203,8 +203,8 @@ static void agent_conn_controls(struct agent *a, struct agent_conn *c, long long
 		if (&a->conns[t->conn] != c || !t->control_action || t->state == TARGET_DONE)
 			continue;
 		if (t->control_action == NUNATAK__WIRE__CONTROL__ACTION__START)
-			agent_send_hello(a, c);
-		if (agent_send_control(a, c, t->control_action, t->run_id, t->control_json))
+			agent_conn_hello(a, c);
+		if (agent_conn_control(a, c, t->control_action, t->run_id, t->control_json))
 			return; /* not connected: tried again at the next dispatch */
 		t->control_sent_ms = now;
 		t->interrupt_sent = t->interrupted;
@@ -224,7 +224,7 @@ void agent_conns_tick(struct agent *a, long long now)
 		 * Aggregator hears of the node right when the connection is up */
 		if (now >= c->next_hello_ms)
 			c->next_hello_ms =
-			    now + (agent_send_hello(a, c) ? AGENT_HELLO_RETRY_MS : AGENT_HELLO_MS);
+			    now + (agent_conn_hello(a, c) ? AGENT_HELLO_RETRY_MS : AGENT_HELLO_MS);
 		agent_conn_controls(a, c, now);
 	}
 }
@@ -267,6 +267,8 @@ static void agent_on_ack(struct agent *a, struct agent_conn *c, const Nunatak__W
 		agent_on_control_answer(t, 0, ack->json);
 		return;
 	}
+	if (agent_requests_on_ack(a, c, ack))
+		return;
 	if (c->orphan_in_flight && !strcmp(c->orphan_run_id, ack->run_id) &&
 	    c->orphan_incarnation == inc && c->orphan_seq == ack->seq) {
 		spool_remove(a->spool, ack->run_id, inc, ack->seq);
@@ -303,6 +305,24 @@ static int agent_on_spooled_error(struct agent *a, struct agent_target *t,
 	return 1;
 }
 
+/* An Error without seq: the request or Target Control of its run_id;
+ * without one, the Control in flight, else the oldest request sent. */
+static void agent_on_control_error(struct agent *a, struct agent_conn *c,
+				   const Nunatak__Wire__Error *e)
+{
+	struct agent_target *t = c->control_owner;
+	int named = e->run_id && *e->run_id;
+
+	if (t && (!named || !strcmp(e->run_id, t->run_id))) {
+		agent_on_control_answer(t, -(e->has_code && e->code > 0 ? e->code : EPROTO),
+					e->message ? e->message : "refused");
+		return;
+	}
+	if (agent_requests_on_error(a, c, e, !named))
+		return;
+	pr_warn("aggregator '%s': %s", c->endpoint, e->message ? e->message : "");
+}
+
 static void agent_on_error(struct agent *a, struct agent_conn *c, const Nunatak__Wire__Error *e)
 {
 	uint64_t inc = e->has_incarnation ? e->incarnation : a->incarnation;
@@ -310,17 +330,13 @@ static void agent_on_error(struct agent *a, struct agent_conn *c, const Nunatak_
 	int r;
 
 	if (!e->has_seq) {
-		if (c->control_owner)
-			agent_on_control_answer(c->control_owner,
-						-(e->has_code && e->code > 0 ? e->code : EPROTO),
-						e->message ? e->message : "refused");
-		else
-			pr_warn("aggregator '%s': %s", c->endpoint, e->message ? e->message : "");
+		agent_on_control_error(a, c, e);
 		return;
 	}
 	if (c->orphan_in_flight && c->orphan_incarnation == inc && c->orphan_seq == e->seq &&
 	    (!e->run_id || !strcmp(e->run_id, c->orphan_run_id))) {
-		if (agent_on_spooled_error(a, NULL, c->orphan_run_id, e) ||
+		if (agent_orphan_refused(a, c, e) ||
+		    agent_on_spooled_error(a, NULL, c->orphan_run_id, e) ||
 		    !wire_storage_error_transient(e->has_code ? e->code : 0))
 			c->orphan_in_flight = 0;
 		return;
@@ -340,29 +356,47 @@ static void agent_on_error(struct agent *a, struct agent_conn *c, const Nunatak_
 	}
 }
 
-/* OPEN: a Run whose processes may start here; its Batches go back to
- * the Aggregator that opened it. Answered by an Ack. */
+/* OPEN's json: {"token": T | "job_id": J, "owner": {"uid","gid"},
+ * "mpi_events"}; 0 or -EINVAL (a job id that is not one) */
+static int agent_open_opts(json_t *j, struct agent_target_opts *o)
+{
+	json_t *owner = json_object_get(j, "owner");
+	json_t *job = json_object_get(j, "job_id");
+
+	o->token = json_string_value(json_object_get(j, "token"));
+	o->uid = (uid_t)json_integer_value(json_object_get(owner, "uid"));
+	o->gid = (gid_t)json_integer_value(json_object_get(owner, "gid"));
+	o->mpi_events = json_is_true(json_object_get(j, "mpi_events"));
+	if (!job || json_is_null(job))
+		return 0;
+	if (!json_is_integer(job) || json_integer_value(job) <= 0 ||
+	    json_integer_value(job) > UINT32_MAX)
+		return -EINVAL;
+	o->job_id = (uint32_t)json_integer_value(job);
+	return 0;
+}
+
+/* OPEN: a Run whose processes may start here (a token's, or a Slurm
+ * job's: a job Target); its Batches go back to the Aggregator that
+ * opened it. Answered by an Ack. */
 static void agent_on_open(struct agent *a, struct agent_conn *c, const Nunatak__Wire__Control *ctl)
 {
 	struct agent_target_opts o = {.run_id = ctl->run_id};
 	json_t *j = ctl->json ? json_loads(ctl->json, 0, NULL) : NULL;
-	json_t *owner = json_object_get(j, "owner");
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Ack ack = NUNATAK__WIRE__ACK__INIT;
 	struct agent_target *t;
-	int err = 0;
+	int err = agent_open_opts(j, &o);
+	const char *why = err ? "its \"job_id\" is no Slurm job id (an integer 1 to 4294967295)"
+			      : NULL;
 
-	o.token = json_string_value(json_object_get(j, "token"));
-	o.uid = (uid_t)json_integer_value(json_object_get(owner, "uid"));
-	o.gid = (gid_t)json_integer_value(json_object_get(owner, "gid"));
-	o.mpi_events = json_is_true(json_object_get(j, "mpi_events"));
 	t = agent_target_find(a, ctl->run_id); /* OPEN again (a resent one): the same */
-	if (!t) {
+	if (!t && !err) {
 		err = agent_target_start(a, &o, NULL, NULL);
 		t = agent_target_find(a, ctl->run_id);
 		if (t) {
 			t->opened = 1;
-			t->conn = (size_t)(c - a->conns);
+			t->conn = (size_t)(c - a->conns); /* its Aggregator: the one that opened it */
 		}
 	}
 	if (!err && t) {
@@ -373,9 +407,28 @@ static void agent_on_open(struct agent *a, struct agent_conn *c, const Nunatak__
 		agent_conn_send_env(c, &env);
 	} else {
 		pr_warn("OPEN of run %s from '%s' refused: %s", ctl->run_id, c->endpoint,
-			strerror(-err));
+			why ? why : strerror(-err));
 	}
 	json_decref(j);
+}
+
+/* CLOSE: the Target's end; handed to its closed() when it has one (once:
+ * the Aggregator may say it again). */
+static void agent_on_close(struct agent *a, struct agent_conn *c,
+			   const Nunatak__Wire__Control *ctl)
+{
+	struct agent_target *t = agent_conn_target(a, c, ctl->run_id);
+
+	if (!t)
+		return;
+	if (!t->closed) {
+		agent_target_end(a, t->run_id, NULL, NULL, NULL);
+		return;
+	}
+	if (t->close_handed || t->state != TARGET_ACTIVE)
+		return;
+	t->close_handed = 1;
+	t->closed(t->closed_ctx, t->run_id, ctl->json && *ctl->json ? ctl->json : "{}");
 }
 
 static void agent_on_message(struct agent *a, struct agent_conn *c, const wire_envelope *env)
@@ -390,9 +443,8 @@ static void agent_on_message(struct agent *a, struct agent_conn *c, const wire_e
 	case NUNATAK__WIRE__ENVELOPE__BODY_CONTROL:
 		if (env->control->action == NUNATAK__WIRE__CONTROL__ACTION__OPEN)
 			agent_on_open(a, c, env->control);
-		else if (env->control->action == NUNATAK__WIRE__CONTROL__ACTION__CLOSE &&
-			 agent_conn_target(a, c, env->control->run_id))
-			agent_target_end(a, env->control->run_id, NULL, NULL, NULL);
+		else if (env->control->action == NUNATAK__WIRE__CONTROL__ACTION__CLOSE)
+			agent_on_close(a, c, env->control);
 		break;
 	default:
 		pr_debug("aggregator '%s' sent an unexpected message", c->endpoint);

@@ -79,8 +79,7 @@ static int valid_token(const char *token)
 	return token[AGENT_TOKEN_LEN] == '\0';
 }
 
-/* [A-Za-z0-9_.-], 1 to SPOOL_RUN_ID_MAX: it names spool files */
-static int valid_run_id(const char *run_id)
+int agent_valid_run_id(const char *run_id)
 {
 	size_t i;
 
@@ -110,6 +109,9 @@ struct agent_target *agent_target_new(struct agent *a, const struct agent_target
 	t->uid = o->uid;
 	t->gid = o->gid;
 	t->mpi_events = o->mpi_events;
+	t->job_id = o->job_id;
+	t->closed = o->closed;
+	t->closed_ctx = o->closed_ctx;
 	t->conn = conn;
 	if (o->token)
 		snprintf(t->token, sizeof(t->token), "%s", o->token);
@@ -134,6 +136,14 @@ void agent_target_free(struct agent_target *t)
 	free(t);
 }
 
+/* the job's processes no longer join (idempotent) */
+static void agent_target_job_detach(struct agent_target *t)
+{
+	if (!t->job_attached)
+		return;
+	t->job_attached = 0;
+}
+
 void agent_target_finish(struct agent_target *t, int err, const char *json)
 {
 	agent_done_fn done = t->done;
@@ -146,6 +156,7 @@ void agent_target_finish(struct agent_target *t, int err, const char *json)
 	t->control_action = 0;
 	if (c->control_owner == t)
 		c->control_owner = NULL;
+	agent_target_job_detach(t);
 	agent_sampler_remove_target(t->a, t);
 	if (t->mpi_events && t->a->mpi)
 		mpi_probes_set_events(t->a->mpi, t->id, 0);
@@ -166,32 +177,71 @@ void agent_targets_reap(struct agent *a)
 			continue;
 		}
 		*pp = t->next;
+		agent_orphans_remember(t);
 		agent_target_free(t);
 	}
+}
+
+/* a Target that could not start: it never existed */
+static void agent_target_discard(struct agent_target *t)
+{
+	struct agent *a = t->a;
+
+	agent_target_job_detach(t);
+	agent_sampler_remove_target(a, t);
+	a->targets = t->next; /* the newest: the head */
+	agent_target_free(t);
+	agent_update_active(a);
+}
+
+/* what makes processes join t besides agent_target_follow: its token,
+ * its job (the running processes of the job are adopted now) */
+static int agent_target_membership(struct agent_target *t)
+{
+	struct agent *a = t->a;
+	int n;
+
+	if (!a->sampler)
+		return 0;
+	if (t->token[0]) {
+		n = sampler_add_token(a->sampler, t->token, t->id, agent_target_uid(t));
+		if (n)
+			return n;
+	}
+	if (!t->job_id)
+		return 0;
+	n = 0; /* agent_job_attach(a, t): once agent_job.c is on main */
+	if (n < 0) {
+		pr_warn("run %s: the processes of job %u cannot join it: %s", t->run_id,
+			(unsigned)t->job_id, strerror(-n));
+		return n;
+	}
+	t->job_attached = 1;
+	pr_debug("run %s: %d running processes of job %u adopted", t->run_id, n,
+		 (unsigned)t->job_id);
+	return 0;
 }
 
 int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent_done_fn done,
 		       void *ctx)
 {
+	const char *key = o->route_key ? o->route_key : o->run_id;
 	struct agent_target *t;
+	int err;
 
-	if (!valid_run_id(o->run_id) || (o->token && !valid_token(o->token)))
+	if (!agent_valid_run_id(o->run_id) || (o->token && !valid_token(o->token)) || !*key)
 		return -EINVAL;
-	if (agent_target_find(a, o->run_id))
+	if (agent_target_find(a, o->run_id) || agent_request_exists(a, o->run_id))
 		return -EEXIST;
-	t = agent_target_new(a, o, agent_route(o->run_id, a->n_conns));
+	t = agent_target_new(a, o, agent_route(key, a->n_conns));
 	if (!t)
 		return -ENOMEM;
 	t->done = done;
 	t->done_ctx = ctx;
-	if (t->token[0] && a->sampler) {
-		int err = sampler_add_token(a->sampler, t->token, t->id, agent_target_uid(t));
-
-		if (err) {
-			a->targets = t->next;
-			agent_target_free(t);
-			return err;
-		}
+	err = agent_target_membership(t);
+	if (err) {
+		agent_target_discard(t);
+		return err;
 	}
 	if (t->mpi_events && a->mpi && mpi_probes_set_events(a->mpi, t->id, 1))
 		degradation_list_add(&t->degradations, "mpi-events-unavailable",
@@ -209,9 +259,7 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 	}
 	t->control_json = strdup(o->start_json);
 	if (!t->control_json) {
-		a->targets = t->next;
-		agent_target_free(t);
-		agent_update_active(a);
+		agent_target_discard(t);
 		return -ENOMEM;
 	}
 	t->state = TARGET_STARTING;
@@ -263,7 +311,9 @@ int agent_target_end(struct agent *a, const char *run_id, const char *finalize_j
 	t->state = TARGET_ENDING;
 	t->deadline_ms = now + agent_end_budget_ms(finalize_json);
 	t->flush_deadline_ms = now + AGENT_END_FLUSH_MS;
-	/* what the kernel holds for it now is its last data */
+	/* no process joins any more; what the kernel holds for it now is its
+	 * last data */
+	agent_target_job_detach(t);
 	err = agent_drain_all(a);
 	if (err)
 		pr_warn("run %s: the last drain failed: %s", t->run_id, strerror(-err));
@@ -324,7 +374,7 @@ json_t *agent_target_status(const struct agent_target *t)
 	const struct publish_loss *l = publish_queue_loss(t->queue);
 	size_t spooled = a->spool ? spool_count(a->spool, t->run_id, a->incarnation) : 0;
 
-	return json_pack("{s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
+	return json_pack("{s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:o}",
 			 "run_id", t->run_id, "uid", (json_int_t)t->uid, "processes",
 			 live < 0 ? 0 : live, "batches_sent", (json_int_t)t->batches_sent, "acked",
 			 (json_int_t)t->batches_acked, "queued",
@@ -333,5 +383,6 @@ json_t *agent_target_status(const struct agent_target *t)
 			 (json_int_t)(t->spool_dropped_batches + l->failed_batches +
 				      l->refused_batches),
 			 "samples_sent", (json_int_t)t->samples_sent, "target_id", (json_int_t)t->id,
-			 "state", state_names[t->state], "endpoint", a->conns[t->conn].endpoint);
+			 "state", state_names[t->state], "endpoint", a->conns[t->conn].endpoint,
+			 "job_id", t->job_id ? json_integer(t->job_id) : json_null());
 }

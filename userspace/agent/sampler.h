@@ -7,7 +7,9 @@
  * sampler__new(). The sampling events are opened disabled: an idle
  * sampler (no Target) costs no sampling interrupt; sampler_set_active()
  * enables and disables them (the tracepoints that keep the Target set
- * stay attached, so a process adopted or followed is never missed). Draining flips the active sample map and reads the other
+ * stay attached, so a process adopted or followed is never missed). A
+ * Slurm job's name registered for a Target adopts the job's processes as
+ * they exec or fork (bpf/job.h). Draining flips the active sample map and reads the other
  * one, so increments made while draining are kept for the next drain. The
  * flip waits until no sampling program is still inside the old map (the
  * in-flight counts of bpf/sample.h), within SAMPLER_FLIP_TIMEOUT_NS; a
@@ -27,6 +29,7 @@
 #include "bpf/target.h"
 #include "bpf/task.h"
 #include "bpf/token.h"
+#include "bpf/job.h"
 
 struct sampler;
 
@@ -52,7 +55,8 @@ struct sampler_counters {
 				 * added after it was read are lost, uncounted */
 	uint64_t skipped_credentials; /* samples not taken: a process of a
 				       * user's Target under other credentials */
-	uint64_t adopted;      /* processes a Run token adopted at their exec */
+	uint64_t adopted;      /* processes a Run token or a job's cgroup adopted
+				* at their exec (or fork: jobs) */
 	uint64_t left;         /* processes that left a Target at a setuid exec */
 };
 
@@ -76,9 +80,18 @@ int sampler_cpus(const struct sampler *s);
  * sampled after that exec, its forks not followed. 0 or -errno. */
 int sampler_add_target(struct sampler *s, pid_t tgid, uint32_t target_id, uint32_t uid);
 
+/* A running process the caller found (a job's, by its cgroup) joins
+ * Target target_id, owned by uid, unless it is in a Target already:
+ * 0, -EEXIST (followed already: e.g. the kernel adopted it at a fork or
+ * exec meanwhile), -EINVAL, or -errno. The caller checked its
+ * credentials (bpf/target.h target_adoption_allows); a process under
+ * other credentials is not sampled all the same (bpf/sample.bpf.c). */
+int sampler_adopt_process(struct sampler *s, pid_t tgid, uint32_t target_id, uint32_t uid);
+
 /* Every process of Target target_id leaves the set, and the Run tokens
- * of that Target are removed (no exec is adopted into it any more): 0 or
- * -errno. Their pending reports stay to be polled. */
+ * and job names of that Target are removed (no exec or fork is adopted
+ * into it any more): 0 or -errno. Their pending reports stay to be
+ * polled. */
 int sampler_remove_target(struct sampler *s, uint32_t target_id);
 
 /* Run tokens (bpf/token.h): an exec of a process outside every Target
@@ -91,7 +104,19 @@ int sampler_add_token(struct sampler *s, const char *token_hex32, uint32_t targe
 		      uint32_t uid);
 /* 0, or -ENOENT when it was not registered */
 int sampler_remove_token(struct sampler *s, const char *token_hex32);
-/* on: tokens adopt only processes in this process' network namespace
+/* Slurm jobs (bpf/job.h): an exec of a process outside every Target, or
+ * a fork of a parent outside every Target, whose cgroup (or an ancestor,
+ * default hierarchy or v1 freezer) is named "job_<job_id>" joins Target
+ * target_id under the rule of tokens (uid: the owner, TARGET_UID_ANY a
+ * root Target: root's processes only). 0, -EINVAL (job_id 0), -EEXIST
+ * (job_id registered already), -ENOSPC (MAX_JOBS), or -errno. */
+int sampler_add_job(struct sampler *s, uint32_t job_id, uint32_t target_id, uint32_t uid);
+/* 0, or -ENOENT when job_id is not registered for Target target_id */
+int sampler_remove_job(struct sampler *s, uint32_t job_id, uint32_t target_id);
+/* "job_<job_id>" into *key, NUL padded */
+void sampler_job_key(uint32_t job_id, struct job_key *key);
+
+/* on: tokens and jobs adopt only processes in this process' network namespace
  * (the node's own, when several "nodes" share a kernel). Any time; it
  * applies to the execs that follow. 0 or -errno. */
 int sampler_set_netns_only(struct sampler *s, int on);

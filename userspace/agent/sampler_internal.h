@@ -1,6 +1,6 @@
 /* sampler_internal — the sampler's state, shared by sampler.c (loading,
- * sampling events, draining) and sampler_targets.c (the Target set and
- * the Run tokens). Not for other modules: they use sampler.h. */
+ * sampling events, draining) and sampler_targets.c (the Target set, the
+ * Run tokens and the job names). Not for other modules: they use sampler.h. */
 #ifndef NUNATAK_AGENT_SAMPLER_INTERNAL_H
 #define NUNATAK_AGENT_SAMPLER_INTERNAL_H
 
@@ -21,6 +21,7 @@ struct sampler {
 	int n_events;
 	int active;          /* the sampling events are enabled */
 	uint32_t n_tokens;   /* entries of the tokens map (task.bpf.c's token_count) */
+	uint32_t n_jobs;     /* entries of the jobs map (task.bpf.c's job_count) */
 
 	sampler_task_event_fn task_event_fn;
 	void *task_event_ctx;

@@ -1,6 +1,7 @@
-/* sampler_targets — the Target set and the Run tokens of the sampler
- * (see sampler.h): the maps bpf/task.bpf.c decides with. */
+/* sampler_targets — the Target set, the Run tokens and the job names of
+ * the sampler (see sampler.h): the maps bpf/task.bpf.c decides with. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,6 +21,19 @@ int sampler_add_target(struct sampler *s, pid_t tgid, uint32_t target_id, uint32
 		return -EINVAL;
 	if (bpf_map_update_elem(bpf_map__fd(s->task->maps.targets), &key, &info, BPF_ANY))
 		return -errno;
+	return 0;
+}
+
+int sampler_adopt_process(struct sampler *s, pid_t tgid, uint32_t target_id, uint32_t uid)
+{
+	struct target_info info = {
+	    .target_id = target_id, .root_tgid = (__u32)tgid, .uid = uid};
+	__u32 key = (__u32)tgid;
+
+	if (tgid <= 0 || !target_id)
+		return -EINVAL;
+	if (bpf_map_update_elem(bpf_map__fd(s->task->maps.targets), &key, &info, BPF_NOEXIST))
+		return errno == E2BIG ? -ENOSPC : -errno;
 	return 0;
 }
 
@@ -71,9 +85,9 @@ static int token_of(const void *value, uint32_t id)
 	return ((const struct token_info *)value)->target_id == id;
 }
 
-/* a Target's tokens first (no new adoption), then its processes, until
- * a pass finds none: a fork under way when a pass read its parent adds
- * its child after that pass */
+/* a Target's tokens and job names first (no new adoption), then its
+ * processes, until a pass finds none: a fork under way when a pass read
+ * its parent adds its child after that pass */
 int sampler_remove_target(struct sampler *s, uint32_t target_id)
 {
 	int n, pass;
@@ -84,6 +98,12 @@ int sampler_remove_target(struct sampler *s, uint32_t target_id)
 		return n;
 	s->n_tokens = s->n_tokens > (uint32_t)n ? s->n_tokens - (uint32_t)n : 0;
 	s->task->bss->token_count = s->n_tokens;
+	n = delete_where(bpf_map__fd(s->task->maps.jobs), sizeof(struct job_key),
+			 sizeof(struct token_info), token_of, target_id);
+	if (n < 0)
+		return n;
+	s->n_jobs = s->n_jobs > (uint32_t)n ? s->n_jobs - (uint32_t)n : 0;
+	s->task->bss->job_count = s->n_jobs;
 	for (pass = 0; pass < 8; pass++) {
 		n = delete_where(bpf_map__fd(s->task->maps.targets), sizeof(__u32),
 				 sizeof(struct target_info), target_of, target_id);
@@ -135,6 +155,47 @@ int sampler_remove_token(struct sampler *s, const char *token_hex32)
 	if (s->n_tokens)
 		s->n_tokens--;
 	s->task->bss->token_count = s->n_tokens;
+	return 0;
+}
+
+void sampler_job_key(uint32_t job_id, struct job_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	snprintf(key->name, sizeof(key->name), JOB_NAME_PREFIX "%u", job_id);
+}
+
+int sampler_add_job(struct sampler *s, uint32_t job_id, uint32_t target_id, uint32_t uid)
+{
+	struct token_info info = {.target_id = target_id, .uid = uid};
+	struct job_key key;
+
+	if (!job_id || !target_id)
+		return -EINVAL;
+	if (s->n_jobs >= MAX_JOBS)
+		return -ENOSPC;
+	sampler_job_key(job_id, &key);
+	if (bpf_map_update_elem(bpf_map__fd(s->task->maps.jobs), &key, &info, BPF_NOEXIST))
+		return errno == E2BIG ? -ENOSPC : -errno;
+	s->task->bss->job_count = ++s->n_jobs;
+	return 0;
+}
+
+int sampler_remove_job(struct sampler *s, uint32_t job_id, uint32_t target_id)
+{
+	int fd = bpf_map__fd(s->task->maps.jobs);
+	struct token_info info;
+	struct job_key key;
+
+	sampler_job_key(job_id, &key);
+	if (bpf_map_lookup_elem(fd, &key, &info))
+		return -errno;
+	if (info.target_id != target_id)
+		return -ENOENT; /* another Target's */
+	if (bpf_map_delete_elem(fd, &key))
+		return -errno;
+	if (s->n_jobs)
+		s->n_jobs--;
+	s->task->bss->job_count = s->n_jobs;
 	return 0;
 }
 

@@ -64,6 +64,66 @@ static int push_node(char ***nodes, size_t *n, size_t *cap, char *name)
 	return 0;
 }
 
+/* Slurm's maximum hosts in one range */
+#define MAX_RANGE_HOSTS 65536
+
+/* One "[...]" body: "N", "N-M" (N <= M, at most MAX_RANGE_HOSTS) joined by
+ * ','. Returns the length consumed up to the ']', or 0 when malformed. */
+static size_t range_body_len(const char *s)
+{
+	const char *p = s;
+	unsigned long lo, hi;
+	char *end;
+
+	for (;;) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			if (p[1] < '0' || p[1] > '9')
+				return 0;
+			hi = strtoul(p + 1, &end, 10);
+			p = end;
+		}
+		if (hi < lo || hi - lo >= MAX_RANGE_HOSTS)
+			return 0;
+		if (*p == ']')
+			return p - s;
+		if (*p != ',')
+			return 0;
+		p++;
+	}
+}
+
+/* Brackets closed, unnested, holding ranges only: libslurm turns "vm[1-3"
+ * into "vm]", and leaks (and prints an error) at a bad range. */
+static int hostlist_syntax_ok(const char *s)
+{
+	size_t len;
+
+	for (; *s; s++) {
+		if (*s == ']')
+			return 0;
+		if (*s != '[')
+			continue;
+		len = range_body_len(s + 1);
+		if (!len)
+			return 0;
+		s += len + 1; /* at the ']' */
+	}
+	return 1;
+}
+
+static int node_name_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len && len < 256 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
+}
+
 int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n)
 {
 	size_t count = 0, cap = 0;
@@ -71,15 +131,17 @@ int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n)
 	hostlist_t hl;
 	int ret = 0;
 
-	if (!hostlist || !nodes || !n || !*hostlist || strpbrk(hostlist, " \t\n"))
+	if (!nodes || !n)
 		return -EINVAL;
 	*nodes = NULL;
 	*n = 0;
+	if (!hostlist || !*hostlist || strpbrk(hostlist, " \t\n") || !hostlist_syntax_ok(hostlist))
+		return -EINVAL;
 	hl = slurm_hostlist_create(hostlist);
 	if (!hl)
 		return -EINVAL;
 	while ((name = slurm_hostlist_shift(hl))) {
-		ret = push_node(&list, &count, &cap, name);
+		ret = node_name_valid(name) ? push_node(&list, &count, &cap, name) : -EINVAL;
 		if (ret) {
 			free(name);
 			goto cleanup;

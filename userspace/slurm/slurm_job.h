@@ -80,8 +80,9 @@ void slurm_job_release(struct slurm_job *job);
 /* Expands a Slurm hostlist ("vm[1-3],x" -> {"vm1","vm2","vm3","x"}, in
  * order, duplicates kept as Slurm keeps them). 0 and *nodes (a
  * NULL-terminated array of *n strings: free with slurm_job_nodes_free), or
- * -EINVAL (empty or malformed hostlist), -ENOMEM. Pure: needs no slurm.conf
- * and no slurmctld. */
+ * -EINVAL (empty, malformed: unbalanced brackets, a bad range, a name
+ * that is not letters, digits, '.', '_', '-'), -ENOMEM. Pure: needs no
+ * slurm.conf and no slurmctld. */
 int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n);
 
 /* Frees an array of slurm_job_hostlist_expand (n strings). NULL-safe. */

@@ -1,0 +1,42 @@
+/* spank_option — see spank_option.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "deploy/slurm/spank_option.h"
+
+int spank_option_freq(const char *arg, int *freq, char *err, size_t errlen)
+{
+	long v = 0;
+	const char *p;
+
+	*freq = SPANK_NUNATAK_DEFAULT_FREQ;
+	if (errlen)
+		err[0] = '\0';
+	if (!arg || !arg[0])
+		return 0;
+	for (p = arg; *p; p++) {
+		if (*p < '0' || *p > '9') {
+			snprintf(err, errlen, "--nunatak=%.32s: FREQ must be a whole number of Hz "
+					      "(%d..%d); sampling at %d Hz",
+				 arg, SPANK_NUNATAK_MIN_FREQ, SPANK_NUNATAK_MAX_FREQ,
+				 SPANK_NUNATAK_DEFAULT_FREQ);
+			return -EINVAL;
+		}
+		if (v <= SPANK_NUNATAK_MAX_FREQ) /* stops growing: no overflow */
+			v = v * 10 + (*p - '0');
+	}
+	if (v < SPANK_NUNATAK_MIN_FREQ || v > SPANK_NUNATAK_MAX_FREQ) {
+		snprintf(err, errlen, "--nunatak=%.32s: FREQ out of range %d..%d Hz; sampling at %d Hz",
+			 arg, SPANK_NUNATAK_MIN_FREQ, SPANK_NUNATAK_MAX_FREQ,
+			 SPANK_NUNATAK_DEFAULT_FREQ);
+		return -ERANGE;
+	}
+	*freq = (int)v;
+	return 0;
+}
+
+int spank_option_profile_requested(const char *value)
+{
+	return value && !strcmp(value, "1");
+}
