@@ -12,6 +12,7 @@
  * cases are SKIPPED, saying why. */
 #include "tests/unit/test_aggregator_fixture.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -190,6 +191,23 @@ static void test_prolog_two_nodes(void **state)
 	assert_non_null(json_string_value(json_object_get(job, "since")));
 	json_decref(run);
 
+	/* the owner's name, from Slurm or (no Slurm here) the password database,
+	 * looked up in the worker within the watch's period */
+	{
+		struct passwd *pw = getpwuid(geteuid());
+		long long t0 = clock_monotonic_ms();
+		const char *user = "";
+
+		assert_non_null(pw);
+		while (strcmp(user, pw->pw_name) && clock_monotonic_ms() - t0 < 5000) {
+			usleep(100 * 1000);
+			run = status_run(fx->dealer);
+			user = json_string_value(json_object_get(json_object_get(run, "job"), "user"));
+			user = user && !strcmp(user, pw->pw_name) ? pw->pw_name : "";
+			json_decref(run);
+		}
+		assert_string_equal(user, pw->pw_name);
+	}
 	/* both nodes' Batches are taken */
 	last_batch(fx, fx->dealer, "na");
 	last_batch(fx, nb, "nb");
