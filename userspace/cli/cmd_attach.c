@@ -176,8 +176,7 @@ static const char *munge_socket(const struct config *cfg)
 {
 	const char *env = getenv("NUNATAK_MUNGE_SOCKET");
 
-	(void)cfg; /* [service].munge_socket: once config_service.c reads it */
-	return env && env[0] ? env : NULL;
+	return env && env[0] ? env : cfg->service.munge_socket;
 }
 
 /* the attach request: NULL (said) when it cannot be made */
