@@ -12,6 +12,7 @@
  * cases are SKIPPED, saying why. */
 #include "tests/unit/test_aggregator_fixture.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -127,6 +128,21 @@ static void last_batch(struct fixture *fx, void *sock, const char *node)
 	expect_ack_on(sock, JOB_RUN, node, 0, NULL);
 }
 
+/* the Epilog of the last node, acked once the Run is finalized */
+static void last_epilog(void *sock, const char *node)
+{
+	wire_envelope *r;
+
+	send_control_node(sock, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, JOB_RUN,
+			  EPILOG_JSON(20000), node);
+	r = recv_on_within(sock, FINALIZE_TIMEOUT_MS);
+	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ACK)
+		fail_msg("the last Epilog was not acked: %s",
+			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message : "?");
+	assert_null(strstr(r->ack->json, "pending_nodes"));
+	wire_envelope_free(r);
+}
+
 /* the Run of JOB_RUN in STATUS, NULL: none (a new reference) */
 static json_t *status_run(void *sock)
 {
@@ -157,7 +173,6 @@ static void test_prolog_two_nodes(void **state)
 	void *nb = fixture_dealer(fx);
 	char dir_a[PATH_MAX], dir_b[PATH_MAX], *ack = NULL;
 	json_t *run, *job, *j, *m;
-	wire_envelope *r;
 
 	hello_on(fx->dealer, "na", 1, NULL);
 	hello_on(nb, "nb", 2, NULL);
@@ -176,6 +191,23 @@ static void test_prolog_two_nodes(void **state)
 	assert_non_null(json_string_value(json_object_get(job, "since")));
 	json_decref(run);
 
+	/* the owner's name, from Slurm or (no Slurm here) the password database,
+	 * looked up in the worker within the watch's period */
+	{
+		struct passwd *pw = getpwuid(geteuid());
+		long long t0 = clock_monotonic_ms();
+		const char *user = "";
+
+		assert_non_null(pw);
+		while (strcmp(user, pw->pw_name) && clock_monotonic_ms() - t0 < 5000) {
+			usleep(100 * 1000);
+			run = status_run(fx->dealer);
+			user = json_string_value(json_object_get(json_object_get(run, "job"), "user"));
+			user = user && !strcmp(user, pw->pw_name) ? pw->pw_name : "";
+			json_decref(run);
+		}
+		assert_string_equal(user, pw->pw_name);
+	}
 	/* both nodes' Batches are taken */
 	last_batch(fx, fx->dealer, "na");
 	last_batch(fx, nb, "nb");
@@ -197,14 +229,7 @@ static void test_prolog_two_nodes(void **state)
 	json_decref(m);
 
 	/* the last: acked once finalized, complete, no nodes-missing */
-	send_control_node(nb, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, JOB_RUN, EPILOG_JSON(20000),
-			  "nb");
-	r = recv_on_within(nb, FINALIZE_TIMEOUT_MS);
-	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ACK)
-		fail_msg("the last Epilog was not acked: %s",
-			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message : "?");
-	assert_null(strstr(r->ack->json, "pending_nodes"));
-	wire_envelope_free(r);
+	last_epilog(nb, "nb");
 	m = load_manifest_of(dir_a);
 	assert_int_equal(manifest_finalized(m), 1);
 	assert_null(degradation_of(m, "nodes-missing"));
@@ -283,6 +308,51 @@ static void test_prolog_start_refused(void **state)
 			  "nc");
 	expect_error_code_on(nc, EPERM, "not a node of job 77");
 	zmq_close(nc);
+}
+
+static int setup_resume(void **state)
+{
+	fixture_munge_socket = fixture_slurm_conf = NULL;
+	return fixture_setup(state, 0, 1);
+}
+
+/* a prolog job Run resumed by a new Aggregator keeps its job and the
+ * Epilogs that came: the other node joins it and ends it */
+static void test_prolog_resumed(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX], dir_b[PATH_MAX], *ack = NULL;
+	json_t *run, *m;
+	void *nb;
+
+	prolog_start(fx, fx->dealer, "na", dir);
+	last_batch(fx, fx->dealer, "na");
+	send_control_node(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, JOB_RUN,
+			  EPILOG_JSON(20000), "na");
+	expect_ack_on(fx->dealer, JOB_RUN, "", 0, &ack);
+	assert_non_null(strstr(ack, "\"nb\""));
+	free(ack);
+	zmq_close(fx->dealer);
+	fixture_stop_aggregator(fx);
+
+	snprintf(fx->endpoint + strlen(fx->endpoint), 8, "-again");
+	fixture_start_aggregator(fx);
+	fx->dealer = fixture_dealer(fx);
+	run = status_run(fx->dealer);
+	assert_non_null(run);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(run, "job"), "mode")), "prolog");
+	json_decref(run);
+	nb = fixture_dealer(fx);
+	prolog_start(fx, nb, "nb", dir_b);
+	assert_string_equal(dir, dir_b);
+	last_batch(fx, nb, "nb");
+	last_epilog(nb, "nb");
+	m = load_manifest_of(dir);
+	assert_int_equal(manifest_finalized(m), 1);
+	assert_null(degradation_of(m, "nodes-missing"));
+	json_decref(m);
+	zmq_close(nb);
 }
 
 /* --- ATTACH --------------------------------------------------------------- */
@@ -478,6 +548,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_prolog_deadline_nodes_missing, setup_service,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_prolog_start_refused, setup_service, teardown),
+	    cmocka_unit_test_setup_teardown(test_prolog_resumed, setup_resume, teardown),
 	    cmocka_unit_test_setup_teardown(test_attach_malformed_or_munged_unreachable,
 					    setup_no_munged, teardown),
 	    cmocka_unit_test_setup_teardown(test_attach_bad_credential, setup_real, teardown),
