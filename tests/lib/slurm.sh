@@ -24,6 +24,8 @@
 #                          Slurm's node names: nunatakd must be named so)
 #   slurm_service_lines    the [service] lines for nunatakd / the Aggregator:
 #                          munge_socket and slurm_conf of this cluster
+#   slurm_need_cli CMD...  SKIPPED unless `nunatak CMD --help` works
+#   slurm_step_pids JOB STEP   the pids of a step (scontrol listpids)
 #   slurm_start [SITE]     writes the configuration, starts munged, slurmctld,
 #                          slurmd, waits (bounded) until the node is idle;
 #                          SITE: the NUNATAK_SITE_CONFIG given to the scripts.
@@ -186,6 +188,20 @@ slurm_init() {
 	why=$(slurm_missing)
 	[ -z "$why" ] || skip "$why"
 	SVC_LOCAL_NODE=$SLURM_NODE
+}
+
+# slurm_need_cli CMD...: SKIPPED unless the nunatak under test has these
+# commands (a tree where the Slurm commands have not landed yet)
+slurm_need_cli() {
+	local c
+	for c in "$@"; do
+		"$NUNATAK" "$c" --help >/dev/null 2>&1 || skip "nunatak has no '$c' command yet ($NUNATAK $c --help fails)"
+	done
+}
+
+# the job's processes of step STEP (0, batch ...) on this node, by Slurm
+slurm_step_pids() {
+	timeout 10 scontrol listpids "$1" 2>/dev/null | awk -v s="$2" '$3 == s && $1 > 0 {print $1}'
 }
 
 slurm_service_lines() {

@@ -4,6 +4,7 @@
  * worker every AGG_JOB_WATCH_MS). */
 #include <errno.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ struct watch_work {
 	struct agg_work w;
 	char *run_id;
 	uint32_t job_id;
+	uid_t uid;     /* the Run's owner */
+	char user[64]; /* its name, when Slurm could not say */
 	int err;
 	char why[512];
 	struct slurm_job job;
@@ -62,18 +65,16 @@ static void attach_free(struct agg_work *w)
 /* the credential: whose it is (munge's word) */
 static int attach_check_credential(struct attach_work *a, const struct agg_worker *wk)
 {
-	const char *sock = agg_worker_munge_socket(wk);
 	char expected[64], msg[512];
 	int err;
 
 	snprintf(expected, sizeof(expected), "nunatak attach job=%" PRIu32, a->job_id);
-	err = munge_cred_check(sock, a->credential, expected, &a->uid, &a->gid, msg, sizeof(msg));
+	err = munge_cred_check(agg_worker_munge_socket(wk), a->credential, expected, &a->uid, &a->gid, msg, sizeof(msg));
 	if (err == -EHOSTUNREACH)
 		snprintf(a->why, sizeof(a->why),
 			 "attach to job %" PRIu32 " refused: the Aggregator cannot check your "
-			 "credential: %s; munged must run on the Aggregator's host (its socket: %s, "
-			 "[service].munge_socket)",
-			 a->job_id, msg, sock ? sock : "munge's default");
+			 "credential: %s",
+			 a->job_id, msg);
 	else if (err == -EPROTO)
 		snprintf(a->why, sizeof(a->why),
 			 "attach to job %" PRIu32 " refused: the credential is not one for this job "
@@ -351,9 +352,16 @@ static void watch_run(struct agg_work *w, const struct agg_worker *wk)
 {
 	struct watch_work *x = (struct watch_work *)w;
 
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+
 	x->err = slurm_job_lookup(agg_worker_slurm_conf(wk), x->job_id, &x->job, x->why,
 				  sizeof(x->why));
 	x->have_job = !x->err;
+	/* STATUS names the owner also when Slurm does not answer */
+	if ((x->err || !x->job.user[0]) && !getpwuid_r(x->uid, &pw, buf, sizeof(buf), &found) &&
+	    found)
+		snprintf(x->user, sizeof(x->user), "%s", found->pw_name);
 }
 
 void agg_job_send_close(struct aggregator *agg, struct agg_run *r)
@@ -412,6 +420,8 @@ static void watch_done(struct aggregator *agg, struct agg_work *w)
 	if (!r || !r->job || r->job->id != x->job_id)
 		goto out; /* closed meanwhile */
 	r->job->watching = 0;
+	if (!r->job->user[0])
+		snprintf(r->job->user, sizeof(r->job->user), "%s", x->user);
 	r->job->next_watch_ms = clock_monotonic_ms() + AGG_JOB_WATCH_MS;
 	ended = watch_ended(r, x);
 	if (ended < 0)
@@ -441,6 +451,7 @@ int agg_job_watch_submit(struct aggregator *agg, struct agg_run *r)
 	x->w.done = watch_done;
 	x->w.discard = watch_free;
 	x->job_id = r->job->id;
+	x->uid = r->uid;
 	err = agg_worker_submit(agg->worker, &x->w);
 	if (err) {
 		watch_free(&x->w);

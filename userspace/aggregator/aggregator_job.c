@@ -228,6 +228,13 @@ int agg_job_epilog(struct aggregator *agg, const struct agg_peer *from, struct a
 	if (agg->open_dir_fd >= 0)
 		agg_state_write(agg, r); /* a restart still knows whose Epilog came */
 	pending = pending_nodes(job);
+	if (r->state != RUN_COLLECTING && !json_array_size(pending) && !r->requester.len) {
+		/* the last Epilog came after the deadline: answered once finalized */
+		json_decref(pending);
+		json_decref(fin);
+		r->requester = *from;
+		return 0;
+	}
 	if (r->state != RUN_COLLECTING || json_array_size(pending)) {
 		/* more nodes to come (or the finalize is under way): acked now;
 		 * the latest Epilog's facts (exit code, end) are the Run's */
