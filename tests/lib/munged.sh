@@ -15,7 +15,8 @@
 #                      Waits until `munge -n -S SOCK | unmunge -S SOCK`
 #                      succeeds, at most MUNGED_WAIT_S seconds (default 10).
 #                      Records munged's PID in DIR/munged.pid.started and
-#                      sets MUNGED_SOCKET=DIR/munge.socket.2 and MUNGED_PID.
+#                      sets MUNGED_SOCKET=DIR/munge.socket.2, MUNGED_PID (the
+#                      daemon's own PID) and MUNGED_DIR=DIR.
 #                      Returns 0; 77 when it cannot run here (not root, no
 #                      munged, no munge user: the reason on stderr); 1 when
 #                      munged failed (the end of its log on stderr; nothing
@@ -24,9 +25,15 @@
 #                      With MUNGED_WATCH_PID set, a watcher stops munged once
 #                      that process is gone (a test that crashes leaves no
 #                      munged behind).
-#   munged_stop DIR    SIGTERM to the recorded PID (only if it is still a
-#                      munged), waits at most 10 s, then SIGKILL; removes the
-#                      record. 0 also when nothing runs.
+#   munged_check       0 when munged can run here; else prints why not (not
+#                      root, munged/munge/unmunge/setpriv missing, no munge
+#                      user) on stderr and returns 1.
+#   munged_stop [DIR]  SIGTERM to the recorded PID (DIR/munged.pid.started;
+#                      without DIR: the last munged_start's, $MUNGED_DIR),
+#                      only if it is still a munged; waits at most 10 s, then
+#                      SIGKILL; removes the record. 0 also when nothing runs
+#                      (never started, already stopped). No trap of its own:
+#                      the caller's trap calls it.
 #   munged_socket DIR  Prints DIR/munge.socket.2.
 #   munged_alive DIR   0 when the recorded munged runs.
 #
@@ -35,6 +42,7 @@
 #   bash munged.sh start DIR    prints the socket path on stdout; exit as
 #                               munged_start
 #   bash munged.sh stop DIR
+#   bash munged.sh check
 #
 # Nothing is found or killed by name: only the PID this file recorded.
 
@@ -67,7 +75,8 @@ munged_alive() {
 }
 
 munged_stop() {
-	local dir="$1" pid i
+	local dir="${1:-${MUNGED_DIR:-}}" pid i
+	[ -n "$dir" ] || return 0
 	pid=$(_munged_pid "$dir") || return 0
 	if _munged_is_munged "$pid"; then
 		kill -TERM "$pid" 2>/dev/null
@@ -126,17 +135,26 @@ _munged_watch() {
 	disown 2>/dev/null || true
 }
 
+_munged_bin() {
+	command -v munged 2>/dev/null || echo /usr/sbin/munged
+}
+
+munged_check() {
+	[ "$(id -u)" = 0 ] || { echo "munged.sh: starting munged as the munge user needs root" >&2; return 1; }
+	[ -x "$(_munged_bin)" ] || { echo "munged.sh: munged not installed (apt-get install munge)" >&2; return 1; }
+	command -v munge >/dev/null && command -v unmunge >/dev/null ||
+		{ echo "munged.sh: munge/unmunge not installed (apt-get install munge)" >&2; return 1; }
+	id munge >/dev/null 2>&1 || { echo "munged.sh: no 'munge' user (apt-get install munge makes it)" >&2; return 1; }
+	command -v setpriv >/dev/null || { echo "munged.sh: setpriv missing (apt-get install util-linux)" >&2; return 1; }
+	return 0
+}
+
 munged_start() {
 	local dir="${1:-}" sock pid i munged
 	[ -n "$dir" ] || { echo "munged.sh: munged_start needs a directory" >&2; return 1; }
 	case "$dir" in /*) ;; *) echo "munged.sh: '$dir' must be an absolute path" >&2; return 1 ;; esac
-	[ "$(id -u)" = 0 ] || { echo "munged.sh: starting munged as the munge user needs root" >&2; return 77; }
-	munged=$(command -v munged || echo /usr/sbin/munged)
-	[ -x "$munged" ] || { echo "munged.sh: munged not installed (apt-get install munge)" >&2; return 77; }
-	command -v munge >/dev/null && command -v unmunge >/dev/null ||
-		{ echo "munged.sh: munge/unmunge not installed (apt-get install munge)" >&2; return 77; }
-	id munge >/dev/null 2>&1 || { echo "munged.sh: no 'munge' user (apt-get install munge makes it)" >&2; return 77; }
-	command -v setpriv >/dev/null || { echo "munged.sh: setpriv missing (apt-get install util-linux)" >&2; return 77; }
+	munged_check || return 77
+	munged=$(_munged_bin)
 	if munged_alive "$dir"; then
 		echo "munged.sh: a munged runs already for $dir (pid $(_munged_pid "$dir")): munged_stop it first" >&2
 		return 1
@@ -161,6 +179,7 @@ munged_start() {
 	_munged_is_munged "$pid" || { _munged_fail "$dir" "pid $pid is not munged (setsid forked?)"; return 1; }
 	MUNGED_SOCKET=$sock
 	MUNGED_PID=$pid
+	MUNGED_DIR=$dir
 	[ -z "${MUNGED_WATCH_PID:-}" ] || _munged_watch "$dir" "$MUNGED_WATCH_PID" "$pid"
 	return 0
 }
@@ -173,6 +192,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		printf '%s\n' "$MUNGED_SOCKET"
 		;;
 	stop) munged_stop "${2:?usage: munged.sh stop DIR}" ;;
+	check) munged_check ;;
 	*)
 		echo "usage: bash munged.sh start DIR | stop DIR" >&2
 		exit 2

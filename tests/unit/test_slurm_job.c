@@ -30,6 +30,8 @@
 /* cmocka needs the headers above */
 #include <cmocka.h>
 
+#include <slurm/slurm.h>
+
 #include "tests/unit/test_helpers.h"
 #include "userspace/slurm/slurm_job.h"
 
@@ -82,6 +84,41 @@ static void test_hostlist_expand(void **state)
 	expect_nodes("n[1,3-5,9]", h, 5);
 }
 
+/* The same names, in the same order, as libslurm's own hostlist (the
+ * oracle) gives; refused where it refuses */
+static void test_hostlist_as_libslurm(void **state)
+{
+	const char *lists[] = {"vm[1-3],x", "n[01-03]", "vm", "x[1-2]y[3-4]", "a,,b", "vm[1-3],vm2",
+			       "n[08-11]", "n[1,3-5,9]", "r[1-2]n[001-003],login", "n[0-0]",
+			       "gpu[7-12]-ib", "a[1-2]b[3-4]c[5-6]", "n[1-3],m[1-2],n2", "n1,n[3-4]x",
+			       "c[0001-1000]", "n[9-10]", "n[099-101]", "a[1-2]b[1-2]c[1-2]d[1-2]",
+			       "[1-2]", "n[1-2]-ib", "a[1-2]b[1-2]c", "n[1-2]9", "n[3-4]x,y"};
+	char **nodes = NULL, *name;
+	size_t n = 0, i, k;
+	hostlist_t hl;
+
+	(void)state;
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		hl = slurm_hostlist_create(lists[i]);
+		if (!hl) { /* refused by both */
+			if (slurm_job_hostlist_expand(lists[i], &nodes, &n) != -EINVAL)
+				fail_msg("'%s' taken, libslurm refuses it", lists[i]);
+			continue;
+		}
+		if (slurm_job_hostlist_expand(lists[i], &nodes, &n))
+			fail_msg("'%s' refused, libslurm takes it", lists[i]);
+		for (k = 0; (name = slurm_hostlist_shift(hl)); k++) {
+			if (k >= n || strcmp(nodes[k], name))
+				fail_msg("'%s': name %zu is '%s', libslurm says '%s'", lists[i], k,
+					 k < n ? nodes[k] : "(none)", name);
+			free(name);
+		}
+		assert_int_equal(k, n);
+		slurm_hostlist_destroy(hl);
+		slurm_job_nodes_free(nodes, n);
+	}
+}
+
 static void test_hostlist_many(void **state)
 {
 	char **nodes = NULL, want[32];
@@ -101,7 +138,7 @@ static void test_hostlist_refused(void **state)
 {
 	const char *bad[] = {"", ",", "[", "vm[1-3", "vm1-3]", "vm[3-1]", "a b", "vm[[1-2]]",
 			     "n[1-100000000]", "x;rm", "a,$b", "n[]", "n[1-]", "n[a-b]", "n[1,]", "n[-1]",
-			     "n]1["};
+			     "n]1[", "n[1-3]]", "n[1-2", "a[1-2]b[", "n[1-65536]0[1-8]"};
 	char **nodes = (char **)&nodes;
 	size_t n = 99, i;
 
@@ -176,7 +213,7 @@ static void test_conf_missing(void **state)
 
 	(void)state;
 	lookup_in_child("/nonexistent-nunatak/slurm.conf", 1, &r);
-	assert_int_equal(r.ret, -ENOENT);
+	assert_int_equal(r.ret, -EINVAL); /* -ENOENT is "no such job" only */
 	assert_non_null(strstr(r.err, "/nonexistent-nunatak/slurm.conf"));
 	assert_non_null(strstr(r.err, "slurm_conf"));
 	assert_true(r.ms < 1000); /* libslurm alone would retry 60 s, then exit() */
@@ -391,7 +428,8 @@ static void test_real_lookup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hostlist_expand),  cmocka_unit_test(test_hostlist_many),
+	    cmocka_unit_test(test_hostlist_expand),  cmocka_unit_test(test_hostlist_as_libslurm),
+	    cmocka_unit_test(test_hostlist_many),
 	    cmocka_unit_test(test_hostlist_refused), cmocka_unit_test(test_conf_missing),
 	    cmocka_unit_test(test_conf_broken),	     cmocka_unit_test(test_slurmctld_down),
 	    cmocka_unit_test(test_slurmctld_silent), cmocka_unit_test(test_bad_id),

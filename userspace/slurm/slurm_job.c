@@ -30,134 +30,12 @@ static long long mono_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-void slurm_job_nodes_free(char **nodes, size_t n)
-{
-	size_t i;
-
-	for (i = 0; nodes && i < n; i++)
-		free(nodes[i]);
-	free(nodes);
-}
-
 void slurm_job_release(struct slurm_job *job)
 {
 	if (!job)
 		return;
 	slurm_job_nodes_free(job->nodes, job->n_nodes);
 	memset(job, 0, sizeof(*job));
-}
-
-/* A name libslurm hands out (malloc()ed by libslurm: free()) */
-static int push_node(char ***nodes, size_t *n, size_t *cap, char *name)
-{
-	char **grown;
-
-	if (*n + 1 >= *cap) {
-		*cap = *cap ? *cap * 2 : 8;
-		grown = realloc(*nodes, *cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		*nodes = grown;
-	}
-	(*nodes)[(*n)++] = name;
-	(*nodes)[*n] = NULL;
-	return 0;
-}
-
-/* Slurm's maximum hosts in one range */
-#define MAX_RANGE_HOSTS 65536
-
-/* One "[...]" body: "N", "N-M" (N <= M, at most MAX_RANGE_HOSTS) joined by
- * ','. Returns the length consumed up to the ']', or 0 when malformed. */
-static size_t range_body_len(const char *s)
-{
-	const char *p = s;
-	unsigned long lo, hi;
-	char *end;
-
-	for (;;) {
-		if (*p < '0' || *p > '9')
-			return 0;
-		lo = strtoul(p, &end, 10);
-		hi = lo;
-		p = end;
-		if (*p == '-') {
-			if (p[1] < '0' || p[1] > '9')
-				return 0;
-			hi = strtoul(p + 1, &end, 10);
-			p = end;
-		}
-		if (hi < lo || hi - lo >= MAX_RANGE_HOSTS)
-			return 0;
-		if (*p == ']')
-			return p - s;
-		if (*p != ',')
-			return 0;
-		p++;
-	}
-}
-
-/* Brackets closed, unnested, holding ranges only: libslurm turns "vm[1-3"
- * into "vm]", and leaks (and prints an error) at a bad range. */
-static int hostlist_syntax_ok(const char *s)
-{
-	size_t len;
-
-	for (; *s; s++) {
-		if (*s == ']')
-			return 0;
-		if (*s != '[')
-			continue;
-		len = range_body_len(s + 1);
-		if (!len)
-			return 0;
-		s += len + 1; /* at the ']' */
-	}
-	return 1;
-}
-
-static int node_name_valid(const char *s)
-{
-	size_t len = strlen(s);
-
-	return len && len < 256 &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
-}
-
-int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n)
-{
-	size_t count = 0, cap = 0;
-	char **list = NULL, *name;
-	hostlist_t hl;
-	int ret = 0;
-
-	if (!nodes || !n)
-		return -EINVAL;
-	*nodes = NULL;
-	*n = 0;
-	if (!hostlist || !*hostlist || strpbrk(hostlist, " \t\n") || !hostlist_syntax_ok(hostlist))
-		return -EINVAL;
-	hl = slurm_hostlist_create(hostlist);
-	if (!hl)
-		return -EINVAL;
-	while ((name = slurm_hostlist_shift(hl))) {
-		ret = node_name_valid(name) ? push_node(&list, &count, &cap, name) : -EINVAL;
-		if (ret) {
-			free(name);
-			goto cleanup;
-		}
-	}
-	if (!count)
-		ret = -EINVAL;
-cleanup:
-	slurm_hostlist_destroy(hl);
-	if (ret) {
-		slurm_job_nodes_free(list, count);
-		return ret;
-	}
-	*nodes = list;
-	*n = count;
-	return 0;
 }
 
 /* Slurm's error as -errno, the message naming it */
@@ -259,7 +137,7 @@ int slurm_job_lookup(const char *conf, uint32_t id, struct slurm_job *job, char 
 		last_ok_ms = -1;
 		goto cleanup;
 	}
-	if (slurm_load_job(&msg, id, SHOW_DETAIL) != SLURM_SUCCESS) {
+	if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
 		int e = slurm_get_errno();
 
 		ret = load_error(e, id, err, errlen);
