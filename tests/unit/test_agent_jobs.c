@@ -16,11 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/bpf_fixture.h"
 #include "tests/unit/agent_fixture.h"
 #include "userspace/aggregator/aggregator.h"
 
@@ -125,16 +128,23 @@ static int aggs_teardown(void **state)
 	return 0;
 }
 
-static struct agent *agent_on(void *zctx, const char *const *eps, size_t n)
+static struct agent *agent_spooling_on(void *zctx, const char *const *eps, size_t n,
+				       const char *spool)
 {
 	struct agent_opts o = {.node = FX_NODE, .zmq_ctx = zctx, .endpoints = eps,
-			       .n_endpoints = n, .frequency = 99, .drain_interval_ms = 100};
+			       .n_endpoints = n, .frequency = 99, .drain_interval_ms = 100,
+			       .spool_dir = spool};
 	char err[512];
 	struct agent *a = agent__new(&o, err, sizeof(err));
 
 	if (!a)
 		fail_msg("agent__new: %s", err);
 	return a;
+}
+
+static struct agent *agent_on(void *zctx, const char *const *eps, size_t n)
+{
+	return agent_spooling_on(zctx, eps, n, NULL);
 }
 
 static char *start_json(const struct two_aggs *ta)
@@ -616,6 +626,215 @@ static void test_job_target_start(void **state)
 	assert_false(agent_target_exists(a, RUN_A));
 }
 
+/* An Agent whose Target (route key: endpoint k) spooled its Batches (no
+ * Ack) and that ended; returns its incarnation. */
+static uint64_t spool_unacked(struct two_routers *tr, const char *run_id, const char *key,
+			      size_t k)
+{
+	const char *eps[2] = {tr->fx->endpoint, tr->fx2.endpoint};
+	struct fixture *fk = k == 0 ? tr->fx : &tr->fx2;
+	struct agent_target_opts o = {.run_id = run_id, .route_key = key};
+	struct agent *a = agent_spooling_on(tr->fx->zctx, eps, 2, tr->fx->spool);
+	uint64_t inc = agent_incarnation(a);
+	struct received r;
+	json_t *st;
+	long long files;
+
+	assert_int_equal(agent_target_start(a, &o, NULL, NULL), 0);
+	assert_true(fx_recv_batch(fk, a, &r, FX_RECV_MS)); /* to endpoint k, never acked */
+	assert_string_equal(r.env->batch->run_id, run_id);
+	fx_release(&r);
+	fx_pump(a, AGENT_RESEND_MS + 700);
+	st = agent_status(a);
+	files = json_integer_value(json_object_get(json_object_get(st, "spool"), "files"));
+	json_decref(st);
+	print_message("%lld Batches spooled\n", files);
+	assert_true(files >= 1);
+	agent__free(a); /* its spooled Batches stay for the next incarnation */
+	return inc;
+}
+
+/* a Batch of run_id of incarnation inc on fx (other messages skipped) */
+static int recv_orphan(struct fixture *fx, struct agent *a, const char *run_id, uint64_t inc,
+		       struct received *r, int ms)
+{
+	long long end = fx_now_ms() + ms;
+
+	while (fx_now_ms() < end && fx_recv_batch(fx, a, r, (int)(end - fx_now_ms()))) {
+		if (!strcmp(r->env->batch->run_id, run_id) && r->env->batch->incarnation == inc)
+			return 1;
+		fx_release(r);
+	}
+	return 0;
+}
+
+/* Spooled Batches of an earlier incarnation's Target routed by a key:
+ * the run_id's Aggregator does not know the Run (ENOENT), the next one
+ * gets them, its Ack removes them from the spool. */
+static void test_orphans_next_aggregator(void **state)
+{
+	struct two_routers *tr = *state;
+	size_t home = agent_route(RUN_A, 2), k = 1 - home;
+	struct fixture *fh = home == 0 ? tr->fx : &tr->fx2, *fk = k == 0 ? tr->fx : &tr->fx2;
+	const char *eps[2] = {tr->fx->endpoint, tr->fx2.endpoint};
+	char key[16];
+	struct received r;
+	uint64_t inc;
+	struct agent *a;
+	json_t *st;
+	long long files = -1, end;
+
+	fx_spool_dir(tr->fx);
+	key_for(k, 2, key, sizeof(key));
+	inc = spool_unacked(tr, RUN_A, key, k);
+	a = tr->fx->agent = agent_spooling_on(tr->fx->zctx, eps, 2, tr->fx->spool);
+	assert_true(recv_orphan(fh, a, RUN_A, inc, &r, FX_RECV_MS));
+	fx_error(fh, &r, ENOENT, "no such run");
+	fx_release(&r);
+	assert_true(recv_orphan(fk, a, RUN_A, inc, &r, FX_RECV_MS));
+	fx_ack(fk, &r, NULL);
+	fx_release(&r);
+	for (end = fx_now_ms() + 10000; fx_now_ms() < end && files != 0;) {
+		if (recv_orphan(fk, a, RUN_A, inc, &r, 200)) {
+			fx_ack(fk, &r, NULL);
+			fx_release(&r);
+		}
+		st = agent_status(a);
+		files = json_integer_value(json_object_get(json_object_get(st, "spool"), "files"));
+		json_decref(st);
+	}
+	assert_int_equal(files, 0);
+}
+
+/* A prolog job Run's spooled Batches ("job-<cluster>-<J>") go to the
+ * Aggregator of J at once. */
+static void test_orphans_job_run_key(void **state)
+{
+	struct two_routers *tr = *state;
+	const char *eps[2] = {tr->fx->endpoint, tr->fx2.endpoint};
+	char run_id[64], key[16];
+	unsigned job;
+	size_t k;
+	struct received r;
+	uint64_t inc;
+
+	for (job = 100;; job++) {
+		snprintf(key, sizeof(key), "%u", job);
+		snprintf(run_id, sizeof(run_id), "job-clu-%u", job);
+		if (agent_route(key, 2) != agent_route(run_id, 2))
+			break;
+	}
+	k = agent_route(key, 2);
+	fx_spool_dir(tr->fx);
+	inc = spool_unacked(tr, run_id, key, k);
+	tr->fx->agent = agent_spooling_on(tr->fx->zctx, eps, 2, tr->fx->spool);
+	assert_true(recv_orphan(k == 0 ? tr->fx : &tr->fx2, tr->fx->agent, run_id, inc, &r,
+				FX_RECV_MS));
+	fx_release(&r);
+}
+
+#define FAKE_JOB 3999999999u /* no real job of this machine has it */
+
+/* a shell busy looping, SLURM_JOB_ID=FAKE_JOB in its environment (a job
+ * process as proctrack/linuxproc leaves it: no job cgroup) */
+static pid_t fake_job_process(void)
+{
+	char *argv[] = {"sh", "-c", "while :; do :; done", NULL};
+	char *envp[] = {"SLURM_JOB_ID=3999999999", "PATH=/usr/bin:/bin", NULL};
+	char path[64], env[256];
+	pid_t pid = fork();
+	long long end = fx_now_ms() + 3000;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execve("/bin/sh", argv, envp);
+		_exit(127);
+	}
+	/* exec'ed, its environment set up (after its exe link changed) */
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	do {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, env, sizeof(env) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		env[n > 0 ? n : 0] = '\0';
+		if (!strcmp(env, "SLURM_JOB_ID=3999999999"))
+			return pid;
+		usleep(10000);
+	} while (fx_now_ms() < end);
+	fail_msg("the fake job process did not exec");
+	return -1;
+}
+
+struct live_seen {
+	pid_t want;
+	int found;
+};
+
+static int on_live(pid_t pid, const char *comm, void *ctx)
+{
+	struct live_seen *ls = ctx;
+
+	(void)comm;
+	ls->found |= pid == ls->want;
+	return 0;
+}
+
+/* samples of tgid in the Batches fx receives for ms (each acked) */
+static uint64_t samples_of(struct fixture *fx, struct agent *a, pid_t tgid, int ms)
+{
+	long long end = fx_now_ms() + ms;
+	struct received r;
+	uint64_t n = 0;
+	size_t i;
+
+	while (fx_now_ms() < end && fx_recv_batch(fx, a, &r, 200)) {
+		const Nunatak__Wire__Batch *b = r.env->batch;
+
+		for (i = 0; i < b->n_samples; i++)
+			if ((pid_t)b->loci[b->samples[i]->locus]->tgid == tgid)
+				n += b->samples[i]->sample_count;
+		fx_ack(fx, &r, NULL);
+		fx_release(&r);
+	}
+	return n;
+}
+
+/* With BPF: a job Target adopts the job's running process at its start
+ * (found by SLURM_JOB_ID: no job cgroup here), its samples reach the
+ * Target's Batches; a second Target of the same job: -EEXIST, nothing
+ * made. */
+static void test_job_target_adopts_running(void **state)
+{
+	struct fixture *fx = *state;
+	struct agent_target_opts o = {.run_id = RUN_A, .job_id = FAKE_JOB,
+				      .route_key = "3999999999"};
+	struct live_seen ls = {0};
+	struct agent *a;
+	uint64_t n;
+	pid_t pid;
+
+	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
+	a = fx_agent(fx, 0);
+	SKIP_UNLESS(agent_sampling(a), "BPF sampling unavailable here");
+	pid = fake_job_process();
+	ls.want = pid;
+	assert_int_equal(agent_target_start(a, &o, NULL, NULL), 0);
+	o.run_id = RUN_B;
+	assert_int_equal(agent_target_start(a, &o, NULL, NULL), -EEXIST);
+	assert_false(agent_target_exists(a, RUN_B));
+	fx_pump(a, 100);
+	assert_int_equal(agent_target_for_each_live_process(a, RUN_A, on_live, &ls), 0);
+	n = samples_of(fx, a, pid, 1500);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	print_message("job process %d: adopted %d, %llu samples\n", (int)pid, ls.found,
+		      (unsigned long long)n);
+	assert_true(ls.found);
+	assert_true(n > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,6 +852,12 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_open_job_target, routers_setup, routers_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_target_start, fx_setup_inproc, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_job_target_adopts_running, fx_setup_inproc,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_orphans_next_aggregator, routers_setup,
+					    routers_teardown),
+	    cmocka_unit_test_setup_teardown(test_orphans_job_run_key, routers_setup,
+					    routers_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

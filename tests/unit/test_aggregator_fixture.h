@@ -67,6 +67,9 @@ struct fixture {
 };
 
 static int endpoint_counter;
+/* the Aggregator's munge_socket and slurm_conf (NULL: the defaults), set
+ * before fixture_setup() by the job tests */
+static const char *fixture_munge_socket, *fixture_slurm_conf;
 
 static void *serve_thread(void *arg)
 {
@@ -79,7 +82,9 @@ static void *serve_thread(void *arg)
 static void fixture_start_aggregator(struct fixture *fx)
 {
 	struct aggregator_opts o = {.state_dir = fx->state_dir[0] ? fx->state_dir : NULL,
-				    .endpoint_shown = fx->endpoint};
+				    .endpoint_shown = fx->endpoint,
+				    .munge_socket = fixture_munge_socket,
+				    .slurm_conf = fixture_slurm_conf};
 	int linger = 0;
 
 	o.router = zmq_socket(fx->zctx, ZMQ_ROUTER);

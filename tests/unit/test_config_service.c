@@ -71,6 +71,8 @@ static void assert_service_defaults(const struct service_config *s)
 	assert_int_equal(s->spool_max_bytes, 1073741824ULL);
 	assert_string_equal(s->state_dir, "/var/lib/nunatak");
 	assert_null(s->runs_dir);
+	assert_string_equal(s->munge_socket, "/run/munge/munge.socket.2");
+	assert_null(s->slurm_conf);
 	assert_int_equal(s->netns_only, 0);
 }
 
@@ -100,6 +102,8 @@ static const char full_table[] =
     "spool_max_bytes = 0\n"
     "state_dir = \"/var/lib/n\"\n"
     "runs_dir = \"/shared/runs\"\n"
+    "munge_socket = \"/run/m/munge.socket.2\"\n"
+    "slurm_conf = \"/etc/slurm-llnl/slurm.conf\"\n"
     "netns_only = true\n";
 
 static void test_every_key(void **state)
@@ -128,6 +132,8 @@ static void test_every_key(void **state)
 	assert_int_equal(s->spool_max_bytes, 0);
 	assert_string_equal(s->state_dir, "/var/lib/n");
 	assert_string_equal(s->runs_dir, "/shared/runs");
+	assert_string_equal(s->munge_socket, "/run/m/munge.socket.2");
+	assert_string_equal(s->slurm_conf, "/etc/slurm-llnl/slurm.conf");
 	assert_int_equal(s->netns_only, 1);
 	assert_string_equal(cfg.name, "x");
 
@@ -144,6 +150,8 @@ static void test_every_key(void **state)
 	assert_string_equal(s->secret_key, "/k");
 	assert_int_equal(s->spool_max_bytes, 1000);
 	assert_string_equal(s->node, "n001.cluster");
+	assert_string_equal(s->munge_socket, "/run/m/munge.socket.2");
+	assert_string_equal(s->slurm_conf, "/etc/slurm-llnl/slurm.conf");
 	/* an empty table is present, with the defaults */
 	config_release(&cfg);
 	config_init(&cfg);
@@ -185,6 +193,16 @@ static const struct {
     {"[service]\nspool_max_bytes = -1\n", 2, 19, "value out of range"},
     {"[service]\nspool_max_bytes = 2.5\n", 2, 19, "expected an integer, got a float"},
     {"[service]\nnetns_only = 1\n", 2, 14, "expected a boolean, got an integer"},
+    {"[service]\nmunge_socket = \"munge.socket.2\"\n", 2, 16,
+     "'service.munge_socket' must be an absolute path, not 'munge.socket.2'"},
+    {"[service]\nmunge_socket = \"\"\n", 2, 16, "empty value for 'service.munge_socket'"},
+    {"[service]\nmunge_socket = 2\n", 2, 16,
+     "wrong type for 'service.munge_socket': expected a string, got an integer"},
+    {"[service]\nslurm_conf = \"etc/slurm.conf\"\n", 2, 14,
+     "'service.slurm_conf' must be an absolute path"},
+    {"[service]\nslurm_conf = [\"/a\"]\n", 2, 14,
+     "wrong type for 'service.slurm_conf': expected a string, got an array"},
+    {"[service]\nslurm-conf = \"/a\"\n", 2, 1, "unknown key 'service.slurm-conf'"},
     {"[service]\nallowed_agents = \"/a\"\n", 2, 18,
      "'service.allowed_agents' needs 'service.secret_key'"},
     {"[service]\naggregator_public_key = \"/a\"\n", 2, 25,
@@ -336,7 +354,9 @@ static void test_example_file(void **state)
 	assert_non_null(cfg.service.aggregator_public_key);
 	assert_non_null(cfg.service.allowed_agents);
 	assert_non_null(cfg.service.runs_dir);
+	assert_non_null(cfg.service.slurm_conf);
 	/* the rest shows the defaults */
+	assert_string_equal(cfg.service.munge_socket, CONFIG_DEFAULT_MUNGE_SOCKET);
 	assert_string_equal(cfg.service.agent_socket, CONFIG_DEFAULT_AGENT_SOCKET);
 	assert_string_equal(cfg.service.spool_dir, CONFIG_DEFAULT_SPOOL_DIR);
 	assert_string_equal(cfg.service.state_dir, CONFIG_DEFAULT_STATE_DIR);

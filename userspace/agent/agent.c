@@ -306,6 +306,7 @@ void agent__free(struct agent *a)
 		agent_target_free(t);
 	}
 	agent_requests_free(a);
+	agent_orphans_free(a);
 	agent_conns_close(a);
 	if (a->epoll_fd >= 0)
 		close(a->epoll_fd);

@@ -14,8 +14,6 @@
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 
-#define AGENT_REQUEST_RETRY_MS 100 /* not connected yet: tried again */
-
 static struct agent_request *agent_request_find(const struct agent *a, const char *run_id)
 {
 	struct agent_request *r;
@@ -47,7 +45,7 @@ static int agent_request_send(struct agent *a, struct agent_request *r, long lon
 	agent_conn_hello(a, c);
 	err = agent_conn_control(a, c, r->action, r->run_id, r->json);
 	if (err) {
-		r->retry_ms = now + AGENT_REQUEST_RETRY_MS;
+		r->retry_ms = now + AGENT_RETRY_MS;
 		return err;
 	}
 	r->sent_ms = now;

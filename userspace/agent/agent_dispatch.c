@@ -17,7 +17,6 @@
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 
-#define AGENT_RETRY_MS 100 /* a send the socket refused (no Aggregator) is tried again */
 #define AGENT_DISPATCH_ROUNDS 8
 
 void agent_spool_batch(struct agent_target *t, struct queued_batch *qb)
@@ -165,44 +164,6 @@ static void agent_target_send(struct agent_target *t, long long now)
 		return;
 	}
 	t->inflight_sent_ms = now;
-}
-
-/* spooled Batches that belong to no Target of this Agent (an earlier
- * incarnation's, or a Target that ended unacked): one in flight per
- * connection, removed at its Ack or refusal */
-static void agent_send_orphans(struct agent *a, long long now)
-{
-	const struct spool_entry *se;
-	size_t i, k;
-
-	if (!a->spool)
-		return;
-	for (k = 0; k < a->n_conns; k++) {
-		struct agent_conn *c = &a->conns[k];
-		void *buf;
-		size_t len;
-
-		if (c->orphan_in_flight ? now - c->orphan_sent_ms < AGENT_RESEND_MS
-					: now < c->orphan_scan_ms)
-			continue;
-		c->orphan_scan_ms = now + AGENT_RETRY_MS; /* the scan is linear: not at every call */
-		for (i = 0; (se = spool_entry_at(a->spool, i)); i++) {
-			if (se->incarnation == a->incarnation && agent_target_find(a, se->run_id))
-				continue;
-			if (agent_route(se->run_id, a->n_conns) == k)
-				break;
-		}
-		if (!se || spool_read(a->spool, se, &buf, &len))
-			continue;
-		if (!agent_conn_send_buf(c, buf, len)) {
-			c->orphan_in_flight = 1;
-			snprintf(c->orphan_run_id, sizeof(c->orphan_run_id), "%s", se->run_id);
-			c->orphan_incarnation = se->incarnation;
-			c->orphan_seq = se->seq;
-			c->orphan_sent_ms = now;
-		}
-		free(buf);
-	}
 }
 
 static int agent_target_queue_empty(const struct agent_target *t)

@@ -9,6 +9,7 @@
  *   agent_dispatch.c sending Batches, spool, the end's steps, dispatch,
  *                   timers, status
  *   agent_control.c one-shot Controls (agent_control_request)
+ *   agent_orphans.c spooled Batches of no Target: to which Aggregator
  *   agent_job.c     job Targets: a Slurm job's processes (kern)
  */
 #ifndef NUNATAK_AGENT_INTERNAL_H
@@ -28,6 +29,7 @@
 #define AGENT_INTERRUPT_GRACE_MS 3000
 #define AGENT_END_FLUSH_MS 3000 /* the end waits this long for the queue's Acks */
 #define AGENT_FINALIZE_RESEND_MS 5000 /* FINALIZE without answer is sent again */
+#define AGENT_RETRY_MS 100 /* a send the socket refused (no Aggregator) is tried again */
 
 struct spool;
 
@@ -134,6 +136,15 @@ struct agent_request {
 	long long retry_ms; /* not sent: next attempt */
 };
 
+/* where the spooled Batches of a Run without Target go (agent_orphans.c):
+ * the Aggregator of its ended Target (a route key), or the next one
+ * after an Aggregator that does not know the Run */
+struct agent_orphan_route {
+	char run_id[72];
+	uint64_t incarnation;
+	size_t conn, tried;
+};
+
 /* one DEALER per Aggregator endpoint */
 struct agent_conn {
 	char *endpoint;
@@ -171,6 +182,8 @@ struct agent {
 	struct agent_target *targets;
 	struct agent_request *requests; /* agent_control.c */
 	size_t n_requests;
+	struct agent_orphan_route *orphan_routes; /* agent_orphans.c */
+	size_t n_orphan_routes;
 	uint32_t next_target_id;
 	long long next_drain_ms;
 	int mpi_installed_probed; /* the MPI libraries installed were probed */
@@ -260,6 +273,17 @@ long long agent_send_next_timer(const struct agent *a);
 int agent_conn_hello(struct agent *a, struct agent_conn *c);
 int agent_conn_control(struct agent *a, struct agent_conn *c, int action, const char *run_id,
 		       const char *json);
+
+/* agent_orphans.c: spooled Batches that belong to no Target of this
+ * Agent (an earlier incarnation's, or a Target that ended unacked) */
+/* one in flight per connection, removed at its Ack or refusal */
+void agent_send_orphans(struct agent *a, long long now);
+/* t ends with Batches in the spool: they go where t's went */
+void agent_orphans_remember(struct agent_target *t);
+/* 1 when the Error e on c about its orphan in flight sends that Run's
+ * Batches to the next Aggregator (this one does not know the Run) */
+int agent_orphan_refused(struct agent *a, struct agent_conn *c, const Nunatak__Wire__Error *e);
+void agent_orphans_free(struct agent *a);
 
 /* agent_control.c: the one-shot Controls (agent_control_request) */
 /* sends those not sent yet; done(-ETIMEDOUT) for those past their deadline */

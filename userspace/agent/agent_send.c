@@ -335,7 +335,8 @@ static void agent_on_error(struct agent *a, struct agent_conn *c, const Nunatak_
 	}
 	if (c->orphan_in_flight && c->orphan_incarnation == inc && c->orphan_seq == e->seq &&
 	    (!e->run_id || !strcmp(e->run_id, c->orphan_run_id))) {
-		if (agent_on_spooled_error(a, NULL, c->orphan_run_id, e) ||
+		if (agent_orphan_refused(a, c, e) ||
+		    agent_on_spooled_error(a, NULL, c->orphan_run_id, e) ||
 		    !wire_storage_error_transient(e->has_code ? e->code : 0))
 			c->orphan_in_flight = 0;
 		return;
@@ -386,10 +387,9 @@ static void agent_on_open(struct agent *a, struct agent_conn *c, const Nunatak__
 	Nunatak__Wire__Ack ack = NUNATAK__WIRE__ACK__INIT;
 	struct agent_target *t;
 	int err = agent_open_opts(j, &o);
+	const char *why = err ? "its \"job_id\" is no Slurm job id (an integer 1 to 4294967295)"
+			      : NULL;
 
-	if (err)
-		pr_warn("OPEN of run %s from '%s': its job_id is not a Slurm job id (1 to "
-			"4294967295): %s", ctl->run_id, c->endpoint, ctl->json ? ctl->json : "");
 	t = agent_target_find(a, ctl->run_id); /* OPEN again (a resent one): the same */
 	if (!t && !err) {
 		err = agent_target_start(a, &o, NULL, NULL);
@@ -407,7 +407,7 @@ static void agent_on_open(struct agent *a, struct agent_conn *c, const Nunatak__
 		agent_conn_send_env(c, &env);
 	} else {
 		pr_warn("OPEN of run %s from '%s' refused: %s", ctl->run_id, c->endpoint,
-			strerror(-err));
+			why ? why : strerror(-err));
 	}
 	json_decref(j);
 }

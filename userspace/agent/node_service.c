@@ -22,100 +22,8 @@
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 
-#define AGG_JOIN_TIMEOUT_MS 3000
-
 /* epoll tags besides clients (whose tag is their struct) */
 static char tag_listen, tag_stop, tag_signal, tag_agent;
-
-static void *aggregator_thread(void *arg)
-{
-	aggregator_serve(arg, 0);
-	return NULL;
-}
-
-/* The Aggregator of this node: a ROUTER on inproc://, served by a thread. */
-static int start_aggregator(struct node_service *ns, char *err, size_t errlen)
-{
-	static unsigned counter;
-	void *router;
-	int e;
-
-	snprintf(ns->agg_endpoint, sizeof(ns->agg_endpoint), "inproc://nunatak-aggregator-%d-%u",
-		 (int)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-	router = zmq_socket(ns->zctx, ZMQ_ROUTER);
-	if (!router || zmq_bind(router, ns->agg_endpoint)) {
-		e = -zmq_errno();
-		snprintf(err, errlen, "cannot start the aggregator: its socket '%s': %s",
-			 ns->agg_endpoint, zmq_strerror(-e));
-		if (router)
-			zmq_close(router);
-		return e;
-	}
-	{
-		struct aggregator_opts ao = { .router = router, .endpoint_shown = ns->agg_endpoint };
-
-		ns->agg = aggregator__new_opts(&ao);
-	}
-	if (!ns->agg) {
-		e = -errno;
-		snprintf(err, errlen, "cannot start the aggregator: %s", strerror(-e));
-		zmq_close(router);
-		return e;
-	}
-	e = -pthread_create(&ns->agg_thread, NULL, aggregator_thread, ns->agg);
-	if (e) {
-		snprintf(err, errlen, "cannot start the aggregator thread: %s: raise the process "
-				      "limit (ulimit -u) or free memory", strerror(-e));
-		return e;
-	}
-	ns->agg_started = 1;
-	return 0;
-}
-
-/* the configured Aggregators, with the CURVE keys to reach them */
-static int configured_endpoints(struct node_service *ns, const struct service_config *sc,
-				char *err, size_t errlen)
-{
-	size_t i;
-	int e;
-
-	ns->endpoints = calloc(sc->n_aggregators, sizeof(*ns->endpoints));
-	if (!ns->endpoints)
-		goto nomem;
-	for (i = 0; i < sc->n_aggregators; i++, ns->n_endpoints++)
-		if (!(ns->endpoints[i] = strdup(sc->aggregators[i])))
-			goto nomem;
-	if (!sc->secret_key)
-		return 0;
-	e = curve_load_keypair(sc->secret_key, &ns->kp, err, errlen);
-	if (!e)
-		e = curve_load_public(sc->aggregator_public_key, ns->server_public, err, errlen);
-	ns->curve = !e;
-	return e;
-nomem:
-	snprintf(err, errlen, "cannot start the node service: %s", strerror(ENOMEM));
-	return -ENOMEM;
-}
-
-/* The Aggregators the Agent publishes to: those of [service], else its own. */
-static int choose_endpoints(struct node_service *ns, const struct service_config *sc, char *err,
-			    size_t errlen)
-{
-	int e;
-
-	if (sc && sc->n_aggregators)
-		return configured_endpoints(ns, sc, err, errlen);
-	e = start_aggregator(ns, err, errlen);
-	if (e)
-		return e;
-	ns->endpoints = calloc(1, sizeof(*ns->endpoints));
-	if (!ns->endpoints || !(ns->endpoints[0] = strdup(ns->agg_endpoint))) {
-		snprintf(err, errlen, "cannot start the node service: %s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	ns->n_endpoints = 1;
-	return 0;
-}
 
 static int start_agent(struct node_service *ns, const struct service_config *sc, char *err,
 		       size_t errlen)
@@ -203,6 +111,7 @@ struct node_service *node_service__new(const struct node_service_opts *o, char *
 	ns->epfd = ns->listen_fd = ns->stop_fd = -1;
 	ns->signal_fd = o->signal_fd;
 	ns->quiet = o->quiet;
+	ns->cfg = o->cfg;
 	ns->frequency = o->cfg ? o->cfg->sampling_frequency : CONFIG_DEFAULT_SAMPLING_FREQUENCY;
 	if (o->node)
 		snprintf(ns->node, sizeof(ns->node), "%s", o->node);
@@ -221,7 +130,7 @@ struct node_service *node_service__new(const struct node_service_opts *o, char *
 			 zmq_strerror(zmq_errno()));
 		goto fail;
 	}
-	e = choose_endpoints(ns, o->service, err, errlen);
+	e = ns_choose_endpoints(ns, o->service, err, errlen);
 	if (!e)
 		e = start_agent(ns, o->service, err, errlen);
 	if (!e)
@@ -314,16 +223,14 @@ static void pace(struct node_service *ns, struct ns_client *c)
 	c->reading = want;
 }
 
-void ns_reply(struct node_service *ns, struct ns_client *c, const char *request, json_t *reply)
+static void send_reply(struct node_service *ns, struct ns_client *c, const char *request,
+		       json_t *reply, int asked)
 {
 	int e;
 
-	if (!reply) {
+	if (!reply)
 		reply = control_error_reply(-ENOMEM, "the node service is out of memory: try again");
-		if (!reply)
-			return;
-	}
-	if (!c || c->dead) {
+	if (!reply || !c || c->dead) {
 		json_decref(reply);
 		return;
 	}
@@ -338,29 +245,48 @@ void ns_reply(struct node_service *ns, struct ns_client *c, const char *request,
 		c->dead = 1;
 	}
 	json_decref(reply);
-	if (c->pending > 0)
+	if (asked && c->pending > 0)
 		c->pending--;
 	pace(ns, c);
 }
 
+void ns_reply(struct node_service *ns, struct ns_client *c, const char *request, json_t *reply)
+{
+	send_reply(ns, c, request, reply, 1);
+}
+
+void ns_notify(struct node_service *ns, struct ns_client *c, const char *request, json_t *reply)
+{
+	send_reply(ns, c, request, reply, 0);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(struct node_service *ns, struct ns_client *c, json_t *req);
+} requests[] = {
+	{ CONTROL_RUN_START, ns_run_start }, { CONTROL_RUN_END, ns_run_end },
+	{ CONTROL_RUN_INTERRUPT, ns_run_interrupt }, { CONTROL_STATUS, ns_status },
+	{ CONTROL_ATTACH, ns_attach }, { CONTROL_DETACH, ns_detach },
+	{ CONTROL_JOB_PROLOG, ns_job_prolog }, { CONTROL_JOB_EPILOG, ns_job_epilog },
+};
+
 static void dispatch_request(struct node_service *ns, struct ns_client *c, json_t *req)
 {
 	const char *name = json_string_value(json_object_get(req, "request"));
+	size_t i;
 
-	if (ns->stopping && name && strcmp(name, CONTROL_STATUS))
+	if (ns->stopping && name && strcmp(name, CONTROL_STATUS)) {
 		ns_reply(ns, c, name, control_error_reply(-ESHUTDOWN, "the node service is stopping"));
-	else if (name && !strcmp(name, CONTROL_RUN_START))
-		ns_run_start(ns, c, req);
-	else if (name && !strcmp(name, CONTROL_RUN_END))
-		ns_run_end(ns, c, req);
-	else if (name && !strcmp(name, CONTROL_RUN_INTERRUPT))
-		ns_run_interrupt(ns, c, req);
-	else if (name && !strcmp(name, CONTROL_STATUS))
-		ns_status(ns, c, req);
-	else
-		ns_reply(ns, c, name ? name : "", control_error_reply(-EINVAL,
-			 "unknown request '%s': this node service knows run-start, run-end, "
-			 "run-interrupt and status", name ? name : "(none)"));
+		return;
+	}
+	for (i = 0; name && i < sizeof(requests) / sizeof(requests[0]); i++)
+		if (!strcmp(name, requests[i].name)) {
+			requests[i].fn(ns, c, req);
+			return;
+		}
+	ns_reply(ns, c, name ? name : "", control_error_reply(-EINVAL,
+		 "unknown request '%s': this node service knows run-start, run-end, run-interrupt, "
+		 "status, attach, detach, job-prolog and job-epilog", name ? name : "(none)"));
 }
 
 /* what the client sent; 1 when it is to be dropped */
@@ -553,23 +479,6 @@ void node_service_stop(struct node_service *ns)
 	(void)!write(ns->stop_fd, &one, sizeof(one));
 }
 
-static void stop_aggregator(struct node_service *ns)
-{
-	struct timespec deadline;
-
-	aggregator_stop(ns->agg);
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += AGG_JOIN_TIMEOUT_MS / 1000;
-	if (pthread_timedjoin_np(ns->agg_thread, NULL, &deadline)) {
-		/* inside SQLite: what it uses is left to the process exit */
-		pr_warn("the aggregator did not stop within %d ms: left to the process exit",
-			AGG_JOIN_TIMEOUT_MS);
-		ns->agg = NULL;
-		ns->own_zctx = 0;
-	}
-	ns->agg_started = 0;
-}
-
 void node_service__free(struct node_service *ns)
 {
 	struct ns_run *r, *rnext;
@@ -587,9 +496,7 @@ void node_service__free(struct node_service *ns)
 		free(r);
 	}
 	agent__free(ns->agent);
-	if (ns->agg_started)
-		stop_aggregator(ns);
-	aggregator__free(ns->agg);
+	ns_aggregator_free(ns);
 	for (i = 0; i < ns->n_endpoints; i++)
 		free(ns->endpoints[i]);
 	free(ns->endpoints);

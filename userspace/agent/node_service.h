@@ -32,6 +32,41 @@
  *	users' Targets left out (root sees all), "aggregators": [STATUS...]}
  *	(each Aggregator asked at once, without waiting in the loop; one that
  *	does not answer within 1 s is {"endpoint", "error"})
+ *
+ * The Slurm job Runs (node_service_job.c; design8 sections 3 and 5):
+ *  attach {"job_id": J, "credential": munge "nunatak attach job=J",
+ *	"frequency": N|null, "name": N|null, "symbolizer": abs|"" (optional),
+ *	"effective_configuration": {...} (optional), "symbolizer_budget_ms"
+ *	(optional: at a detach or the job's end; 60 s)}: any user; ATTACH to
+ *	the Aggregator of route key "J" (it checks the credential and asks
+ *	Slurm whose job it is), at most 10 s; its Ack makes a job Target
+ *	owned by the job's owner. → {"ok", "reply":"attach", "run_id",
+ *	"run_dir", "owner": {uid,gid,user}, "job": {id,name,nodes,work_dir},
+ *	"frequency"}; the Aggregator's Error as it is (EPERM: not the caller's
+ *	job). One attach of a job per node service (EBUSY). The Run is then a
+ *	Run of the connection as a run-start's is (run-end with linger_ms 0,
+ *	run-interrupt, the connection closing); it also ends at a detach or
+ *	when its Aggregator CLOSEs it (the job ended), and the connection is
+ *	then told unasked: {"ok", "reply":"run-end", "run_dir", "ended_by":
+ *	"detach"|"job-ended"|"closed"|"service-stop"|"run-end", "interrupted",
+ *	"outlived": [], "job"}.
+ *  detach {"job_id"}: root, the job's owner or the uid that attached;
+ *	ends the attach of J through this node service and replies once it
+ *	is finalized {"ok", "reply":"detach", "run_dir"}; ENOENT "no attach
+ *	of job J on this node".
+ *  job-prolog {"job_id", "uid", "gid", "work_dir", "nodes": hostlist,
+ *	"cluster", "frequency"|null, "symbolizer" (optional)}: root only (the
+ *	Slurm Prolog). The prolog Run "job-<cluster>-<J>" (cluster kept to
+ *	[A-Za-z0-9_-]): a job Target of route key "J" and START with "job"
+ *	{"id","nodes","mode":"prolog"}, runs_dir <work_dir>/.nunatak made when
+ *	missing; not bound to any connection. → once START is answered (5 s
+ *	at most) {"ok", "run_id", "run_dir"} ("already": true when it runs).
+ *  job-epilog {"job_id", "cluster", "exit_code"|null}: root only. This
+ *	node's FINALIZE of the prolog Run ("job_epilog": true, the Aggregator
+ *	waits 20 s for the other nodes'); → at its Ack {"ok", "run_dir",
+ *	"pending_nodes": [...], "finalized": bool}, or {"ok", "none": true}
+ *	when no prolog Run of J is here.
+ *  The Aggregators' Runs in status carry "job" (design8 section 3).
  * The loop waits for no client: a reply that finds no room drops its client;
  * a connection has at most NS_MAX_PENDING requests unanswered, a uid at most
  * NS_MAX_CLIENTS_PER_UID connections (root: any).

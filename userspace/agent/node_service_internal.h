@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
 
@@ -16,6 +17,9 @@
 #define NS_LINGER_POLL_MS 50
 /* FINALIZE: how long the Aggregator waits for other nodes' last Batch */
 #define NS_NODES_WAIT_MS 5000
+/* a prolog Run's FINALIZE at this node's Epilog (design8 section 3) */
+#define NS_EPILOG_BUDGET_MS 5000
+#define NS_EPILOG_NODES_WAIT_MS 20000
 #define NS_MAX_CLIENTS 1024
 /* connections of one uid at a time (root: any): one user cannot take every
  * slot of NS_MAX_CLIENTS */
@@ -50,10 +54,24 @@ enum ns_run_state {
 	NS_RUN_ENDING,	 /* agent_target_end() under way */
 };
 
+enum ns_run_kind {
+	NS_RUN_PLAIN,  /* run-start: a process tree of the client's */
+	NS_RUN_ATTACH, /* attach: a Slurm job's processes, a Run of its connection */
+	NS_RUN_PROLOG, /* job-prolog: a Slurm job's processes, of no connection */
+};
+
 struct ns_run {
 	struct node_service *ns;
-	struct ns_client *client; /* NULL once its connection closed */
-	char run_id[33];
+	struct ns_client *client; /* NULL once its connection closed (a prolog Run: always) */
+	char run_id[65];
+	enum ns_run_kind kind;
+	uint32_t job_id;   /* 0: not a job Run */
+	uid_t attacher;	   /* attach: the uid that asked */
+	struct ns_client *waiter; /* detach / job-prolog / job-epilog awaiting its answer */
+	const char *waiter_request;
+	const char *ended_by; /* attach: "run-end", "detach", "job-ended", "service-stop" */
+	int end_asked;	      /* attach: its client's run-end is to be answered at the end */
+	json_t *info;	      /* attach: the Ack's owner, job, frequency */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid; /* the process of run-start */
@@ -69,6 +87,7 @@ struct ns_run {
 };
 
 struct node_service {
+	const struct config *cfg; /* NULL: defaults */
 	struct agent *agent;
 	void *zctx;
 	int own_zctx;
@@ -97,6 +116,13 @@ struct node_service {
 };
 
 /* node_service_run.c */
+/* a new Run of c (NULL: of no connection) with a fresh run_id, linked in
+ * ns->runs; NULL on ENOMEM */
+struct ns_run *ns_run_new(struct node_service *ns, struct ns_client *c);
+void ns_run_free(struct ns_run *r);
+/* the end of r's Target and FINALIZE; the answer ends in ns_job_ended()
+ * for a job Run (which frees r) */
+void ns_run_finish(struct ns_run *r);
 int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req);
 int ns_run_end(struct node_service *ns, struct ns_client *c, json_t *req);
 int ns_run_interrupt(struct node_service *ns, struct ns_client *c, json_t *req);
@@ -107,6 +133,38 @@ void ns_runs_end_all(struct node_service *ns);
 /* the lingering Runs: ended when their processes are gone or at the bound;
  * the ms until the next look, -1 none */
 int ns_runs_tick(struct node_service *ns);
+
+/* node_service_agg.c: the Aggregators the Agent publishes to, those of
+ * [service] (sc may be NULL), else its own started; err says why not */
+int ns_choose_endpoints(struct node_service *ns, const struct service_config *sc, char *err,
+			size_t errlen);
+/* its own Aggregator stopped (bounded) and freed */
+void ns_aggregator_free(struct node_service *ns);
+
+/* node_service_job.c: the job Runs' requests (node_service.h) */
+int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req);
+int ns_detach(struct node_service *ns, struct ns_client *c, json_t *req);
+int ns_job_prolog(struct node_service *ns, struct ns_client *c, json_t *req);
+int ns_job_epilog(struct node_service *ns, struct ns_client *c, json_t *req);
+/* a job Run's FINALIZE answered (err < 0: failed): its client and waiter
+ * told; r freed */
+void ns_job_ended(struct ns_run *r, int err, const char *json);
+
+/* node_service_agg.c: the Aggregators the Agent publishes to, those of
+ * [service] (sc may be NULL), else its own started; err says why not */
+int ns_choose_endpoints(struct node_service *ns, const struct service_config *sc, char *err,
+			size_t errlen);
+/* its own Aggregator stopped (bounded) and freed */
+void ns_aggregator_free(struct node_service *ns);
+
+/* node_service_job.c: the job Runs' requests (node_service.h) */
+int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req);
+int ns_detach(struct node_service *ns, struct ns_client *c, json_t *req);
+int ns_job_prolog(struct node_service *ns, struct ns_client *c, json_t *req);
+int ns_job_epilog(struct node_service *ns, struct ns_client *c, json_t *req);
+/* a job Run's FINALIZE answered (err < 0: failed): its client and waiter
+ * told; r freed */
+void ns_job_ended(struct ns_run *r, int err, const char *json);
 
 /* node_service_status.c: status asks every Aggregator at once over a
  * DEALER of its own (never waiting in the loop) and replies when all
@@ -126,5 +184,8 @@ int ns_watch_wakeup(struct node_service *ns, int fd);
  * never waits: a client whose socket has no room for it (it does not read
  * its replies) is dropped at the next turn of the loop */
 void ns_reply(struct node_service *ns, struct ns_client *c, const char *request, json_t *reply);
+/* the same for a message the client did not ask for (a job Run's end):
+ * its count of pending requests is left alone */
+void ns_notify(struct node_service *ns, struct ns_client *c, const char *request, json_t *reply);
 
 #endif

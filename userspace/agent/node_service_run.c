@@ -61,7 +61,7 @@ static struct ns_run *find_run(struct node_service *ns, struct ns_client *c, con
 	return NULL;
 }
 
-static void run_free(struct ns_run *r)
+void ns_run_free(struct ns_run *r)
 {
 	struct ns_run **p;
 
@@ -71,7 +71,24 @@ static void run_free(struct ns_run *r)
 		*p = r->next;
 	json_decref(r->exit_code);
 	json_decref(r->outlived);
+	json_decref(r->info);
 	free(r);
+}
+
+struct ns_run *ns_run_new(struct node_service *ns, struct ns_client *c)
+{
+	struct ns_run *r = calloc(1, sizeof(*r));
+
+	if (!r || new_run_id(r->run_id)) {
+		free(r);
+		return NULL;
+	}
+	r->ns = ns;
+	r->client = c;
+	r->exit_code = json_null();
+	r->next = ns->runs;
+	ns->runs = r;
+	return r;
 }
 
 static int add_degradation(const char *name, const char *message, const char *remedy, void *ctx)
@@ -80,7 +97,6 @@ static int add_degradation(const char *name, const char *message, const char *re
 						    message, "remedy", remedy)) ? -ENOMEM : 0;
 }
 
-static void finish(struct ns_run *r);
 
 /* START's answer: the Run exists (or not) */
 static void on_started(void *ctx, int err, const char *json)
@@ -94,7 +110,7 @@ static void on_started(void *ctx, int err, const char *json)
 			 control_error_reply(err, "%s", err == -ETIMEDOUT
 				? "the aggregator did not answer START within 5 s: is it running?"
 				: json ? json : strerror(-err)));
-		run_free(r);
+		ns_run_free(r);
 		return;
 	}
 	ack = json ? json_loads(json, 0, NULL) : NULL;
@@ -106,7 +122,7 @@ static void on_started(void *ctx, int err, const char *json)
 		pr_info("Run %s of uid %u started in '%s'", r->run_id, (unsigned)r->uid, r->run_dir);
 	if (!r->client) { /* gone while it started */
 		r->interrupted = 1;
-		finish(r);
+		ns_run_finish(r);
 		return;
 	}
 	degradations = json_array();
@@ -229,7 +245,7 @@ static void refuse_run(struct ns_run *r, int e, const char *err)
 	r->discard = 1;
 	r->interrupted = 1;
 	if (r->state == NS_RUN_ACTIVE)
-		finish(r);
+		ns_run_finish(r);
 }
 
 int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
@@ -262,26 +278,20 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 		ns_reply(ns, c, CONTROL_RUN_START, control_error_reply(e, "%s", err));
 		return e;
 	}
-	r = calloc(1, sizeof(*r));
-	if (!r || (e = new_run_id(r->run_id))) {
-		free(r);
+	r = ns_run_new(ns, c);
+	if (!r) {
 		close(pidfd);
 		ns_reply(ns, c, CONTROL_RUN_START, control_error_reply(-ENOMEM, "no memory for a Run"));
 		return -ENOMEM;
 	}
-	r->ns = ns;
-	r->client = c;
 	r->uid = c->peer.uid;
 	r->gid = c->peer.gid;
 	r->pid = (pid_t)json_integer_value(json_object_get(req, "pid"));
-	r->exit_code = json_null();
 	if (o.target_exe && !control_may_read(&c->peer, o.target_exe)) {
 		pr_info("Run of uid %u: target '%s' is not the caller's to read: no MPI probing by "
 			"its libraries", (unsigned)c->peer.uid, o.target_exe);
 		o.target_exe = NULL;
 	}
-	r->next = ns->runs;
-	ns->runs = r;
 	start = start_json(r, req);
 	memcpy(run_id, r->run_id, sizeof(run_id));
 	o.run_id = run_id;
@@ -294,7 +304,7 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 		close(pidfd);
 		ns_reply(ns, c, CONTROL_RUN_START,
 			 control_error_reply(e, "the agent cannot start the Run: %s", strerror(-e)));
-		run_free(r);
+		ns_run_free(r);
 		return e;
 	}
 	/* on_started() may have run already, and freed r on an error */
@@ -368,6 +378,10 @@ static void on_ended(void *ctx, int err, const char *json)
 	struct ns_run *r = ctx;
 	json_t *ack, *reply;
 
+	if (r->kind != NS_RUN_PLAIN) {
+		ns_job_ended(r, err, json);
+		return;
+	}
 	if (err < 0) {
 		reply = control_error_reply(err, "the Run was not finalized: %s",
 					    err == -ETIMEDOUT ? "the aggregator did not answer in time"
@@ -385,26 +399,31 @@ static void on_ended(void *ctx, int err, const char *json)
 	if (!r->ns->quiet)
 		pr_info("Run %s %s", r->run_id, err < 0 ? "not finalized" : "finalized");
 	ns_reply(r->ns, r->client, CONTROL_RUN_END, reply);
-	run_free(r);
+	ns_run_free(r);
 }
 
-/* the end of the Target, FINALIZE; on_ended() replies */
-static void finish(struct ns_run *r)
+/* the end of the Target, FINALIZE; on_ended() replies. A prolog Run's is
+ * this node's Epilog (section 3 of design8: the last node's finalizes) */
+void ns_run_finish(struct ns_run *r)
 {
+	int prolog = r->kind == NS_RUN_PROLOG;
 	json_t *fin;
 	char *text;
 	int e;
 
 	if (r->state == NS_RUN_ENDING)
 		return;
-	if (!r->discard)
+	if (!r->discard && !r->job_id) /* a job's processes go on: none outlived */
 		outlived_degradation(r);
 	if (!r->end[0])
 		iso_now(r->end, sizeof(r->end));
 	r->state = NS_RUN_ENDING;
 	fin = json_pack("{s:O, s:s, s:i, s:b, s:i, s:b}", "exit_code", r->exit_code, "end", r->end,
-			"symbolizer_budget_ms", r->symbolizer_budget_ms, "interrupted",
-			r->interrupted, "nodes_wait_ms", NS_NODES_WAIT_MS, "discard", r->discard);
+			"symbolizer_budget_ms", prolog ? NS_EPILOG_BUDGET_MS : r->symbolizer_budget_ms,
+			"interrupted", r->interrupted, "nodes_wait_ms",
+			prolog ? NS_EPILOG_NODES_WAIT_MS : NS_NODES_WAIT_MS, "discard", r->discard);
+	if (fin && prolog)
+		json_object_set_new(fin, "job_epilog", json_true());
 	text = fin ? json_dumps(fin, JSON_COMPACT) : NULL;
 	json_decref(fin);
 	e = text ? agent_target_end(r->ns->agent, r->run_id, text, on_ended, r) : -ENOMEM;
@@ -421,7 +440,7 @@ static int linger_check(struct ns_run *r)
 
 	if (r->interrupted || r->discard || clock_monotonic_ms() >= r->linger_end_ms ||
 	    !count_outlived(r, &o)) {
-		finish(r); /* may free r */
+		ns_run_finish(r); /* may free r */
 		return 0;
 	}
 	return 1;
@@ -436,6 +455,10 @@ int ns_run_end(struct node_service *ns, struct ns_client *c, json_t *req)
 	json_int_t budget = json_integer_value(json_object_get(req, "symbolizer_budget_ms"));
 	struct ns_run *r = find_run(ns, c, run_id);
 
+	if (r && r->kind == NS_RUN_ATTACH && r->state == NS_RUN_ENDING && !r->end_asked) {
+		r->end_asked = 1; /* ended by a detach or the job's end: answered then */
+		return 0;
+	}
 	if (!r || r->state != NS_RUN_ACTIVE) {
 		int e = !r ? -ENOENT : r->state == NS_RUN_STARTING ? -EBUSY : -EALREADY;
 
@@ -451,6 +474,10 @@ int ns_run_end(struct node_service *ns, struct ns_client *c, json_t *req)
 	r->symbolizer_budget_ms = (int)(budget < 0 ? 0 : budget > BUDGET_MAX_MS ? BUDGET_MAX_MS : budget);
 	r->discard = json_is_true(json_object_get(req, "discard"));
 	r->state = NS_RUN_LINGER;
+	if (r->kind == NS_RUN_ATTACH) {
+		r->end_asked = 1;
+		r->ended_by = "run-end";
+	}
 	r->linger_start_ms = clock_monotonic_ms();
 	r->linger_end_ms = r->linger_start_ms +
 			   (linger < 0 ? 0 : linger > LINGER_MAX_MS ? LINGER_MAX_MS : linger);
@@ -490,7 +517,7 @@ static void interrupt_run(struct ns_run *r)
 	case NS_RUN_LINGER:
 		if (!r->linger_start_ms)
 			r->linger_start_ms = clock_monotonic_ms();
-		finish(r);
+		ns_run_finish(r);
 		break;
 	case NS_RUN_ENDING:
 		agent_target_interrupt(r->ns->agent, r->run_id);
@@ -504,6 +531,8 @@ void ns_runs_orphan(struct node_service *ns, struct ns_client *c)
 
 	for (r = ns->runs; r; r = next) {
 		next = r->next; /* finish() may free r */
+		if (r->waiter == c)
+			r->waiter = NULL;
 		if (r->client != c)
 			continue;
 		r->client = NULL;
@@ -519,6 +548,8 @@ void ns_runs_end_all(struct node_service *ns)
 
 	for (r = ns->runs; r; r = next) {
 		next = r->next;
+		if (!r->ended_by)
+			r->ended_by = "service-stop";
 		interrupt_run(r);
 	}
 }
@@ -530,6 +561,12 @@ int ns_runs_tick(struct node_service *ns)
 
 	for (r = ns->runs; r; r = next) {
 		next = r->next;
+		if (r->job_id && r->state == NS_RUN_ACTIVE &&
+		    !agent_target_exists(ns->agent, r->run_id)) {
+			/* the Agent ended it (a CLOSE of a prolog Run): nothing to end */
+			ns_job_ended(r, -ECONNABORTED, "the aggregator ended the Run");
+			continue;
+		}
 		if (r->state != NS_RUN_LINGER)
 			continue;
 		if (linger_check(r))

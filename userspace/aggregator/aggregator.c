@@ -12,6 +12,8 @@
 
 #include "userspace/aggregator/aggregator.h"
 #include "userspace/aggregator/aggregator_internal.h"
+#include "userspace/aggregator/aggregator_job.h"
+#include "userspace/aggregator/aggregator_worker.h"
 #include "userspace/log/log.h"
 #include "userspace/wire/wire.h"
 
@@ -44,7 +46,9 @@ struct aggregator *aggregator__new_opts(const struct aggregator_opts *o)
 	agg->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->endpoint_shown = strdup(o->endpoint_shown ? o->endpoint_shown : "");
-	if (agg->stop_fd < 0 || agg->cancel_fd < 0 || agg->done_fd < 0 || !agg->endpoint_shown) {
+	agg->worker = agg_worker_new(o->munge_socket, o->slurm_conf); /* no thread yet */
+	if (agg->stop_fd < 0 || agg->cancel_fd < 0 || agg->done_fd < 0 || !agg->endpoint_shown ||
+	    !agg->worker) {
 		err = errno ? errno : ENOMEM;
 		goto fail;
 	}
@@ -93,6 +97,7 @@ void aggregator__free(struct aggregator *agg)
 	if (!agg)
 		return;
 	agg_finalize_join_all(agg);
+	agg_worker_free(agg->worker); /* after the call under way; the rest discarded */
 	while (agg->runs)
 		agg_run_close(agg->runs);
 	agg_agents_free(agg);
@@ -189,10 +194,12 @@ static int handle_control(struct aggregator *agg, const struct agg_peer *from,
 		return agg_finalize_request(agg, from, c);
 	case NUNATAK__WIRE__CONTROL__ACTION__STATUS:
 		return agg_status(agg, from, c);
+	case NUNATAK__WIRE__CONTROL__ACTION__ATTACH:
+		return agg_job_attach_request(agg, from, c);
 	default:
 		snprintf(why, sizeof(why),
-			 "unexpected Control action %d: an Aggregator serves START, FINALIZE and "
-			 "STATUS",
+			 "unexpected Control action %d: an Aggregator serves START, FINALIZE, "
+			 "STATUS and ATTACH",
 			 (int)c->action);
 		return refuse(agg, from, EINVAL, why);
 	}
@@ -317,25 +324,47 @@ next:
 	return err;
 }
 
+/* the works the worker did, each done() on this thread */
+static void worker_results(struct aggregator *agg)
+{
+	struct agg_work *w = agg_worker_take(agg->worker), *next;
+
+	for (; w; w = next) {
+		next = w->next;
+		w->done(agg, w);
+	}
+}
+
+/* the timers: the job Runs' watches and deadlines (first: a deadline
+ * over closes its Run), the wait of closing Runs for their nodes; the ms
+ * until the nearest, -1: none (the bound is then the caller's, who ends
+ * this wait through stop_fd, aggregator_stop, and joins with a deadline) */
+static int tick(struct aggregator *agg)
+{
+	int jobs = agg_job_tick(agg), closing = agg_finalize_tick(agg);
+
+	if (jobs < 0)
+		return closing;
+	return closing < 0 || jobs < closing ? jobs : closing;
+}
+
 int aggregator_serve(struct aggregator *agg, int once)
 {
 	int finalized_at_start = agg->finalized, err = 0;
 
 	while (!err && !(once && agg->finalized > finalized_at_start)) {
-		zmq_pollitem_t items[4] = {
+		zmq_pollitem_t items[5] = {
 		    {.socket = agg->socket, .events = ZMQ_POLLIN},
 		    {.fd = agg->stop_fd, .events = ZMQ_POLLIN},
 		    {.fd = agg->cancel_fd, .events = ZMQ_POLLIN},
 		    {.fd = agg->done_fd, .events = ZMQ_POLLIN},
+		    {.fd = agg_worker_fd(agg->worker), .events = ZMQ_POLLIN},
 		};
-		/* the only timer: the wait of closing Runs for their nodes;
-		 * otherwise the bound is the caller's, who ends this wait
-		 * through stop_fd (aggregator_stop) and joins with a deadline */
-		int timeout = agg_finalize_tick(agg);
+		int timeout = tick(agg);
 
 		if (once && agg->finalized > finalized_at_start)
 			break;
-		if (zmq_poll(items, 4, timeout) < 0) {
+		if (zmq_poll(items, 5, timeout) < 0) {
 			err = -zmq_errno();
 			if (err == -EINTR)
 				err = 0;
@@ -347,6 +376,8 @@ int aggregator_serve(struct aggregator *agg, int once)
 		}
 		if (items[3].revents & ZMQ_POLLIN)
 			eventfd_drain(agg->done_fd); /* answered by the next tick */
+		if (items[4].revents & ZMQ_POLLIN)
+			worker_results(agg);
 		/* a message already there is served before a stop is obeyed */
 		if (items[0].revents & ZMQ_POLLIN)
 			err = serve_one(agg);

@@ -28,7 +28,18 @@
  *    wait of up to nodes_wait_ms for their last Batch (a node missing:
  *    `node-lost`), then the finalize in a thread of its own (llvm-symbolizer
  *    spawned as the owner) while other Runs go on; Ack.json {"run_dir"}.
- *  - Hello: the Agent is tracked (no reply); STATUS: Ack.json (design).
+ *  - Job Runs (issue 8, aggregator_job.h): ATTACH {"job_id","credential",
+ *    "run",...} checked in a worker thread (munge credential, the job in
+ *    Slurm: running, the caller's or root's), the Run made for the job's
+ *    owner in <work_dir>/.nunatak, Ack.json {"run_id","run_dir","owner",
+ *    "job","frequency"}, OPEN {"job_id",...} to the job's other nodes, and
+ *    CLOSE {"why":"job-ended"} to the origin once the job no longer runs.
+ *    START with "job" {"id","nodes","mode":"prolog"}: the first job node
+ *    makes the Run, the others join it; FINALIZE of each node's Epilog is
+ *    acked at once ({"run_dir","pending_nodes"}) while nodes are pending,
+ *    the last once finalized; nodes that never report are `nodes-missing`.
+ *  - Hello: the Agent is tracked (no reply); STATUS: Ack.json (design; each
+ *    Run with "job": {"id","mode","uid","user","nodes","since"} or null).
  *  - Ack and Error from Agents (answers to OPEN): noted, no reply.
  * Malformed, truncated, oversized (> AGGREGATOR_MAX_MESSAGE_BYTES) and
  * newer-major messages are refused with an Error, counted, and the
@@ -59,6 +70,12 @@ struct aggregator_opts {
 	const char *state_dir;	    /* NULL: no resume (embedded, nunatakd's own) */
 	const char *endpoint_shown; /* for STATUS; NULL: "" */
 	enum aggregator_root_runs root_runs;
+	/* job Runs (issue 8): munged's socket for ATTACH credentials (NULL:
+	 * munge's default) and the slurm.conf of job lookups (NULL:
+	 * libslurm's); copied. Neither library is called before the first
+	 * job request (ATTACH, or a START with "job"). */
+	const char *munge_socket;
+	const char *slurm_conf;
 };
 
 /* With state_dir: <state_dir>/open/ is made (0700) when missing, and every

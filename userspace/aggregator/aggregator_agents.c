@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "userspace/aggregator/aggregator_internal.h"
+#include "userspace/aggregator/aggregator_job.h"
 #include "userspace/log/version.h"
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
@@ -144,21 +145,20 @@ static long active_targets(const char *status_json)
 	return n;
 }
 
-/* OPEN {"token","owner","frequency","mpi_events"} of r to Agent a */
+/* OPEN {"token"|"job_id","owner","frequency","mpi_events"} of r to Agent
+ * a, when r goes to a's node and has not been OPENed there */
 static void open_to(struct aggregator *agg, struct agg_run *r, struct agg_agent *a)
 {
-	struct agg_node *n = r->state == RUN_COLLECTING ? agg_run_node(r, a->node) : NULL;
-	json_t *j;
+	struct agg_node *n;
 	char *text;
 	int err;
 
-	if (r->state != RUN_COLLECTING || !n || n->opened)
+	if (r->state != RUN_COLLECTING || !agg_job_opens_to(r, a->node))
 		return;
-	j = json_pack("{s:s, s:{s:I, s:I}, s:I, s:b}", "token", r->token, "owner", "uid",
-		      (json_int_t)r->uid, "gid", (json_int_t)r->gid, "frequency",
-		      (json_int_t)r->frequency, "mpi_events", r->mpi_events);
-	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
+	n = agg_run_node(r, a->node);
+	if (!n || n->opened)
+		return;
+	text = agg_job_open_json(r);
 	err = text ? agg_send_control(agg, &a->peer, NUNATAK__WIRE__CONTROL__ACTION__OPEN,
 				      r->run_id, text, a->node)
 		   : -ENOMEM;
@@ -174,11 +174,8 @@ void agg_open_to_agents(struct aggregator *agg, struct agg_run *r)
 {
 	struct agg_agent *a;
 
-	if (!r->token[0] || r->state != RUN_COLLECTING)
-		return;
 	for (a = agg->agents; a; a = a->next)
-		if (strcmp(a->node, r->origin))
-			open_to(agg, r, a);
+		open_to(agg, r, a);
 }
 
 /* node's Agent restarted: the Runs OPENed to it are OPENed again */
@@ -231,8 +228,7 @@ void agg_hello(struct aggregator *agg, const struct agg_peer *from, const Nunata
 	    replace_text(&a->machine_json, h->machine_json))
 		pr_warn("aggregator: out of memory for Agent '%s'", h->node);
 	for (r = agg->runs; r; r = r->next)
-		if (r->token[0] && strcmp(r->origin, a->node))
-			open_to(agg, r, a);
+		open_to(agg, r, a);
 }
 
 /* a u64 as the Agent's status says it: 16 hex digits (no JSON number
@@ -272,11 +268,12 @@ static json_t *runs_json(struct aggregator *agg)
 		for (i = 0; nodes && i < r->n_nodes; i++)
 			json_array_append_new(nodes, json_string(r->nodes[i].name));
 		json_array_append_new(
-		    runs, json_pack("{s:s, s:s, s:I, s:o, s:I, s:I, s:s}", "run_id", r->run_id,
+		    runs, json_pack("{s:s, s:s, s:I, s:o, s:I, s:I, s:s, s:o}", "run_id", r->run_id,
 				    "run_dir", r->run_dir ? r->run_dir : "", "owner_uid",
 				    (json_int_t)r->uid, "nodes", nodes ? nodes : json_array(),
 				    "batches", (json_int_t)r->batches, "samples",
-				    (json_int_t)r->samples, "state", states[r->state]));
+				    (json_int_t)r->samples, "state", states[r->state], "job",
+				    agg_job_status_json(r)));
 	}
 	return runs;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "userspace/aggregator/aggregator_internal.h"
+#include "userspace/aggregator/aggregator_job.h"
 #include "userspace/aggregator/as_owner.h"
 #include "userspace/aggregator/finalize.h"
 #include "userspace/aggregator/run_manifest.h"
@@ -22,7 +23,7 @@
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 
-static int json_int_in(const json_t *j, const char *key, int min, int max, int dflt)
+int agg_json_int_in(const json_t *j, const char *key, int min, int max, int dflt)
 {
 	json_t *v = json_object_get(j, key);
 
@@ -42,16 +43,14 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 			 const Nunatak__Wire__Control *c)
 {
 	struct agg_run *r = agg_run_find(agg, c->run_id);
-	struct agg_agent *a;
 	char why[512];
 	json_t *fin;
-	size_t i;
 
 	if (!r) {
 		snprintf(why, sizeof(why), "FINALIZE names unknown run '%s'", c->run_id);
 		return agg_reply_error(agg, from, ENOENT, c->run_id, why);
 	}
-	if (strcmp(from->key, r->origin_key)) {
+	if (strcmp(from->key, r->origin_key) && !(r->job && r->job->mode == AGG_JOB_PROLOG)) {
 		snprintf(why, sizeof(why),
 			 "FINALIZE of run '%s' refused: it comes from another Agent than the one "
 			 "that started it",
@@ -64,6 +63,8 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 		snprintf(why, sizeof(why), "malformed FINALIZE for run '%s'", c->run_id);
 		return agg_reply_error(agg, from, EINVAL, c->run_id, why);
 	}
+	if (r->job && r->job->mode == AGG_JOB_PROLOG)
+		return agg_job_epilog(agg, from, r, c, fin); /* one node's end */
 	if (r->state == RUN_COLLECTING && json_is_true(json_object_get(fin, "discard"))) {
 		/* the application never ran: no Run to keep (one left in place
 		 * holds more than nunatak's files: its directory is said) */
@@ -83,10 +84,11 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 		free(text);
 		return err;
 	}
-	r->requester = *from; /* the latest to ask gets the answer */
 	if (r->state != RUN_COLLECTING) {
 		/* asked again: an interruption is obeyed (now, or when the
-		 * finalize starts), the finalize goes on; one answer for both */
+		 * finalize starts), the finalize goes on; one answer for both,
+		 * to the latest to ask */
+		r->requester = *from;
 		if (json_is_true(json_object_get(fin, "interrupted"))) {
 			if (r->cancel_fd >= 0)
 				agg_eventfd_signal(r->cancel_fd);
@@ -102,11 +104,25 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 		if (!r->origin)
 			r->origin = strdup("");
 	}
+	agg_finalize_begin(agg, r, from, fin);
+	return 0;
+}
+
+void agg_finalize_begin(struct aggregator *agg, struct agg_run *r, const struct agg_peer *from,
+			json_t *fin)
+{
+	struct agg_agent *a;
+	size_t i;
+
+	if (from)
+		r->requester = *from;
+	else
+		r->requester.len = 0;
 	r->finalize = fin;
 	r->state = RUN_CLOSING;
 	r->nodes_deadline_ms =
-	    clock_monotonic_ms() +
-	    json_int_in(fin, "nodes_wait_ms", 0, AGG_NODES_WAIT_MAX_MS, AGG_NODES_WAIT_DEFAULT_MS);
+	    clock_monotonic_ms() + agg_json_int_in(fin, "nodes_wait_ms", 0, AGG_NODES_WAIT_MAX_MS,
+						   AGG_NODES_WAIT_DEFAULT_MS);
 	for (i = 0; i < r->n_nodes; i++) {
 		if (!is_waited_for(r, &r->nodes[i]))
 			continue;
@@ -115,7 +131,6 @@ int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 					  r->run_id, NULL, a->node))
 			pr_warn("run '%s': cannot send CLOSE to node '%s'", r->run_id, a->node);
 	}
-	return 0;
 }
 
 /* `node-lost` for node n of r (as the owner, on the serving thread) */
@@ -170,7 +185,7 @@ static void *finalize_thread(void *arg)
 
 	symbolizer_budget_init(
 	    &budget, SYMBOLIZER_REQUEST_MS,
-	    json_int_in(r->finalize, "symbolizer_budget_ms", 1, INT_MAX, SYMBOLIZER_TOTAL_MS),
+	    agg_json_int_in(r->finalize, "symbolizer_budget_ms", 1, INT_MAX, SYMBOLIZER_TOTAL_MS),
 	    r->cancel_fd);
 	err = as_owner_enter(&o, r->uid, r->gid);
 	if (!err) {
@@ -201,6 +216,7 @@ static void finalize_start(struct aggregator *agg, struct agg_run *r)
 		for (i = 0; i < r->n_nodes; i++)
 			if (is_waited_for(r, &r->nodes[i]))
 				node_lost(r, &r->nodes[i]);
+		agg_job_degrade(r);
 		as_owner_leave(&o);
 	}
 	manifest_machines(r);
@@ -239,7 +255,12 @@ static void finalize_answer(struct aggregator *agg, struct agg_run *r)
 	close(r->cancel_fd);
 	r->cancel_fd = -1;
 	if (r->fin_err) {
-		agg_reply_error(agg, &r->requester, -r->fin_err, r->run_id, r->fin_why);
+		if (r->requester.len)
+			agg_reply_error(agg, &r->requester, -r->fin_err, r->run_id, r->fin_why);
+		else
+			pr_warn("%s; the Run stays open", r->fin_why);
+		if (r->job && !r->requester.len)
+			r->job->auto_failed = 1; /* not again at each tick */
 		r->state = RUN_COLLECTING;
 		json_decref(r->finalize);
 		r->finalize = NULL;
@@ -255,7 +276,8 @@ static void finalize_answer(struct aggregator *agg, struct agg_run *r)
 	/* closed (pivot, lock) before the answer: whoever reads the Run on
 	 * it finds it whole and no longer written */
 	agg_run_close(r);
-	agg_reply_ack(agg, &requester, run_id ? run_id : "", "", 0, 0, 0, text);
+	if (requester.len)
+		agg_reply_ack(agg, &requester, run_id ? run_id : "", "", 0, 0, 0, text);
 	free(run_id);
 	free(text);
 	agg->finalized++;

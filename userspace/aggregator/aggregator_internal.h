@@ -25,6 +25,11 @@
 #define AGG_ROUTING_ID_MAX 256
 #define AGG_NODES_WAIT_DEFAULT_MS 5000
 #define AGG_NODES_WAIT_MAX_MS 600000
+/* the room kept for the end of a Run (agg_storage_reserve) */
+#define STORAGE_RESERVE_BYTES (512 * 1024)
+
+struct agg_job;
+struct agg_worker;
 
 /* a ZeroMQ routing id: who to answer */
 struct agg_peer {
@@ -41,6 +46,7 @@ struct agg_node {
 	int opened;	   /* OPEN sent */
 	int sent_batch;	   /* a Batch of it stored */
 	int sent_last;	   /* its last Batch (Batch.last) stored */
+	int joined;	   /* a node of a prolog job Run that STARTed it */
 	time_t last_batch; /* wall clock of its latest Batch, 0: none */
 };
 
@@ -65,9 +71,11 @@ struct agg_run {
 	json_t *manifest;
 	struct agg_node *nodes;
 	size_t n_nodes;
+	struct agg_job *job; /* NULL: not a job Run (aggregator_job.h) */
 	uint64_t batches, samples;
 	enum agg_run_state state;
-	/* FINALIZE */
+	/* FINALIZE; requester.len 0: nobody to answer (a prolog job Run
+	 * finalized at its deadline) */
 	struct agg_peer requester;
 	json_t *finalize;
 	long long nodes_deadline_ms;
@@ -105,6 +113,9 @@ struct aggregator {
 	 * eventfds that stay readable once written; done_fd: a finalize
 	 * thread ended */
 	int stop_fd, cancel_fd, done_fd;
+	/* what may block (munge, Slurm): its thread starts at the first job
+	 * request (aggregator_worker.h) */
+	struct agg_worker *worker;
 	int interrupt_next; /* the next finalize starts interrupted */
 	char *endpoint_shown;
 	int open_dir_fd; /* <state_dir>/open, -1: no resume */
@@ -137,14 +148,31 @@ struct agg_run *agg_run_new(struct aggregator *agg, const char *run_id, const ch
 			    const char *symbolizer);
 /* a run_id is a file name in the state directory: [0-9A-Za-z_-], 1..64 */
 int agg_run_id_valid(const char *id);
+/* the reserve file of a Run (make 1) or its removal (0), as the owner */
+int agg_storage_reserve(int dir_fd, int make);
 int agg_token_valid(const char *t); /* 32 lowercase hex digits */
 /* The Run directory run_dir opened as the owner (the caller switched),
  * checked (the owner's, 0700, not a link) and locked; its descriptor or
  * -errno with why. */
 int agg_open_run_dir(const char *run_dir, uid_t uid, char *why, size_t whylen);
 struct agg_run *agg_run_find(struct aggregator *agg, const char *run_id);
+
+/* aggregator_start.c: START */
 int agg_run_start(struct aggregator *agg, const struct agg_peer *from,
 		  const Nunatak__Wire__Control *c);
+/* Run run_id of node origin, asked by from (its key: the Run's origin
+ * key), made from spec (START's json: "run", "runs_dir", "owner",
+ * "symbolizer", "token", "frequency", "mpi_events"): its directory, pivot
+ * and first manifest made as the owner. Not in the table yet
+ * (agg_run_register). 0 and *out, or -errno with why (nothing left). */
+int agg_run_create(struct aggregator *agg, const struct agg_peer *from, const char *run_id,
+		   const char *origin, const json_t *spec, struct agg_run **out, char *why,
+		   size_t whylen);
+/* r into the table, its state file written (resumable) */
+void agg_run_register(struct aggregator *agg, struct agg_run *r);
+/* START's Ack {"run_id","run_dir"} */
+int agg_reply_start_ack(struct aggregator *agg, const struct agg_peer *from,
+			const struct agg_run *r);
 int agg_run_store_batch(struct aggregator *agg, const struct agg_peer *from,
 			const Nunatak__Wire__Batch *b);
 struct agg_node *agg_run_node(struct agg_run *r, const char *node); /* added when new */
@@ -158,6 +186,13 @@ int agg_run_discard(struct aggregator *agg, struct agg_run *r);
 /* aggregator_finalize.c */
 int agg_finalize_request(struct aggregator *agg, const struct agg_peer *from,
 			 const Nunatak__Wire__Control *c);
+/* r (collecting) closes: CLOSE to its other nodes, the wait for their
+ * last Batch (fin's nodes_wait_ms), then its finalize; from (NULL: nobody)
+ * is answered once it is done; fin taken */
+void agg_finalize_begin(struct aggregator *agg, struct agg_run *r, const struct agg_peer *from,
+			json_t *fin);
+/* the integer j[key] when in min..max, else dflt */
+int agg_json_int_in(const json_t *j, const char *key, int min, int max, int dflt);
 /* the closing Runs whose nodes are all in or whose wait is over start
  * their finalize; the finalizes done are answered. The ms until the
  * nearest wait ends (-1: none). */

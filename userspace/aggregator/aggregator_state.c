@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "userspace/aggregator/aggregator_internal.h"
+#include "userspace/aggregator/aggregator_job.h"
 #include "userspace/aggregator/as_owner.h"
 #include "userspace/aggregator/manifest.h"
 #include "userspace/log/log.h"
@@ -86,6 +87,8 @@ int agg_state_write(struct aggregator *agg, const struct agg_run *r)
 		return -ENOMEM;
 	if (!r->token[0])
 		json_object_del(j, "token");
+	if (r->job)
+		json_object_set_new(j, "job", agg_job_state_json(r));
 	unlinkat(agg->open_dir_fd, tmp, 0); /* a stale one: never followed */
 	fd = openat(agg->open_dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
@@ -292,6 +295,12 @@ int agg_run_reopen(struct aggregator *agg, const json_t *state, char *why, size_
 		     : "");
 	r->frequency = (long)json_integer_value(json_object_get(state, "frequency"));
 	r->mpi_events = json_is_true(json_object_get(state, "mpi_events"));
+	err = agg_job_from_state(r, state);
+	if (err) {
+		snprintf(why, whylen, "malformed job in the state");
+		agg_run_close(r);
+		return err;
+	}
 	err = as_owner_enter(&o, r->uid, r->gid);
 	if (!err) {
 		err = reopen_files(r, why, whylen);

@@ -24,8 +24,9 @@ static struct {
 
 static const char doc[] =
 	"Show the local node service (nunatakd): its Agent and the Targets it observes,\n"
-	"and each aggregator's Agents, Runs in progress and Batch counters. Only your\n"
-	"own Runs are shown, unless you are root.\n"
+	"and each aggregator's Agents, Runs in progress and Batch counters, and the Slurm\n"
+	"jobs being profiled (job id, owner, mode: attach or prolog, since, nodes). Only\n"
+	"your own Runs are shown, unless you are root.\n"
 	"\v"
 	"The socket: NUNATAK_AGENT_SOCKET, else " CONTROL_SOCKET_DEFAULT ".\n"
 	"\n"
@@ -126,6 +127,53 @@ static void print_aggregator(const json_t *agg)
 		       (long long)num(c, "agents_refused"));
 }
 
+/* the Aggregators' Runs of a Slurm job: [{job_id, user, uid, nodes, since,
+ * mode, run_id, aggregator}] */
+static json_t *jobs_of(const json_t *reply)
+{
+	const json_t *agg, *run, *job;
+	json_t *jobs = json_array();
+	size_t i, j;
+
+	json_array_foreach(json_object_get(reply, "aggregators"), i, agg)
+		json_array_foreach(json_object_get(agg, "runs"), j, run) {
+			job = json_object_get(run, "job");
+			if (!json_is_object(job))
+				continue;
+			json_array_append_new(jobs, json_pack(
+				"{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "job_id",
+				json_object_get(job, "id"), "user", json_object_get(job, "user"), "uid",
+				json_object_get(job, "uid"), "nodes", json_object_get(job, "nodes"),
+				"since", json_object_get(job, "since"), "mode",
+				json_object_get(job, "mode"), "run_id", json_object_get(run, "run_id"),
+				"aggregator", json_object_get(agg, "endpoint")));
+		}
+	return jobs;
+}
+
+static void print_jobs(const json_t *jobs)
+{
+	const json_t *j, *n;
+	size_t i, k;
+
+	printf("Jobs being profiled:%s\n", json_array_size(jobs) ? "" : " none");
+	if (json_array_size(jobs))
+		printf("  %-10s %-16s %-7s %-21s %s\n", "JOB", "OWNER", "MODE", "SINCE", "NODES");
+	json_array_foreach(jobs, i, j) {
+		char owner[64];
+
+		snprintf(owner, sizeof(owner), "%s", json_string_value(json_object_get(j, "user")) ?:
+			 "?");
+		if (!json_string_value(json_object_get(j, "user")))
+			snprintf(owner, sizeof(owner), "uid %lld", (long long)num(j, "uid"));
+		printf("  %-10lld %-16s %-7s %-21s ", (long long)num(j, "job_id"), owner,
+		       str(j, "mode"), str(j, "since"));
+		json_array_foreach(json_object_get(j, "nodes"), k, n)
+			printf("%s%s", k ? "," : "", json_string_value(n) ?: "?");
+		printf("\n");
+	}
+}
+
 static int show(json_t *reply, const char *path)
 {
 	const json_t *agg;
@@ -133,6 +181,7 @@ static int show(json_t *reply, const char *path)
 
 	json_object_del(reply, "ok");
 	json_object_del(reply, "reply");
+	json_object_set_new(reply, "jobs", jobs_of(reply));
 	if (env.json) {
 		json_object_set_new(reply, "socket", json_string(path));
 		if (json_dumpf(reply, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF ||
@@ -147,6 +196,7 @@ static int show(json_t *reply, const char *path)
 	print_agent(json_object_get(reply, "agent"));
 	json_array_foreach(json_object_get(reply, "aggregators"), i, agg)
 		print_aggregator(agg);
+	print_jobs(json_object_get(reply, "jobs"));
 	return fflush(stdout) ? 1 : 0;
 }
 

@@ -15,6 +15,10 @@ static const struct {
 	{ "summary", cmd_summary, "print the summary of a Run again" },
 	{ "status", cmd_status, "show the local node service (nunatakd) and its aggregators" },
 	{ "keygen", cmd_keygen, "make a CURVE key pair for the service (DIR NAME)" },
+	{ "attach", cmd_attach, "profile a running Slurm job (JOBID) on all its nodes" },
+	{ "detach", cmd_detach, "end a `nunatak attach JOBID` early" },
+	{ "job-prolog", cmd_job_prolog, "for Slurm's Prolog: start profiling a --nunatak job" },
+	{ "job-epilog", cmd_job_epilog, "for Slurm's Epilog: end profiling a --nunatak job" },
 };
 
 static void usage(FILE *out)
@@ -28,7 +32,8 @@ static void usage(FILE *out)
 		     "examples:\n"
 		     "  nunatak run -- ./solver input.dat\n"
 		     "  nunatak summary --json\n"
-		     "  nunatak status\n");
+		     "  nunatak status\n"
+		     "  nunatak attach 12345 --duration 30\n");
 }
 
 int main(int argc, char **argv)

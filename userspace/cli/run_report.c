@@ -77,6 +77,8 @@ int run_report(const struct run_result *r)
 	/* names from argv or the file system: not always UTF-8 (json_text) */
 	extra = json_pack("{s:o, s:o, s:i}", "run", json_text(r->run_dir), "name",
 			  json_text(r->name), "exit_code", r->exit_code);
+	if (extra && r->extra)
+		json_object_update(extra, r->extra);
 	shown = summary_show(r->run_dir, stderr, json_out, extra, NULL);
 	if (shown == 1 && run_env.strict)
 		exit_code = EXIT_STRICT_DEGRADED;

@@ -10,6 +10,8 @@ struct run_result {
 	int exit_code;	 /* the application's */
 	int finalized;	 /* the node service said the Run is finalized */
 	int interrupted; /* the finalize was told to stop */
+	void *extra;	 /* NULL, or a json_t object merged into the --json document (its
+			  * fields win: `nunatak attach`'s job, ended_by, exit_code null) */
 };
 
 /* The exit code: the application's, 121 with --strict and a Degradation,

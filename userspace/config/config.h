@@ -57,6 +57,7 @@
 #define CONFIG_DEFAULT_SPOOL_MAX_BYTES (1ULL << 30)
 #define CONFIG_MAX_SPOOL_MAX_BYTES (1ULL << 50)
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/nunatak"
+#define CONFIG_DEFAULT_MUNGE_SOCKET "/run/munge/munge.socket.2"
 #define CONFIG_MAX_AGGREGATORS 64
 #define CONFIG_MAX_NODE_NAME 64
 
@@ -80,6 +81,10 @@
  *	state_dir = "/var/lib/nunatak"     # nunatak-aggregator: open Runs to resume
  *	runs_dir = "/shared/nunatak"       # Runs started without a runs directory
  *	netns_only = false                 # adopt Run tokens only in nunatakd's netns
+ *	munge_socket = "/run/munge/munge.socket.2" # munged: `nunatak attach` makes
+ *	                                   # its credential there, the Aggregator checks it
+ *	slurm_conf = "/etc/slurm/slurm.conf" # the Aggregator's slurm.conf; absent:
+ *	                                   # libslurm's ($SLURM_CONF, /etc/slurm/slurm.conf)
  *
  * Every path is absolute; node is [A-Za-z0-9._-], at most 64 bytes.
  * Together: aggregator_public_key and allowed_agents need secret_key;
@@ -94,6 +99,8 @@ struct service_config {
 	size_t n_aggregators;
 	char *listen, *agent_socket, *node, *secret_key, *aggregator_public_key, *allowed_agents,
 	    *spool_dir, *state_dir, *runs_dir;
+	char *munge_socket; /* default CONFIG_DEFAULT_MUNGE_SOCKET */
+	char *slurm_conf;   /* NULL: libslurm's own */
 	uint64_t spool_max_bytes;
 	int netns_only;
 	unsigned owned; /* private: which strings the cascade allocated */

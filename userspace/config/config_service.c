@@ -33,6 +33,8 @@ static const struct {
     [SERVICE_SPOOL_DIR] = {"service.spool_dir", TOML_STRING, CHECK_PATH},
     [SERVICE_STATE_DIR] = {"service.state_dir", TOML_STRING, CHECK_PATH},
     [SERVICE_RUNS_DIR] = {"service.runs_dir", TOML_STRING, CHECK_PATH},
+    [SERVICE_MUNGE_SOCKET] = {"service.munge_socket", TOML_STRING, CHECK_PATH},
+    [SERVICE_SLURM_CONF] = {"service.slurm_conf", TOML_STRING, CHECK_PATH},
     [SERVICE_SPOOL_MAX_BYTES] = {"service.spool_max_bytes", TOML_INT, CHECK_BYTES},
     [SERVICE_NETNS_ONLY] = {"service.netns_only", TOML_BOOL, CHECK_BOOL},
 };
@@ -58,6 +60,10 @@ static char **service_string(struct service_config *svc, enum service_key key)
 		return &svc->state_dir;
 	case SERVICE_RUNS_DIR:
 		return &svc->runs_dir;
+	case SERVICE_MUNGE_SOCKET:
+		return &svc->munge_socket;
+	case SERVICE_SLURM_CONF:
+		return &svc->slurm_conf;
 	default:
 		return NULL;
 	}
@@ -70,6 +76,7 @@ void service_init(struct service_config *svc)
 	svc->spool_dir = (char *)CONFIG_DEFAULT_SPOOL_DIR;
 	svc->spool_max_bytes = CONFIG_DEFAULT_SPOOL_MAX_BYTES;
 	svc->state_dir = (char *)CONFIG_DEFAULT_STATE_DIR;
+	svc->munge_socket = (char *)CONFIG_DEFAULT_MUNGE_SOCKET;
 }
 
 static void free_aggregators(char **list, size_t n)

@@ -28,6 +28,11 @@
 #define CONTROL_RUN_END "run-end"
 #define CONTROL_RUN_INTERRUPT "run-interrupt"
 #define CONTROL_STATUS "status"
+/* the Slurm job Runs (node_service.h) */
+#define CONTROL_ATTACH "attach"
+#define CONTROL_DETACH "detach"
+#define CONTROL_JOB_PROLOG "job-prolog"
+#define CONTROL_JOB_EPILOG "job-epilog"
 
 /* Makes room on fd (a connected end) for a message of CONTROL_MSG_MAX:
  * a Unix socket's send buffer is the bound of one message (best effort: a

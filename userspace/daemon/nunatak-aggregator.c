@@ -2,7 +2,9 @@
  * [service].listen endpoint (tcp) with a ROUTER, CURVE server and ZAP
  * allow-list when a secret key is configured, resumes the Runs left open
  * in [service].state_dir, and serves Agents (userspace/aggregator) until
- * SIGTERM or SIGINT. Foreground, logs to stderr, exit 0 on a signal.
+ * SIGTERM or SIGINT. Foreground, logs to stderr, exit 0 on a signal. Job
+ * Runs (nunatak attach, Prolog/Epilog) use [service].munge_socket (the
+ * credentials of ATTACH) and [service].slurm_conf (job lookups).
  *
  * Exit codes: 0 stopped by a signal; 1 a failure while serving; 2 bad
  * usage or configuration (said on stderr, nothing bound).
@@ -288,8 +290,8 @@ static uint64_t no_refusals(void *ctx)
 }
 
 /* serves until a signal; the exit code */
-static int serve(struct transport *t, const char *listen, const char *state_dir, struct signals *s,
-		 int allow_root_runs)
+static int serve(struct transport *t, const char *listen, const char *state_dir,
+		 const struct service_config *svc, struct signals *s, int allow_root_runs)
 {
 	/* without CURVE no peer is known to be remote or not: root Runs are
 	 * refused from all unless allowed */
@@ -298,7 +300,10 @@ static int serve(struct transport *t, const char *listen, const char *state_dir,
 				     .endpoint_shown = listen,
 				     .root_runs = allow_root_runs ? AGG_ROOT_RUNS_ALLOWED
 						  : t->zap	     ? AGG_ROOT_RUNS_LOCAL
-								     : AGG_ROOT_RUNS_REFUSED};
+								     : AGG_ROOT_RUNS_REFUSED,
+				     /* job Runs: ATTACH's credentials, job lookups */
+				     .munge_socket = svc->munge_socket,
+				     .slurm_conf = svc->slurm_conf};
 	struct aggregator *agg;
 	int e;
 
@@ -367,7 +372,7 @@ int main(int argc, char **argv)
 	}
 	code = transport_open(&t, listen, &cfg.service, o.no_curve);
 	if (!code)
-		code = serve(&t, listen, state_dir, &s, o.allow_root_runs);
+		code = serve(&t, listen, state_dir, &cfg.service, &s, o.allow_root_runs);
 	signals_close(&s);
 	transport_close(&t);
 	config_release(&cfg);

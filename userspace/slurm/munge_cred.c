@@ -148,6 +148,7 @@ static int refused(munge_err_t e, const char *msg, const char *socket, char *err
 		why = "invalid: made with another munge key or altered; every host needs the "
 		      "same /etc/munge/munge.key";
 		break;
+	case EMUNGE_BAD_ARG: /* in a decode: no credential ("") */
 	case EMUNGE_BAD_CRED:
 	case EMUNGE_BAD_VERSION:
 	case EMUNGE_BAD_CIPHER:

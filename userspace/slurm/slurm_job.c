@@ -30,72 +30,12 @@ static long long mono_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-void slurm_job_nodes_free(char **nodes, size_t n)
-{
-	size_t i;
-
-	for (i = 0; nodes && i < n; i++)
-		free(nodes[i]);
-	free(nodes);
-}
-
 void slurm_job_release(struct slurm_job *job)
 {
 	if (!job)
 		return;
 	slurm_job_nodes_free(job->nodes, job->n_nodes);
 	memset(job, 0, sizeof(*job));
-}
-
-/* A name libslurm hands out (malloc()ed by libslurm: free()) */
-static int push_node(char ***nodes, size_t *n, size_t *cap, char *name)
-{
-	char **grown;
-
-	if (*n + 1 >= *cap) {
-		*cap = *cap ? *cap * 2 : 8;
-		grown = realloc(*nodes, *cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		*nodes = grown;
-	}
-	(*nodes)[(*n)++] = name;
-	(*nodes)[*n] = NULL;
-	return 0;
-}
-
-int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n)
-{
-	size_t count = 0, cap = 0;
-	char **list = NULL, *name;
-	hostlist_t hl;
-	int ret = 0;
-
-	if (!hostlist || !nodes || !n || !*hostlist || strpbrk(hostlist, " \t\n"))
-		return -EINVAL;
-	*nodes = NULL;
-	*n = 0;
-	hl = slurm_hostlist_create(hostlist);
-	if (!hl)
-		return -EINVAL;
-	while ((name = slurm_hostlist_shift(hl))) {
-		ret = push_node(&list, &count, &cap, name);
-		if (ret) {
-			free(name);
-			goto cleanup;
-		}
-	}
-	if (!count)
-		ret = -EINVAL;
-cleanup:
-	slurm_hostlist_destroy(hl);
-	if (ret) {
-		slurm_job_nodes_free(list, count);
-		return ret;
-	}
-	*nodes = list;
-	*n = count;
-	return 0;
 }
 
 /* Slurm's error as -errno, the message naming it */
@@ -197,7 +137,7 @@ int slurm_job_lookup(const char *conf, uint32_t id, struct slurm_job *job, char 
 		last_ok_ms = -1;
 		goto cleanup;
 	}
-	if (slurm_load_job(&msg, id, SHOW_DETAIL) != SLURM_SUCCESS) {
+	if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
 		int e = slurm_get_errno();
 
 		ret = load_error(e, id, err, errlen);

@@ -4,24 +4,38 @@
  *
  * libslurm is configured once per process: the first slurm_job_lookup()
  * calls slurm_init(conf) (conf NULL: $SLURM_CONF, else
- * /etc/slurm/slurm.conf). libslurm ends the whole process (fatal()) on a
- * configuration it cannot read or parse, so the configuration is first
- * tried in a short-lived child process (bounded: SLURM_JOB_INIT_TIMEOUT_MS)
- * and only a configuration that child could load is given to slurm_init()
- * in this process; a bad one is an error (-ENOENT, -EINVAL) naming the file
- * with libslurm's reason, tried again at the next call. Configless Slurm
- * (no slurm.conf, DNS SRV records) is not supported. Once initialised, a call with another conf is
- * refused with -EINVAL (libslurm keeps one configuration per process).
+ * /etc/slurm/slurm.conf). libslurm ends the whole process (fatal(): exit)
+ * on a configuration it cannot read or parse (measured: a missing file is
+ * retried for 60 s, then exit 1; a malformed one: exit 1 at once), so:
+ * - guarded: a missing or non-regular conf is refused (-EINVAL, stat())
+ *   before libslurm sees it; the conf is then loaded by slurm_init() in a
+ *   short-lived child (bounded: SLURM_JOB_INIT_TIMEOUT_MS) and given to
+ *   slurm_init() in this process only when the child came through; a bad
+ *   one is -EINVAL naming the file with libslurm's own reason, tried again
+ *   at the next call (fix the file, no restart needed);
+ * - not guarded: the file changing between the child's load and ours
+ *   (microseconds); a fatal() of libslurm's RPC code (none known).
+ * Configless Slurm (no slurm.conf, DNS SRV records) is not supported. Once
+ * configured, a call with another conf is refused with -EINVAL (libslurm
+ * keeps one configuration per process).
  *
- * Threads: libslurm is not made for concurrent use; these functions
- * serialise their libslurm calls with a mutex, but the design keeps them on
- * one thread anyway (the Aggregator's worker), since a lookup can block.
+ * Threads: libslurm is not made for concurrent use; slurm_job_lookup
+ * serialises its libslurm calls with a mutex, but the design keeps it on one
+ * thread anyway (the Aggregator's worker), since a lookup can block.
+ * slurm_job_hostlist_expand and slurm_job_nodes_free are plain C (no
+ * libslurm call, no lock, no blocking): any thread, any time.
+ * libslurm may write to a socket slurmctld has closed: the process must
+ * ignore SIGPIPE (nunatakd and nunatak-aggregator do). The trial
+ * child is waited for by its own PID (never waitpid(-1)); a process that
+ * reaps every child itself or ignores SIGCHLD is fine too (the child's
+ * verdict travels through a pipe). Jobs of hidden partitions are shown
+ * (SHOW_ALL).
  *
  * Time: a lookup is one RPC to slurmctld (a few ms). Measured with Slurm
  * 22.05: libslurm itself retries a refused connection for about
  * 2 x (MessageTimeout - 1) s (MessageTimeout 10, the default: 18 s; 5: 8 s;
  * 2: 2 s), and a missing slurm.conf for 60 s before exit()ing. So:
- * - a missing conf is -ENOENT at once (stat() before libslurm sees it);
+ * - a missing conf is -EINVAL at once (stat() before libslurm sees it);
  * - before the RPC, unless a lookup succeeded in the last 5 s, a TCP
  *   connection to the configuration's slurmctld hosts is tried (at most
  *   SLURM_JOB_PROBE_MS each): slurmctld down is -EHOSTUNREACH in
@@ -64,11 +78,11 @@ struct slurm_job {
 };
 
 /* Looks job id up in slurmctld (conf: see above). 0 and *job (released by
- * the caller with slurm_job_release), -ENOENT (no such job: never existed
- * or purged after MinJobAge; or conf missing), -EHOSTUNREACH (slurmctld
+ * the caller with slurm_job_release), -ENOENT (slurmctld says: no such job,
+ * never existed or purged after MinJobAge; only that), -EHOSTUNREACH (slurmctld
  * unreachable; err says so), -EACCES (slurmctld refused us: munge key or
- * authentication), -EINVAL (bad conf, another conf than the process's;
- * not a job id), -ETIMEDOUT (libslurm hung loading conf), -ENOMEM, -EIO
+ * authentication), -EINVAL (conf missing, unreadable or bad, another conf
+ * than the process's; not a job id), -ETIMEDOUT (libslurm hung loading conf), -ENOMEM, -EIO
  * (any other Slurm error, named in err). *job is zeroed at every error. */
 int slurm_job_lookup(const char *conf, uint32_t id, struct slurm_job *job, char *err,
 		     size_t errlen);
@@ -80,8 +94,10 @@ void slurm_job_release(struct slurm_job *job);
 /* Expands a Slurm hostlist ("vm[1-3],x" -> {"vm1","vm2","vm3","x"}, in
  * order, duplicates kept as Slurm keeps them). 0 and *nodes (a
  * NULL-terminated array of *n strings: free with slurm_job_nodes_free), or
- * -EINVAL (empty or malformed hostlist), -ENOMEM. Pure: needs no slurm.conf
- * and no slurmctld. */
+ * -EINVAL (empty, malformed: unbalanced or nested brackets, a bad range, a
+ * name that is not letters, digits, '.', '_', '-' or longer than 255, more
+ * than 262144 names), -ENOMEM. Plain C, Slurm's syntax (tested against
+ * libslurm's own hostlist): needs no slurm.conf, no slurmctld, no lock. */
 int slurm_job_hostlist_expand(const char *hostlist, char ***nodes, size_t *n);
 
 /* Frees an array of slurm_job_hostlist_expand (n strings). NULL-safe. */

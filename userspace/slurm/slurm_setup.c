@@ -104,28 +104,35 @@ static int read_child(int fd, char *out, size_t outlen, long long deadline)
 	}
 }
 
-/* The child's messages as one line (newlines turned into "; ") */
-static void one_line(char *s)
+/* The child's messages (text) as one line into s (len bytes):
+ * "error: X; fatal: Y" (libslurm starts each with the program's name, left
+ * out) */
+static void one_line(const char *text, char *s, size_t len)
 {
-	char *p;
-	size_t len;
+	size_t plen = strlen(program_invocation_short_name);
+	const char *line, *next;
+	char *out = s, *end = s + len - 1;
 
-	while ((p = strchr(s, '\n'))) {
-		if (p[1] == '\0') {
-			*p = '\0';
-			break;
+	for (line = text; *line; line = next) {
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (!strncmp(line, program_invocation_short_name, plen) && line[plen] == ':' &&
+		    line[plen + 1] == ' ')
+			line += plen + 2;
+		if (out != s && line < next && *line != '\n' && out + 2 < end) {
+			*out++ = ';';
+			*out++ = ' ';
 		}
-		*p = ';';
+		while (line < next && *line != '\n' && out < end)
+			*out++ = *line++;
 	}
-	len = strlen(s);
-	while (len && (s[len - 1] == ';' || s[len - 1] == ' '))
-		s[--len] = '\0';
+	*out = '\0';
 }
 
 /* 0 when slurm_init(conf) returns in a child within the bound */
 static int try_init(const char *conf, char *err, size_t errlen)
 {
-	char out[1024] = "";
+	char out[1024] = "", why[1024];
 	int fds[2], in_time, status, ret;
 	pid_t pid;
 
@@ -158,11 +165,11 @@ static int try_init(const char *conf, char *err, size_t errlen)
 				   conf, SLURM_JOB_INIT_TIMEOUT_MS);
 	if (strstr(out, INIT_OK_MARK + 1))
 		return 0;
-	one_line(out);
+	one_line(out, why, sizeof(why));
 	return slurm_error(err, errlen, -EINVAL,
 			   "slurm: libslurm cannot use '%s': %s: fix it (slurmctld and every "
 			   "node read the same file) or point [service].slurm_conf elsewhere",
-			   conf, out[0] ? out : "it gave no reason");
+			   conf, why[0] ? why : "it gave no reason");
 }
 
 int slurm_setup(const char *conf, char *err, size_t errlen)
@@ -186,8 +193,9 @@ int slurm_setup(const char *conf, char *err, size_t errlen)
 	if (path[0] != '/' || strlen(path) >= sizeof(initialized_conf))
 		return slurm_error(err, errlen, -EINVAL,
 				   "slurm: the configuration '%s' must be an absolute path", path);
+	/* -EINVAL, not -ENOENT: that one means "no such job" */
 	if (stat(path, &st))
-		return slurm_error(err, errlen, errno == ENOENT ? -ENOENT : -errno,
+		return slurm_error(err, errlen, -EINVAL,
 				   "slurm: cannot read the Slurm configuration '%s': %s: set "
 				   "[service].slurm_conf (or SLURM_CONF) to the cluster's slurm.conf "
 				   "(configless Slurm is not supported)",

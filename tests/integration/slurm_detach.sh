@@ -1,0 +1,119 @@
+# The end of an attach on a real Slurm (tests/lib/slurm.sh; nunatakd its
+# own Aggregator): `nunatak detach JOBID` by the job's owner ends a running
+# `nunatak attach JOBID` early (ended_by "detach", within seconds, Run
+# finalized with what was sampled, the job untouched); a job that ends
+# during an attach with no --duration ends the attach (ended_by
+# "job-ended") and its Run is finalized, nothing lost: its samples cover
+# >= 90 % of the CPU time the job's tasks spent once the attach said it
+# was attached (each task prints its own CPU time at its end,
+# tests/workloads/jobspin).
+. "$TESTS_LIB/common.sh"
+. "$TESTS_LIB/service.sh"
+svc_init local
+. "$TESTS_LIB/slurm.sh"
+slurm_init
+slurm_need_cli attach detach
+mapfile -t lines < <(slurm_service_lines)
+svc_nunatakd_local "${lines[@]}"
+slurm_start "${SVC_NODE_CONFIG[0]}"
+U1=${SLURM_TEST_USER1:-nunatak-u1}
+slurm_user "$U1"
+svc_copy_bin "$NUNATAK" "$WORKLOADS/jobspin"
+W=$(slurm_workdir "$U1")
+sock=${SVC_SOCK[0]}
+FREQ=99
+as_nunatak() {
+	(cd "$W" && slurm_as "$U1" env NUNATAK_AGENT_SOCKET="$sock" NUNATAK_MUNGE_SOCKET="$SLURM_MUNGE_SOCKET" \
+		"$SVC/bin/nunatak" "$@")
+}
+cpu_of() {
+	python3 - "$@" <<'PY'
+import os, sys
+hz, t = os.sysconf("SC_CLK_TCK"), 0
+for p in sys.argv[1:]:
+    try:
+        f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        t += (int(f[11]) + int(f[12])) / hz
+    except OSError:
+        pass
+print(f"{t:.3f}")
+PY
+}
+# start_job SECONDS: a job of two jobspin tasks; sets j and pids
+start_job() {
+	local i
+	j=$(slurm_sbatch "$U1" "$W" -n 2 --wrap "srun -n 2 $SVC/bin/jobspin $1")
+	slurm_wait_running "$j" 30 || fail "job $j not running after 30 s"
+	for i in $(seq 1 100); do
+		mapfile -t pids < <(slurm_step_pids "$j" 0)
+		[ "${#pids[@]}" -ge 2 ] && return 0
+		sleep 0.1
+	done
+	fail "job $j: ${#pids[@]} tasks in step 0, expected 2"
+}
+# wait_attached PREFIX: until the attach in the background said so (10 s)
+wait_attached() {
+	local i
+	for i in $(seq 1 100); do
+		grep -q "attached to job $j" "$1.err" 2>/dev/null && return 0
+		[ -s "$1.rc" ] && fail "the attach ended at once: exit $(cat "$1.rc"): $(cat "$1.err")"
+		sleep 0.1
+	done
+	fail "no 'attached to job $j' after 10 s: $(cat "$1.err")"
+}
+# check_run JSON: the finalized Run of the attach, the owner's, 0700; its
+# cpu-clock sample count on stdout
+check_run() {
+	local run
+	run=$(json "$1" 'd["run_dir"]')
+	case "$run" in "$W/.nunatak/"*) ;; *) fail "the Run $run is not in $W/.nunatak" ;; esac
+	[ -f "$run/manifest.json" ] && [ -f "$run/pivot.sqlite" ] || fail "the Run is not finalized: $(ls -la "$run")"
+	[ "$(stat -c '%U %a' "$run")" = "$U1 700" ] || fail "the Run is $(stat -c '%U %a' "$run"), expected $U1 700"
+	sql "$run" "select coalesce(sum(sample_count), 0) from samples where counter = 'cpu-clock'"
+}
+
+# --- 1. detach ends an attach early
+start_job 30
+svc_bg_run "$T/a1" as_nunatak attach "$j" -F "$FREQ" --json
+wait_attached "$T/a1"
+sleep 2
+t0=$EPOCHREALTIME
+as_nunatak detach "$j" >"$T/d.out" 2>"$T/d.err" || fail "detach: exit $?: $(cat "$T/d.err")"
+svc_bg_wait "$T/a1" 20 || fail "the attach after a detach: exit $(cat "$T/a1.rc"): $(cat "$T/a1.err")"
+t1=$EPOCHREALTIME
+grep -q "detached from job $j" "$T/d.err" || fail "detach said: $(cat "$T/d.err")"
+[ "$(json "$T/a1.out" 'd["ended_by"]')" = detach ] || fail "ended_by $(json "$T/a1.out" 'd["ended_by"]'), expected detach"
+n=$(check_run "$T/a1.out")
+[ "${n:-0}" -gt 0 ] || fail "the detached Run has no samples"
+python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 10 else 1)" || fail "the attach took $(python3 -c "print($t1 - $t0)") s to end after the detach"
+[ -n "$(slurm_step_pids "$j" 0)" ] || fail "the job's tasks are gone after the detach"
+echo "detach: attach ended $(python3 -c "print(f'{$t1 - $t0:.2f}')") s after it, $n samples, job $j still running"
+scancel "$j"
+slurm_wait_gone "$j" 30 || fail "job $j not cancelled"
+as_nunatak detach "$j" >/dev/null 2>"$T/d2.err"
+[ $? = 1 ] || fail "a second detach of job $j did not fail: $(cat "$T/d2.err")"
+
+# --- 2. the job ends during the attach: the Run is finalized, nothing lost
+start_job 6
+svc_bg_run "$T/a2" as_nunatak attach "$j" -F "$FREQ" --json
+wait_attached "$T/a2"
+c0=$(cpu_of "${pids[@]}") # sampled from here on at the latest
+slurm_wait_gone "$j" 40 || fail "job $j still queued"
+t0=$EPOCHREALTIME
+svc_bg_wait "$T/a2" 30 || fail "the attach of an ended job: exit $(cat "$T/a2.rc"): $(cat "$T/a2.err")"
+t1=$EPOCHREALTIME
+[ "$(json "$T/a2.out" 'd["ended_by"]')" = job-ended ] || fail "ended_by $(json "$T/a2.out" 'd["ended_by"]'), expected job-ended"
+n=$(check_run "$T/a2.out")
+# what the tasks spent after the attach began: their own total at exit
+# less what /proc said just before the attach
+python3 - "$n" "$FREQ" "$c0" "$W/slurm-$j.out" <<'PY' || fail "samples lost at the job's end: $(cat "$W/slurm-$j.out")"
+import re, sys
+n, freq, c0 = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+cpu = [float(m) for m in re.findall(r"^jobspin: .* cpu_s=([0-9.]+) ", open(sys.argv[4]).read(), re.M)]
+want = 0.9 * (sum(cpu) - c0) * freq
+print(f"job-ended Run: {n} samples; the {len(cpu)} tasks spent {sum(cpu) - c0:.2f} CPU s after the "
+      f"attach began, wanted >= {want:.0f}")
+sys.exit(0 if len(cpu) == 2 and n >= want and sum(cpu) - c0 > 2 else 1)
+PY
+echo "job end: the attach ended $(python3 -c "print(f'{$t1 - $t0:.2f}')") s after the job left the queue"
+exit 0

@@ -1,0 +1,96 @@
+# Profiling asked at submission, on a real Slurm (tests/lib/slurm.sh;
+# nunatakd its own Aggregator), by a non-root user: `sbatch --nunatak=199`
+# and a job submitted with NUNATAK_PROFILE=1 in the environment each give,
+# once the job has left the queue, a complete Run in <job working
+# directory>/.nunatak, owned by the user, 0700, whose samples follow the
+# frequency asked (199 Hz, and the plugin's default 99 Hz) over the CPU time
+# the job's two tasks report themselves (tests/workloads/jobspin); while
+# such a job runs, `nunatak status --json` shows it among the jobs being
+# profiled; a job that asked for nothing gets no Run at all.
+. "$TESTS_LIB/common.sh"
+. "$TESTS_LIB/service.sh"
+svc_init local
+. "$TESTS_LIB/slurm.sh"
+slurm_init
+slurm_need_cli job-prolog job-epilog
+mapfile -t lines < <(slurm_service_lines)
+svc_nunatakd_local "${lines[@]}"
+slurm_start "${SVC_NODE_CONFIG[0]}"
+U1=${SLURM_TEST_USER1:-nunatak-u1}
+slurm_user "$U1"
+svc_copy_bin "$WORKLOADS/jobspin"
+
+# job_run W J: the one Run of job J, complete when it left the queue
+job_run() {
+	local W=$1 j=$2 run
+	slurm_wait_gone "$j" 60 || fail "job $j still queued after 60 s"
+	[ "$(slurm_job_state "$j")" = COMPLETED ] || fail "job $j: $(slurm_job_state "$j"): $(cat "$W/slurm-$j.out")"
+	run=$(find "$W/.nunatak" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
+	[ -n "$run" ] && [ "$(wc -l <<<"$run")" = 1 ] || fail "job $j: not one Run in $W/.nunatak: $(ls -la "$W/.nunatak" 2>&1)"
+	[ -f "$run/manifest.json" ] && [ -f "$run/pivot.sqlite" ] || fail "job $j: the Run is not complete: $(ls -la "$run")"
+	[ "$(stat -c '%U %a' "$W/.nunatak" "$run" | sort -u)" = "$U1 700" ] ||
+		fail "job $j: $(stat -c '%n %U %a' "$W/.nunatak" "$run"), expected $U1 700"
+	echo "$run"
+}
+# rate W J RUN LO HI: samples per reported CPU second within [LO, HI]
+rate() {
+	python3 - "$1/slurm-$2.out" "$3" "$4" "$5" <<'PY' || fail "job $2: the samples do not follow the frequency (see above)"
+import re, sqlite3, sys
+cpu = [float(m) for m in re.findall(r"^jobspin: .* cpu_s=([0-9.]+) ", open(sys.argv[1]).read(), re.M)]
+db = sqlite3.connect(f"file:{sys.argv[2]}/pivot.sqlite?mode=ro", uri=True)
+n = db.execute("select coalesce(sum(s.sample_count), 0) from samples s join loci l on l.id = s.locus "
+               "where s.counter = 'cpu-clock' and l.comm = 'jobspin'").fetchone()[0]
+tasks = db.execute("select count(distinct tgid) from loci where comm = 'jobspin'").fetchone()[0]
+lo, hi = float(sys.argv[3]), float(sys.argv[4])
+r = n / sum(cpu) if cpu and sum(cpu) else 0
+print(f"{n} samples of {tasks} tasks over {sum(cpu):.2f} CPU s: {r:.0f} per CPU s (want {lo:.0f}..{hi:.0f})")
+sys.exit(0 if len(cpu) == 2 and tasks == 2 and lo <= r <= hi else 1)
+PY
+}
+
+# --- 1. --nunatak=199; seen by `nunatak status` while it runs
+W=$(slurm_workdir "$U1")
+j=$(slurm_sbatch "$U1" "$W" -n 2 --nunatak=199 --wrap "srun -n 2 $SVC/bin/jobspin 4")
+slurm_wait_running "$j" 30 || fail "job $j not running"
+seen=
+for i in $(seq 1 30); do
+	svc_in_node 0 "$NUNATAK" status --json >"$T/status.json" 2>/dev/null
+	python3 - "$T/status.json" "$j" <<'PY' && seen=1 && break
+import json, sys
+def jobs(x):
+    if isinstance(x, dict):
+        if isinstance(x.get("job"), dict):
+            yield x["job"]
+        for v in x.values():
+            yield from jobs(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from jobs(v)
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError:
+    sys.exit(1)
+sys.exit(0 if any(str(job.get("id")) == sys.argv[2] for job in jobs(d)) else 1)
+PY
+	sleep 0.2
+done
+[ -n "$seen" ] || fail "job $j is not among the jobs being profiled: $(head -c 800 "$T/status.json")"
+svc_in_node 0 "$NUNATAK" status 2>&1 | grep -qi 'jobs being profiled' || fail "nunatak status prints no 'Jobs being profiled'"
+run=$(job_run "$W" "$j")
+rate "$W" "$j" "$run" 169 230
+echo "--nunatak=199: job $j, Run $(basename "$run")"
+
+# --- 2. NUNATAK_PROFILE=1 (the plugin's default frequency)
+W=$(slurm_workdir "$U1")
+j=$(slurm_sbatch "$U1" "$W" NUNATAK_PROFILE=1 -n 2 --wrap "srun -n 2 $SVC/bin/jobspin 3")
+run=$(job_run "$W" "$j")
+rate "$W" "$j" "$run" 84 114
+echo "NUNATAK_PROFILE=1: job $j, Run $(basename "$run")"
+
+# --- 3. nothing asked: no Run
+W=$(slurm_workdir "$U1")
+j=$(slurm_sbatch "$U1" "$W" -n 2 --wrap "srun -n 2 $SVC/bin/jobspin 1")
+slurm_wait_gone "$j" 60 || fail "job $j still queued"
+[ "$(slurm_job_state "$j")" = COMPLETED ] || fail "job $j: $(slurm_job_state "$j")"
+[ ! -e "$W/.nunatak" ] || fail "a job that asked for nothing got a Run: $(ls -la "$W/.nunatak")"
+exit 0

@@ -1,0 +1,559 @@
+/* Tests of the Aggregator's job Runs (issue 8) against real ZeroMQ,
+ * SQLite, libmunge and libslurm: a prolog job Run STARTed by two nodes
+ * (the second joins), the first Epilog acked at once naming the node still
+ * pending, the last acked once the Run is finalized; a node whose Epilog
+ * never comes is `nodes-missing` at the deadline; STARTs refused (a node
+ * not of the job, another owner); STATUS's "job". ATTACH: malformed,
+ * munged unreachable (a socket nobody serves), a bad credential and a
+ * credential for another job (real munged: NUNATAK_TEST_MUNGE_SOCKET) are
+ * refused and nothing is created; an ATTACH to a running job of a real
+ * Slurm (NUNATAK_TEST_SLURM_CONF too) is acked and its Run gets CLOSE
+ * {"why":"job-ended"} when the job ends. Without munged or Slurm those
+ * cases are SKIPPED, saying why. */
+#include "tests/unit/test_aggregator_fixture.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include "userspace/aggregator/manifest.h"
+#include "userspace/log/clock.h"
+#include "userspace/slurm/munge_cred.h"
+
+extern char **environ;
+
+#define JOB_RUN "job-test-77"
+#define JOB_ID 77
+#define EPILOG_JSON(wait_ms)                                                                       \
+	"{\"exit_code\": 0, \"end\": \"2026-01-01T00:00:09Z\", \"symbolizer_budget_ms\": 5000, "   \
+	"\"nodes_wait_ms\": " #wait_ms ", \"job_epilog\": true}"
+
+static int setup_service(void **state)
+{
+	fixture_munge_socket = fixture_slurm_conf = NULL;
+	return fixture_setup(state, 0, 0);
+}
+
+/* an Aggregator whose munged is at a socket nobody serves */
+static int setup_no_munged(void **state)
+{
+	fixture_munge_socket = "/nonexistent/nunatak-test/munge.socket.2";
+	fixture_slurm_conf = NULL;
+	return fixture_setup(state, 0, 0);
+}
+
+/* an Aggregator with the test's munged and Slurm (when given) */
+static int setup_real(void **state)
+{
+	fixture_munge_socket = getenv("NUNATAK_TEST_MUNGE_SOCKET");
+	fixture_slurm_conf = getenv("NUNATAK_TEST_SLURM_CONF");
+	return fixture_setup(state, 0, 0);
+}
+
+static void send_control_node(void *sock, int action, const char *run_id, const char *json,
+			      const char *node)
+{
+	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
+	Nunatak__Wire__Control c = NUNATAK__WIRE__CONTROL__INIT;
+
+	c.action = action;
+	c.run_id = (char *)run_id;
+	c.json = (char *)json;
+	c.node = (char *)node;
+	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
+	env.control = &c;
+	send_envelope_on(sock, &env);
+}
+
+/* the next reply on sock is an Error of code whose message has want */
+static void expect_error_code_on(void *sock, int code, const char *want)
+{
+	wire_envelope *r = recv_on_within(sock, REPLY_TIMEOUT_MS);
+
+	if (r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK)
+		fail_msg("Ack (%s) instead of Error %d", r->ack->json ? r->ack->json : "", code);
+	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
+	if (!r->error->has_code || r->error->code != code)
+		fail_msg("Error code %d instead of %d: %s", (int)r->error->code, code,
+			 r->error->message);
+	if (want && !strstr(r->error->message, want))
+		fail_msg("error '%s' does not contain '%s'", r->error->message, want);
+	wire_envelope_free(r);
+}
+
+/* the START of the prolog job Run by node, owned by uid */
+static char *prolog_start_json(const char *runs_dir, const char *node, unsigned uid,
+			       const char *nodes)
+{
+	char *text = start_json_full(runs_dir, node, uid, (unsigned)getegid(), NULL);
+	json_t *spec = json_loads(text, 0, NULL);
+
+	free(text);
+	assert_non_null(spec);
+	json_object_set_new(spec, "job",
+			    json_pack("{s:i, s:s, s:s}", "id", JOB_ID, "nodes", nodes, "mode",
+				      "prolog"));
+	json_object_set_new(spec, "runs_dir_create", json_true());
+	text = json_dumps(spec, JSON_COMPACT);
+	json_decref(spec);
+	return text;
+}
+
+/* START by node on sock, acked: the Run's directory into dir */
+static void prolog_start(struct fixture *fx, void *sock, const char *node, char *dir)
+{
+	char *json = prolog_start_json(fx->runs_dir, node, geteuid(), "na,nb"), *ack = NULL;
+
+	send_control_node(sock, NUNATAK__WIRE__CONTROL__ACTION__START, JOB_RUN, json, node);
+	free(json);
+	expect_ack_on(sock, JOB_RUN, "", 0, &ack);
+	ack_run_dir(ack, JOB_RUN, dir);
+	free(ack);
+}
+
+/* a node's last Batch of the job Run, acked */
+static void last_batch(struct fixture *fx, void *sock, const char *node)
+{
+	struct test_batch t;
+	wire_envelope env;
+
+	tb_init(&t, fx, JOB_RUN, 0);
+	t.b.node = t.locus.node = (char *)node;
+	t.b.has_incarnation = 1;
+	t.b.incarnation = 7;
+	t.b.has_last = t.b.last = 1;
+	tb_envelope(&t, &env);
+	send_envelope_on(sock, &env);
+	expect_ack_on(sock, JOB_RUN, node, 0, NULL);
+}
+
+/* the Epilog of the last node, acked once the Run is finalized */
+static void last_epilog(void *sock, const char *node)
+{
+	wire_envelope *r;
+
+	send_control_node(sock, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, JOB_RUN,
+			  EPILOG_JSON(20000), node);
+	r = recv_on_within(sock, FINALIZE_TIMEOUT_MS);
+	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ACK)
+		fail_msg("the last Epilog was not acked: %s",
+			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message : "?");
+	assert_null(strstr(r->ack->json, "pending_nodes"));
+	wire_envelope_free(r);
+}
+
+/* the Run of JOB_RUN in STATUS, NULL: none (a new reference) */
+static json_t *status_run(void *sock)
+{
+	json_t *st = status_on(sock), *r, *found = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(st, "runs"), i, r)
+	    if (!strcmp(json_string_value(json_object_get(r, "run_id")), JOB_RUN)) found =
+		json_incref(r);
+	json_decref(st);
+	return found;
+}
+
+/* the degradation name of the manifest of dir, NULL: none (borrowed from m) */
+static json_t *degradation_of(json_t *m, const char *name)
+{
+	json_t *d;
+	size_t i;
+
+	json_array_foreach(json_object_get(m, "degradations"), i, d)
+	    if (!strcmp(json_string_value(json_object_get(d, "name")), name)) return d;
+	return NULL;
+}
+
+static void test_prolog_two_nodes(void **state)
+{
+	struct fixture *fx = *state;
+	void *nb = fixture_dealer(fx);
+	char dir_a[PATH_MAX], dir_b[PATH_MAX], *ack = NULL;
+	json_t *run, *job, *j, *m;
+
+	hello_on(fx->dealer, "na", 1, NULL);
+	hello_on(nb, "nb", 2, NULL);
+	prolog_start(fx, fx->dealer, "na", dir_a);
+	prolog_start(fx, nb, "nb", dir_b); /* joins: the same Run */
+	assert_string_equal(dir_a, dir_b);
+	assert_int_equal(strncmp(dir_a, fx->runs_dir, strlen(fx->runs_dir)), 0);
+
+	run = status_run(fx->dealer);
+	assert_non_null(run);
+	job = json_object_get(run, "job");
+	assert_int_equal(json_integer_value(json_object_get(job, "id")), JOB_ID);
+	assert_string_equal(json_string_value(json_object_get(job, "mode")), "prolog");
+	assert_int_equal(json_integer_value(json_object_get(job, "uid")), geteuid());
+	assert_int_equal(json_array_size(json_object_get(job, "nodes")), 2);
+	assert_non_null(json_string_value(json_object_get(job, "since")));
+	json_decref(run);
+
+	/* the owner's name, from Slurm or (no Slurm here) the password database,
+	 * looked up in the worker within the watch's period */
+	{
+		struct passwd *pw = getpwuid(geteuid());
+		long long t0 = clock_monotonic_ms();
+		const char *user = "";
+
+		assert_non_null(pw);
+		while (strcmp(user, pw->pw_name) && clock_monotonic_ms() - t0 < 5000) {
+			usleep(100 * 1000);
+			run = status_run(fx->dealer);
+			user = json_string_value(json_object_get(json_object_get(run, "job"), "user"));
+			user = user && !strcmp(user, pw->pw_name) ? pw->pw_name : "";
+			json_decref(run);
+		}
+		assert_string_equal(user, pw->pw_name);
+	}
+	/* both nodes' Batches are taken */
+	last_batch(fx, fx->dealer, "na");
+	last_batch(fx, nb, "nb");
+	assert_int_equal(dir_sql_int(dir_a, "SELECT count(*) FROM batches"), 2);
+
+	/* the first Epilog: acked at once, nb pending */
+	send_control_node(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, JOB_RUN,
+			  EPILOG_JSON(20000), "na");
+	expect_ack_on(fx->dealer, JOB_RUN, "", 0, &ack);
+	j = json_loads(ack, 0, NULL);
+	free(ack);
+	assert_string_equal(json_string_value(json_object_get(j, "run_dir")), dir_a);
+	assert_int_equal(json_array_size(json_object_get(j, "pending_nodes")), 1);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "pending_nodes"), 0)),
+			    "nb");
+	json_decref(j);
+	m = load_manifest_of(dir_a);
+	assert_int_equal(manifest_finalized(m), 0);
+	json_decref(m);
+
+	/* the last: acked once finalized, complete, no nodes-missing */
+	last_epilog(nb, "nb");
+	m = load_manifest_of(dir_a);
+	assert_int_equal(manifest_finalized(m), 1);
+	assert_null(degradation_of(m, "nodes-missing"));
+	assert_null(degradation_of(m, "node-lost"));
+	json_decref(m);
+	run = status_run(fx->dealer);
+	assert_null(run);
+	zmq_close(nb);
+}
+
+static void test_prolog_deadline_nodes_missing(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX], *ack = NULL;
+	long long t0;
+	json_t *m, *d, *run;
+
+	hello_on(fx->dealer, "na", 1, NULL);
+	prolog_start(fx, fx->dealer, "na", dir);
+	last_batch(fx, fx->dealer, "na");
+	send_control_node(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, JOB_RUN,
+			  EPILOG_JSON(300), "na");
+	expect_ack_on(fx->dealer, JOB_RUN, "", 0, &ack);
+	assert_non_null(strstr(ack, "\"nb\""));
+	free(ack);
+	/* finalized at the deadline, with nobody to answer */
+	t0 = clock_monotonic_ms();
+	while ((run = status_run(fx->dealer))) {
+		json_decref(run);
+		if (clock_monotonic_ms() - t0 > FINALIZE_TIMEOUT_MS)
+			fail_msg("the Run was not finalized at its deadline");
+		usleep(50 * 1000);
+	}
+	assert_true(clock_monotonic_ms() - t0 >= 200);
+	assert_no_more_reply(fx);
+	m = load_manifest_of(dir);
+	assert_int_equal(manifest_finalized(m), 1);
+	d = degradation_of(m, "nodes-missing");
+	assert_non_null(d);
+	assert_non_null(strstr(json_string_value(json_object_get(d, "message")), "nb"));
+	assert_null(strstr(json_string_value(json_object_get(d, "message")), "na,"));
+	json_decref(m);
+}
+
+static void test_prolog_start_refused(void **state)
+{
+	struct fixture *fx = *state;
+	void *nc = fixture_dealer(fx);
+	char dir[PATH_MAX], *json;
+
+	/* a first START from a node that is not the job's: no Run */
+	json = prolog_start_json(fx->runs_dir, "nc", geteuid(), "na,nb");
+	send_control_node(nc, NUNATAK__WIRE__CONTROL__ACTION__START, JOB_RUN, json, "nc");
+	free(json);
+	expect_error_code_on(nc, EPERM, "not one of the job's");
+	assert_true(dir_is_empty(fx->runs_dir));
+	/* a malformed hostlist */
+	json = prolog_start_json(fx->runs_dir, "na", geteuid(), "");
+	send_control_node(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__START, JOB_RUN, json, "na");
+	free(json);
+	expect_error_code_on(fx->dealer, EINVAL, "hostlist");
+	assert_true(dir_is_empty(fx->runs_dir));
+
+	prolog_start(fx, fx->dealer, "na", dir);
+	/* joining from a node not of the job, or for another owner */
+	json = prolog_start_json(fx->runs_dir, "nc", geteuid(), "na,nb");
+	send_control_node(nc, NUNATAK__WIRE__CONTROL__ACTION__START, JOB_RUN, json, "nc");
+	free(json);
+	expect_error_code_on(nc, EPERM, "not a node of job 77");
+	json = prolog_start_json(fx->runs_dir, "nb", geteuid() + 1, "na,nb");
+	send_control_node(nc, NUNATAK__WIRE__CONTROL__ACTION__START, JOB_RUN, json, "nb");
+	free(json);
+	expect_error_code_on(nc, EEXIST, "another job or owner");
+	/* an Epilog from a node not of the job */
+	send_control_node(nc, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, JOB_RUN, EPILOG_JSON(0),
+			  "nc");
+	expect_error_code_on(nc, EPERM, "not a node of job 77");
+	zmq_close(nc);
+}
+
+static int setup_resume(void **state)
+{
+	fixture_munge_socket = fixture_slurm_conf = NULL;
+	return fixture_setup(state, 0, 1);
+}
+
+/* a prolog job Run resumed by a new Aggregator keeps its job and the
+ * Epilogs that came: the other node joins it and ends it */
+static void test_prolog_resumed(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX], dir_b[PATH_MAX], *ack = NULL;
+	json_t *run, *m;
+	void *nb;
+
+	prolog_start(fx, fx->dealer, "na", dir);
+	last_batch(fx, fx->dealer, "na");
+	send_control_node(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, JOB_RUN,
+			  EPILOG_JSON(20000), "na");
+	expect_ack_on(fx->dealer, JOB_RUN, "", 0, &ack);
+	assert_non_null(strstr(ack, "\"nb\""));
+	free(ack);
+	zmq_close(fx->dealer);
+	fixture_stop_aggregator(fx);
+
+	snprintf(fx->endpoint + strlen(fx->endpoint), 8, "-again");
+	fixture_start_aggregator(fx);
+	fx->dealer = fixture_dealer(fx);
+	run = status_run(fx->dealer);
+	assert_non_null(run);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(run, "job"), "mode")), "prolog");
+	json_decref(run);
+	nb = fixture_dealer(fx);
+	prolog_start(fx, nb, "nb", dir_b);
+	assert_string_equal(dir, dir_b);
+	last_batch(fx, nb, "nb");
+	last_epilog(nb, "nb");
+	m = load_manifest_of(dir);
+	assert_int_equal(manifest_finalized(m), 1);
+	assert_null(degradation_of(m, "nodes-missing"));
+	json_decref(m);
+	zmq_close(nb);
+}
+
+/* --- ATTACH --------------------------------------------------------------- */
+
+static char *attach_json(uint32_t job_id, const char *credential)
+{
+	json_t *spec = json_pack("{s:I, s:s, s:n, s:n, s:{s:s, s:s, s:[s,s,s], s:s, s:I, s:{}}, "
+				 "s:s, s:b}",
+				 "job_id", (json_int_t)job_id, "credential", credential, "name",
+				 "frequency", "run", "name", "job", "created",
+				 "2026-01-01T00:00:00Z", "command", "nunatak", "attach", "J",
+				 "node", NODE, "job_id", (json_int_t)job_id,
+				 "effective_configuration", "symbolizer", symbolizer_tool(),
+				 "mpi_events", 0);
+	char *text;
+
+	assert_non_null(spec);
+	text = json_dumps(spec, JSON_COMPACT);
+	json_decref(spec);
+	return text;
+}
+
+static void attach(void *sock, const char *run_id, uint32_t job_id, const char *credential)
+{
+	char *json = attach_json(job_id, credential);
+
+	send_control_node(sock, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, run_id, json, NODE);
+	free(json);
+}
+
+/* nothing was made: no Run in STATUS, no Run directory */
+static void assert_no_run(struct fixture *fx)
+{
+	json_t *st = status_on(fx->dealer);
+
+	assert_int_equal(json_array_size(json_object_get(st, "runs")), 0);
+	json_decref(st);
+	assert_true(dir_is_empty(fx->runs_dir));
+}
+
+static void test_attach_malformed_or_munged_unreachable(void **state)
+{
+	struct fixture *fx = *state;
+
+	hello_on(fx->dealer, NODE, 1, NULL);
+	send_control_node(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, "att-1",
+			  "{\"job_id\": 0, \"credential\": \"x\"}", NODE);
+	expect_error_code_on(fx->dealer, EINVAL, "malformed ATTACH");
+	attach(fx->dealer, "att-1", 12, "MUNGE:AwQDAAA");
+	expect_error_code_on(fx->dealer, EHOSTUNREACH, "munged");
+	assert_no_run(fx);
+}
+
+static const char *munge_socket_or_skip(void)
+{
+	const char *sock = getenv("NUNATAK_TEST_MUNGE_SOCKET");
+
+	if (!sock || !sock[0]) {
+		print_message("SKIPPED: no munged for the tests (set NUNATAK_TEST_MUNGE_SOCKET, see "
+			      "tests/lib/munged.sh)\n");
+		return NULL;
+	}
+	return sock;
+}
+
+static void test_attach_bad_credential(void **state)
+{
+	struct fixture *fx = *state;
+	const char *sock = munge_socket_or_skip();
+	char err[512], *cred = NULL;
+
+	if (!sock) {
+		skip();
+		return;
+	}
+	hello_on(fx->dealer, NODE, 1, NULL);
+	attach(fx->dealer, "att-1", 12, "MUNGE:AwQDAAAbogus:");
+	expect_error_code_on(fx->dealer, EACCES, "credential");
+	/* a good credential, for another job */
+	if (munge_cred_make(sock, "nunatak attach job=13", 60, &cred, err, sizeof(err)))
+		fail_msg("munge_cred_make: %s", err);
+	attach(fx->dealer, "att-2", 12, cred);
+	free(cred);
+	expect_error_code_on(fx->dealer, EACCES, "not one for this job");
+	/* replayed: the same credential twice, for the right job */
+	if (munge_cred_make(sock, "nunatak attach job=12", 60, &cred, err, sizeof(err)))
+		fail_msg("munge_cred_make: %s", err);
+	attach(fx->dealer, "att-3", 12, cred);
+	wire_envelope_free(recv_on_within(fx->dealer, REPLY_TIMEOUT_MS)); /* whatever Slurm says */
+	attach(fx->dealer, "att-4", 12, cred);
+	free(cred);
+	expect_error_code_on(fx->dealer, EACCES, "credential");
+	assert_no_run(fx);
+}
+
+/* sbatch (SLURM_CONF=conf) of `sleep secs` in dir: its job id, 0 failed */
+static uint32_t sbatch_sleep(const char *conf, const char *dir, int secs)
+{
+	char wrap[64], chdir_opt[PATH_MAX + 16], out[256] = "", env_conf[PATH_MAX + 16];
+	char *argv[] = {"sbatch", "--parsable", chdir_opt, "-o", "/dev/null", "--wrap", wrap, NULL};
+	char *envp[] = {env_conf, "PATH=/usr/bin:/bin", NULL};
+	posix_spawn_file_actions_t fa;
+	int pipefd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(wrap, sizeof(wrap), "sleep %d", secs);
+	snprintf(chdir_opt, sizeof(chdir_opt), "--chdir=%s", dir);
+	snprintf(env_conf, sizeof(env_conf), "SLURM_CONF=%s", conf);
+	assert_int_equal(pipe(pipefd), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+	posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+	if (posix_spawnp(&pid, "sbatch", &fa, NULL, argv, envp))
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	n = pid > 0 ? read(pipefd[0], out, sizeof(out) - 1) : -1;
+	close(pipefd[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (n <= 0)
+		return 0;
+	out[n] = '\0';
+	return (uint32_t)strtoul(out, NULL, 10);
+}
+
+static void test_attach_job_watch_close(void **state)
+{
+	struct fixture *fx = *state;
+	const char *sock = munge_socket_or_skip(), *conf = getenv("NUNATAK_TEST_SLURM_CONF");
+	char err[512], *cred = NULL, payload[64], *ack = NULL, *close_json;
+	long long t0;
+	uint32_t job;
+	json_t *j;
+	int i;
+
+	if (!sock || !conf || !conf[0]) {
+		if (sock)
+			print_message("SKIPPED: no Slurm for the tests (set NUNATAK_TEST_SLURM_CONF, "
+				      "see tests/lib/slurm.sh)\n");
+		skip();
+		return;
+	}
+	assert_int_equal(mkdir(fx->runs_dir, 0755), 0);
+	job = sbatch_sleep(conf, fx->base, 4);
+	if (!job)
+		fail_msg("sbatch failed (SLURM_CONF=%s)", conf);
+	snprintf(payload, sizeof(payload), "nunatak attach job=%u", job);
+	hello_on(fx->dealer, NODE, 1, NULL);
+	/* the job may still be pending: asked again until it runs */
+	for (i = 0; i < 20; i++) {
+		wire_envelope *r;
+		char run_id[32];
+
+		if (munge_cred_make(sock, payload, 60, &cred, err, sizeof(err)))
+			fail_msg("munge_cred_make: %s", err);
+		snprintf(run_id, sizeof(run_id), "att-%d", i);
+		attach(fx->dealer, run_id, job, cred);
+		free(cred);
+		r = recv_on_within(fx->dealer, REPLY_TIMEOUT_MS);
+		if (r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK) {
+			ack = strdup(r->ack->json);
+			wire_envelope_free(r);
+			break;
+		}
+		assert_int_equal(r->error->code, EAGAIN); /* pending */
+		wire_envelope_free(r);
+		usleep(250 * 1000);
+	}
+	assert_non_null(ack);
+	j = json_loads(ack, 0, NULL);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "job"), "id")), job);
+	assert_non_null(strstr(json_string_value(json_object_get(j, "run_dir")), "/.nunatak/"));
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "owner"), "uid")),
+			 getuid());
+	/* the job ends: CLOSE job-ended to the origin within the watch */
+	t0 = clock_monotonic_ms();
+	close_json = expect_control_on(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__CLOSE,
+				       json_string_value(json_object_get(j, "run_id")));
+	assert_non_null(strstr(close_json, "job-ended"));
+	assert_true(clock_monotonic_ms() - t0 < 10000);
+	free(close_json);
+	finalize_on(fx->dealer, json_string_value(json_object_get(j, "run_id")), FINALIZE_JSON);
+	json_decref(j);
+	free(ack);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_prolog_two_nodes, setup_service, teardown),
+	    cmocka_unit_test_setup_teardown(test_prolog_deadline_nodes_missing, setup_service,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_prolog_start_refused, setup_service, teardown),
+	    cmocka_unit_test_setup_teardown(test_prolog_resumed, setup_resume, teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_malformed_or_munged_unreachable,
+					    setup_no_munged, teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_bad_credential, setup_real, teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_job_watch_close, setup_real, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
