@@ -16,11 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/bpf_fixture.h"
 #include "tests/unit/agent_fixture.h"
 #include "userspace/aggregator/aggregator.h"
 
@@ -730,6 +733,108 @@ static void test_orphans_job_run_key(void **state)
 	fx_release(&r);
 }
 
+#define FAKE_JOB 3999999999u /* no real job of this machine has it */
+
+/* a shell busy looping, SLURM_JOB_ID=FAKE_JOB in its environment (a job
+ * process as proctrack/linuxproc leaves it: no job cgroup) */
+static pid_t fake_job_process(void)
+{
+	char *argv[] = {"sh", "-c", "while :; do :; done", NULL};
+	char *envp[] = {"SLURM_JOB_ID=3999999999", "PATH=/usr/bin:/bin", NULL};
+	char path[64], env[256];
+	pid_t pid = fork();
+	long long end = fx_now_ms() + 3000;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execve("/bin/sh", argv, envp);
+		_exit(127);
+	}
+	/* exec'ed, its environment set up (after its exe link changed) */
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	do {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, env, sizeof(env) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		env[n > 0 ? n : 0] = '\0';
+		if (!strcmp(env, "SLURM_JOB_ID=3999999999"))
+			return pid;
+		usleep(10000);
+	} while (fx_now_ms() < end);
+	fail_msg("the fake job process did not exec");
+	return -1;
+}
+
+struct live_seen {
+	pid_t want;
+	int found;
+};
+
+static int on_live(pid_t pid, const char *comm, void *ctx)
+{
+	struct live_seen *ls = ctx;
+
+	(void)comm;
+	ls->found |= pid == ls->want;
+	return 0;
+}
+
+/* samples of tgid in the Batches fx receives for ms (each acked) */
+static uint64_t samples_of(struct fixture *fx, struct agent *a, pid_t tgid, int ms)
+{
+	long long end = fx_now_ms() + ms;
+	struct received r;
+	uint64_t n = 0;
+	size_t i;
+
+	while (fx_now_ms() < end && fx_recv_batch(fx, a, &r, 200)) {
+		const Nunatak__Wire__Batch *b = r.env->batch;
+
+		for (i = 0; i < b->n_samples; i++)
+			if ((pid_t)b->loci[b->samples[i]->locus]->tgid == tgid)
+				n += b->samples[i]->sample_count;
+		fx_ack(fx, &r, NULL);
+		fx_release(&r);
+	}
+	return n;
+}
+
+/* With BPF: a job Target adopts the job's running process at its start
+ * (found by SLURM_JOB_ID: no job cgroup here), its samples reach the
+ * Target's Batches; a second Target of the same job: -EEXIST, nothing
+ * made. */
+static void test_job_target_adopts_running(void **state)
+{
+	struct fixture *fx = *state;
+	struct agent_target_opts o = {.run_id = RUN_A, .job_id = FAKE_JOB,
+				      .route_key = "3999999999"};
+	struct live_seen ls = {0};
+	struct agent *a;
+	uint64_t n;
+	pid_t pid;
+
+	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
+	a = fx_agent(fx, 0);
+	SKIP_UNLESS(agent_sampling(a), "BPF sampling unavailable here");
+	pid = fake_job_process();
+	ls.want = pid;
+	assert_int_equal(agent_target_start(a, &o, NULL, NULL), 0);
+	o.run_id = RUN_B;
+	assert_int_equal(agent_target_start(a, &o, NULL, NULL), -EEXIST);
+	assert_false(agent_target_exists(a, RUN_B));
+	fx_pump(a, 100);
+	assert_int_equal(agent_target_for_each_live_process(a, RUN_A, on_live, &ls), 0);
+	n = samples_of(fx, a, pid, 1500);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	print_message("job process %d: adopted %d, %llu samples\n", (int)pid, ls.found,
+		      (unsigned long long)n);
+	assert_true(ls.found);
+	assert_true(n > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -747,6 +852,8 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_open_job_target, routers_setup, routers_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_target_start, fx_setup_inproc, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_job_target_adopts_running, fx_setup_inproc,
+					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_orphans_next_aggregator, routers_setup,
 					    routers_teardown),
 	    cmocka_unit_test_setup_teardown(test_orphans_job_run_key, routers_setup,
