@@ -259,6 +259,41 @@ static void test_control_request_real_aggregator_error(void **state)
 	assert_non_null(strstr(d.json, "99"));
 }
 
+/* Two ATTACHes outstanding on a real Aggregator: a malformed one refused
+ * at once, one whose credential is no munge credential refused by its
+ * worker; each done() gets the Error of its own run_id. */
+static void test_attach_refused_real_aggregator(void **state)
+{
+	struct two_aggs *ta = *state;
+	const char *eps[1] = {ta->endpoint[0]};
+	struct done_result bad = {0}, cred = {0};
+	const char *run = "{\"name\":\"job-5\",\"created\":\"2026-01-01T00:00:00\","
+			  "\"command\":[\"nunatak\",\"attach\",\"5\"],\"node\":\"" FX_NODE "\","
+			  "\"job_id\":5,\"effective_configuration\":{}}";
+	char json[1024];
+	long long end;
+
+	ta->agent = agent_on(ta->zctx, eps, 1);
+	snprintf(json, sizeof(json),
+		 "{\"job_id\":5,\"credential\":\"MUNGE:not-a-credential:\",\"run\":%s,"
+		 "\"symbolizer\":\"\",\"mpi_events\":false}", run);
+	assert_int_equal(agent_control_request(ta->agent, ATTACH, RUN_A, "5", json, 15000,
+					       on_done, &cred),
+			 0);
+	assert_int_equal(agent_control_request(ta->agent, ATTACH, RUN_B, "5",
+					       "{\"job_id\":5,\"run\":{}}", 15000, on_done, &bad),
+			 0);
+	for (end = fx_now_ms() + 16000; fx_now_ms() < end && (!bad.called || !cred.called);)
+		fx_pump(ta->agent, 20);
+	print_message("malformed: %d %s\nbad credential: %d %s\n", bad.err, bad.json, cred.err,
+		      cred.json);
+	assert_int_equal(bad.called, 1);
+	assert_int_equal(bad.err, -EINVAL);
+	assert_non_null(strstr(bad.json, "malformed ATTACH"));
+	assert_int_equal(cred.called, 1);
+	assert_true(cred.err < 0 && cred.err != -ETIMEDOUT && cred.err != -EINVAL);
+}
+
 /* ---- ROUTERs played by the test ---- */
 
 /* fx for the second ROUTER of a two-endpoint Agent */
@@ -841,6 +876,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_route_key_two_aggregators, aggs_setup,
 					    aggs_teardown),
 	    cmocka_unit_test_setup_teardown(test_control_request_real_aggregator_error, aggs_setup,
+					    aggs_teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_refused_real_aggregator, aggs_setup,
 					    aggs_teardown),
 	    cmocka_unit_test_setup_teardown(test_control_request_ack_and_error, routers_setup,
 					    routers_teardown),
