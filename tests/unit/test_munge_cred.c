@@ -14,6 +14,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -162,7 +163,9 @@ static int group_setup(void **state)
 	}
 	if (find_script()) {
 		snprintf(why_not, sizeof(why_not),
-			 "tests/lib/munged.sh not found (set TESTS_LIB to the tests/lib directory)");
+			 "no trusted tests/lib/munged.sh (found by $TESTS_LIB, this binary's tree "
+			 "or the working directory; it must be root's or ours and not writable by "
+			 "others)");
 		return 0;
 	}
 	if (!mkdtemp(tmpl)) {
@@ -444,6 +447,48 @@ static void test_unreachable(void **state)
 	rmdir(dir);
 }
 
+#define THREADS 4
+#define PER_THREAD 25
+
+/* every thread makes and checks its own credentials: all succeed, each
+ * decodes once (no context shared between calls) */
+static void *make_and_check(void *arg)
+{
+	char err[512], *cred;
+	intptr_t failures = 0;
+	uid_t uid;
+	gid_t gid;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < PER_THREAD; i++) {
+		cred = NULL;
+		if (munge_cred_make(sock, PAYLOAD, 60, &cred, err, sizeof(err)) ||
+		    munge_cred_check(sock, cred, PAYLOAD, &uid, &gid, err, sizeof(err)) ||
+		    uid != getuid() ||
+		    munge_cred_check(sock, cred, PAYLOAD, &uid, &gid, err, sizeof(err)) != -EACCES)
+			failures++;
+		free(cred);
+	}
+	return (void *)failures;
+}
+
+static void test_threads(void **state)
+{
+	pthread_t t[THREADS];
+	void *failures;
+	int i;
+
+	(void)state;
+	NEED_MUNGED();
+	for (i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, make_and_check, NULL), 0);
+	for (i = 0; i < THREADS; i++) {
+		assert_int_equal(pthread_join(t[i], &failures), 0);
+		assert_int_equal((intptr_t)failures, 0);
+	}
+}
+
 static void test_bad_arguments(void **state)
 {
 	char err[512] = "", *cred = NULL;
@@ -472,6 +517,7 @@ int main(void)
 	    cmocka_unit_test(test_restricted_to_another_uid),
 	    cmocka_unit_test(test_root_only),
 	    cmocka_unit_test(test_garbage),
+	    cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_unreachable),
 	    cmocka_unit_test(test_bad_arguments),
 	};

@@ -22,8 +22,11 @@ static void *aggregator_thread(void *arg)
 	return NULL;
 }
 
-/* The Aggregator of this node: a ROUTER on inproc://, served by a thread. */
-static int start_aggregator(struct node_service *ns, char *err, size_t errlen)
+/* The Aggregator of this node: a ROUTER on inproc://, served by a thread;
+ * munged and slurm.conf of [service] (sc may be NULL: the defaults) for
+ * the job Runs it checks. */
+static int start_aggregator(struct node_service *ns, const struct service_config *sc, char *err,
+			    size_t errlen)
 {
 	static unsigned counter;
 	void *router;
@@ -41,7 +44,9 @@ static int start_aggregator(struct node_service *ns, char *err, size_t errlen)
 		return e;
 	}
 	{
-		struct aggregator_opts ao = { .router = router, .endpoint_shown = ns->agg_endpoint };
+		struct aggregator_opts ao = { .router = router, .endpoint_shown = ns->agg_endpoint,
+					      .munge_socket = sc ? sc->munge_socket : NULL,
+					      .slurm_conf = sc ? sc->slurm_conf : NULL };
 
 		ns->agg = aggregator__new_opts(&ao);
 	}
@@ -94,7 +99,7 @@ int ns_choose_endpoints(struct node_service *ns, const struct service_config *sc
 
 	if (sc && sc->n_aggregators)
 		return configured_endpoints(ns, sc, err, errlen);
-	e = start_aggregator(ns, err, errlen);
+	e = start_aggregator(ns, sc, err, errlen);
 	if (e)
 		return e;
 	ns->endpoints = calloc(1, sizeof(*ns->endpoints));
