@@ -38,7 +38,8 @@ check_job() {
 		e=$(sed -n 's/.* end=\([0-9.]*\) .*/\1/p' <<<"$line")
 		[ "$rc" = 0 ] || fail "$what: the $kind of job $j exited $rc"
 		dur=$(python3 -c "print(f'{$e - $s:.2f}')")
-		if [ "$kind" = prolog ]; then bound=7; else bound=29; fi
+		# the bound, and 0.5 s for the harness's own wrapper (two date execs)
+		if [ "$kind" = prolog ]; then bound=7.5; else bound=29.5; fi
 		python3 -c "import sys; sys.exit(0 if $dur <= $bound else 1)" ||
 			fail "$what: the $kind of job $j ran $dur s, over its bound of $bound s"
 		eval "dur_$kind=\$dur"
@@ -46,8 +47,11 @@ check_job() {
 	echo "$what: job $j COMPLETED 0:0, node idle, prolog ${dur_prolog} s, epilog ${dur_epilog} s (exit 0)"
 	# nunatak's own line for the job (once nunatak has job-prolog)
 	if [ -z "${2:-}" ] && "$NUNATAK" job-prolog --help >/dev/null 2>&1; then
-		grep -qw "$j" "$SLURM_DIR/log/nunatak.log" ||
-			fail "$what: nunatak job-prolog/job-epilog logged nothing about job $j: $(tail -5 "$SLURM_DIR/log/nunatak.log")"
+		for kind in prolog epilog; do
+			grep -q "^nunatak job-$kind: job $j: not " "$SLURM_DIR/log/nunatak.log" ||
+				fail "$what: nunatak job-$kind did not say job $j is not profiled: $(tail -4 "$SLURM_DIR/log/nunatak.log")"
+		done
+		grep "^nunatak job-prolog: job $j: " "$SLURM_DIR/log/nunatak.log"
 	fi
 }
 
@@ -61,7 +65,7 @@ slurm_wait_idle 10 || fail "node $(slurm_node_state) after srun: $(sinfo -R)"
 rm -f "$sock"
 python3 - "$sock" 2>>"$T/hung.log" <<'PY' &
 import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # the control socket's type
 s.bind(sys.argv[1])
 s.listen(64)
 held = []

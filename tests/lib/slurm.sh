@@ -87,53 +87,8 @@ if ! declare -F fail >/dev/null; then
 	}
 fi
 
-# munged: tests/lib/munged.sh when it is there (munged_check, munged_start
-# DIR, munged_stop, MUNGED_SOCKET, MUNGED_PID); this minimal one otherwise
-if [ -f "$SLURM_SRC/tests/lib/munged.sh" ]; then
-	. "$SLURM_SRC/tests/lib/munged.sh"
-else
-	MUNGED_SOCKET=
-	MUNGED_PID=
-	munged_check() {
-		local c
-		for c in munged munge unmunge; do
-			command -v "$c" >/dev/null || [ -x "/usr/sbin/$c" ] ||
-				{ echo "$c missing (Debian package munge)"; return 1; }
-		done
-		id munge >/dev/null 2>&1 || { echo "no user 'munge' (Debian package munge)"; return 1; }
-	}
-	# munged refuses to run as root and refuses paths others can write;
-	# it runs in the foreground as user munge, its own pid recorded
-	munged_start() {
-		local dir=$1 i
-		install -d -o munge -g munge -m 0755 "$dir" || return 1
-		(umask 077 && dd if=/dev/urandom of="$dir/munge.key" bs=1024 count=1 status=none) || return 1
-		chown munge:munge "$dir/munge.key" && chmod 0600 "$dir/munge.key" || return 1
-		MUNGED_SOCKET=$dir/munge.socket.2
-		setsid setpriv --reuid=munge --regid=munge --init-groups /usr/sbin/munged --foreground \
-			--key-file="$dir/munge.key" --socket="$MUNGED_SOCKET" --pid-file="$dir/munged.pid" \
-			--seed-file="$dir/munged.seed" </dev/null >>"$dir/munged.log" 2>&1 &
-		MUNGED_PID=$!
-		for i in $(seq 1 100); do
-			kill -0 "$MUNGED_PID" 2>/dev/null || { tail -5 "$dir/munged.log" >&2; return 1; }
-			munge -n -S "$MUNGED_SOCKET" 2>/dev/null | unmunge -S "$MUNGED_SOCKET" >/dev/null 2>&1 && return 0
-			sleep 0.1
-		done
-		tail -5 "$dir/munged.log" >&2
-		return 1
-	}
-	munged_stop() {
-		local i
-		[ -n "$MUNGED_PID" ] || return 0
-		kill -TERM "$MUNGED_PID" 2>/dev/null
-		for i in $(seq 1 100); do
-			kill -0 "$MUNGED_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$MUNGED_PID" 2>/dev/null
-		MUNGED_PID=
-	}
-fi
+# munged: tests/lib/munged.sh (munged_start DIR, munged_stop DIR)
+. "$SLURM_SRC/tests/lib/munged.sh"
 
 slurm_log() { printf '[slurm %(%T)T] %s\n' -1 "$*" >&2; }
 
@@ -174,7 +129,10 @@ slurm_missing() {
 	for c in setpriv setsid timeout python3 useradd; do
 		command -v "$c" >/dev/null || { echo "$c missing"; return; }
 	done
-	why=$(munged_check) || { echo "$why"; return; }
+	for c in munged munge unmunge; do
+		command -v "$c" >/dev/null || [ -x "/usr/sbin/$c" ] || { echo "$c missing (Debian package munge)"; return; }
+	done
+	id munge >/dev/null 2>&1 || { echo "no user 'munge' (Debian package munge)"; return; }
 	[ -f "$SLURM_PLUGIN" ] || { echo "the SPANK plugin $SLURM_PLUGIN is not built (make build)"; return; }
 	[ -x "$SLURM_SRC/deploy/slurm/prolog" ] && [ -x "$SLURM_SRC/deploy/slurm/epilog" ] ||
 		{ echo "deploy/slurm/prolog or epilog missing in $SLURM_SRC"; return; }
@@ -372,9 +330,10 @@ slurm_node_idle() { [ "$(slurm_node_state)" = idle ]; }
 # slurm_boot SITE: 0 once the node is idle; 1 with the reason logged
 slurm_boot() {
 	local site=$1 p
-	for p in munged slurmctld slurmd; do
+	for p in slurmctld slurmd; do
 		kill -0 "$(slurm_pid $p)" 2>/dev/null && { slurm_log "$p of $SLURM_DIR runs already (pid $(slurm_pid $p))"; return 1; }
 	done
+	munged_alive "$SLURM_DIR/munge" && { slurm_log "the munged of $SLURM_DIR runs already"; return 1; }
 	# DIR's sub-directories are replaced: it must be new, empty or ours
 	if [ -d "$SLURM_DIR" ] && [ -n "$(ls -A "$SLURM_DIR")" ] && [ ! -e "$SLURM_DIR/.nunatak-test-slurm" ]; then
 		slurm_log "$SLURM_DIR is not empty and was not made by tests/lib/slurm.sh: choose another"
@@ -386,7 +345,6 @@ slurm_boot() {
 	slurm_write_config "$site" || return 1
 	export SLURM_CONF=$SLURM_CONF_FILE
 	munged_start "$SLURM_DIR/munge" || { slurm_log "munged did not start"; return 1; }
-	echo "$MUNGED_PID" >"$SLURM_DIR/run/munged.pid.started"
 	[ "$MUNGED_SOCKET" = "$SLURM_MUNGE_SOCKET" ] ||
 		{ slurm_log "munged's socket is $MUNGED_SOCKET, expected $SLURM_MUNGE_SOCKET"; return 1; }
 	slurm_daemon slurmctld /usr/sbin/slurmctld -D -f "$SLURM_CONF_FILE"
@@ -472,9 +430,7 @@ slurm_stop() {
 		fi
 	fi
 	slurm_kill_daemons slurmd slurmctld
-	MUNGED_PID=$(slurm_pid munged)
-	munged_stop
-	rm -f "$SLURM_DIR/run/munged.pid.started"
+	munged_stop "$SLURM_DIR/munge"
 	slurm_kill_strays
 	# Slurm leaves its empty top cgroups behind; rmdir takes empty ones only
 	find /sys/fs/cgroup/*/slurm_"$SLURM_NODE" -depth -type d -exec rmdir {} \; 2>/dev/null
@@ -592,7 +548,8 @@ slurm_main() {
 		;;
 	stop) slurm_stop ;;
 	status)
-		for p in munged slurmctld slurmd; do
+		if munged_alive "$SLURM_DIR/munge"; then echo "munged: pid $(cat "$SLURM_DIR/munge/munged.pid.started")"; else echo "munged: not running"; fi
+		for p in slurmctld slurmd; do
 			if kill -0 "$(slurm_pid $p)" 2>/dev/null; then echo "$p: pid $(slurm_pid $p)"; else echo "$p: not running"; fi
 		done
 		kill -0 "$(slurm_pid slurmctld)" 2>/dev/null && SLURM_CONF=$SLURM_CONF_FILE sinfo

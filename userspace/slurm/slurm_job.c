@@ -137,7 +137,7 @@ int slurm_job_lookup(const char *conf, uint32_t id, struct slurm_job *job, char 
 		last_ok_ms = -1;
 		goto cleanup;
 	}
-	if (slurm_load_job(&msg, id, SHOW_DETAIL) != SLURM_SUCCESS) {
+	if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
 		int e = slurm_get_errno();
 
 		ret = load_error(e, id, err, errlen);

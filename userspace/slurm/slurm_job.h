@@ -24,6 +24,12 @@
  * thread anyway (the Aggregator's worker), since a lookup can block.
  * slurm_job_hostlist_expand and slurm_job_nodes_free are plain C (no
  * libslurm call, no lock, no blocking): any thread, any time.
+ * libslurm may write to a socket slurmctld has closed: the process must
+ * ignore SIGPIPE (nunatakd and nunatak-aggregator do). The trial
+ * child is waited for by its own PID (never waitpid(-1)); a process that
+ * reaps every child itself or ignores SIGCHLD is fine too (the child's
+ * verdict travels through a pipe). Jobs of hidden partitions are shown
+ * (SHOW_ALL).
  *
  * Time: a lookup is one RPC to slurmctld (a few ms). Measured with Slurm
  * 22.05: libslurm itself retries a refused connection for about
@@ -35,8 +41,9 @@
  *   SLURM_JOB_PROBE_MS each): slurmctld down is -EHOSTUNREACH in
  *   milliseconds (refused) or SLURM_JOB_PROBE_MS (silent host);
  * - slurmctld that dies within 5 s of a successful lookup, or accepts and
- *   never answers, still costs libslurm's own bound: up to about
- *   2 x MessageTimeout.
+ *   never answers (measured with a SIGSTOPped slurmctld, MessageTimeout
+ *   10: 20 s, then -EHOSTUNREACH "Socket timed out"), still costs
+ *   libslurm's own bound: about 2 x MessageTimeout.
  * The first lookup also costs the trial of the configuration in a child
  * (about 10 ms; at most SLURM_JOB_INIT_TIMEOUT_MS).
  *
