@@ -234,6 +234,9 @@ static void test_prolog_two_nodes(void **state)
 	assert_int_equal(manifest_finalized(m), 1);
 	assert_null(degradation_of(m, "nodes-missing"));
 	assert_null(degradation_of(m, "node-lost"));
+	/* the frequency START said the Agents sample at */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "run"), "frequency")),
+			 997);
 	json_decref(m);
 	run = status_run(fx->dealer);
 	assert_null(run);
