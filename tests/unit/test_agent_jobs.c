@@ -16,11 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/bpf_fixture.h"
 #include "tests/unit/agent_fixture.h"
 #include "userspace/aggregator/aggregator.h"
 
@@ -254,6 +257,41 @@ static void test_control_request_real_aggregator_error(void **state)
 	print_message("refused: %d %s\n", d.err, d.json);
 	assert_int_equal(d.err, -EINVAL);
 	assert_non_null(strstr(d.json, "99"));
+}
+
+/* Two ATTACHes outstanding on a real Aggregator: a malformed one refused
+ * at once, one whose credential is no munge credential refused by its
+ * worker; each done() gets the Error of its own run_id. */
+static void test_attach_refused_real_aggregator(void **state)
+{
+	struct two_aggs *ta = *state;
+	const char *eps[1] = {ta->endpoint[0]};
+	struct done_result bad = {0}, cred = {0};
+	const char *run = "{\"name\":\"job-5\",\"created\":\"2026-01-01T00:00:00\","
+			  "\"command\":[\"nunatak\",\"attach\",\"5\"],\"node\":\"" FX_NODE "\","
+			  "\"job_id\":5,\"effective_configuration\":{}}";
+	char json[1024];
+	long long end;
+
+	ta->agent = agent_on(ta->zctx, eps, 1);
+	snprintf(json, sizeof(json),
+		 "{\"job_id\":5,\"credential\":\"MUNGE:not-a-credential:\",\"run\":%s,"
+		 "\"symbolizer\":\"\",\"mpi_events\":false}", run);
+	assert_int_equal(agent_control_request(ta->agent, ATTACH, RUN_A, "5", json, 15000,
+					       on_done, &cred),
+			 0);
+	assert_int_equal(agent_control_request(ta->agent, ATTACH, RUN_B, "5",
+					       "{\"job_id\":5,\"run\":{}}", 15000, on_done, &bad),
+			 0);
+	for (end = fx_now_ms() + 16000; fx_now_ms() < end && (!bad.called || !cred.called);)
+		fx_pump(ta->agent, 20);
+	print_message("malformed: %d %s\nbad credential: %d %s\n", bad.err, bad.json, cred.err,
+		      cred.json);
+	assert_int_equal(bad.called, 1);
+	assert_int_equal(bad.err, -EINVAL);
+	assert_non_null(strstr(bad.json, "malformed ATTACH"));
+	assert_int_equal(cred.called, 1);
+	assert_true(cred.err < 0 && cred.err != -ETIMEDOUT && cred.err != -EINVAL);
 }
 
 /* ---- ROUTERs played by the test ---- */
@@ -730,12 +768,116 @@ static void test_orphans_job_run_key(void **state)
 	fx_release(&r);
 }
 
+#define FAKE_JOB 3999999999u /* no real job of this machine has it */
+
+/* a shell busy looping, SLURM_JOB_ID=FAKE_JOB in its environment (a job
+ * process as proctrack/linuxproc leaves it: no job cgroup) */
+static pid_t fake_job_process(void)
+{
+	char *argv[] = {"sh", "-c", "while :; do :; done", NULL};
+	char *envp[] = {"SLURM_JOB_ID=3999999999", "PATH=/usr/bin:/bin", NULL};
+	char path[64], env[256];
+	pid_t pid = fork();
+	long long end = fx_now_ms() + 3000;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execve("/bin/sh", argv, envp);
+		_exit(127);
+	}
+	/* exec'ed, its environment set up (after its exe link changed) */
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	do {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, env, sizeof(env) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		env[n > 0 ? n : 0] = '\0';
+		if (!strcmp(env, "SLURM_JOB_ID=3999999999"))
+			return pid;
+		usleep(10000);
+	} while (fx_now_ms() < end);
+	fail_msg("the fake job process did not exec");
+	return -1;
+}
+
+struct live_seen {
+	pid_t want;
+	int found;
+};
+
+static int on_live(pid_t pid, const char *comm, void *ctx)
+{
+	struct live_seen *ls = ctx;
+
+	(void)comm;
+	ls->found |= pid == ls->want;
+	return 0;
+}
+
+/* samples of tgid in the Batches fx receives for ms (each acked) */
+static uint64_t samples_of(struct fixture *fx, struct agent *a, pid_t tgid, int ms)
+{
+	long long end = fx_now_ms() + ms;
+	struct received r;
+	uint64_t n = 0;
+	size_t i;
+
+	while (fx_now_ms() < end && fx_recv_batch(fx, a, &r, 200)) {
+		const Nunatak__Wire__Batch *b = r.env->batch;
+
+		for (i = 0; i < b->n_samples; i++)
+			if ((pid_t)b->loci[b->samples[i]->locus]->tgid == tgid)
+				n += b->samples[i]->sample_count;
+		fx_ack(fx, &r, NULL);
+		fx_release(&r);
+	}
+	return n;
+}
+
+/* With BPF: a job Target adopts the job's running process at its start
+ * (found by SLURM_JOB_ID: no job cgroup here), its samples reach the
+ * Target's Batches; a second Target of the same job: -EEXIST, nothing
+ * made. */
+static void test_job_target_adopts_running(void **state)
+{
+	struct fixture *fx = *state;
+	struct agent_target_opts o = {.run_id = RUN_A, .job_id = FAKE_JOB,
+				      .route_key = "3999999999"};
+	struct live_seen ls = {0};
+	struct agent *a;
+	uint64_t n;
+	pid_t pid;
+
+	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
+	a = fx_agent(fx, 0);
+	SKIP_UNLESS(agent_sampling(a), "BPF sampling unavailable here");
+	pid = fake_job_process();
+	ls.want = pid;
+	assert_int_equal(agent_target_start(a, &o, NULL, NULL), 0);
+	o.run_id = RUN_B;
+	assert_int_equal(agent_target_start(a, &o, NULL, NULL), -EEXIST);
+	assert_false(agent_target_exists(a, RUN_B));
+	fx_pump(a, 100);
+	assert_int_equal(agent_target_for_each_live_process(a, RUN_A, on_live, &ls), 0);
+	n = samples_of(fx, a, pid, 1500);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	print_message("job process %d: adopted %d, %llu samples\n", (int)pid, ls.found,
+		      (unsigned long long)n);
+	assert_true(ls.found);
+	assert_true(n > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_route_key_two_aggregators, aggs_setup,
 					    aggs_teardown),
 	    cmocka_unit_test_setup_teardown(test_control_request_real_aggregator_error, aggs_setup,
+					    aggs_teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_refused_real_aggregator, aggs_setup,
 					    aggs_teardown),
 	    cmocka_unit_test_setup_teardown(test_control_request_ack_and_error, routers_setup,
 					    routers_teardown),
@@ -747,6 +889,8 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_open_job_target, routers_setup, routers_teardown),
 	    cmocka_unit_test_setup_teardown(test_job_target_start, fx_setup_inproc, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_job_target_adopts_running, fx_setup_inproc,
+					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_orphans_next_aggregator, routers_setup,
 					    routers_teardown),
 	    cmocka_unit_test_setup_teardown(test_orphans_job_run_key, routers_setup,

@@ -11,6 +11,12 @@
  * agent_dispatch() (or inside the call that starts the operation when it
  * can be answered at once, e.g. no sampling); they must not free the Agent.
  *
+ * Targets: a Run's processes join by agent_target_follow, by a token
+ * (NUNATAK_RUN in their environment) or, for a job Target, by their Slurm
+ * job (its running processes at the start, later ones by their cgroup in
+ * the kernel: agent_job.c). One-shot Controls (ATTACH) are
+ * agent_control_request.
+ *
  * A capability that is missing here (no BPF, perf_event_open refused, ...)
  * does not make agent__new() fail: it is a node-level Degradation carried
  * by every Target's Batches, and the Agent publishes what it can.
@@ -56,7 +62,9 @@ struct agent_opts {
 	const char *node;
 	void *zmq_ctx;
 	const char *const *endpoints; /* Aggregators; a Run goes to
-				       * endpoints[agent_route(run_id, n)]; OPEN comes from any */
+				       * endpoints[agent_route(route key, n)], the key its
+				       * run_id unless its Target names one (a job Run: the
+				       * job id); OPEN comes from any, its Run goes back there */
 	size_t n_endpoints;
 	const struct curve_keypair *curve_self; /* NULL: no CURVE */
 	const char *curve_server_public;	/* Z85 public key of the Aggregators */

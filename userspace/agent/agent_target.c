@@ -142,6 +142,7 @@ static void agent_target_job_detach(struct agent_target *t)
 	if (!t->job_attached)
 		return;
 	t->job_attached = 0;
+	agent_job_detach(t->a, t);
 }
 
 void agent_target_finish(struct agent_target *t, int err, const char *json)
@@ -210,12 +211,9 @@ static int agent_target_membership(struct agent_target *t)
 	}
 	if (!t->job_id)
 		return 0;
-	n = 0; /* agent_job_attach(a, t): once agent_job.c is on main */
-	if (n < 0) {
-		pr_warn("run %s: the processes of job %u cannot join it: %s", t->run_id,
-			(unsigned)t->job_id, strerror(-n));
+	n = agent_job_attach(a, t); /* says why when it fails */
+	if (n < 0)
 		return n;
-	}
 	t->job_attached = 1;
 	pr_debug("run %s: %d running processes of job %u adopted", t->run_id, n,
 		 (unsigned)t->job_id);

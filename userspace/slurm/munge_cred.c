@@ -164,7 +164,8 @@ static int refused(munge_err_t e, const char *msg, const char *socket, char *err
 				  "error %d; see munged's log)",
 				  socket_name(socket), msg, (int)e);
 	}
-	return cred_error(err, errlen, -EACCES, "munge credential refused: %s (%s)", why, msg);
+	return cred_error(err, errlen, -EACCES, "munge credential refused by munged at '%s': %s (%s)",
+			  socket_name(socket), why, msg);
 }
 
 int munge_cred_check(const char *socket, const char *cred, const char *expected, uid_t *uid,

@@ -41,8 +41,9 @@
  *   SLURM_JOB_PROBE_MS each): slurmctld down is -EHOSTUNREACH in
  *   milliseconds (refused) or SLURM_JOB_PROBE_MS (silent host);
  * - slurmctld that dies within 5 s of a successful lookup, or accepts and
- *   never answers, still costs libslurm's own bound: up to about
- *   2 x MessageTimeout.
+ *   never answers (measured with a SIGSTOPped slurmctld, MessageTimeout
+ *   10: 20 s, then -EHOSTUNREACH "Socket timed out"), still costs
+ *   libslurm's own bound: about 2 x MessageTimeout.
  * The first lookup also costs the trial of the configuration in a child
  * (about 10 ms; at most SLURM_JOB_INIT_TIMEOUT_MS).
  *
