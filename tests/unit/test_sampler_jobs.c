@@ -39,98 +39,20 @@
 
 #include "tests/unit/bpf_fixture.h"
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/cgroup_fixture.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sampler_internal.h"
 
 #define FREQUENCY 999
 #define SPIN_MS "300"
 #define JOB 4242u
-#define FREEZER "/sys/fs/cgroup/freezer"
-#define UNIFIED "/sys/fs/cgroup/unified"
+#define FREEZER CG_FREEZER
+#define UNIFIED CG_UNIFIED
 
 static const char *why_not;
 static struct sampler *s;
 static uid_t user, other_user;
 static char v1_base[128], v1_step[256], v2_base[128], v2_task[256];
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void spin(int cpu_ms)
-{
-	struct timespec ts;
-	uint64_t end, wall_end = now_ns() + 5000000000ull;
-	volatile double x = 1.0;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-	      (uint64_t)cpu_ms * 1000000ull;
-	for (;;) {
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-		if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= end ||
-		    now_ns() >= wall_end)
-			break;
-		for (int i = 0; i < 10000; i++)
-			x = x * 1.0000001 + 0.5 / (x + 1.0);
-	}
-}
-
-/* mkdir of every component of rel under root; 0 or -1 */
-static int mkdirs(const char *root, const char *rel, char *out, size_t outlen)
-{
-	char path[256];
-	const char *p = rel;
-
-	for (;;) {
-		p = strchr(p + 1, '/');
-		snprintf(path, sizeof(path), "%s/%.*s", root, p ? (int)(p - rel) : (int)strlen(rel),
-			 rel);
-		if (mkdir(path, 0755) && errno != EEXIST)
-			return -1;
-		if (!p)
-			break;
-	}
-	snprintf(out, outlen, "%s", path);
-	return 0;
-}
-
-/* rmdir of leaf and of its parents up to (and with) base */
-static void rmdirs(const char *leaf, const char *base)
-{
-	char path[256], *slash;
-
-	if (!leaf[0] || !base[0])
-		return;
-	snprintf(path, sizeof(path), "%s", leaf);
-	while (strlen(path) >= strlen(base)) {
-		rmdir(path);
-		slash = strrchr(path, '/');
-		if (!slash)
-			break;
-		*slash = '\0';
-	}
-}
-
-static int cgroup_enter(const char *dir, pid_t pid)
-{
-	char path[300], buf[32];
-	int fd, n, err = 0;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
-	if (write(fd, buf, (size_t)n) != n)
-		err = -errno;
-	close(fd);
-	return err;
-}
 
 static int group_setup(void **state)
 {
@@ -148,12 +70,12 @@ static int group_setup(void **state)
 	}
 	snprintf(v1_base, sizeof(v1_base), FREEZER "/nktest_%d", (int)getpid());
 	snprintf(rel, sizeof(rel), "nktest_%d/uid_%u/job_%u/step_0", (int)getpid(), user, JOB);
-	if (mkdirs(FREEZER, rel, v1_step, sizeof(v1_step)))
+	if (cg_mkdirs(FREEZER, rel, v1_step, sizeof(v1_step)))
 		return -1;
 	snprintf(v2_base, sizeof(v2_base), UNIFIED "/nktest_%d", (int)getpid());
 	snprintf(rel, sizeof(rel), "nktest_%d/slurmstepd.scope/job_%u/step_0/user/task_0",
 		 (int)getpid(), JOB + 1);
-	if (mkdirs(UNIFIED, rel, v2_task, sizeof(v2_task)))
+	if (cg_mkdirs(UNIFIED, rel, v2_task, sizeof(v2_task)))
 		v2_task[0] = '\0'; /* the v2 test says SKIPPED */
 	return 0;
 }
@@ -161,8 +83,8 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	rmdirs(v1_step, v1_base);
-	rmdirs(v2_task, v2_base);
+	cg_rmdirs(v1_step, v1_base);
+	cg_rmdirs(v2_task, v2_base);
 	return 0;
 }
 
@@ -217,7 +139,7 @@ static void measure(const char *what, uid_t uid, const char *dir, int n)
 		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
-			if (dir && cgroup_enter(dir, getpid()))
+			if (dir && cg_enter(dir, getpid()))
 				_exit(120);
 			if (uid && (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
 				    setresuid(uid, uid, uid)))
@@ -263,7 +185,7 @@ static int workload(char **argv)
 	int status;
 
 	if (!strcmp(argv[1], "spin")) {
-		spin(atoi(argv[2]));
+		cg_spin(atoi(argv[2]));
 		return 0;
 	}
 	pid = getpid(); /* exec'd: ready */
@@ -274,7 +196,7 @@ static int workload(char **argv)
 	if (pid < 0)
 		return 125;
 	if (pid == 0) {
-		spin(atoi(argv[2]));
+		cg_spin(atoi(argv[2]));
 		_exit(0);
 	}
 	if (write(atoi(argv[3]), &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
@@ -324,7 +246,7 @@ static struct child start_child(uid_t uid, const char *dir, const char *mode)
 	close(gate[0]);
 	close(out[1]);
 	if (dir)
-		assert_int_equal(cgroup_enter(dir, c.pid), 0);
+		assert_int_equal(cg_enter(dir, c.pid), 0);
 	c.gate = gate[1];
 	c.child = out[0];
 	if (!strcmp(mode, "fork")) { /* its exec is behind it */
@@ -370,13 +292,13 @@ static int keep_report(const struct task_event *e, void *ctx)
 static int reports_of(pid_t pid, struct task_event *out, int max)
 {
 	struct reports r = {0};
-	uint64_t end = now_ns() + 300000000ull;
+	uint64_t end = cg_now_ns() + 300000000ull;
 	int n = 0;
 
 	do {
 		assert_int_equal(sampler_poll_task_events(s, keep_report, &r), 0);
 		usleep(5000);
-	} while (now_ns() < end);
+	} while (cg_now_ns() < end);
 	for (int i = 0; i < r.n; i++)
 		if ((pid_t)r.e[i].tgid == pid && n < max)
 			out[n++] = r.e[i];

@@ -75,9 +75,49 @@ void agent_adopt_running(struct agent *a, struct agent_target *t, pid_t tgid)
 	agent_on_image(a, pi, t, tgid);
 }
 
+/* the execs of Target processes one agent_process_events() read */
+struct events_round {
+	struct agent *a;
+	struct {
+		pid_t tgid;
+		uint32_t exec_seq;
+	} *execs;
+	size_t n_execs, cap_execs;
+};
+
+static void round_note_exec(struct events_round *r, pid_t tgid, uint32_t exec_seq)
+{
+	if (r->n_execs == r->cap_execs) {
+		size_t cap = r->cap_execs ? r->cap_execs * 2 : 16;
+		void *grown = realloc(r->execs, cap * sizeof(*r->execs));
+
+		if (!grown)
+			return; /* its samples may go to "[unmapped]" */
+		r->execs = grown;
+		r->cap_execs = cap;
+	}
+	r->execs[r->n_execs].tgid = tgid;
+	r->execs[r->n_execs++].exec_seq = exec_seq;
+}
+
+/* The kernel's record of an exec reaches the sideband before its report
+ * (it is written first): once both are read, a process whose mapping
+ * table is behind its kernel image count had its records come before the
+ * Agent knew it (adopted, then exec'd at once): its mappings are read
+ * again from /proc as that image. */
+static void round_catch_up(struct events_round *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_execs; i++)
+		module_table_catch_up(r->a->modules, r->execs[i].tgid, r->execs[i].exec_seq);
+	free(r->execs);
+}
+
 static int agent_on_task_event(const struct task_event *e, void *ctx)
 {
-	struct agent *a = ctx;
+	struct events_round *round = ctx;
+	struct agent *a = round->a;
 	struct process_info *pi = agent_process_info(a, e->tgid, 1);
 	struct agent_target *t;
 
@@ -87,6 +127,8 @@ static int agent_on_task_event(const struct task_event *e, void *ctx)
 	switch (e->kind) {
 	case TASK_EVENT_EXEC:
 		agent_on_image(a, pi, t, e->tgid);
+		if (t)
+			round_note_exec(round, e->tgid, e->exec_seq);
 		return 0;
 	case TASK_EVENT_LEFT:
 		agent_forget_process(a, e->tgid); /* pi is gone */
@@ -129,6 +171,7 @@ static int agent_keep_mpi_event(const struct mpi_event *e, void *ctx)
 
 int agent_process_events(struct agent *a)
 {
+	struct events_round round = {.a = a};
 	struct agent_target *t;
 	size_t *first, i, n = 0;
 	int err;
@@ -146,11 +189,12 @@ int agent_process_events(struct agent *a)
 	if (!err && a->mpi)
 		err = mpi_probes_poll_events(a->mpi, agent_keep_mpi_event, a);
 	if (!err)
-		err = sampler_poll_task_events(a->sampler, agent_on_task_event, a);
+		err = sampler_poll_task_events(a->sampler, agent_on_task_event, &round);
 	/* a child's FORK record is written before its exit is reported: read
 	 * the records again, so that no exit is applied before its fork */
 	if (!err)
 		err = sideband_poll(a->sideband);
+	round_catch_up(&round);
 	for (i = 0, t = a->targets; t; t = t->next, i++) {
 		size_t j;
 

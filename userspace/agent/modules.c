@@ -367,6 +367,20 @@ int module_table_load_proc(struct module_table *table, pid_t tgid, pid_t parent)
 	return proc_maps_for_each_exec(tgid, load_one, &lc);
 }
 
+int module_table_catch_up(struct module_table *table, pid_t tgid, uint32_t exec_seq)
+{
+	struct process *proc = process_find(table, tgid);
+	int err;
+
+	if (!proc || proc->exited || proc->exec_seq >= exec_seq)
+		return 0;
+	err = module_table_exec(table, tgid, proc->comm);
+	if (!err)
+		err = module_table_load_proc(table, tgid, 0);
+	proc->exec_seq = exec_seq;
+	return err ? err : 1;
+}
+
 void module_table_exit(struct module_table *table, pid_t tgid)
 {
 	struct process *proc = process_find(table, tgid);

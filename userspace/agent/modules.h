@@ -57,6 +57,12 @@ int module_table_map(struct module_table *table, pid_t tgid, uint64_t start, uin
 struct module *module_table_open_file(struct module_table *table, const char *path);
 /* Read the current code mappings of a running process from /proc. */
 int module_table_load_proc(struct module_table *table, pid_t tgid, pid_t parent);
+/* The kernel counts exec_seq execs of tgid (its current image): when the
+ * table counts fewer (the records of an exec came before the table knew
+ * the process), the current code mappings are read from /proc as that
+ * image (the table's current one becomes the previous). 1 read again, 0
+ * in step, -errno. */
+int module_table_catch_up(struct module_table *table, pid_t tgid, uint32_t exec_seq);
 void module_table_exit(struct module_table *table, pid_t tgid);
 /* Frees the processes that exited before the previous call. */
 void module_table_reap(struct module_table *table);
