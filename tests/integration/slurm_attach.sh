@@ -5,8 +5,8 @@
 # naming whose job it is, no Run written, no job Target left); the owner's
 # attach gives a finalized Run in <job working directory>/.nunatak, owned
 # by them, 0700, with the job's hotspots (heavy_kernel ahead of
-# light_kernel) and samples covering >= 90 % of 5 s x the CPUs the job kept
-# busy meanwhile (its tasks' CPU time from /proc over the attach's wall
+# light_kernel) and samples standing for >= 90 % of 5 s x the CPUs the job
+# kept busy meanwhile (its tasks' CPU time from /proc over the attach's wall
 # time), the job never stopped or signalled (it completes, exit 0).
 . "$TESTS_LIB/common.sh"
 . "$TESTS_LIB/service.sh"
@@ -85,20 +85,21 @@ case "$run" in "$W/.nunatak/"*) ;; *) fail "the Run $run is not in the job's wor
 [ -f "$run/manifest.json" ] && [ -f "$run/pivot.sqlite" ] || fail "the Run is not complete: $(ls -la "$run")"
 [ "$(stat -c '%U %a' "$run")" = "$U1 700" ] || fail "the Run is $(stat -c '%U %a' "$run"), expected $U1 700"
 [ "$(stat -c %U "$run/manifest.json" "$run/pivot.sqlite" | sort -u)" = "$U1" ] || fail "the Run's files: $(ls -la "$run")"
-python3 - "$run" "$FREQ" "$c0" "$c1" "$t0" "$t1" <<'PY' || fail "the attach's samples (see above)"
+python3 - "$run" "$c0" "$c1" "$t0" "$t1" <<'PY' || fail "the attach's samples (see above)"
 import sqlite3, sys
-run, freq, c0, c1, t0, t1 = sys.argv[1], *map(float, sys.argv[2:])
+run, c0, c1, t0, t1 = sys.argv[1], *map(float, sys.argv[2:])
 db = sqlite3.connect(f"file:{run}/pivot.sqlite?mode=ro", uri=True)
 n = db.execute("select coalesce(sum(sample_count), 0) from samples where counter = 'cpu-clock'").fetchone()[0]
-busy = (c1 - c0) / (t1 - t0)          # CPUs the job kept busy meanwhile
-want = 0.9 * 5 * busy * freq
 hot = dict(db.execute("""select h.name, sum(m.value) from measurements m join hotspots h on h.id = m.hotspot
     where m.counter = 'cpu-clock' group by h.name"""))
+sampled = sum(hot.values()) / 1e9     # CPU seconds the samples stand for
+busy = (c1 - c0) / (t1 - t0)          # CPUs the job kept busy meanwhile
+want = 0.9 * 5 * busy
 heavy, light = hot.get("heavy_kernel", 0), hot.get("light_kernel", 0)
 tasks = db.execute("select count(distinct tgid) from loci where comm = 'hotspots'").fetchone()[0]
-print(f"samples {n}, busy CPUs {busy:.2f}, wanted >= {want:.0f}; heavy_kernel {heavy/1e9:.2f} s, "
-      f"light_kernel {light/1e9:.2f} s; tasks sampled {tasks}")
-ok = n >= want and heavy > 2 * light > 0 and tasks == 2
+print(f"{n} samples = {sampled:.2f} CPU s; busy CPUs {busy:.2f}: wanted >= 0.9 x 5 s x {busy:.2f} = {want:.2f} CPU s; "
+      f"heavy_kernel {heavy/1e9:.2f} s, light_kernel {light/1e9:.2f} s; tasks sampled {tasks}")
+ok = sampled >= want and heavy > 2 * light > 0 and tasks == 2
 sys.exit(0 if ok else 1)
 PY
 echo "$U1's attach: Run $(basename "$run"), $(stat -c '%U %a' "$run"), $(python3 -c "print(f'{$t1 - $t0:.1f}')") s"

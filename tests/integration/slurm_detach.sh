@@ -3,7 +3,7 @@
 # `nunatak attach JOBID` early (ended_by "detach", within seconds, Run
 # finalized with what was sampled, the job untouched); a job that ends
 # during an attach with no --duration ends the attach (ended_by
-# "job-ended") and its Run is finalized, nothing lost: its samples cover
+# "job-ended") and its Run is finalized, nothing lost: its samples stand for
 # >= 90 % of the CPU time the job's tasks spent once the attach said it
 # was attached (each task prints its own CPU time at its end,
 # tests/workloads/jobspin).
@@ -106,14 +106,17 @@ t1=$EPOCHREALTIME
 n=$(check_run "$T/a2.out")
 # what the tasks spent after the attach began: their own total at exit
 # less what /proc said just before the attach
-python3 - "$n" "$FREQ" "$c0" "$W/slurm-$j.out" <<'PY' || fail "samples lost at the job's end: $(cat "$W/slurm-$j.out")"
-import re, sys
-n, freq, c0 = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-cpu = [float(m) for m in re.findall(r"^jobspin: .* cpu_s=([0-9.]+) ", open(sys.argv[4]).read(), re.M)]
-want = 0.9 * (sum(cpu) - c0) * freq
-print(f"job-ended Run: {n} samples; the {len(cpu)} tasks spent {sum(cpu) - c0:.2f} CPU s after the "
-      f"attach began, wanted >= {want:.0f}")
-sys.exit(0 if len(cpu) == 2 and n >= want and sum(cpu) - c0 > 2 else 1)
+python3 - "$(json "$T/a2.out" 'd["run_dir"]')" "$c0" "$W/slurm-$j.out" <<'PY' || fail "samples lost at the job's end: $(cat "$W/slurm-$j.out")"
+import re, sqlite3, sys
+run, c0 = sys.argv[1], float(sys.argv[2])
+cpu = [float(m) for m in re.findall(r"^jobspin: .* cpu_s=([0-9.]+) ", open(sys.argv[3]).read(), re.M)]
+db = sqlite3.connect(f"file:{run}/pivot.sqlite?mode=ro", uri=True)
+sampled = db.execute("select coalesce(sum(value), 0) from measurements where counter = 'cpu-clock' "
+                     "and hotspot is not null").fetchone()[0] / 1e9
+want = 0.9 * (sum(cpu) - c0)
+print(f"job-ended Run: samples = {sampled:.2f} CPU s; the {len(cpu)} tasks spent {sum(cpu) - c0:.2f} CPU s "
+      f"after the attach began, wanted >= {want:.2f}")
+sys.exit(0 if len(cpu) == 2 and sampled >= want and sum(cpu) - c0 > 2 else 1)
 PY
 echo "job end: the attach ended $(python3 -c "print(f'{$t1 - $t0:.2f}')") s after the job left the queue"
 exit 0

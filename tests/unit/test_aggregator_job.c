@@ -234,6 +234,9 @@ static void test_prolog_two_nodes(void **state)
 	assert_int_equal(manifest_finalized(m), 1);
 	assert_null(degradation_of(m, "nodes-missing"));
 	assert_null(degradation_of(m, "node-lost"));
+	/* the frequency START said the Agents sample at */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "run"), "frequency")),
+			 997);
 	json_decref(m);
 	run = status_run(fx->dealer);
 	assert_null(run);
@@ -448,83 +451,131 @@ static void test_attach_bad_credential(void **state)
 	assert_no_run(fx);
 }
 
-/* sbatch (SLURM_CONF=conf) of `sleep secs` in dir: its job id, 0 failed */
-static uint32_t sbatch_sleep(const char *conf, const char *dir, int secs)
+/* argv run (PATH searched, env given), its stdout (up to len - 1 bytes)
+ * into out; its exit status, -1 when it could not run */
+static int run_capture(char *const argv[], char *const envp[], char *out, size_t len)
 {
-	char wrap[64], chdir_opt[PATH_MAX + 16], out[256] = "", env_conf[PATH_MAX + 16];
-	char *argv[] = {"sbatch", "--parsable", chdir_opt, "-o", "/dev/null", "--wrap", wrap, NULL};
-	char *envp[] = {env_conf, "PATH=/usr/bin:/bin", NULL};
 	posix_spawn_file_actions_t fa;
-	int pipefd[2], status;
+	int pipefd[2], status = -1;
+	size_t got = 0;
 	ssize_t n;
 	pid_t pid;
 
-	snprintf(wrap, sizeof(wrap), "sleep %d", secs);
-	snprintf(chdir_opt, sizeof(chdir_opt), "--chdir=%s", dir);
-	snprintf(env_conf, sizeof(env_conf), "SLURM_CONF=%s", conf);
+	out[0] = '\0';
 	assert_int_equal(pipe(pipefd), 0);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
 	posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-	if (posix_spawnp(&pid, "sbatch", &fa, NULL, argv, envp))
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp))
 		pid = -1;
 	posix_spawn_file_actions_destroy(&fa);
 	close(pipefd[1]);
-	n = pid > 0 ? read(pipefd[0], out, sizeof(out) - 1) : -1;
+	while (pid > 0 && got + 1 < len && (n = read(pipefd[0], out + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
 	close(pipefd[0]);
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	if (n <= 0)
+	if (pid > 0 && waitpid(pid, &status, 0) == pid)
+		return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return -1;
+}
+
+/* sbatch (SLURM_CONF=conf) of `sleep secs` in dir, as user (NULL: as
+ * this process): its job id, 0 failed */
+static uint32_t sbatch_sleep(const char *conf, const char *dir, int secs, const char *user)
+{
+	char wrap[64], chdir_opt[PATH_MAX + 16], out[256], env_conf[PATH_MAX + 16];
+	char *argv[] = {"runuser", "-u",	(char *)user, "--",	"sbatch", "--parsable",
+			chdir_opt, "-o",	"/dev/null",  "--wrap", wrap,	  NULL};
+	char *envp[] = {env_conf, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+
+	snprintf(wrap, sizeof(wrap), "sleep %d", secs);
+	snprintf(chdir_opt, sizeof(chdir_opt), "--chdir=%s", dir);
+	snprintf(env_conf, sizeof(env_conf), "SLURM_CONF=%s", conf);
+	if (run_capture(user ? argv : argv + 4, envp, out, sizeof(out)))
 		return 0;
-	out[n] = '\0';
 	return (uint32_t)strtoul(out, NULL, 10);
+}
+
+/* a credential for payload made by user's munge (the munge command as
+ * that user), or NULL */
+static char *user_credential(const char *sock, const char *user, const char *payload)
+{
+	char out[4096];
+	char *argv[] = {"runuser", "-u", (char *)user, "--", "munge", "-S", (char *)sock,
+			"-s",	   (char *)payload, NULL};
+	char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+	size_t len;
+
+	if (run_capture(argv, envp, out, sizeof(out)))
+		return NULL;
+	len = strcspn(out, "\n");
+	out[len] = '\0';
+	return len ? strdup(out) : NULL;
+}
+
+/* ATTACH to job with a credential of user (NULL: ours), asked again while
+ * the job is pending: the final reply (wire_envelope_free) */
+static wire_envelope *attach_when_running(struct fixture *fx, const char *sock, uint32_t job,
+					  const char *user)
+{
+	char payload[64], err[512], run_id[32], *cred = NULL;
+	wire_envelope *r = NULL;
+	int i;
+
+	snprintf(payload, sizeof(payload), "nunatak attach job=%u", job);
+	for (i = 0; i < 40; i++) {
+		if (user)
+			cred = user_credential(sock, user, payload);
+		else if (munge_cred_make(sock, payload, 60, &cred, err, sizeof(err)))
+			fail_msg("munge_cred_make: %s", err);
+		if (!cred)
+			fail_msg("no credential of user %s", user);
+		snprintf(run_id, sizeof(run_id), "att-%u-%d", job, i);
+		attach(fx->dealer, run_id, job, cred);
+		free(cred);
+		r = recv_on_within(fx->dealer, REPLY_TIMEOUT_MS);
+		if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ERROR || r->error->code != EAGAIN)
+			return r;
+		wire_envelope_free(r); /* pending */
+		usleep(250 * 1000);
+	}
+	fail_msg("job %u did not run within 10 s", job);
+	return NULL;
+}
+
+static const char *slurm_conf_or_skip(const char *munge_sock)
+{
+	const char *conf = getenv("NUNATAK_TEST_SLURM_CONF");
+
+	if (munge_sock && (!conf || !conf[0]))
+		print_message("SKIPPED: no Slurm for the tests (set NUNATAK_TEST_SLURM_CONF, see "
+			      "tests/lib/slurm.sh)\n");
+	return munge_sock && conf && conf[0] ? conf : NULL;
 }
 
 static void test_attach_job_watch_close(void **state)
 {
 	struct fixture *fx = *state;
-	const char *sock = munge_socket_or_skip(), *conf = getenv("NUNATAK_TEST_SLURM_CONF");
-	char err[512], *cred = NULL, payload[64], *ack = NULL, *close_json;
+	const char *sock = munge_socket_or_skip(), *conf = slurm_conf_or_skip(sock);
+	wire_envelope *r;
+	char *close_json;
 	long long t0;
 	uint32_t job;
 	json_t *j;
-	int i;
 
-	if (!sock || !conf || !conf[0]) {
-		if (sock)
-			print_message("SKIPPED: no Slurm for the tests (set NUNATAK_TEST_SLURM_CONF, "
-				      "see tests/lib/slurm.sh)\n");
+	if (!conf) {
 		skip();
 		return;
 	}
-	assert_int_equal(mkdir(fx->runs_dir, 0755), 0);
-	job = sbatch_sleep(conf, fx->base, 4);
+	job = sbatch_sleep(conf, fx->base, 4, NULL);
 	if (!job)
 		fail_msg("sbatch failed (SLURM_CONF=%s)", conf);
-	snprintf(payload, sizeof(payload), "nunatak attach job=%u", job);
 	hello_on(fx->dealer, NODE, 1, NULL);
-	/* the job may still be pending: asked again until it runs */
-	for (i = 0; i < 20; i++) {
-		wire_envelope *r;
-		char run_id[32];
-
-		if (munge_cred_make(sock, payload, 60, &cred, err, sizeof(err)))
-			fail_msg("munge_cred_make: %s", err);
-		snprintf(run_id, sizeof(run_id), "att-%d", i);
-		attach(fx->dealer, run_id, job, cred);
-		free(cred);
-		r = recv_on_within(fx->dealer, REPLY_TIMEOUT_MS);
-		if (r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ACK) {
-			ack = strdup(r->ack->json);
-			wire_envelope_free(r);
-			break;
-		}
-		assert_int_equal(r->error->code, EAGAIN); /* pending */
-		wire_envelope_free(r);
-		usleep(250 * 1000);
-	}
-	assert_non_null(ack);
-	j = json_loads(ack, 0, NULL);
+	r = attach_when_running(fx, sock, job, NULL);
+	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ACK)
+		fail_msg("ATTACH refused: %s", r->error->message);
+	j = json_loads(r->ack->json, 0, NULL);
+	wire_envelope_free(r);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "job"), "id")), job);
 	assert_non_null(strstr(json_string_value(json_object_get(j, "run_dir")), "/.nunatak/"));
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "owner"), "uid")),
@@ -538,7 +589,79 @@ static void test_attach_job_watch_close(void **state)
 	free(close_json);
 	finalize_on(fx->dealer, json_string_value(json_object_get(j, "run_id")), FINALIZE_JSON);
 	json_decref(j);
-	free(ack);
+}
+
+/* the job of nunatak-u1: nunatak-u2 is refused (nothing made), u1 gets a
+ * Run of their own in <work_dir>/.nunatak, 0700 */
+static void test_attach_other_user(void **state)
+{
+	struct fixture *fx = *state;
+	const char *sock = munge_socket_or_skip(), *conf = slurm_conf_or_skip(sock);
+	struct passwd *pw1 = getpwnam("nunatak-u1"), u1 = pw1 ? *pw1 : (struct passwd){0};
+	struct passwd *pw2 = getpwnam("nunatak-u2"); /* getpwnam's buffer: copied */
+	char work[PATH_MAX], want[256], runs[PATH_MAX + 16];
+	const char *run_dir;
+	struct stat st;
+	wire_envelope *r;
+	uint32_t job;
+	json_t *j;
+
+	uid_t u2_uid = pw2 ? pw2->pw_uid : 0;
+
+	if (!conf || !pw1 || !pw2) {
+		if (conf)
+			print_message("SKIPPED: no users nunatak-u1 and nunatak-u2 (useradd -m)\n");
+		skip();
+		return;
+	}
+	snprintf(work, sizeof(work), "%s/work", fx->base);
+	assert_int_equal(chmod(fx->base, 0711), 0);
+	assert_int_equal(mkdir(work, 0755), 0);
+	assert_int_equal(chown(work, u1.pw_uid, u1.pw_gid), 0);
+	job = sbatch_sleep(conf, work, 6, "nunatak-u1");
+	if (!job)
+		fail_msg("sbatch as nunatak-u1 failed (SLURM_CONF=%s)", conf);
+	hello_on(fx->dealer, NODE, 1, NULL);
+	r = attach_when_running(fx, sock, job, "nunatak-u2");
+	snprintf(want, sizeof(want),
+		 "job %u belongs to user 'nunatak-u1' (uid %u), not to you (uid %u): only the "
+		 "job's owner or root may attach to it",
+		 job, (unsigned)u1.pw_uid, (unsigned)u2_uid);
+	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ERROR || r->error->code != EPERM ||
+	    strcmp(r->error->message, want))
+		fail_msg("not refused as expected (EPERM, '%s'): code %d, %s", want,
+			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? (int)r->error->code : 0,
+			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message
+									     : r->ack->json);
+	wire_envelope_free(r);
+	snprintf(runs, sizeof(runs), "%s/.nunatak", work);
+	assert_true(dir_is_empty(runs) && lstat(runs, &st) && errno == ENOENT);
+
+	r = attach_when_running(fx, sock, job, "nunatak-u1");
+	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ACK)
+		fail_msg("the owner's ATTACH refused: %s", r->error->message);
+	j = json_loads(r->ack->json, 0, NULL);
+	wire_envelope_free(r);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "owner"), "uid")),
+			 u1.pw_uid);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(j, "owner"), "user")), "nunatak-u1");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(j, "job"), "work_dir")), work);
+	run_dir = json_string_value(json_object_get(j, "run_dir"));
+	assert_int_equal(strncmp(run_dir, runs, strlen(runs)), 0);
+	assert_int_equal(lstat(runs, &st), 0);
+	assert_true(S_ISDIR(st.st_mode) && st.st_uid == u1.pw_uid && (st.st_mode & 07777) == 0700);
+	assert_int_equal(lstat(run_dir, &st), 0);
+	assert_true(st.st_uid == u1.pw_uid && (st.st_mode & 07777) == 0700);
+	/* a second ATTACH of that job: busy */
+	r = attach_when_running(fx, sock, job, "nunatak-u1");
+	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
+	assert_int_equal(r->error->code, EBUSY);
+	wire_envelope_free(r);
+	wire_envelope_free(recv_on_within(fx->dealer, 15000)); /* CLOSE job-ended */
+	finalize_on(fx->dealer, json_string_value(json_object_get(j, "run_id")), FINALIZE_JSON);
+	json_decref(j);
 }
 
 int main(void)
@@ -553,6 +676,7 @@ int main(void)
 					    setup_no_munged, teardown),
 	    cmocka_unit_test_setup_teardown(test_attach_bad_credential, setup_real, teardown),
 	    cmocka_unit_test_setup_teardown(test_attach_job_watch_close, setup_real, teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_other_user, setup_real, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -263,9 +263,9 @@ static int as_nobody(struct jfx *j, json_t *req)
 
 static json_t *prolog_req(const char *work_dir)
 {
-	return json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:n}", "request", "job-prolog",
+	return json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:i}", "request", "job-prolog",
 			 "job_id", JOB, "uid", OWNER, "gid", OWNER, "work_dir", work_dir, "nodes",
-			 FX_NODE ",n2", "cluster", "clus ter", "frequency");
+			 FX_NODE ",n2", "cluster", "clus ter", "frequency", 199);
 }
 
 /* the Slurm hooks are root's: a user's are refused, nothing sent */
@@ -535,6 +535,9 @@ static void test_prolog_epilog(void **state)
 	assert_int_equal(json_integer_value(json_object_get(job, "id")), JOB);
 	assert_string_equal(json_string_value(json_object_get(job, "nodes")), FX_NODE ",n2");
 	assert_string_equal(json_string_value(json_object_get(job, "mode")), "prolog");
+	/* 199 asked: the service samples at its own frequency, and says so */
+	assert_int_equal(json_integer_value(json_object_get(doc, "frequency")),
+			 CONFIG_DEFAULT_SAMPLING_FREQUENCY);
 	json_decref(doc);
 	fx_ack(j->agg, &r, "{\"run_dir\":\"/w/.nunatak/job-4242\"}");
 	fx_release(&r);
@@ -542,6 +545,8 @@ static void test_prolog_epilog(void **state)
 	assert_int_equal(control_reply_status(msg, err, sizeof(err)), 0);
 	assert_string_equal(json_string_value(json_object_get(msg, "run_dir")),
 			    "/w/.nunatak/job-4242");
+	assert_int_equal(json_integer_value(json_object_get(msg, "frequency")),
+			 CONFIG_DEFAULT_SAMPLING_FREQUENCY);
 	json_decref(msg);
 	/* not bound to its connection */
 	close(fd);

@@ -52,9 +52,8 @@ static int agent_request_send(struct agent *a, struct agent_request *r, long lon
 	return 0;
 }
 
-int agent_control_request(struct agent *a, int action, const char *run_id,
-			  const char *route_key, const char *json, int timeout_ms,
-			  agent_done_fn done, void *ctx)
+int agent_control_request(struct agent *a, int action, const char *run_id, const char *route_key,
+			  const char *json, int timeout_ms, agent_done_fn done, void *ctx)
 {
 	const char *key = route_key ? route_key : run_id;
 	long long now = clock_monotonic_ms();
@@ -143,8 +142,7 @@ int agent_requests_on_ack(struct agent *a, const struct agent_conn *c,
 }
 
 /* the oldest request sent on c (the list is newest first) */
-static struct agent_request *agent_request_oldest(const struct agent *a,
-						  const struct agent_conn *c)
+static struct agent_request *agent_request_oldest(const struct agent *a, const struct agent_conn *c)
 {
 	struct agent_request *r, *found = NULL;
 
@@ -157,8 +155,8 @@ static struct agent_request *agent_request_oldest(const struct agent *a,
 int agent_requests_on_error(struct agent *a, const struct agent_conn *c,
 			    const Nunatak__Wire__Error *e, int any_run)
 {
-	struct agent_request *r = any_run ? agent_request_oldest(a, c)
-					  : agent_request_on(a, c, e->run_id);
+	struct agent_request *r =
+	    any_run ? agent_request_oldest(a, c) : agent_request_on(a, c, e->run_id);
 
 	if (!r)
 		return 0;

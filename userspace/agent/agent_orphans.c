@@ -72,8 +72,7 @@ static void agent_orphan_routes_prune(struct agent *a)
 	}
 }
 
-static int agent_orphan_route_set(struct agent *a, const char *run_id, uint64_t inc,
-				  size_t conn)
+static int agent_orphan_route_set(struct agent *a, const char *run_id, uint64_t inc, size_t conn)
 {
 	struct agent_orphan_route *r = agent_orphan_route(a, run_id, inc);
 
@@ -139,7 +138,8 @@ void agent_send_orphans(struct agent *a, long long now)
 		if (c->orphan_in_flight ? now - c->orphan_sent_ms < AGENT_RESEND_MS
 					: now < c->orphan_scan_ms)
 			continue;
-		c->orphan_scan_ms = now + AGENT_RETRY_MS; /* the scan is linear: not at every call */
+		c->orphan_scan_ms =
+		    now + AGENT_RETRY_MS; /* the scan is linear: not at every call */
 		for (i = 0; (se = spool_entry_at(a->spool, i)); i++) {
 			if (se->incarnation == a->incarnation && agent_target_find(a, se->run_id))
 				continue;

@@ -111,11 +111,12 @@ static json_t *job_facts(struct node_service *ns, const json_t *req, uint32_t jo
 			 : ns->cfg ? config_effective_json(ns->cfg) : json_object());
 }
 
-static json_t *frequency_of(const json_t *req)
+/* The frequency of a job Run: the node service's, whatever was asked (the
+ * Agent samples every Target at its configuration's frequency), so that
+ * the Run records what it was sampled at */
+static json_t *frequency_of(const struct node_service *ns)
 {
-	const json_t *f = json_object_get(req, "frequency");
-
-	return json_is_integer(f) ? json_incref((json_t *)f) : json_null();
+	return json_integer(ns->frequency);
 }
 
 static const char *symbolizer_of(const json_t *req)
@@ -130,7 +131,7 @@ static char *attach_json(struct ns_run *r, const json_t *req)
 				(json_int_t)r->job_id, "credential",
 				json_object_get(req, "credential"), "name",
 				json_object_get(req, "name") ?: json_null(), "frequency",
-				frequency_of(req), "run", job_facts(r->ns, req, r->job_id, "attach"),
+				frequency_of(r->ns), "run", job_facts(r->ns, req, r->job_id, "attach"),
 				"symbolizer", symbolizer_of(req), "mpi_events",
 				json_is_true(json_object_get(req, "mpi_events")));
 	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
@@ -190,7 +191,7 @@ static void on_attached(void *ctx, int err, const char *json)
 {
 	struct ns_run *r = ctx;
 	struct node_service *ns = r->ns;
-	json_t *ack = !err && json ? json_loads(json, 0, NULL) : NULL, *f;
+	json_t *ack = !err && json ? json_loads(json, 0, NULL) : NULL;
 	char why[512];
 
 	if (err < 0) {
@@ -211,10 +212,9 @@ static void on_attached(void *ctx, int err, const char *json)
 	}
 	snprintf(r->run_dir, sizeof(r->run_dir), "%s",
 		 json_string_value(json_object_get(ack, "run_dir")) ?: "");
-	f = json_object_get(ack, "frequency");
-	r->info = json_pack("{s:O?, s:O?, s:O}", "owner", json_object_get(ack, "owner"), "job",
-			    json_object_get(ack, "job"), "frequency",
-			    json_is_integer(f) ? f : json_integer(ns->frequency));
+	/* what this node samples at: its configuration's, whatever was asked */
+	r->info = json_pack("{s:O?, s:O?, s:I}", "owner", json_object_get(ack, "owner"), "job",
+			    json_object_get(ack, "job"), "frequency", (json_int_t)ns->frequency);
 	json_decref(ack);
 	r->state = NS_RUN_ACTIVE;
 	if (!ns->quiet)
@@ -433,8 +433,7 @@ static char *prolog_start_json(struct ns_run *r, const json_t *req)
 			job_facts(r->ns, req, r->job_id, "job-prolog"), "runs_dir", runs_dir,
 			"runs_dir_create", 1, "owner", "uid", (json_int_t)r->uid, "gid",
 			(json_int_t)r->gid, "symbolizer", symbolizer_of(req), "frequency",
-			json_is_integer(json_object_get(req, "frequency"))
-			? frequency_of(req) : json_integer(r->ns->frequency),
+			frequency_of(r->ns),
 			"mpi_events", 0, "job", "id", (json_int_t)r->job_id, "nodes",
 			json_object_get(req, "nodes"), "mode", "prolog");
 	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
@@ -465,8 +464,8 @@ static void on_prolog_started(void *ctx, int err, const char *json)
 		pr_info("Run %s of job %u (uid %u) started in '%s'", r->run_id, (unsigned)r->job_id,
 			(unsigned)r->uid, r->run_dir);
 	ns_reply(ns, r->waiter, CONTROL_JOB_PROLOG,
-		 control_ok_reply(json_pack("{s:s, s:s}", "run_id", r->run_id, "run_dir",
-					    r->run_dir)));
+		 control_ok_reply(json_pack("{s:s, s:s, s:I}", "run_id", r->run_id, "run_dir",
+					    r->run_dir, "frequency", (json_int_t)ns->frequency)));
 	r->waiter = NULL;
 	if (r->interrupted) /* the service stops */
 		ns_run_finish(r);

@@ -279,8 +279,9 @@ static void finalize_missing(struct aggregator *agg, struct agg_run *r)
 		fin = json_pack("{s:n, s:s, s:i}", "exit_code", "end", end, "nodes_wait_ms", 0);
 	}
 	json_object_set_new(fin, "nodes_wait_ms", json_integer(0));
-	pr_warn("run '%s': finalized without the Epilog of every node of job %" PRIu32 " (%s)",
-		r->run_id, r->job->id, r->job->missing_why);
+	pr_warn("run '%s': finalized without %s of job %" PRIu32 " (%s)", r->run_id,
+		r->job->abandoned ? "the end asked by its origin" : "the Epilog of every node",
+		r->job->id, r->job->missing_why);
 	agg_finalize_begin(agg, r, NULL, fin);
 }
 
@@ -290,6 +291,27 @@ static void min_timeout(int *timeout, long long at, long long now)
 
 	if (*timeout < 0 || ms < *timeout)
 		*timeout = (int)(ms > 3600000 ? 3600000 : ms);
+}
+
+/* an attach job Run whose job ended: CLOSE again now and then (the origin
+ * may have missed it), finalized when its origin never ends it */
+static void attach_tick(struct aggregator *agg, struct agg_run *r, long long now, int *timeout)
+{
+	struct agg_job *j = r->job;
+
+	if (!j->close_sent_ms || !j->ended_ms)
+		return;
+	if (now - j->ended_ms >= AGG_JOB_ENDED_GRACE_MS) {
+		j->abandoned = 1;
+		snprintf(j->missing_why, sizeof(j->missing_why), "%d s after the job ended",
+			 AGG_JOB_ENDED_GRACE_MS / 1000);
+		finalize_missing(agg, r);
+		return;
+	}
+	if (now - j->close_sent_ms >= AGG_JOB_CLOSE_AGAIN_MS)
+		agg_job_send_close(agg, r);
+	min_timeout(timeout, j->close_sent_ms + AGG_JOB_CLOSE_AGAIN_MS, now);
+	min_timeout(timeout, j->ended_ms + AGG_JOB_ENDED_GRACE_MS, now);
 }
 
 int agg_job_tick(struct aggregator *agg)
@@ -309,11 +331,12 @@ int agg_job_tick(struct aggregator *agg)
 			j->next_watch_ms = now + AGG_JOB_WATCH_MS;
 		if (!j->watching)
 			min_timeout(&timeout, j->next_watch_ms, now);
-		if (j->mode == AGG_JOB_ATTACH && j->close_sent_ms &&
-		    now - j->close_sent_ms >= AGG_JOB_CLOSE_AGAIN_MS)
-			agg_job_send_close(agg, r); /* the origin may have missed it */
-		if (j->mode != AGG_JOB_PROLOG || j->auto_failed)
+		if (j->auto_failed)
 			continue;
+		if (j->mode == AGG_JOB_ATTACH) {
+			attach_tick(agg, r, now, &timeout);
+			continue;
+		}
 		if (j->epilog_deadline_ms && now >= j->epilog_deadline_ms) {
 			finalize_missing(agg, r);
 			continue;
@@ -338,6 +361,16 @@ void agg_job_degrade(struct agg_run *r)
 	char nodes[1024] = "", message[1400];
 	size_t i, len = 0, missing = 0;
 
+	if (job && job->abandoned) {
+		snprintf(message, sizeof(message),
+			 "node %s, where job %" PRIu32 " was attached to, never ended the Run (%s): "
+			 "what it measured after its last stored Batch is missing",
+			 r->origin, job->id, job->missing_why);
+		pivot_add_degradation(r->pivot, "nodes-missing", message,
+				      "check nunatakd on that node (is it running? its log says "
+				      "why)");
+		return;
+	}
 	if (!job || job->mode != AGG_JOB_PROLOG)
 		return;
 	for (i = 0; i < job->n_nodes; i++) {

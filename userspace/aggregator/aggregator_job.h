@@ -8,7 +8,10 @@
  *    made with the job's owner (Slurm's uid/gid) in <work_dir>/.nunatak,
  *    OPENed {"job_id",...} to the job's other nodes (now and at their next
  *    Hello); the job is looked at every second in the worker and the
- *    origin is sent CLOSE {"why":"job-ended"} once it no longer runs.
+ *    origin is sent CLOSE {"why":"job-ended"} once it no longer runs
+ *    (again every AGG_JOB_CLOSE_AGAIN_MS); an origin that never FINALIZEs
+ *    it (its nunatakd gone) leaves it finalized AGG_JOB_ENDED_GRACE_MS
+ *    after the job's end, `nodes-missing` naming the origin.
  *  - "prolog" (here): START with "job" {"id","nodes" (hostlist),"mode"} by
  *    each job node (the first makes the Run, the others join it), FINALIZE
  *    "job_epilog" by each; acked at once while nodes are pending, the last
@@ -54,7 +57,8 @@ struct agg_job {
 	long long epilog_deadline_ms;  /* 0: no Epilog yet */
 	int auto_failed;	       /* finalized with nobody to answer: failed, not again */
 	int lookup_warned;
-	int seen; /* Slurm knew the job once (ENOENT then means: gone) */
+	int seen;      /* Slurm knew the job once (ENOENT then means: gone) */
+	int abandoned; /* attach: its origin never ended it after the job ended */
 	char missing_why[64]; /* what nodes-missing says of the wait */
 };
 

@@ -60,6 +60,25 @@ static int start_facts(struct agg_run *r, const json_t *spec, const char **runs_
 	return 0;
 }
 
+/* The frequency the Agents sample the Run at (START's "frequency": the
+ * node service's own for a service Run, whatever the client asked) as
+ * run.frequency, and as the effective sampling.frequency when the client's
+ * configuration said another */
+static void manifest_frequency(json_t *manifest, long frequency)
+{
+	json_t *eff = json_object_get(json_object_get(manifest, "provenance"),
+				      "effective_configuration");
+	json_t *asked = json_object_get(json_object_get(eff, "sampling.frequency"), "value");
+
+	if (frequency <= 0)
+		return;
+	json_object_set_new(json_object_get(manifest, "run"), "frequency", json_integer(frequency));
+	if (json_is_object(eff) && json_integer_value(asked) != frequency)
+		json_object_set_new(eff, "sampling.frequency",
+				    json_pack("{s:I, s:s}", "value", (json_int_t)frequency, "source",
+					      "the node service (its sampling.frequency)"));
+}
+
 /* The Run's directory, pivot, reserve and first manifest, as the owner
  * (the caller switched). 0 or -errno with why. */
 static int start_files(struct agg_run *r, const json_t *spec, const char *runs_dir, char *why,
@@ -104,6 +123,7 @@ static int start_files(struct agg_run *r, const json_t *spec, const char *runs_d
 	json_decref(machine);
 	if (!r->manifest)
 		return -ENOMEM;
+	manifest_frequency(r->manifest, r->frequency);
 	err = manifest_write(r->dir_fd, r->manifest);
 	if (err)
 		snprintf(why, whylen, "cannot write the manifest in '%s': %s", r->run_dir,

@@ -247,6 +247,7 @@ static int attach_start(struct attach *a)
 {
 	struct control_wait w = { .fd = a->signal_fd, .on_fd = on_signal_give_up, .ctx = a };
 	json_t *req = attach_request(a), *reply = NULL;
+	json_int_t hz;
 	char err[1024];
 	int e;
 
@@ -272,8 +273,12 @@ static int attach_start(struct attach *a)
 		 json_string_value(json_object_get(reply, "run_dir")) ?: "");
 	a->job = json_deep_copy(json_object_get(reply, "job")) ?: json_object();
 	json_object_set(a->job, "owner", json_object_get(reply, "owner") ?: json_null());
-	json_decref(reply);
 	print_attached(a);
+	hz = json_integer_value(json_object_get(reply, "frequency"));
+	if (opt.frequency && hz && hz != opt.frequency)
+		fprintf(stderr, "nunatak: this node samples at %lld Hz, not at the %ld Hz asked: the "
+				"node services' configuration decides\n", (long long)hz, opt.frequency);
+	json_decref(reply);
 	return 0;
 }
 

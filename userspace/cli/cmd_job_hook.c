@@ -255,7 +255,8 @@ int cmd_job_prolog(int argc, char **argv)
 	if (e)
 		say(&h, "not profiled: %s", err);
 	else
-		say(&h, "profiling, Run %s (owner uid %s)",
+		say(&h, "profiling at %lld Hz, Run %s (owner uid %s)",
+		    (long long)json_integer_value(json_object_get(reply, "frequency")),
 		    json_string_value(json_object_get(reply, "run_dir")) ?: "?",
 		    getenv("SLURM_JOB_UID"));
 out:
