@@ -261,11 +261,16 @@ static int as_nobody(struct jfx *j, json_t *req)
 	return WEXITSTATUS(status);
 }
 
-static json_t *prolog_req(const char *work_dir)
+static json_t *prolog_req_of(const char *work_dir, int job)
 {
 	return json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:i}", "request", "job-prolog",
-			 "job_id", JOB, "uid", OWNER, "gid", OWNER, "work_dir", work_dir, "nodes",
+			 "job_id", job, "uid", OWNER, "gid", OWNER, "work_dir", work_dir, "nodes",
 			 FX_NODE ",n2", "cluster", "clus ter", "frequency", 199);
+}
+
+static json_t *prolog_req(const char *work_dir)
+{
+	return prolog_req_of(work_dir, JOB);
 }
 
 /* the Slurm hooks are root's: a user's are refused, nothing sent */
@@ -598,7 +603,8 @@ static void test_prolog_bounded(void **state)
 }
 
 /* the service stops: the attach Run ends (its client told, "service-stop"),
- * the prolog Run's FINALIZE is this node's Epilog */
+ * the prolog Run's FINALIZE is this node's Epilog (another job: a job has
+ * one Run per node) */
 static void test_stop_ends_job_runs(void **state)
 {
 	struct jfx *j = *state;
@@ -607,9 +613,9 @@ static void test_stop_ends_job_runs(void **state)
 	json_t *msg, *doc;
 	int fd = attached(j, run_id, OWNER), pf = connect_to(j), finals = 0, epilog = 0;
 
-	send_req(pf, prolog_req(j->dir));
+	send_req(pf, prolog_req_of(j->dir, JOB + 1));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__START, &r, 5000));
-	fx_ack(j->agg, &r, "{\"run_dir\":\"/w/.nunatak/job-4242\"}");
+	fx_ack(j->agg, &r, "{\"run_dir\":\"/w/.nunatak/job-4243\"}");
 	fx_release(&r);
 	assert_int_equal(code_of(await(pf, 5000), err, sizeof(err)), 0);
 	node_service_stop(j->ns);
@@ -617,7 +623,7 @@ static void test_stop_ends_job_runs(void **state)
 		doc = control_json(&r);
 		assert_true(json_is_true(json_object_get(doc, "interrupted")));
 		epilog += json_is_true(json_object_get(doc, "job_epilog")) &&
-			  !strcmp(r.env->control->run_id, "job-clus_ter-4242");
+			  !strcmp(r.env->control->run_id, "job-clus_ter-4243");
 		json_decref(doc);
 		fx_ack(j->agg, &r, "{}");
 		fx_release(&r);
@@ -636,6 +642,19 @@ static void test_stop_ends_job_runs(void **state)
 	close(pf);
 }
 
+/* one Run per job on a node: a job-prolog of a job attached here refused */
+static void test_one_run_per_job(void **state)
+{
+	struct jfx *j = *state;
+	char run_id[65], err[512];
+	int fd = attached(j, run_id, OWNER), pf = connect_to(j);
+
+	assert_int_equal(ask_code(pf, prolog_req(j->dir), err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "profiling it on this node already"));
+	close(pf);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,6 +669,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prolog_epilog, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prolog_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_ends_job_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_run_per_job, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

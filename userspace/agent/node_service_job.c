@@ -140,6 +140,14 @@ static char *attach_json(struct ns_run *r, const json_t *req)
 	return text;
 }
 
+/* why the Agent did not take job J's processes (agent_target_start's e) */
+static void job_target_error(char *err, size_t len, uint32_t job, int e)
+{
+	snprintf(err, len, "the agent cannot take job %u's processes: %s", (unsigned)job,
+		 e == -EEXIST ? "another Run of the job is profiling it on this node already"
+		 : e == -ENOSPC ? "too many jobs are profiled on this node" : strerror(-e));
+}
+
 /* the Aggregator CLOSEd a job Target (its job ended): its Run ends */
 static void on_closed(void *ctx, const char *run_id, const char *json)
 {
@@ -181,9 +189,7 @@ static int attach_target(struct ns_run *r, const json_t *ack, char *err, size_t 
 	r->gid = o.gid = (gid_t)gid;
 	e = agent_target_start(r->ns->agent, &o, NULL, NULL);
 	if (e)
-		snprintf(err, errlen, "the agent cannot take job %u's processes: %s%s",
-			 (unsigned)r->job_id, strerror(-e),
-			 e == -EEXIST ? " (the job is profiled on this node already)" : "");
+		job_target_error(err, errlen, r->job_id, e);
 	return e;
 }
 
@@ -524,8 +530,8 @@ int ns_job_prolog(struct node_service *ns, struct ns_client *c, json_t *req)
 	e = start ? agent_target_start(ns->agent, &o, on_prolog_started, r) : -ENOMEM;
 	free(start);
 	if (e) {
-		ns_reply(ns, c, CONTROL_JOB_PROLOG, control_error_reply(e, "the agent cannot take "
-			 "job %u's processes: %s", (unsigned)job, strerror(-e)));
+		job_target_error(err, sizeof(err), job, e);
+		ns_reply(ns, c, CONTROL_JOB_PROLOG, control_error_reply(e, "%s", err));
 		ns_run_free(r);
 	}
 	/* on_prolog_started() may have run already, and freed r */
