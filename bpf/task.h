@@ -5,8 +5,10 @@
  * credentials are not the Target owner's removes it too: TASK_EVENT_LEFT)
  * and reports exec and exit of Target processes through the `task_events`
  * ring buffer. An exec of a process outside every Target whose
- * environment holds a registered Run token adopts it (bpf/token.h): its
- * TASK_EVENT_EXEC is the first the Agent hears of it.
+ * environment holds a registered Run token adopts it (bpf/token.h), and
+ * so do an exec or fork in the cgroup of a registered Slurm job
+ * (bpf/job.h): its TASK_EVENT_EXEC (exec_seq 0) is the first the Agent
+ * hears of it.
  */
 #ifndef NUNATAK_BPF_TASK_H
 #define NUNATAK_BPF_TASK_H
@@ -33,7 +35,7 @@ struct task_event {
 	__u64 time_ns;       /* bpf_ktime_get_ns */
 	__s32 exit_code;     /* wait status as the parent sees it */
 	__u32 exec_seq;      /* EXEC: target_info.exec_seq of the new image (0:
-			      * adopted by a token at this exec) */
+			      * adopted by a token or a job at this exec or fork) */
 	__u64 start_time_ns; /* start of the process (its thread group leader),
 			      * CLOCK_MONOTONIC like time_ns */
 	__u64 utime_ns;      /* whole thread group */
@@ -82,7 +84,7 @@ enum task_counter {
 	TASK_DROP_TARGETS = 0, /* target map full: a child is not observed */
 	TASK_DROP_EVENTS,      /* ring buffer full: an exec/exit is not reported */
 	TASK_DROP_TOTALS,      /* totals map full: a process' counters are partial */
-	TASK_ADOPTED,          /* processes a Run token adopted */
+	TASK_ADOPTED,          /* processes a Run token or a job's cgroup adopted */
 	TASK_LEFT,             /* processes that left their Target at an exec */
 	TASK_COUNTERS,
 };

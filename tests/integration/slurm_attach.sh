@@ -7,7 +7,8 @@
 # by them, 0700, with the job's hotspots (heavy_kernel ahead of
 # light_kernel) and samples standing for >= 90 % of 5 s x the CPUs the job
 # kept busy meanwhile (its tasks' CPU time from /proc over the attach's wall
-# time), the job never stopped or signalled (it completes, exit 0).
+# time); root's attach is granted too, its Run the job owner's; the job is
+# never stopped or signalled (it completes, exit 0).
 . "$TESTS_LIB/common.sh"
 . "$TESTS_LIB/service.sh"
 svc_init local
@@ -79,15 +80,19 @@ t1=$EPOCHREALTIME
 c1=$(cpu_of "${pids[@]}")
 [ "$rc" = 0 ] || fail "$U1's attach: exit $rc: $(cat "$T/u1.err")"
 grep -q "attached to job $j (owner $U1" "$T/u1.err" || fail "no 'attached' line: $(cat "$T/u1.err")"
+# one sampling frequency per node: a -F it does not sample at is said so,
+# and the samples follow the frequency used (checked below)
+f=$(sed -n "s/^nunatak: this node samples at \([0-9]*\) Hz, not at the $FREQ Hz asked.*/\1/p" "$T/u1.err")
+f=${f:-$FREQ}
 run=$(json "$T/u1.json" 'd["run_dir"]')
 [ "$(json "$T/u1.json" 'd["ended_by"]')" = duration ] || fail "ended_by $(json "$T/u1.json" 'd["ended_by"]'), expected duration"
 case "$run" in "$W/.nunatak/"*) ;; *) fail "the Run $run is not in the job's working directory $W/.nunatak" ;; esac
 [ -f "$run/manifest.json" ] && [ -f "$run/pivot.sqlite" ] || fail "the Run is not complete: $(ls -la "$run")"
 [ "$(stat -c '%U %a' "$run")" = "$U1 700" ] || fail "the Run is $(stat -c '%U %a' "$run"), expected $U1 700"
 [ "$(stat -c %U "$run/manifest.json" "$run/pivot.sqlite" | sort -u)" = "$U1" ] || fail "the Run's files: $(ls -la "$run")"
-python3 - "$run" "$c0" "$c1" "$t0" "$t1" <<'PY' || fail "the attach's samples (see above)"
+python3 - "$run" "$c0" "$c1" "$t0" "$t1" "$f" <<'PY' || fail "the attach's samples (see above)"
 import sqlite3, sys
-run, c0, c1, t0, t1 = sys.argv[1], *map(float, sys.argv[2:])
+run, c0, c1, t0, t1, f = sys.argv[1], *map(float, sys.argv[2:])
 db = sqlite3.connect(f"file:{run}/pivot.sqlite?mode=ro", uri=True)
 n = db.execute("select coalesce(sum(sample_count), 0) from samples where counter = 'cpu-clock'").fetchone()[0]
 hot = dict(db.execute("""select h.name, sum(m.value) from measurements m join hotspots h on h.id = m.hotspot
@@ -99,10 +104,21 @@ heavy, light = hot.get("heavy_kernel", 0), hot.get("light_kernel", 0)
 tasks = db.execute("select count(distinct tgid) from loci where comm = 'hotspots'").fetchone()[0]
 print(f"{n} samples = {sampled:.2f} CPU s; busy CPUs {busy:.2f}: wanted >= 0.9 x 5 s x {busy:.2f} = {want:.2f} CPU s; "
       f"heavy_kernel {heavy/1e9:.2f} s, light_kernel {light/1e9:.2f} s; tasks sampled {tasks}")
-ok = sampled >= want and heavy > 2 * light > 0 and tasks == 2
+rate = n / (c1 - c0)                  # per CPU second the tasks spent
+print(f"{rate:.0f} samples per CPU s, sampled at {f:.0f} Hz")
+ok = sampled >= want and heavy > 2 * light > 0 and tasks == 2 and 0.75 * f <= rate <= 1.15 * f
 sys.exit(0 if ok else 1)
 PY
 echo "$U1's attach: Run $(basename "$run"), $(stat -c '%U %a' "$run"), $(python3 -c "print(f'{$t1 - $t0:.1f}')") s"
+
+# --- 3. root may attach too; the Run is still the job owner's
+(cd "$W" && env NUNATAK_AGENT_SOCKET="$sock" NUNATAK_MUNGE_SOCKET="$SLURM_MUNGE_SOCKET" \
+	"$NUNATAK" attach "$j" --duration 1 --json) >"$T/root.json" 2>"$T/root.err" ||
+	fail "root's attach: exit $?: $(cat "$T/root.err")"
+run2=$(json "$T/root.json" 'd["run_dir"]')
+[ "$run2" != "$run" ] && [ -f "$run2/manifest.json" ] || fail "root's attach: no new Run: $run2"
+[ "$(stat -c '%U %a' "$run2")" = "$U1 700" ] || fail "root's attach Run is $(stat -c '%U %a' "$run2"), expected $U1 700"
+echo "root's attach: Run $(basename "$run2"), $(stat -c '%U %a' "$run2")"
 
 # the job ran on, untouched
 slurm_wait_gone "$j" 60 || fail "job $j still queued 60 s later"

@@ -10,7 +10,9 @@
  *   - one started in the cgroup later (its exec) and the child it forks
  *     join as well;
  *   - root's process and another user's in the cgroup, and the owner's
- *     outside it, never appear.
+ *     outside it, never appear;
+ *   - a job of 300 running processes is adopted within 500 ms (2 s
+ *     under ASan).
  *
  * The same observation drives tests/integration/job_cgroup.sh with the
  * project's workloads: `test_agent_job observe JOB UID MS READY_FILE`
@@ -244,11 +246,49 @@ static void test_job_running_and_later(void **state)
 	stop(later.pid);
 }
 
-/* the exec'd workload: spin MS, fork MS */
+#define MANY 300
+#if defined(__SANITIZE_ADDRESS__)
+#define MANY_MS 2000 /* ASan's cost, not the Agent's */
+#else
+#define MANY_MS 500
+#endif
+
+/* a job of MANY running processes: all adopted by agent_target_start,
+ * well within a second (design: "well under 1 s for a few hundred") */
+static void test_attach_many(void **state)
+{
+	struct fixture *fx = *state;
+	struct agent_target_opts o = {.run_id = RUN, .uid = user, .gid = user, .job_id = JOB};
+	pid_t pids[MANY];
+	long long t0, took;
+	int i, n;
+
+	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
+	SKIP_UNLESS(step_dir[0], "no v1 freezer hierarchy at " CG_FREEZER);
+	fx_agent(fx, 0);
+	SKIP_UNLESS(agent_sampling(fx->agent), "BPF sampling unavailable here");
+	for (i = 0; i < MANY; i++)
+		pids[i] = start_as(user, step_dir, "sleep", "PMIX_RANK=0");
+	t0 = fx_now_ms();
+	assert_int_equal(agent_target_start(fx->agent, &o, NULL, NULL), 0);
+	took = fx_now_ms() - t0;
+	n = agent_target_live_processes(fx->agent, RUN);
+	print_message("%d running processes of the job adopted in %lld ms\n", n, took);
+	for (i = 0; i < MANY; i++)
+		stop(pids[i]);
+	assert_int_equal(n, MANY);
+	assert_true(took < MANY_MS);
+}
+
+/* the exec'd workload: spin MS, fork MS, sleep MS */
 static int workload(char **argv)
 {
 	pid_t pid;
 
+	if (!strcmp(argv[1], "sleep")) {
+		usleep((useconds_t)atoi(argv[2]) * 10000u); /* 15 s: killed first */
+		return 0;
+	}
 	if (!strcmp(argv[1], "fork")) {
 		pid = fork();
 		if (pid < 0)
@@ -307,9 +347,11 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_job_running_and_later, fx_setup_inproc,
 					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_many, fx_setup_inproc, fx_teardown),
 	};
 
-	if (argc == 3 && (!strcmp(argv[1], "spin") || !strcmp(argv[1], "fork")))
+	if (argc == 3 && (!strcmp(argv[1], "spin") || !strcmp(argv[1], "fork") ||
+			  !strcmp(argv[1], "sleep")))
 		return workload(argv);
 	if (argc == 6 && !strcmp(argv[1], "observe"))
 		return observe_main(argv);

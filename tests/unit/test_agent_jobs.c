@@ -231,7 +231,7 @@ static void test_open_job_target(void **state)
 	send_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_B,
 		     "{\"job_id\":0,\"owner\":{\"uid\":1000,\"gid\":1000}}");
 	send_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_C,
-		     "{\"job_id\":4242,\"owner\":{\"uid\":1000,\"gid\":1001},"
+		     "{\"job_id\":3999999998,\"owner\":{\"uid\":1000,\"gid\":1001},"
 		     "\"frequency\":99,\"mpi_events\":false}");
 	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_ACK, &ack, FX_RECV_MS));
 	assert_string_equal(ack.env->ack->run_id, RUN_C); /* the first two: no Ack */
@@ -239,7 +239,7 @@ static void test_open_job_target(void **state)
 	assert_false(agent_target_exists(a, RUN_B));
 	t = target_status(a, RUN_C);
 	assert_non_null(t);
-	assert_int_equal(json_integer_value(json_object_get(t, "job_id")), 4242);
+	assert_int_equal(json_integer_value(json_object_get(t, "job_id")), 3999999998LL);
 	assert_int_equal(json_integer_value(json_object_get(t, "uid")), 1000);
 	assert_string_equal(json_string_value(json_object_get(t, "endpoint")), fx->endpoint);
 	json_decref(t);
@@ -265,14 +265,14 @@ static void test_job_target_start(void **state)
 {
 	struct fixture *fx = *state;
 	struct agent *a = fx_agent(fx, 0);
-	struct agent_target_opts o = {.run_id = RUN_A, .job_id = 77, .route_key = ""};
+	struct agent_target_opts o = {.run_id = RUN_A, .job_id = 3999999997u, .route_key = ""};
 	json_t *t;
 
 	assert_int_equal(agent_target_start(a, &o, NULL, NULL), -EINVAL);
-	o.route_key = "77";
+	o.route_key = "3999999997";
 	assert_int_equal(agent_target_start(a, &o, NULL, NULL), 0);
 	t = target_status(a, RUN_A);
-	assert_int_equal(json_integer_value(json_object_get(t, "job_id")), 77);
+	assert_int_equal(json_integer_value(json_object_get(t, "job_id")), 3999999997LL);
 	json_decref(t);
 	assert_int_equal(agent_target_end(a, RUN_A, NULL, NULL, NULL), 0);
 	assert_true(ack_batches(fx, a, FX_RECV_MS));
