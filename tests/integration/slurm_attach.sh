@@ -7,7 +7,8 @@
 # by them, 0700, with the job's hotspots (heavy_kernel ahead of
 # light_kernel) and samples standing for >= 90 % of 5 s x the CPUs the job
 # kept busy meanwhile (its tasks' CPU time from /proc over the attach's wall
-# time), the job never stopped or signalled (it completes, exit 0).
+# time); root's attach is granted too, its Run the job owner's; the job is
+# never stopped or signalled (it completes, exit 0).
 . "$TESTS_LIB/common.sh"
 . "$TESTS_LIB/service.sh"
 svc_init local
@@ -109,6 +110,15 @@ ok = sampled >= want and heavy > 2 * light > 0 and tasks == 2 and 0.75 * f <= ra
 sys.exit(0 if ok else 1)
 PY
 echo "$U1's attach: Run $(basename "$run"), $(stat -c '%U %a' "$run"), $(python3 -c "print(f'{$t1 - $t0:.1f}')") s"
+
+# --- 3. root may attach too; the Run is still the job owner's
+(cd "$W" && env NUNATAK_AGENT_SOCKET="$sock" NUNATAK_MUNGE_SOCKET="$SLURM_MUNGE_SOCKET" \
+	"$NUNATAK" attach "$j" --duration 1 --json) >"$T/root.json" 2>"$T/root.err" ||
+	fail "root's attach: exit $?: $(cat "$T/root.err")"
+run2=$(json "$T/root.json" 'd["run_dir"]')
+[ "$run2" != "$run" ] && [ -f "$run2/manifest.json" ] || fail "root's attach: no new Run: $run2"
+[ "$(stat -c '%U %a' "$run2")" = "$U1 700" ] || fail "root's attach Run is $(stat -c '%U %a' "$run2"), expected $U1 700"
+echo "root's attach: Run $(basename "$run2"), $(stat -c '%U %a' "$run2")"
 
 # the job ran on, untouched
 slurm_wait_gone "$j" 60 || fail "job $j still queued 60 s later"

@@ -76,6 +76,8 @@ check(sites and all(s.get("file") and s["file"].endswith("pattern.c") and s.get(
 m = json.load(open(sys.argv[3] + "/manifest.json"))
 degr = [x["name"] for x in m.get("degradations", [])]
 check("nodes-missing" not in degr, f"Degradations {degr}")
+for x in m.get("degradations", []):
+    print(f"{fam}:      {x['name']}: {x.get('message')}")
 sys.exit(0 if ok else 1)
 PY
 	echo "$fam: job $j's Run $(basename "$run"): complete at the job's end, $(stat -c '%U %a' "$run")"

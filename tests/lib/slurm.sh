@@ -357,6 +357,10 @@ slurm_start() {
 	local t0=$EPOCHREALTIME
 	[ -n "$SLURM_DIR" ] || fail "harness: slurm_init first"
 	trap 'slurm_on_exit' EXIT
+	# a test stopped by a signal (tests/run.sh's timeout) still stops its
+	# cluster: exit runs the EXIT trap
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
 	slurm_boot "${1:-}" || fail "the test Slurm cluster did not start (logs in $SLURM_DIR/log)"
 	slurm_log "cluster up in $(python3 -c "print(f'{$EPOCHREALTIME - $t0:.1f}')") s: node $SLURM_NODE idle, SLURM_CONF=$SLURM_CONF_FILE"
 }

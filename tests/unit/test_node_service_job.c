@@ -170,6 +170,32 @@ static int next_control(struct jfx *j, int action, struct received *r, int ms)
 	return 0;
 }
 
+/* Batches acked up to run_id's last: 1 when one of run_id's carried the
+ * Degradation frequency-fixed */
+static int fixed_seen;
+
+static int fixed_in_batches(struct jfx *j, const char *run_id)
+{
+	long long end = fx_now_ms() + 10000;
+	struct received r;
+
+	fixed_seen = 0;
+	while (fx_now_ms() < end && fx_recv2(j->agg, NULL, NULL, 0, &r, 200)) {
+		if (r.env->body_case == NUNATAK__WIRE__ENVELOPE__BODY_BATCH) {
+			fixed_seen |= !strcmp(r.env->batch->run_id, run_id) &&
+				      batch_has_degradation(r.env->batch, "frequency-fixed");
+			fx_ack(j->agg, &r, NULL);
+			if (r.env->batch->has_last && r.env->batch->last &&
+			    !strcmp(r.env->batch->run_id, run_id)) {
+				fx_release(&r);
+				break;
+			}
+		}
+		fx_release(&r);
+	}
+	return fixed_seen;
+}
+
 static json_t *control_json(const struct received *r)
 {
 	json_t *doc = json_loads(r->env->control->json ?: "", 0, NULL);
@@ -261,11 +287,16 @@ static int as_nobody(struct jfx *j, json_t *req)
 	return WEXITSTATUS(status);
 }
 
-static json_t *prolog_req(const char *work_dir)
+static json_t *prolog_req_of(const char *work_dir, int job)
 {
 	return json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:i}", "request", "job-prolog",
-			 "job_id", JOB, "uid", OWNER, "gid", OWNER, "work_dir", work_dir, "nodes",
+			 "job_id", job, "uid", OWNER, "gid", OWNER, "work_dir", work_dir, "nodes",
 			 FX_NODE ",n2", "cluster", "clus ter", "frequency", 199);
+}
+
+static json_t *prolog_req(const char *work_dir)
+{
+	return prolog_req_of(work_dir, JOB);
 }
 
 /* the Slurm hooks are root's: a user's are refused, nothing sent */
@@ -295,6 +326,7 @@ static int attached(struct jfx *j, char *run_id, uid_t owner)
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 5000));
 	doc = control_json(&r);
 	assert_int_equal(json_integer_value(json_object_get(doc, "job_id")), JOB);
+	assert_int_equal(json_integer_value(json_object_get(doc, "peer_uid")), geteuid());
 	assert_string_equal(json_string_value(json_object_get(doc, "credential")),
 			    "MUNGE:not-checked-here");
 	assert_string_equal(json_string_value(json_array_get(json_object_get(json_object_get(doc,
@@ -547,6 +579,7 @@ static void test_prolog_epilog(void **state)
 			    "/w/.nunatak/job-4242");
 	assert_int_equal(json_integer_value(json_object_get(msg, "frequency")),
 			 CONFIG_DEFAULT_SAMPLING_FREQUENCY);
+	assert_int_equal(json_integer_value(json_object_get(msg, "frequency_asked")), 199);
 	json_decref(msg);
 	/* not bound to its connection */
 	close(fd);
@@ -560,6 +593,8 @@ static void test_prolog_epilog(void **state)
 	json_decref(msg);
 	send_req(fd, json_pack("{s:s, s:i, s:s, s:i}", "request", "job-epilog", "job_id", JOB,
 			       "cluster", "clus ter", "exit_code", 3));
+	/* the Batches carry frequency-fixed (199 asked, 997 sampled) */
+	assert_true(fixed_in_batches(j, "job-clus_ter-4242"));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, &r, 10000));
 	doc = control_json(&r);
 	assert_true(json_is_true(json_object_get(doc, "job_epilog")));
@@ -598,7 +633,8 @@ static void test_prolog_bounded(void **state)
 }
 
 /* the service stops: the attach Run ends (its client told, "service-stop"),
- * the prolog Run's FINALIZE is this node's Epilog */
+ * the prolog Run's FINALIZE is this node's Epilog (another job: a job has
+ * one Run per node) */
 static void test_stop_ends_job_runs(void **state)
 {
 	struct jfx *j = *state;
@@ -607,9 +643,9 @@ static void test_stop_ends_job_runs(void **state)
 	json_t *msg, *doc;
 	int fd = attached(j, run_id, OWNER), pf = connect_to(j), finals = 0, epilog = 0;
 
-	send_req(pf, prolog_req(j->dir));
+	send_req(pf, prolog_req_of(j->dir, JOB + 1));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__START, &r, 5000));
-	fx_ack(j->agg, &r, "{\"run_dir\":\"/w/.nunatak/job-4242\"}");
+	fx_ack(j->agg, &r, "{\"run_dir\":\"/w/.nunatak/job-4243\"}");
 	fx_release(&r);
 	assert_int_equal(code_of(await(pf, 5000), err, sizeof(err)), 0);
 	node_service_stop(j->ns);
@@ -617,7 +653,7 @@ static void test_stop_ends_job_runs(void **state)
 		doc = control_json(&r);
 		assert_true(json_is_true(json_object_get(doc, "interrupted")));
 		epilog += json_is_true(json_object_get(doc, "job_epilog")) &&
-			  !strcmp(r.env->control->run_id, "job-clus_ter-4242");
+			  !strcmp(r.env->control->run_id, "job-clus_ter-4243");
 		json_decref(doc);
 		fx_ack(j->agg, &r, "{}");
 		fx_release(&r);
@@ -636,6 +672,57 @@ static void test_stop_ends_job_runs(void **state)
 	close(pf);
 }
 
+/* one Run per job on a node: a job-prolog of a job attached here refused */
+static void test_one_run_per_job(void **state)
+{
+	struct jfx *j = *state;
+	char run_id[65], err[512];
+	int fd = attached(j, run_id, OWNER), pf = connect_to(j);
+
+	assert_int_equal(ask_code(pf, prolog_req(j->dir), err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "profiling it on this node already"));
+	close(pf);
+	close(fd);
+}
+
+/* one user's attaches waiting for the Aggregator are bounded (4): the 5th
+ * is refused at once (EAGAIN); the others answered by the Aggregator */
+static void test_attaches_bounded(void **state)
+{
+	struct jfx *j = *state;
+	struct received r;
+	pid_t child;
+	int status, n;
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		json_t *reply = NULL;
+		char err[512];
+		int a, b;
+
+		if (become_nobody() || control_connect(j->sock, &a, err, sizeof(err)) ||
+		    control_connect(j->sock, &b, err, sizeof(err)))
+			_exit(100);
+		for (int i = 1; i <= 4; i++)
+			if (control_send_msg(a, attach_req(JOB + i), 1000))
+				_exit(101);
+		usleep(300 * 1000);
+		if (control_request(b, attach_req(JOB), &reply, 5000, NULL, err, sizeof(err)))
+			_exit(102);
+		_exit(-control_reply_status(reply, err, sizeof(err)));
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), EAGAIN);
+	for (n = 0; n < 4 && next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 3000); n++) {
+		fx_error(j->agg, &r, ENOENT, "no such job");
+		fx_release(&r);
+	}
+	assert_int_equal(n, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,6 +737,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prolog_epilog, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prolog_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_ends_job_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_run_per_job, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attaches_bounded, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -28,6 +28,9 @@
  * job's end): the attach's "symbolizer_budget_ms", else this */
 #define NS_ATTACH_BUDGET_MS 60000
 #define NS_ATTACH_BUDGET_MAX_MS (3600 * 1000)
+/* attaches of one user waiting for the Aggregator at once (root: any):
+ * one user cannot take every outstanding Control of the Agent */
+#define NS_ATTACH_STARTING_MAX 4
 #define JOB_ID_MAX 4294967293u /* Slurm's NO_VAL and INFINITE above */
 #define CREDENTIAL_MAX 8192
 #define CLUSTER_SHOWN_MAX 40
@@ -124,11 +127,14 @@ static const char *symbolizer_of(const json_t *req)
 	return json_string_value(json_object_get(req, "symbolizer")) ?: "";
 }
 
-/* ATTACH's json (design8 section 3) */
+/* ATTACH's json (design8 section 3), with "peer_uid": the uid of the
+ * connection (SO_PEERCRED), which munge's uid must be (a credential
+ * another user got hold of is refused) */
 static char *attach_json(struct ns_run *r, const json_t *req)
 {
-	json_t *doc = json_pack("{s:I, s:O, s:O, s:o, s:o, s:s, s:b}", "job_id",
-				(json_int_t)r->job_id, "credential",
+	json_t *doc = json_pack("{s:I, s:I, s:O, s:O, s:o, s:o, s:s, s:b}", "job_id",
+				(json_int_t)r->job_id, "peer_uid", (json_int_t)r->attacher,
+				"credential",
 				json_object_get(req, "credential"), "name",
 				json_object_get(req, "name") ?: json_null(), "frequency",
 				frequency_of(r->ns), "run", job_facts(r->ns, req, r->job_id, "attach"),
@@ -138,6 +144,45 @@ static char *attach_json(struct ns_run *r, const json_t *req)
 
 	json_decref(doc);
 	return text;
+}
+
+/* the asked frequency of req (0: none) */
+static long asked_of(const json_t *req)
+{
+	const json_t *f = json_object_get(req, "frequency");
+
+	return json_is_integer(f) ? (long)json_integer_value(f) : 0;
+}
+
+/* A job Run asked for another frequency than the one every Target of this
+ * node is sampled at: said in the Run (frequency-fixed) */
+static void frequency_degradation(struct ns_run *r)
+{
+	char message[256];
+
+	if (!r->asked_hz || r->asked_hz == r->ns->frequency)
+		return;
+	snprintf(message, sizeof(message), "asked %ld Hz; the nunatak service on %s samples every "
+		 "Target at %ld Hz", r->asked_hz, r->ns->node, r->ns->frequency);
+	agent_target_add_degradation(r->ns->agent, r->run_id, "frequency-fixed", message,
+				     "set [sampling] frequency in the site's nunatak.toml for "
+				     "nunatakd, or profile with `nunatak run` where no node service "
+				     "runs");
+}
+
+/* the ask and the truth of a reply: "frequency" (this node's), "frequency_asked" */
+static json_t *frequency_fields(const struct ns_run *r)
+{
+	return json_pack("{s:I, s:o}", "frequency", (json_int_t)r->ns->frequency,
+			 "frequency_asked", r->asked_hz ? json_integer(r->asked_hz) : json_null());
+}
+
+/* why the Agent did not take job J's processes (agent_target_start's e) */
+static void job_target_error(char *err, size_t len, uint32_t job, int e)
+{
+	snprintf(err, len, "the agent cannot take job %u's processes: %s", (unsigned)job,
+		 e == -EEXIST ? "another Run of the job is profiling it on this node already"
+		 : e == -ENOSPC ? "too many jobs are profiled on this node" : strerror(-e));
 }
 
 /* the Aggregator CLOSEd a job Target (its job ended): its Run ends */
@@ -181,9 +226,9 @@ static int attach_target(struct ns_run *r, const json_t *ack, char *err, size_t 
 	r->gid = o.gid = (gid_t)gid;
 	e = agent_target_start(r->ns->agent, &o, NULL, NULL);
 	if (e)
-		snprintf(err, errlen, "the agent cannot take job %u's processes: %s%s",
-			 (unsigned)r->job_id, strerror(-e),
-			 e == -EEXIST ? " (the job is profiled on this node already)" : "");
+		job_target_error(err, errlen, r->job_id, e);
+	else
+		frequency_degradation(r);
 	return e;
 }
 
@@ -213,8 +258,9 @@ static void on_attached(void *ctx, int err, const char *json)
 	snprintf(r->run_dir, sizeof(r->run_dir), "%s",
 		 json_string_value(json_object_get(ack, "run_dir")) ?: "");
 	/* what this node samples at: its configuration's, whatever was asked */
-	r->info = json_pack("{s:O?, s:O?, s:I}", "owner", json_object_get(ack, "owner"), "job",
-			    json_object_get(ack, "job"), "frequency", (json_int_t)ns->frequency);
+	r->info = json_pack("{s:O?, s:O?}", "owner", json_object_get(ack, "owner"), "job",
+			    json_object_get(ack, "job"));
+	json_object_update_missing_new(r->info, frequency_fields(r));
 	json_decref(ack);
 	r->state = NS_RUN_ACTIVE;
 	if (!ns->quiet)
@@ -226,11 +272,12 @@ static void on_attached(void *ctx, int err, const char *json)
 		return;
 	}
 	ns_reply(ns, r->client, CONTROL_ATTACH,
-		 control_ok_reply(json_pack("{s:s, s:s, s:O?, s:O?, s:O?}", "run_id", r->run_id,
-					    "run_dir", r->run_dir, "owner",
+		 control_ok_reply(json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?}", "run_id",
+					    r->run_id, "run_dir", r->run_dir, "owner",
 					    json_object_get(r->info, "owner"), "job",
 					    json_object_get(r->info, "job"), "frequency",
-					    json_object_get(r->info, "frequency"))));
+					    json_object_get(r->info, "frequency"), "frequency_asked",
+					    json_object_get(r->info, "frequency_asked"))));
 }
 
 /* attach's own fields: 0, or -EINVAL with err */
@@ -247,6 +294,17 @@ static int check_attach(const json_t *req, char *err, size_t errlen)
 	return check_optional(req, err, errlen);
 }
 
+/* the attaches of uid not answered by the Aggregator yet */
+static int attaches_starting(const struct node_service *ns, uid_t uid)
+{
+	const struct ns_run *r;
+	int n = 0;
+
+	for (r = ns->runs; r; r = r->next)
+		n += r->kind == NS_RUN_ATTACH && r->state == NS_RUN_STARTING && r->attacher == uid;
+	return n;
+}
+
 int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req)
 {
 	char err[512], route[16];
@@ -259,6 +317,12 @@ int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req)
 	if ((e = job_of(ns, c, req, CONTROL_ATTACH, &job)))
 		return e;
 	e = check_attach(req, err, sizeof(err));
+	if (!e && c->peer.uid && attaches_starting(ns, c->peer.uid) >= NS_ATTACH_STARTING_MAX) {
+		snprintf(err, sizeof(err), "uid %u has %d attaches waiting for the aggregator "
+			 "already: try again once they are answered", (unsigned)c->peer.uid,
+			 NS_ATTACH_STARTING_MAX);
+		e = -EAGAIN;
+	}
 	if (!e && (r = find_job_run(ns, NS_RUN_ATTACH, job))) {
 		snprintf(err, sizeof(err), "job %u is being profiled through this node already (Run "
 			 "%s, attached by uid %u): 'nunatak detach %u' ends it", (unsigned)job,
@@ -275,6 +339,7 @@ int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req)
 	}
 	r->kind = NS_RUN_ATTACH;
 	r->job_id = job;
+	r->asked_hz = asked_of(req);
 	r->attacher = c->peer.uid;
 	r->symbolizer_budget_ms = in_range(json_object_get(req, "symbolizer_budget_ms"), 0,
 					   NS_ATTACH_BUDGET_MAX_MS, &v) ? (int)v
@@ -445,7 +510,7 @@ static void on_prolog_started(void *ctx, int err, const char *json)
 {
 	struct ns_run *r = ctx;
 	struct node_service *ns = r->ns;
-	json_t *ack;
+	json_t *ack, *reply;
 
 	if (err < 0) {
 		ns_reply(ns, r->waiter, CONTROL_JOB_PROLOG, control_error_reply(err, "%s",
@@ -463,9 +528,10 @@ static void on_prolog_started(void *ctx, int err, const char *json)
 	if (!ns->quiet)
 		pr_info("Run %s of job %u (uid %u) started in '%s'", r->run_id, (unsigned)r->job_id,
 			(unsigned)r->uid, r->run_dir);
-	ns_reply(ns, r->waiter, CONTROL_JOB_PROLOG,
-		 control_ok_reply(json_pack("{s:s, s:s, s:I}", "run_id", r->run_id, "run_dir",
-					    r->run_dir, "frequency", (json_int_t)ns->frequency)));
+	reply = json_pack("{s:s, s:s}", "run_id", r->run_id, "run_dir", r->run_dir);
+	if (reply)
+		json_object_update_new(reply, frequency_fields(r));
+	ns_reply(ns, r->waiter, CONTROL_JOB_PROLOG, control_ok_reply(reply));
 	r->waiter = NULL;
 	if (r->interrupted) /* the service stops */
 		ns_run_finish(r);
@@ -514,6 +580,7 @@ int ns_job_prolog(struct node_service *ns, struct ns_client *c, json_t *req)
 	snprintf(route, sizeof(route), "%u", (unsigned)job);
 	r->kind = NS_RUN_PROLOG;
 	r->job_id = o.job_id = job;
+	r->asked_hz = asked_of(req);
 	r->uid = o.uid = (uid_t)json_integer_value(json_object_get(req, "uid"));
 	r->gid = o.gid = (gid_t)json_integer_value(json_object_get(req, "gid"));
 	r->waiter = c;
@@ -523,9 +590,11 @@ int ns_job_prolog(struct node_service *ns, struct ns_client *c, json_t *req)
 	o.start_json = start = prolog_start_json(r, req);
 	e = start ? agent_target_start(ns->agent, &o, on_prolog_started, r) : -ENOMEM;
 	free(start);
+	if (!e && agent_target_exists(ns->agent, id))
+		frequency_degradation(r); /* r lives while its Target does */
 	if (e) {
-		ns_reply(ns, c, CONTROL_JOB_PROLOG, control_error_reply(e, "the agent cannot take "
-			 "job %u's processes: %s", (unsigned)job, strerror(-e)));
+		job_target_error(err, sizeof(err), job, e);
+		ns_reply(ns, c, CONTROL_JOB_PROLOG, control_error_reply(e, "%s", err));
 		ns_run_free(r);
 	}
 	/* on_prolog_started() may have run already, and freed r */
