@@ -383,6 +383,24 @@ static char *attach_json(uint32_t job_id, const char *credential)
 	return text;
 }
 
+/* ATTACH as the node service sends it, with "peer_uid" when peer >= 0 */
+static void attach_as(void *sock, const char *run_id, uint32_t job_id, const char *credential,
+		      long long peer)
+{
+	char *json = attach_json(job_id, credential);
+
+	if (peer >= 0) {
+		json_t *spec = json_loads(json, 0, NULL);
+
+		free(json);
+		json_object_set_new(spec, "peer_uid", json_integer(peer));
+		json = json_dumps(spec, JSON_COMPACT);
+		json_decref(spec);
+	}
+	send_control_node(sock, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, run_id, json, NODE);
+	free(json);
+}
+
 static void attach(void *sock, const char *run_id, uint32_t job_id, const char *credential)
 {
 	char *json = attach_json(job_id, credential);
@@ -659,6 +677,23 @@ static void test_attach_other_user(void **state)
 	assert_true(S_ISDIR(st.st_mode) && st.st_uid == u1.pw_uid && (st.st_mode & 07777) == 0700);
 	assert_int_equal(lstat(run_dir, &st), 0);
 	assert_true(st.st_uid == u1.pw_uid && (st.st_mode & 07777) == 0700);
+	/* with a Run of the job open: another user still learns nothing of it */
+	r = attach_when_running(fx, sock, job, "nunatak-u2");
+	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
+	assert_int_equal(r->error->code, EPERM);
+	assert_null(strstr(r->error->message, ".nunatak"));
+	wire_envelope_free(r);
+	/* the owner's credential in a request of another uid (peer_uid) */
+	{
+		char payload[64], *cred;
+
+		snprintf(payload, sizeof(payload), "nunatak attach job=%u", job);
+		cred = user_credential(sock, "nunatak-u1", payload);
+		assert_non_null(cred);
+		attach_as(fx->dealer, "att-peer", job, cred, u2_uid);
+		free(cred);
+		expect_error_code_on(fx->dealer, EPERM, "the request came from uid");
+	}
 	/* a second ATTACH of that job: busy */
 	r = attach_when_running(fx, sock, job, "nunatak-u1");
 	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);

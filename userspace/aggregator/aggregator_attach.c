@@ -19,13 +19,15 @@
 #include "userspace/slurm/slurm_job.h"
 
 #define RUNS_SUBDIR ".nunatak"
+#define AGG_ATTACH_LOG_MS 10000
 
 struct attach_work {
 	struct agg_work w; /* first: the work is the attach_work */
 	struct agg_peer from;
 	char *run_id, *origin, *credential;
 	uint32_t job_id;
-	json_t *spec; /* the ATTACH json; the worker does not touch it */
+	long long peer_uid; /* who asked the node service (SO_PEERCRED); -1: not said */
+	json_t *spec;	    /* the ATTACH json; the worker does not touch it */
 	/* what the worker found */
 	int err;
 	char why[1024];
@@ -46,6 +48,29 @@ struct watch_work {
 	struct slurm_job job;
 	int have_job;
 };
+
+/* an ATTACH refused: answered always, logged at most once per
+ * AGG_ATTACH_LOG_MS (a user can send many: the log is not theirs to fill) */
+static int refuse_attach(struct aggregator *agg, const struct agg_peer *to, int code,
+			 const char *run_id, const char *why)
+{
+	long long now = clock_monotonic_ms();
+
+	if (!agg->attach_logged_ms || now - agg->attach_logged_ms >= AGG_ATTACH_LOG_MS) {
+		if (agg->attach_unlogged)
+			pr_warn("%s (and %" PRIu64 " more ATTACH refusals in the last %d s, not "
+				"logged)",
+				why, agg->attach_unlogged, AGG_ATTACH_LOG_MS / 1000);
+		else
+			pr_warn("%s", why);
+		agg->attach_logged_ms = now;
+		agg->attach_unlogged = 0;
+	} else {
+		agg->attach_unlogged++;
+		pr_debug("%s", why);
+	}
+	return agg_send_error(agg, to, code, run_id, why);
+}
 
 static void attach_free(struct agg_work *w)
 {
@@ -129,11 +154,26 @@ static int attach_check_job(struct attach_work *a, const struct agg_worker *wk)
 	return 0;
 }
 
+/* the uid the node service saw ask (its client's SO_PEERCRED): a
+ * credential of another uid is not theirs to use (but root's may be) */
+static int attach_check_peer(struct attach_work *a)
+{
+	if (a->peer_uid <= 0 || a->peer_uid == (long long)a->uid)
+		return 0;
+	snprintf(a->why, sizeof(a->why),
+		 "attach to job %" PRIu32 " refused: the credential is uid %u's, the request came "
+		 "from uid %lld; run `nunatak attach %" PRIu32 "` yourself",
+		 a->job_id, (unsigned)a->uid, a->peer_uid, a->job_id);
+	return -EPERM;
+}
+
 static void attach_run(struct agg_work *w, const struct agg_worker *wk)
 {
 	struct attach_work *a = (struct attach_work *)w;
 
 	a->err = attach_check_credential(a, wk);
+	if (!a->err)
+		a->err = attach_check_peer(a);
 	if (!a->err)
 		a->err = attach_check_job(a, wk);
 }
@@ -185,6 +225,7 @@ static json_t *attach_spec(const struct attach_work *a)
 	json_object_set_new(spec, "runs_dir", json_string(runs_dir));
 	json_object_del(spec, "token");
 	json_object_del(spec, "credential");
+	json_object_del(spec, "peer_uid");
 	return spec;
 }
 
@@ -228,13 +269,13 @@ static void attach_done(struct aggregator *agg, struct agg_work *w)
 	int err = a->err;
 
 	if (err) {
-		agg_reply_error(agg, &a->from, -err, a->run_id, a->why);
+		refuse_attach(agg, &a->from, -err, a->run_id, a->why);
 		goto out;
 	}
 	if ((r = agg_job_run_of(agg, a->job_id)) || agg_run_find(agg, a->run_id)) {
 		snprintf(why, sizeof(why), "job %" PRIu32 " is profiled already: run '%s' (in '%s')",
 			 a->job_id, r ? r->run_id : a->run_id, r ? r->run_dir : "?");
-		agg_reply_error(agg, &a->from, EBUSY, a->run_id, why);
+		refuse_attach(agg, &a->from, EBUSY, a->run_id, why);
 		goto out;
 	}
 	spec = attach_spec(a);
@@ -248,7 +289,7 @@ static void attach_done(struct aggregator *agg, struct agg_work *w)
 				 a->job_id);
 		agg_job_free(job);
 		json_decref(spec);
-		agg_reply_error(agg, &a->from, -err, a->run_id, why);
+		refuse_attach(agg, &a->from, -err, a->run_id, why);
 		goto out;
 	}
 	json_decref(spec);
@@ -285,6 +326,9 @@ static int attach_parse(struct attach_work *a, const Nunatak__Wire__Control *c, 
 		return -EINVAL;
 	}
 	a->job_id = (uint32_t)json_integer_value(id);
+	a->peer_uid = json_is_integer(json_object_get(spec, "peer_uid"))
+			  ? (long long)json_integer_value(json_object_get(spec, "peer_uid"))
+			  : -1;
 	a->run_id = strdup(c->run_id);
 	a->origin = strdup(origin ? origin : "");
 	a->credential = strdup(cred);
@@ -300,7 +344,6 @@ int agg_job_attach_request(struct aggregator *agg, const struct agg_peer *from,
 {
 	struct attach_work *a = calloc(1, sizeof(*a));
 	char why[1024];
-	struct agg_run *r;
 	int err;
 
 	if (!a)
@@ -312,11 +355,8 @@ int agg_job_attach_request(struct aggregator *agg, const struct agg_peer *from,
 	err = attach_parse(a, c, why, sizeof(why));
 	if (err == -EINVAL)
 		agg->refused++;
-	if (!err && ((r = agg_job_run_of(agg, a->job_id)) || agg_run_find(agg, c->run_id))) {
-		snprintf(why, sizeof(why), "job %" PRIu32 " is profiled already: run '%s' (in '%s')",
-			 a->job_id, r ? r->run_id : c->run_id, r ? r->run_dir : "?");
-		err = -EBUSY;
-	}
+	/* a Run of that job open already: said once the credential and the
+	 * job's owner are checked (attach_done), never to another user */
 	if (!err) {
 		err = agg_worker_submit(agg->worker, &a->w);
 		if (err == -EAGAIN)
@@ -331,7 +371,7 @@ int agg_job_attach_request(struct aggregator *agg, const struct agg_peer *from,
 	}
 	if (err) {
 		attach_free(&a->w);
-		return agg_reply_error(agg, from, -err, c->run_id, why);
+		return refuse_attach(agg, from, -err, c->run_id, why);
 	}
 	return 0;
 }
