@@ -32,22 +32,26 @@ extern char **environ;
 static int setup_service(void **state)
 {
 	fixture_munge_socket = fixture_slurm_conf = NULL;
+	fixture_job_grace_ms = 0;
 	return fixture_setup(state, 0, 0);
 }
 
 /* an Aggregator whose munged is at a socket nobody serves */
 static int setup_no_munged(void **state)
 {
+	fixture_job_grace_ms = 0;
 	fixture_munge_socket = "/nonexistent/nunatak-test/munge.socket.2";
 	fixture_slurm_conf = NULL;
 	return fixture_setup(state, 0, 0);
 }
 
-/* an Aggregator with the test's munged and Slurm (when given) */
+/* an Aggregator with the test's munged and Slurm (when given), a job
+ * Run left by its nodes finalized 2 s after its job ended */
 static int setup_real(void **state)
 {
 	fixture_munge_socket = getenv("NUNATAK_TEST_MUNGE_SOCKET");
 	fixture_slurm_conf = getenv("NUNATAK_TEST_SLURM_CONF");
+	fixture_job_grace_ms = 2000;
 	return fixture_setup(state, 0, 0);
 }
 
@@ -315,6 +319,7 @@ static void test_prolog_start_refused(void **state)
 
 static int setup_resume(void **state)
 {
+	fixture_job_grace_ms = 0;
 	fixture_munge_socket = fixture_slurm_conf = NULL;
 	return fixture_setup(state, 0, 1);
 }
@@ -664,6 +669,106 @@ static void test_attach_other_user(void **state)
 	json_decref(j);
 }
 
+/* the Run's directory once it is finalized with nobody to answer (it left
+ * STATUS), within 30 s */
+static void wait_run_gone(struct fixture *fx, const char *run_id)
+{
+	long long t0 = clock_monotonic_ms();
+	json_t *st, *r;
+	size_t i;
+	int found = 1;
+
+	while (found) {
+		if (clock_monotonic_ms() - t0 > 30000)
+			fail_msg("run '%s' was not finalized within 30 s", run_id);
+		usleep(100 * 1000);
+		st = status_on(fx->dealer);
+		found = 0;
+		json_array_foreach(json_object_get(st, "runs"), i, r)
+		    found |= !strcmp(json_string_value(json_object_get(r, "run_id")), run_id);
+		json_decref(st);
+	}
+}
+
+/* a prolog job Run whose job ended without any Epilog (nunatakd down on
+ * its node): finalized once the job has ended for the grace, nodes-missing */
+static void test_prolog_job_ended_without_epilog(void **state)
+{
+	struct fixture *fx = *state;
+	const char *sock = munge_socket_or_skip(), *conf = slurm_conf_or_skip(sock);
+	char host[256], dir[PATH_MAX], *json, *ack = NULL, run_id[64];
+	uint32_t job;
+	json_t *spec, *m, *d;
+
+	if (!conf) {
+		skip();
+		return;
+	}
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	host[strcspn(host, ".")] = '\0';
+	job = sbatch_sleep(conf, fx->base, 1, NULL);
+	if (!job)
+		fail_msg("sbatch failed (SLURM_CONF=%s)", conf);
+	snprintf(run_id, sizeof(run_id), "job-test-%u", job);
+	json = prolog_start_json(fx->runs_dir, host, geteuid(), host);
+	spec = json_loads(json, 0, NULL);
+	free(json);
+	json_object_set_new(json_object_get(spec, "job"), "id", json_integer(job));
+	json = json_dumps(spec, JSON_COMPACT);
+	json_decref(spec);
+	send_control_node(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__START, run_id, json, host);
+	free(json);
+	expect_ack_on(fx->dealer, run_id, "", 0, &ack);
+	ack_run_dir(ack, run_id, dir);
+	free(ack);
+	wait_run_gone(fx, run_id);
+	assert_no_more_reply(fx);
+	m = load_manifest_of(dir);
+	assert_int_equal(manifest_finalized(m), 1);
+	d = degradation_of(m, "nodes-missing");
+	assert_non_null(d);
+	assert_non_null(strstr(json_string_value(json_object_get(d, "message")), host));
+	assert_non_null(strstr(json_string_value(json_object_get(d, "message")), "after the job ended"));
+	json_decref(m);
+}
+
+/* an attach whose origin never ends it after CLOSE job-ended: finalized
+ * once the job has ended for the grace, nodes-missing naming the origin */
+static void test_attach_abandoned(void **state)
+{
+	struct fixture *fx = *state;
+	const char *sock = munge_socket_or_skip(), *conf = slurm_conf_or_skip(sock);
+	char run_id[64], dir[PATH_MAX];
+	wire_envelope *r;
+	uint32_t job;
+	json_t *j, *m, *d;
+
+	if (!conf) {
+		skip();
+		return;
+	}
+	job = sbatch_sleep(conf, fx->base, 2, NULL);
+	if (!job)
+		fail_msg("sbatch failed (SLURM_CONF=%s)", conf);
+	hello_on(fx->dealer, NODE, 1, NULL);
+	r = attach_when_running(fx, sock, job, NULL);
+	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ACK)
+		fail_msg("ATTACH refused: %s", r->error->message);
+	j = json_loads(r->ack->json, 0, NULL);
+	wire_envelope_free(r);
+	snprintf(run_id, sizeof(run_id), "%s", json_string_value(json_object_get(j, "run_id")));
+	snprintf(dir, sizeof(dir), "%s", json_string_value(json_object_get(j, "run_dir")));
+	json_decref(j);
+	free(expect_control_on(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, run_id));
+	wait_run_gone(fx, run_id);
+	m = load_manifest_of(dir);
+	assert_int_equal(manifest_finalized(m), 1);
+	d = degradation_of(m, "nodes-missing");
+	assert_non_null(d);
+	assert_non_null(strstr(json_string_value(json_object_get(d, "message")), NODE));
+	json_decref(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -677,6 +782,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_attach_bad_credential, setup_real, teardown),
 	    cmocka_unit_test_setup_teardown(test_attach_job_watch_close, setup_real, teardown),
 	    cmocka_unit_test_setup_teardown(test_attach_other_user, setup_real, teardown),
+	    cmocka_unit_test_setup_teardown(test_prolog_job_ended_without_epilog, setup_real,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_abandoned, setup_real, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,6 +42,8 @@ struct aggregator *aggregator__new_opts(const struct aggregator_opts *o)
 		return NULL;
 	agg->open_dir_fd = -1;
 	agg->root_runs = o->root_runs;
+	agg->job_ended_grace_ms =
+	    o->job_ended_grace_ms > 0 ? o->job_ended_grace_ms : AGG_JOB_ENDED_GRACE_MS;
 	agg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

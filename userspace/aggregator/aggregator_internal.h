@@ -116,6 +116,7 @@ struct aggregator {
 	/* what may block (munge, Slurm): its thread starts at the first job
 	 * request (aggregator_worker.h) */
 	struct agg_worker *worker;
+	int job_ended_grace_ms; /* aggregator_opts' (aggregator_job.h) */
 	int interrupt_next; /* the next finalize starts interrupted */
 	char *endpoint_shown;
 	int open_dir_fd; /* <state_dir>/open, -1: no resume */

@@ -301,17 +301,17 @@ static void attach_tick(struct aggregator *agg, struct agg_run *r, long long now
 
 	if (!j->close_sent_ms || !j->ended_ms)
 		return;
-	if (now - j->ended_ms >= AGG_JOB_ENDED_GRACE_MS) {
+	if (now - j->ended_ms >= agg->job_ended_grace_ms) {
 		j->abandoned = 1;
-		snprintf(j->missing_why, sizeof(j->missing_why), "%d s after the job ended",
-			 AGG_JOB_ENDED_GRACE_MS / 1000);
+		snprintf(j->missing_why, sizeof(j->missing_why), "%.3g s after the job ended",
+			 agg->job_ended_grace_ms / 1e3);
 		finalize_missing(agg, r);
 		return;
 	}
 	if (now - j->close_sent_ms >= AGG_JOB_CLOSE_AGAIN_MS)
 		agg_job_send_close(agg, r);
 	min_timeout(timeout, j->close_sent_ms + AGG_JOB_CLOSE_AGAIN_MS, now);
-	min_timeout(timeout, j->ended_ms + AGG_JOB_ENDED_GRACE_MS, now);
+	min_timeout(timeout, j->ended_ms + agg->job_ended_grace_ms, now);
 }
 
 int agg_job_tick(struct aggregator *agg)
@@ -341,16 +341,16 @@ int agg_job_tick(struct aggregator *agg)
 			finalize_missing(agg, r);
 			continue;
 		}
-		if (j->ended_ms && now - j->ended_ms >= AGG_JOB_ENDED_GRACE_MS) {
+		if (j->ended_ms && now - j->ended_ms >= agg->job_ended_grace_ms) {
 			snprintf(j->missing_why, sizeof(j->missing_why),
-				 "%d s after the job ended", AGG_JOB_ENDED_GRACE_MS / 1000);
+				 "%.3g s after the job ended", agg->job_ended_grace_ms / 1e3);
 			finalize_missing(agg, r);
 			continue;
 		}
 		if (j->epilog_deadline_ms)
 			min_timeout(&timeout, j->epilog_deadline_ms, now);
 		if (j->ended_ms)
-			min_timeout(&timeout, j->ended_ms + AGG_JOB_ENDED_GRACE_MS, now);
+			min_timeout(&timeout, j->ended_ms + agg->job_ended_grace_ms, now);
 	}
 	return timeout;
 }

@@ -16,7 +16,7 @@
  *    each job node (the first makes the Run, the others join it), FINALIZE
  *    "job_epilog" by each; acked at once while nodes are pending, the last
  *    acked once finalized; at the nodes_wait_ms deadline, or when the job
- *    has ended for AGG_JOB_ENDED_GRACE_MS without all its Epilogs, the Run
+ *    has ended for AGG_JOB_ENDED_GRACE_MS (aggregator_opts) without all its Epilogs, the Run
  *    is finalized with a `nodes-missing` Degradation naming the nodes.
  * Everything here runs on the serving thread; what may block is a work of
  * the worker (aggregator_worker.h).
@@ -31,7 +31,7 @@
 #include "userspace/aggregator/aggregator_internal.h"
 
 #define AGG_JOB_WATCH_MS 1000
-#define AGG_JOB_ENDED_GRACE_MS 60000
+#define AGG_JOB_ENDED_GRACE_MS 60000 /* aggregator_opts.job_ended_grace_ms 0 */
 #define AGG_JOB_CLOSE_AGAIN_MS 10000
 
 enum agg_job_mode {
