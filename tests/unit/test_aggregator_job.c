@@ -95,9 +95,9 @@ static char *prolog_start_json(const char *runs_dir, const char *node, unsigned 
 
 	free(text);
 	assert_non_null(spec);
-	json_object_set_new(spec, "job",
-			    json_pack("{s:i, s:s, s:s}", "id", JOB_ID, "nodes", nodes, "mode",
-				      "prolog"));
+	json_object_set_new(
+	    spec, "job",
+	    json_pack("{s:i, s:s, s:s}", "id", JOB_ID, "nodes", nodes, "mode", "prolog"));
 	json_object_set_new(spec, "runs_dir_create", json_true());
 	text = json_dumps(spec, JSON_COMPACT);
 	json_decref(spec);
@@ -142,7 +142,8 @@ static void last_epilog(void *sock, const char *node)
 	r = recv_on_within(sock, FINALIZE_TIMEOUT_MS);
 	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ACK)
 		fail_msg("the last Epilog was not acked: %s",
-			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message : "?");
+			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message
+									     : "?");
 	assert_null(strstr(r->ack->json, "pending_nodes"));
 	wire_envelope_free(r);
 }
@@ -153,9 +154,9 @@ static json_t *status_run(void *sock)
 	json_t *st = status_on(sock), *r, *found = NULL;
 	size_t i;
 
-	json_array_foreach(json_object_get(st, "runs"), i, r)
-	    if (!strcmp(json_string_value(json_object_get(r, "run_id")), JOB_RUN)) found =
-		json_incref(r);
+	json_array_foreach(json_object_get(st, "runs"), i,
+			   r) if (!strcmp(json_string_value(json_object_get(r, "run_id")), JOB_RUN))
+	    found = json_incref(r);
 	json_decref(st);
 	return found;
 }
@@ -166,8 +167,9 @@ static json_t *degradation_of(json_t *m, const char *name)
 	json_t *d;
 	size_t i;
 
-	json_array_foreach(json_object_get(m, "degradations"), i, d)
-	    if (!strcmp(json_string_value(json_object_get(d, "name")), name)) return d;
+	json_array_foreach(
+	    json_object_get(m, "degradations"), i,
+	    d) if (!strcmp(json_string_value(json_object_get(d, "name")), name)) return d;
 	return NULL;
 }
 
@@ -206,7 +208,8 @@ static void test_prolog_two_nodes(void **state)
 		while (strcmp(user, pw->pw_name) && clock_monotonic_ms() - t0 < 5000) {
 			usleep(100 * 1000);
 			run = status_run(fx->dealer);
-			user = json_string_value(json_object_get(json_object_get(run, "job"), "user"));
+			user =
+			    json_string_value(json_object_get(json_object_get(run, "job"), "user"));
 			user = user && !strcmp(user, pw->pw_name) ? pw->pw_name : "";
 			json_decref(run);
 		}
@@ -225,8 +228,8 @@ static void test_prolog_two_nodes(void **state)
 	free(ack);
 	assert_string_equal(json_string_value(json_object_get(j, "run_dir")), dir_a);
 	assert_int_equal(json_array_size(json_object_get(j, "pending_nodes")), 1);
-	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "pending_nodes"), 0)),
-			    "nb");
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(j, "pending_nodes"), 0)), "nb");
 	json_decref(j);
 	m = load_manifest_of(dir_a);
 	assert_int_equal(manifest_finalized(m), 0);
@@ -239,8 +242,8 @@ static void test_prolog_two_nodes(void **state)
 	assert_null(degradation_of(m, "nodes-missing"));
 	assert_null(degradation_of(m, "node-lost"));
 	/* the frequency START said the Agents sample at */
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "run"), "frequency")),
-			 997);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(m, "run"), "frequency")), 997);
 	json_decref(m);
 	run = status_run(fx->dealer);
 	assert_null(run);
@@ -348,8 +351,8 @@ static void test_prolog_resumed(void **state)
 	fx->dealer = fixture_dealer(fx);
 	run = status_run(fx->dealer);
 	assert_non_null(run);
-	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(run, "job"), "mode")), "prolog");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(run, "job"), "mode")),
+			    "prolog");
 	json_decref(run);
 	nb = fixture_dealer(fx);
 	prolog_start(fx, nb, "nb", dir_b);
@@ -367,14 +370,13 @@ static void test_prolog_resumed(void **state)
 
 static char *attach_json(uint32_t job_id, const char *credential)
 {
-	json_t *spec = json_pack("{s:I, s:s, s:n, s:n, s:{s:s, s:s, s:[s,s,s], s:s, s:I, s:{}}, "
-				 "s:s, s:b}",
-				 "job_id", (json_int_t)job_id, "credential", credential, "name",
-				 "frequency", "run", "name", "job", "created",
-				 "2026-01-01T00:00:00Z", "command", "nunatak", "attach", "J",
-				 "node", NODE, "job_id", (json_int_t)job_id,
-				 "effective_configuration", "symbolizer", symbolizer_tool(),
-				 "mpi_events", 0);
+	json_t *spec =
+	    json_pack("{s:I, s:s, s:n, s:n, s:{s:s, s:s, s:[s,s,s], s:s, s:I, s:{}}, "
+		      "s:s, s:b}",
+		      "job_id", (json_int_t)job_id, "credential", credential, "name", "frequency",
+		      "run", "name", "job", "created", "2026-01-01T00:00:00Z", "command", "nunatak",
+		      "attach", "J", "node", NODE, "job_id", (json_int_t)job_id,
+		      "effective_configuration", "symbolizer", symbolizer_tool(), "mpi_events", 0);
 	char *text;
 
 	assert_non_null(spec);
@@ -437,8 +439,9 @@ static const char *munge_socket_or_skip(void)
 	const char *sock = getenv("NUNATAK_TEST_MUNGE_SOCKET");
 
 	if (!sock || !sock[0]) {
-		print_message("SKIPPED: no munged for the tests (set NUNATAK_TEST_MUNGE_SOCKET, see "
-			      "tests/lib/munged.sh)\n");
+		print_message(
+		    "SKIPPED: no munged for the tests (set NUNATAK_TEST_MUNGE_SOCKET, see "
+		    "tests/lib/munged.sh)\n");
 		return NULL;
 	}
 	return sock;
@@ -507,8 +510,8 @@ static int run_capture(char *const argv[], char *const envp[], char *out, size_t
 static uint32_t sbatch_sleep(const char *conf, const char *dir, int secs, const char *user)
 {
 	char wrap[64], chdir_opt[PATH_MAX + 16], out[256], env_conf[PATH_MAX + 16];
-	char *argv[] = {"runuser", "-u",	(char *)user, "--",	"sbatch", "--parsable",
-			chdir_opt, "-o",	"/dev/null",  "--wrap", wrap,	  NULL};
+	char *argv[] = {"runuser", "-u", (char *)user, "--",	 "sbatch", "--parsable",
+			chdir_opt, "-o", "/dev/null",  "--wrap", wrap,	   NULL};
 	char *envp[] = {env_conf, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
 
 	snprintf(wrap, sizeof(wrap), "sleep %d", secs);
@@ -524,8 +527,8 @@ static uint32_t sbatch_sleep(const char *conf, const char *dir, int secs, const 
 static char *user_credential(const char *sock, const char *user, const char *payload)
 {
 	char out[4096];
-	char *argv[] = {"runuser", "-u", (char *)user, "--", "munge", "-S", (char *)sock,
-			"-s",	   (char *)payload, NULL};
+	char *argv[] = {"runuser",    "-u", (char *)user,    "--", "munge", "-S",
+			(char *)sock, "-s", (char *)payload, NULL};
 	char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
 	size_t len;
 
@@ -653,7 +656,8 @@ static void test_attach_other_user(void **state)
 	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ERROR || r->error->code != EPERM ||
 	    strcmp(r->error->message, want))
 		fail_msg("not refused as expected (EPERM, '%s'): code %d, %s", want,
-			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? (int)r->error->code : 0,
+			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? (int)r->error->code
+									     : 0,
 			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message
 									     : r->ack->json);
 	wire_envelope_free(r);
@@ -667,8 +671,8 @@ static void test_attach_other_user(void **state)
 	wire_envelope_free(r);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "owner"), "uid")),
 			 u1.pw_uid);
-	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(j, "owner"), "user")), "nunatak-u1");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "owner"), "user")),
+			    "nunatak-u1");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(j, "job"), "work_dir")), work);
 	run_dir = json_string_value(json_object_get(j, "run_dir"));
@@ -719,8 +723,8 @@ static void wait_run_gone(struct fixture *fx, const char *run_id)
 		usleep(100 * 1000);
 		st = status_on(fx->dealer);
 		found = 0;
-		json_array_foreach(json_object_get(st, "runs"), i, r)
-		    found |= !strcmp(json_string_value(json_object_get(r, "run_id")), run_id);
+		json_array_foreach(json_object_get(st, "runs"), i, r) found |=
+		    !strcmp(json_string_value(json_object_get(r, "run_id")), run_id);
 		json_decref(st);
 	}
 }
@@ -763,7 +767,8 @@ static void test_prolog_job_ended_without_epilog(void **state)
 	d = degradation_of(m, "nodes-missing");
 	assert_non_null(d);
 	assert_non_null(strstr(json_string_value(json_object_get(d, "message")), host));
-	assert_non_null(strstr(json_string_value(json_object_get(d, "message")), "after the job ended"));
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(d, "message")), "after the job ended"));
 	json_decref(m);
 }
 

@@ -4,8 +4,8 @@
  * worker every AGG_JOB_WATCH_MS). */
 #include <errno.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +94,8 @@ static int attach_check_credential(struct attach_work *a, const struct agg_worke
 	int err;
 
 	snprintf(expected, sizeof(expected), "nunatak attach job=%" PRIu32, a->job_id);
-	err = munge_cred_check(agg_worker_munge_socket(wk), a->credential, expected, &a->uid, &a->gid, msg, sizeof(msg));
+	err = munge_cred_check(agg_worker_munge_socket(wk), a->credential, expected, &a->uid,
+			       &a->gid, msg, sizeof(msg));
 	if (err == -EHOSTUNREACH)
 		snprintf(a->why, sizeof(a->why),
 			 "attach to job %" PRIu32 " refused: the Aggregator cannot check your "
@@ -102,12 +103,14 @@ static int attach_check_credential(struct attach_work *a, const struct agg_worke
 			 a->job_id, msg);
 	else if (err == -EPROTO)
 		snprintf(a->why, sizeof(a->why),
-			 "attach to job %" PRIu32 " refused: the credential is not one for this job "
+			 "attach to job %" PRIu32
+			 " refused: the credential is not one for this job "
 			 "(%s); `nunatak attach %" PRIu32 "` makes the right one",
 			 a->job_id, msg, a->job_id);
 	else if (err)
 		snprintf(a->why, sizeof(a->why),
-			 "attach to job %" PRIu32 " refused: your munge credential was not accepted "
+			 "attach to job %" PRIu32
+			 " refused: your munge credential was not accepted "
 			 "(%s); run `nunatak attach %" PRIu32 "` again (a credential is good once, "
 			 "for 60 s, on a cluster sharing one munge key)",
 			 a->job_id, msg, a->job_id);
@@ -123,7 +126,8 @@ static int attach_check_job(struct attach_work *a, const struct agg_worker *wk)
 	err = slurm_job_lookup(agg_worker_slurm_conf(wk), a->job_id, &a->job, msg, sizeof(msg));
 	if (err == -ENOENT) {
 		snprintf(a->why, sizeof(a->why),
-			 "attach refused: Slurm knows no job %" PRIu32 " (it ended long ago, or the "
+			 "attach refused: Slurm knows no job %" PRIu32
+			 " (it ended long ago, or the "
 			 "id is wrong: squeue -u $USER lists yours)",
 			 a->job_id);
 		return err;
@@ -220,8 +224,9 @@ static json_t *attach_spec(const struct attach_work *a)
 	if (!spec)
 		return NULL;
 	snprintf(runs_dir, sizeof(runs_dir), "%s/" RUNS_SUBDIR, a->job.work_dir);
-	json_object_set_new(spec, "owner", json_pack("{s:I, s:I}", "uid", (json_int_t)a->job.uid,
-						     "gid", (json_int_t)a->job.gid));
+	json_object_set_new(
+	    spec, "owner",
+	    json_pack("{s:I, s:I}", "uid", (json_int_t)a->job.uid, "gid", (json_int_t)a->job.gid));
 	json_object_set_new(spec, "runs_dir", json_string(runs_dir));
 	json_object_del(spec, "token");
 	json_object_del(spec, "credential");
@@ -241,8 +246,8 @@ static int reply_attach_ack(struct aggregator *agg, const struct agg_peer *to,
 
 	for (i = 0; nodes && i < job->n_nodes; i++)
 		json_array_append_new(nodes, json_string(job->nodes[i]));
-	j = json_pack("{s:s, s:s, s:{s:I, s:I, s:s}, s:{s:I, s:s, s:o, s:s}}", "run_id",
-		      r->run_id, "run_dir", r->run_dir, "owner", "uid", (json_int_t)r->uid, "gid",
+	j = json_pack("{s:s, s:s, s:{s:I, s:I, s:s}, s:{s:I, s:s, s:o, s:s}}", "run_id", r->run_id,
+		      "run_dir", r->run_dir, "owner", "uid", (json_int_t)r->uid, "gid",
 		      (json_int_t)r->gid, "user", job->user, "job", "id", (json_int_t)job->id,
 		      "name", job->name, "nodes", nodes ? nodes : json_array(), "work_dir",
 		      job->work_dir);
@@ -273,16 +278,17 @@ static void attach_done(struct aggregator *agg, struct agg_work *w)
 		goto out;
 	}
 	if ((r = agg_job_run_of(agg, a->job_id)) || agg_run_find(agg, a->run_id)) {
-		snprintf(why, sizeof(why), "job %" PRIu32 " is profiled already: run '%s' (in '%s')",
-			 a->job_id, r ? r->run_id : a->run_id, r ? r->run_dir : "?");
+		snprintf(why, sizeof(why),
+			 "job %" PRIu32 " is profiled already: run '%s' (in '%s')", a->job_id,
+			 r ? r->run_id : a->run_id, r ? r->run_dir : "?");
 		refuse_attach(agg, &a->from, EBUSY, a->run_id, why);
 		goto out;
 	}
 	spec = attach_spec(a);
 	job = attach_job(a);
-	err = spec && job ? agg_run_create(agg, &a->from, a->run_id, a->origin, spec, &r, why,
-					   sizeof(why))
-			  : -ENOMEM;
+	err = spec && job
+		  ? agg_run_create(agg, &a->from, a->run_id, a->origin, spec, &r, why, sizeof(why))
+		  : -ENOMEM;
 	if (err) {
 		if (!spec || !job)
 			snprintf(why, sizeof(why), "attach to job %" PRIu32 ": out of memory",
@@ -310,10 +316,10 @@ static int attach_parse(struct attach_work *a, const Nunatak__Wire__Control *c, 
 	json_t *spec = json_loads(c->json ? c->json : "", 0, NULL);
 	json_t *id = json_object_get(spec, "job_id");
 	const char *cred = json_string_value(json_object_get(spec, "credential"));
-	const char *origin = c->node && c->node[0]
-				 ? c->node
-				 : json_string_value(json_object_get(
-				       json_object_get(spec, "run"), "node"));
+	const char *origin =
+	    c->node && c->node[0]
+		? c->node
+		: json_string_value(json_object_get(json_object_get(spec, "run"), "node"));
 
 	a->spec = spec;
 	if (!agg_run_id_valid(c->run_id) || !json_is_integer(id) || json_integer_value(id) < 1 ||
@@ -395,8 +401,8 @@ static void watch_run(struct agg_work *w, const struct agg_worker *wk)
 	struct passwd pw, *found = NULL;
 	char buf[4096];
 
-	x->err = slurm_job_lookup(agg_worker_slurm_conf(wk), x->job_id, &x->job, x->why,
-				  sizeof(x->why));
+	x->err =
+	    slurm_job_lookup(agg_worker_slurm_conf(wk), x->job_id, &x->job, x->why, sizeof(x->why));
 	x->have_job = !x->err;
 	/* STATUS names the owner also when Slurm does not answer */
 	if ((x->err || !x->job.user[0]) && !getpwuid_r(x->uid, &pw, buf, sizeof(buf), &found) &&

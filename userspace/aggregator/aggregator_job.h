@@ -4,7 +4,9 @@
  *  - "attach" (aggregator_attach.c): ATTACH {"job_id","credential",...}
  *    from the origin Agent, checked in the worker thread (munge credential
  *    whose payload is "nunatak attach job=J", the uid munge's; the job
- *    RUNNING in Slurm, owned by that uid or the uid root), then the Run is
+ *    RUNNING in Slurm, owned by that uid or the uid root; "peer_uid", the
+ *    node service's client, that uid or root; only then EBUSY when a Run
+ *    of the job is open, so that no other user learns of it), then the Run is
  *    made with the job's owner (Slurm's uid/gid) in <work_dir>/.nunatak,
  *    OPENed {"job_id",...} to the job's other nodes (now and at their next
  *    Hello); the job is looked at every second in the worker and the
@@ -50,15 +52,15 @@ struct agg_job {
 	time_t since;
 	struct agg_peer origin_peer; /* who ATTACHed: CLOSE goes there */
 	/* the watch (serving thread) */
-	int watching;		       /* a lookup in the worker */
-	long long next_watch_ms;       /* clock_monotonic_ms() */
-	long long ended_ms;	       /* first seen ended, 0: not seen */
-	long long close_sent_ms;       /* CLOSE job-ended sent, 0: not */
-	long long epilog_deadline_ms;  /* 0: no Epilog yet */
-	int auto_failed;	       /* finalized with nobody to answer: failed, not again */
+	int watching;		      /* a lookup in the worker */
+	long long next_watch_ms;      /* clock_monotonic_ms() */
+	long long ended_ms;	      /* first seen ended, 0: not seen */
+	long long close_sent_ms;      /* CLOSE job-ended sent, 0: not */
+	long long epilog_deadline_ms; /* 0: no Epilog yet */
+	int auto_failed;	      /* finalized with nobody to answer: failed, not again */
 	int lookup_warned;
-	int seen;      /* Slurm knew the job once (ENOENT then means: gone) */
-	int abandoned; /* attach: its origin never ended it after the job ended */
+	int seen;	      /* Slurm knew the job once (ENOENT then means: gone) */
+	int abandoned;	      /* attach: its origin never ended it after the job ended */
 	char missing_why[64]; /* what nodes-missing says of the wait */
 };
 
