@@ -29,10 +29,11 @@ extern char **environ;
 	"{\"exit_code\": 0, \"end\": \"2026-01-01T00:00:09Z\", \"symbolizer_budget_ms\": 5000, "   \
 	"\"nodes_wait_ms\": " #wait_ms ", \"job_epilog\": true}"
 
+/* (a grace of 2 s: a prolog job Run's job is looked at every second) */
 static int setup_service(void **state)
 {
 	fixture_munge_socket = fixture_slurm_conf = NULL;
-	fixture_job_grace_ms = 0;
+	fixture_job_grace_ms = 2000;
 	return fixture_setup(state, 0, 0);
 }
 

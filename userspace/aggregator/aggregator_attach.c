@@ -468,7 +468,7 @@ static void watch_done(struct aggregator *agg, struct agg_work *w)
 	r->job->watching = 0;
 	if (!r->job->user[0])
 		snprintf(r->job->user, sizeof(r->job->user), "%s", x->user);
-	r->job->next_watch_ms = clock_monotonic_ms() + AGG_JOB_WATCH_MS;
+	r->job->next_watch_ms = agg_job_next_watch(r, clock_monotonic_ms());
 	ended = watch_ended(r, x);
 	if (ended < 0)
 		goto out;
@@ -486,9 +486,13 @@ out:
 
 int agg_job_watch_submit(struct aggregator *agg, struct agg_run *r)
 {
-	struct watch_work *x = calloc(1, sizeof(*x));
+	struct watch_work *x;
 	int err;
 
+	/* half the queue is kept for ATTACH's checks */
+	if (agg_worker_pending(agg->worker) >= AGG_WORKER_QUEUE_MAX / 2)
+		return -EAGAIN;
+	x = calloc(1, sizeof(*x));
 	if (!x || !(x->run_id = strdup(r->run_id))) {
 		free(x);
 		return -ENOMEM;

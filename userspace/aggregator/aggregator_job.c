@@ -113,6 +113,17 @@ int agg_job_from_start(struct aggregator *agg, const json_t *spec, const char *o
 	return 0;
 }
 
+long long agg_job_next_watch(const struct agg_run *r, long long now)
+{
+	long long period = r->agg->job_ended_grace_ms / 2;
+
+	if (r->job->mode == AGG_JOB_ATTACH || period < AGG_JOB_WATCH_MS)
+		return now + AGG_JOB_WATCH_MS;
+	/* spread over the period: the Runs of a job array started at once are
+	 * not looked at at once */
+	return now + period / 2 + (long long)((r->job->id * 2654435761u) % (period / 2 + 1));
+}
+
 void agg_job_bind(struct agg_run *r, struct agg_job *job)
 {
 	struct agg_node *n;
@@ -120,7 +131,7 @@ void agg_job_bind(struct agg_run *r, struct agg_job *job)
 	r->job = job;
 	if (!job)
 		return;
-	job->next_watch_ms = clock_monotonic_ms() + AGG_JOB_WATCH_MS;
+	job->next_watch_ms = agg_job_next_watch(r, clock_monotonic_ms());
 	if (job->mode == AGG_JOB_PROLOG && (n = agg_run_node(r, r->origin)))
 		n->joined = 1;
 }
@@ -329,7 +340,7 @@ int agg_job_tick(struct aggregator *agg)
 			continue;
 		if (!j->watching && now >= j->next_watch_ms &&
 		    agg_job_watch_submit(agg, r) == -EAGAIN)
-			j->next_watch_ms = now + AGG_JOB_WATCH_MS;
+			j->next_watch_ms = now + AGG_JOB_WATCH_MS; /* the worker is busy */
 		if (!j->watching)
 			min_timeout(&timeout, j->next_watch_ms, now);
 		if (j->auto_failed)

@@ -84,6 +84,12 @@ int agg_job_start_join(struct aggregator *agg, const struct agg_peer *from, stru
 /* FINALIZE of the prolog job Run r (fin taken) */
 int agg_job_epilog(struct aggregator *agg, const struct agg_peer *from, struct agg_run *r,
 		   const Nunatak__Wire__Control *c, json_t *fin);
+/* when r's job is looked at next: an attach's every AGG_JOB_WATCH_MS (its
+ * end ends the Run), a prolog job Run's every half of the ended grace,
+ * spread by job id (its Epilogs end it: the watch is the safety net when
+ * they never come; a job array of thousands must not cost slurmctld
+ * thousands of lookups a second) */
+long long agg_job_next_watch(const struct agg_run *r, long long now);
 /* the watches due are asked, the deadlines over are met; the ms until the
  * next (-1: none) */
 int agg_job_tick(struct aggregator *agg);
