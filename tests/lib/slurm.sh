@@ -99,7 +99,7 @@ slurm_foreign_daemon() {
 	for p in /proc/[0-9]*; do
 		exe=$(readlink "$p/exe" 2>/dev/null) || continue
 		case $exe in
-		*/slurmd | */slurmctld)
+		*/slurmd | */slurmd-* | */slurmctld | */slurmctld-*) # Debian: slurmd -> slurmd-wlm
 			case $mine in *" ${p#/proc/} "*) continue ;; esac
 			echo "$exe (pid ${p#/proc/})"
 			return 0
@@ -137,6 +137,9 @@ slurm_missing() {
 	[ -x "$SLURM_SRC/deploy/slurm/prolog" ] && [ -x "$SLURM_SRC/deploy/slurm/epilog" ] ||
 		{ echo "deploy/slurm/prolog or epilog missing in $SLURM_SRC"; return; }
 	why=$(slurm_foreign_daemon) && { echo "another Slurm daemon runs on this machine: $why (one slurmd per machine)"; return; }
+	# jobs of another cluster still in their cgroups (their slurmd gone)
+	why=$(find /sys/fs/cgroup/*/slurm_"$(hostname -s)" -path '*/job_*' -name cgroup.procs -exec grep -l . {} + 2>/dev/null | head -1)
+	[ -z "$why" ] || { echo "another Slurm's job runs on this machine (${why%/cgroup.procs})"; return; }
 }
 
 slurm_init() {
@@ -215,10 +218,11 @@ slurm_install_scripts() {
 }
 
 slurm_write_config() {
-	local site=$1 ctld_port slurmd_port hw proctrack
+	local site=$1 ctld_port slurmd_port hw proctrack first_job
 	ctld_port=${SLURM_CTLD_PORT:-$(slurm_free_port)} || return 1
 	slurmd_port=${SLURM_SLURMD_PORT:-$(slurm_free_port)} || return 1
 	proctrack=${SLURM_PROCTRACK:-}
+	first_job=$((1000 + RANDOM * 8))
 	if [ -z "$proctrack" ]; then
 		if [ -d /sys/fs/cgroup/freezer ]; then proctrack=cgroup; else proctrack=linuxproc; fi
 	fi
@@ -276,6 +280,8 @@ SlurmdTimeout=30
 InactiveLimit=0
 # ended jobs stay known to slurmctld for 5 min (the Aggregator asks it)
 MinJobAge=300
+# job ids (and so cgroup and BPF job names) unlike another cluster's
+FirstJobId=$first_job
 KillWait=5
 Waittime=0
 NodeName=$SLURM_NODE NodeAddr=127.0.0.1 $hw State=UNKNOWN
