@@ -170,6 +170,32 @@ static int next_control(struct jfx *j, int action, struct received *r, int ms)
 	return 0;
 }
 
+/* Batches acked up to run_id's last: 1 when one of run_id's carried the
+ * Degradation frequency-fixed */
+static int fixed_seen;
+
+static int fixed_in_batches(struct jfx *j, const char *run_id)
+{
+	long long end = fx_now_ms() + 10000;
+	struct received r;
+
+	fixed_seen = 0;
+	while (fx_now_ms() < end && fx_recv2(j->agg, NULL, NULL, 0, &r, 200)) {
+		if (r.env->body_case == NUNATAK__WIRE__ENVELOPE__BODY_BATCH) {
+			fixed_seen |= !strcmp(r.env->batch->run_id, run_id) &&
+				      batch_has_degradation(r.env->batch, "frequency-fixed");
+			fx_ack(j->agg, &r, NULL);
+			if (r.env->batch->has_last && r.env->batch->last &&
+			    !strcmp(r.env->batch->run_id, run_id)) {
+				fx_release(&r);
+				break;
+			}
+		}
+		fx_release(&r);
+	}
+	return fixed_seen;
+}
+
 static json_t *control_json(const struct received *r)
 {
 	json_t *doc = json_loads(r->env->control->json ?: "", 0, NULL);
@@ -552,6 +578,7 @@ static void test_prolog_epilog(void **state)
 			    "/w/.nunatak/job-4242");
 	assert_int_equal(json_integer_value(json_object_get(msg, "frequency")),
 			 CONFIG_DEFAULT_SAMPLING_FREQUENCY);
+	assert_int_equal(json_integer_value(json_object_get(msg, "frequency_asked")), 199);
 	json_decref(msg);
 	/* not bound to its connection */
 	close(fd);
@@ -565,6 +592,8 @@ static void test_prolog_epilog(void **state)
 	json_decref(msg);
 	send_req(fd, json_pack("{s:s, s:i, s:s, s:i}", "request", "job-epilog", "job_id", JOB,
 			       "cluster", "clus ter", "exit_code", 3));
+	/* the Batches carry frequency-fixed (199 asked, 997 sampled) */
+	assert_true(fixed_in_batches(j, "job-clus_ter-4242"));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, &r, 10000));
 	doc = control_json(&r);
 	assert_true(json_is_true(json_object_get(doc, "job_epilog")));

@@ -45,7 +45,8 @@
  *	owned by the job's owner. → {"ok", "reply":"attach", "run_id",
  *	"run_dir", "owner": {uid,gid,user}, "job": {id,name,nodes,work_dir},
  *	"frequency": what this node samples at (its configuration's, whatever
- *	was asked)}; the Aggregator's Error as it is (EPERM: not the caller's
+ *	was asked), "frequency_asked": N|null}; when they differ the Run gets
+ *	the Degradation frequency-fixed; the Aggregator's Error as it is (EPERM: not the caller's
  *	job). One attach of a job per node service (EBUSY). The Run is then a
  *	Run of the connection as a run-start's is (run-end with linger_ms 0,
  *	run-interrupt, the connection closing); it also ends at a detach or
@@ -63,7 +64,8 @@
  *	[A-Za-z0-9_-]): a job Target of route key "J" and START with "job"
  *	{"id","nodes","mode":"prolog"}, runs_dir <work_dir>/.nunatak made when
  *	missing; not bound to any connection. → once START is answered (5 s
- *	at most) {"ok", "run_id", "run_dir", "frequency" (this node's)}
+ *	at most) {"ok", "run_id", "run_dir", "frequency" (this node's),
+ *	"frequency_asked"} (frequency-fixed as for attach)
  *	("already": true when it runs).
  *  job-epilog {"job_id", "cluster", "exit_code"|null}: root only. This
  *	node's FINALIZE of the prolog Run ("job_epilog": true, the Aggregator

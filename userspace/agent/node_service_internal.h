@@ -72,6 +72,7 @@ struct ns_run {
 	const char *ended_by; /* attach: "run-end", "detach", "job-ended", "service-stop" */
 	int end_asked;	      /* attach: its client's run-end is to be answered at the end */
 	json_t *info;	      /* attach: the Ack's owner, job, frequency */
+	long asked_hz;	      /* a job Run's asked frequency; 0 none */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid; /* the process of run-start */

@@ -140,6 +140,37 @@ static char *attach_json(struct ns_run *r, const json_t *req)
 	return text;
 }
 
+/* the asked frequency of req (0: none) */
+static long asked_of(const json_t *req)
+{
+	const json_t *f = json_object_get(req, "frequency");
+
+	return json_is_integer(f) ? (long)json_integer_value(f) : 0;
+}
+
+/* A job Run asked for another frequency than the one every Target of this
+ * node is sampled at: said in the Run (frequency-fixed) */
+static void frequency_degradation(struct ns_run *r)
+{
+	char message[256];
+
+	if (!r->asked_hz || r->asked_hz == r->ns->frequency)
+		return;
+	snprintf(message, sizeof(message), "asked %ld Hz; the nunatak service on %s samples every "
+		 "Target at %ld Hz", r->asked_hz, r->ns->node, r->ns->frequency);
+	agent_target_add_degradation(r->ns->agent, r->run_id, "frequency-fixed", message,
+				     "set [sampling] frequency in the site's nunatak.toml for "
+				     "nunatakd, or profile with `nunatak run` where no node service "
+				     "runs");
+}
+
+/* the ask and the truth of a reply: "frequency" (this node's), "frequency_asked" */
+static json_t *frequency_fields(const struct ns_run *r)
+{
+	return json_pack("{s:I, s:o}", "frequency", (json_int_t)r->ns->frequency,
+			 "frequency_asked", r->asked_hz ? json_integer(r->asked_hz) : json_null());
+}
+
 /* why the Agent did not take job J's processes (agent_target_start's e) */
 static void job_target_error(char *err, size_t len, uint32_t job, int e)
 {
@@ -190,6 +221,8 @@ static int attach_target(struct ns_run *r, const json_t *ack, char *err, size_t 
 	e = agent_target_start(r->ns->agent, &o, NULL, NULL);
 	if (e)
 		job_target_error(err, errlen, r->job_id, e);
+	else
+		frequency_degradation(r);
 	return e;
 }
 
@@ -219,8 +252,9 @@ static void on_attached(void *ctx, int err, const char *json)
 	snprintf(r->run_dir, sizeof(r->run_dir), "%s",
 		 json_string_value(json_object_get(ack, "run_dir")) ?: "");
 	/* what this node samples at: its configuration's, whatever was asked */
-	r->info = json_pack("{s:O?, s:O?, s:I}", "owner", json_object_get(ack, "owner"), "job",
-			    json_object_get(ack, "job"), "frequency", (json_int_t)ns->frequency);
+	r->info = json_pack("{s:O?, s:O?}", "owner", json_object_get(ack, "owner"), "job",
+			    json_object_get(ack, "job"));
+	json_object_update_missing_new(r->info, frequency_fields(r));
 	json_decref(ack);
 	r->state = NS_RUN_ACTIVE;
 	if (!ns->quiet)
@@ -232,11 +266,12 @@ static void on_attached(void *ctx, int err, const char *json)
 		return;
 	}
 	ns_reply(ns, r->client, CONTROL_ATTACH,
-		 control_ok_reply(json_pack("{s:s, s:s, s:O?, s:O?, s:O?}", "run_id", r->run_id,
-					    "run_dir", r->run_dir, "owner",
+		 control_ok_reply(json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?}", "run_id",
+					    r->run_id, "run_dir", r->run_dir, "owner",
 					    json_object_get(r->info, "owner"), "job",
 					    json_object_get(r->info, "job"), "frequency",
-					    json_object_get(r->info, "frequency"))));
+					    json_object_get(r->info, "frequency"), "frequency_asked",
+					    json_object_get(r->info, "frequency_asked"))));
 }
 
 /* attach's own fields: 0, or -EINVAL with err */
@@ -281,6 +316,7 @@ int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req)
 	}
 	r->kind = NS_RUN_ATTACH;
 	r->job_id = job;
+	r->asked_hz = asked_of(req);
 	r->attacher = c->peer.uid;
 	r->symbolizer_budget_ms = in_range(json_object_get(req, "symbolizer_budget_ms"), 0,
 					   NS_ATTACH_BUDGET_MAX_MS, &v) ? (int)v
@@ -451,7 +487,7 @@ static void on_prolog_started(void *ctx, int err, const char *json)
 {
 	struct ns_run *r = ctx;
 	struct node_service *ns = r->ns;
-	json_t *ack;
+	json_t *ack, *reply;
 
 	if (err < 0) {
 		ns_reply(ns, r->waiter, CONTROL_JOB_PROLOG, control_error_reply(err, "%s",
@@ -469,9 +505,10 @@ static void on_prolog_started(void *ctx, int err, const char *json)
 	if (!ns->quiet)
 		pr_info("Run %s of job %u (uid %u) started in '%s'", r->run_id, (unsigned)r->job_id,
 			(unsigned)r->uid, r->run_dir);
-	ns_reply(ns, r->waiter, CONTROL_JOB_PROLOG,
-		 control_ok_reply(json_pack("{s:s, s:s, s:I}", "run_id", r->run_id, "run_dir",
-					    r->run_dir, "frequency", (json_int_t)ns->frequency)));
+	reply = json_pack("{s:s, s:s}", "run_id", r->run_id, "run_dir", r->run_dir);
+	if (reply)
+		json_object_update_new(reply, frequency_fields(r));
+	ns_reply(ns, r->waiter, CONTROL_JOB_PROLOG, control_ok_reply(reply));
 	r->waiter = NULL;
 	if (r->interrupted) /* the service stops */
 		ns_run_finish(r);
@@ -520,6 +557,7 @@ int ns_job_prolog(struct node_service *ns, struct ns_client *c, json_t *req)
 	snprintf(route, sizeof(route), "%u", (unsigned)job);
 	r->kind = NS_RUN_PROLOG;
 	r->job_id = o.job_id = job;
+	r->asked_hz = asked_of(req);
 	r->uid = o.uid = (uid_t)json_integer_value(json_object_get(req, "uid"));
 	r->gid = o.gid = (gid_t)json_integer_value(json_object_get(req, "gid"));
 	r->waiter = c;
@@ -529,6 +567,8 @@ int ns_job_prolog(struct node_service *ns, struct ns_client *c, json_t *req)
 	o.start_json = start = prolog_start_json(r, req);
 	e = start ? agent_target_start(ns->agent, &o, on_prolog_started, r) : -ENOMEM;
 	free(start);
+	if (!e && agent_target_exists(ns->agent, id))
+		frequency_degradation(r); /* r lives while its Target does */
 	if (e) {
 		job_target_error(err, sizeof(err), job, e);
 		ns_reply(ns, c, CONTROL_JOB_PROLOG, control_error_reply(e, "%s", err));

@@ -194,13 +194,15 @@ static int hook_ask(struct hook *h, json_t *req, json_t **reply, char *err, size
 	return e;
 }
 
-/* SPANK_NUNATAK's frequency, or null (the node service's) with a note */
+/* SPANK_NUNATAK's frequency, or null (the node service's): "default" (the
+ * plugin's --nunatak without =FREQ) silently, anything else not 1..10000
+ * with a note */
 static json_t *hook_frequency(struct hook *h)
 {
 	const char *s = getenv("SPANK_NUNATAK");
 	unsigned long hz;
 
-	if (!s || !s[0])
+	if (!s || !s[0] || !strcmp(s, "default")) /* --nunatak without =FREQ */
 		return json_null();
 	if (env_number("SPANK_NUNATAK", HOOK_FREQUENCY_MAX, &hz) && hz >= 1)
 		return json_integer((json_int_t)hz);
