@@ -16,8 +16,9 @@
 # Sourced by a test (after common.sh, and service.sh when it has one):
 #   slurm_init [DIR]       checks what a cluster needs, SKIPPED (exit 77)
 #                          with the reason otherwise (root, Slurm and munge
-#                          programs, the plugin built, no other slurmd on
-#                          this machine); sets the paths: $SLURM_DIR
+#                          programs, the plugin built, no other Slurm daemon
+#                          nor another Slurm's running job on this machine:
+#                          one node name, one cgroup tree); sets the paths: $SLURM_DIR
 #                          (default $SVC/slurm or $T/slurm),
 #                          $SLURM_CONF_FILE, $SLURM_MUNGE_SOCKET, $SLURM_NODE;
 #                          sets SVC_LOCAL_NODE=$SLURM_NODE (a job's nodes are
@@ -31,8 +32,9 @@
 #                          SITE: the NUNATAK_SITE_CONFIG given to the scripts.
 #                          Exports SLURM_CONF. From then on everything it
 #                          started is stopped at exit, whatever happens
-#                          (jobs cancelled first: their Epilogs run while
-#                          the test's nunatakd still does).
+#                          (also at SIGTERM/SIGINT; jobs cancelled first:
+#                          their Epilogs run while the test's nunatakd
+#                          still does).
 #   slurm_stop             the same, at once
 #   slurm_install_scripts SITE [BIN]   deploy's scripts installed again for
 #                          the next jobs, naming BIN (a stand-in) instead
