@@ -18,8 +18,13 @@
 . "$TESTS_LIB/common.sh"
 need_root_bpf
 
-DRIVER=${AGENT_JOB_DRIVER:-$(dirname "$NUNATAK")/tests/test_agent_job}
-[ -x "$DRIVER" ] || skip "$DRIVER missing (make $(dirname "$NUNATAK")/tests/test_agent_job)"
+# the driver: built with the unit tests (make test builds them in BUILD-asan)
+B=$(dirname "$NUNATAK")
+DRIVER=${AGENT_JOB_DRIVER:-}
+for d in "$B/tests/test_agent_job" "$B-asan/tests/test_agent_job"; do
+	[ -n "$DRIVER" ] || [ ! -x "$d" ] || DRIVER=$d
+done
+[ -n "$DRIVER" ] || skip "tests/unit/test_agent_job is not built (make $B/tests/test_agent_job)"
 [ -w /sys/fs/cgroup/freezer/cgroup.procs ] || skip "no v1 freezer hierarchy at /sys/fs/cgroup/freezer"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
 HOT=$WORKLOADS/hotspots

@@ -70,6 +70,7 @@ static int endpoint_counter;
 /* the Aggregator's munge_socket and slurm_conf (NULL: the defaults), set
  * before fixture_setup() by the job tests */
 static const char *fixture_munge_socket, *fixture_slurm_conf;
+static int fixture_job_grace_ms; /* 0: the Aggregator's 60 s */
 
 static void *serve_thread(void *arg)
 {
@@ -84,7 +85,8 @@ static void fixture_start_aggregator(struct fixture *fx)
 	struct aggregator_opts o = {.state_dir = fx->state_dir[0] ? fx->state_dir : NULL,
 				    .endpoint_shown = fx->endpoint,
 				    .munge_socket = fixture_munge_socket,
-				    .slurm_conf = fixture_slurm_conf};
+				    .slurm_conf = fixture_slurm_conf,
+				    .job_ended_grace_ms = fixture_job_grace_ms};
 	int linger = 0;
 
 	o.router = zmq_socket(fx->zctx, ZMQ_ROUTER);

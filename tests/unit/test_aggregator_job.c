@@ -32,22 +32,26 @@ extern char **environ;
 static int setup_service(void **state)
 {
 	fixture_munge_socket = fixture_slurm_conf = NULL;
+	fixture_job_grace_ms = 0;
 	return fixture_setup(state, 0, 0);
 }
 
 /* an Aggregator whose munged is at a socket nobody serves */
 static int setup_no_munged(void **state)
 {
+	fixture_job_grace_ms = 0;
 	fixture_munge_socket = "/nonexistent/nunatak-test/munge.socket.2";
 	fixture_slurm_conf = NULL;
 	return fixture_setup(state, 0, 0);
 }
 
-/* an Aggregator with the test's munged and Slurm (when given) */
+/* an Aggregator with the test's munged and Slurm (when given), a job
+ * Run left by its nodes finalized 2 s after its job ended */
 static int setup_real(void **state)
 {
 	fixture_munge_socket = getenv("NUNATAK_TEST_MUNGE_SOCKET");
 	fixture_slurm_conf = getenv("NUNATAK_TEST_SLURM_CONF");
+	fixture_job_grace_ms = 2000;
 	return fixture_setup(state, 0, 0);
 }
 
@@ -91,9 +95,9 @@ static char *prolog_start_json(const char *runs_dir, const char *node, unsigned 
 
 	free(text);
 	assert_non_null(spec);
-	json_object_set_new(spec, "job",
-			    json_pack("{s:i, s:s, s:s}", "id", JOB_ID, "nodes", nodes, "mode",
-				      "prolog"));
+	json_object_set_new(
+	    spec, "job",
+	    json_pack("{s:i, s:s, s:s}", "id", JOB_ID, "nodes", nodes, "mode", "prolog"));
 	json_object_set_new(spec, "runs_dir_create", json_true());
 	text = json_dumps(spec, JSON_COMPACT);
 	json_decref(spec);
@@ -138,7 +142,8 @@ static void last_epilog(void *sock, const char *node)
 	r = recv_on_within(sock, FINALIZE_TIMEOUT_MS);
 	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ACK)
 		fail_msg("the last Epilog was not acked: %s",
-			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message : "?");
+			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message
+									     : "?");
 	assert_null(strstr(r->ack->json, "pending_nodes"));
 	wire_envelope_free(r);
 }
@@ -149,9 +154,9 @@ static json_t *status_run(void *sock)
 	json_t *st = status_on(sock), *r, *found = NULL;
 	size_t i;
 
-	json_array_foreach(json_object_get(st, "runs"), i, r)
-	    if (!strcmp(json_string_value(json_object_get(r, "run_id")), JOB_RUN)) found =
-		json_incref(r);
+	json_array_foreach(json_object_get(st, "runs"), i,
+			   r) if (!strcmp(json_string_value(json_object_get(r, "run_id")), JOB_RUN))
+	    found = json_incref(r);
 	json_decref(st);
 	return found;
 }
@@ -162,8 +167,9 @@ static json_t *degradation_of(json_t *m, const char *name)
 	json_t *d;
 	size_t i;
 
-	json_array_foreach(json_object_get(m, "degradations"), i, d)
-	    if (!strcmp(json_string_value(json_object_get(d, "name")), name)) return d;
+	json_array_foreach(
+	    json_object_get(m, "degradations"), i,
+	    d) if (!strcmp(json_string_value(json_object_get(d, "name")), name)) return d;
 	return NULL;
 }
 
@@ -202,7 +208,8 @@ static void test_prolog_two_nodes(void **state)
 		while (strcmp(user, pw->pw_name) && clock_monotonic_ms() - t0 < 5000) {
 			usleep(100 * 1000);
 			run = status_run(fx->dealer);
-			user = json_string_value(json_object_get(json_object_get(run, "job"), "user"));
+			user =
+			    json_string_value(json_object_get(json_object_get(run, "job"), "user"));
 			user = user && !strcmp(user, pw->pw_name) ? pw->pw_name : "";
 			json_decref(run);
 		}
@@ -221,8 +228,8 @@ static void test_prolog_two_nodes(void **state)
 	free(ack);
 	assert_string_equal(json_string_value(json_object_get(j, "run_dir")), dir_a);
 	assert_int_equal(json_array_size(json_object_get(j, "pending_nodes")), 1);
-	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "pending_nodes"), 0)),
-			    "nb");
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(j, "pending_nodes"), 0)), "nb");
 	json_decref(j);
 	m = load_manifest_of(dir_a);
 	assert_int_equal(manifest_finalized(m), 0);
@@ -235,8 +242,8 @@ static void test_prolog_two_nodes(void **state)
 	assert_null(degradation_of(m, "nodes-missing"));
 	assert_null(degradation_of(m, "node-lost"));
 	/* the frequency START said the Agents sample at */
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "run"), "frequency")),
-			 997);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(m, "run"), "frequency")), 997);
 	json_decref(m);
 	run = status_run(fx->dealer);
 	assert_null(run);
@@ -315,6 +322,7 @@ static void test_prolog_start_refused(void **state)
 
 static int setup_resume(void **state)
 {
+	fixture_job_grace_ms = 0;
 	fixture_munge_socket = fixture_slurm_conf = NULL;
 	return fixture_setup(state, 0, 1);
 }
@@ -343,8 +351,8 @@ static void test_prolog_resumed(void **state)
 	fx->dealer = fixture_dealer(fx);
 	run = status_run(fx->dealer);
 	assert_non_null(run);
-	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(run, "job"), "mode")), "prolog");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(run, "job"), "mode")),
+			    "prolog");
 	json_decref(run);
 	nb = fixture_dealer(fx);
 	prolog_start(fx, nb, "nb", dir_b);
@@ -362,20 +370,37 @@ static void test_prolog_resumed(void **state)
 
 static char *attach_json(uint32_t job_id, const char *credential)
 {
-	json_t *spec = json_pack("{s:I, s:s, s:n, s:n, s:{s:s, s:s, s:[s,s,s], s:s, s:I, s:{}}, "
-				 "s:s, s:b}",
-				 "job_id", (json_int_t)job_id, "credential", credential, "name",
-				 "frequency", "run", "name", "job", "created",
-				 "2026-01-01T00:00:00Z", "command", "nunatak", "attach", "J",
-				 "node", NODE, "job_id", (json_int_t)job_id,
-				 "effective_configuration", "symbolizer", symbolizer_tool(),
-				 "mpi_events", 0);
+	json_t *spec =
+	    json_pack("{s:I, s:s, s:n, s:n, s:{s:s, s:s, s:[s,s,s], s:s, s:I, s:{}}, "
+		      "s:s, s:b}",
+		      "job_id", (json_int_t)job_id, "credential", credential, "name", "frequency",
+		      "run", "name", "job", "created", "2026-01-01T00:00:00Z", "command", "nunatak",
+		      "attach", "J", "node", NODE, "job_id", (json_int_t)job_id,
+		      "effective_configuration", "symbolizer", symbolizer_tool(), "mpi_events", 0);
 	char *text;
 
 	assert_non_null(spec);
 	text = json_dumps(spec, JSON_COMPACT);
 	json_decref(spec);
 	return text;
+}
+
+/* ATTACH as the node service sends it, with "peer_uid" when peer >= 0 */
+static void attach_as(void *sock, const char *run_id, uint32_t job_id, const char *credential,
+		      long long peer)
+{
+	char *json = attach_json(job_id, credential);
+
+	if (peer >= 0) {
+		json_t *spec = json_loads(json, 0, NULL);
+
+		free(json);
+		json_object_set_new(spec, "peer_uid", json_integer(peer));
+		json = json_dumps(spec, JSON_COMPACT);
+		json_decref(spec);
+	}
+	send_control_node(sock, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, run_id, json, NODE);
+	free(json);
 }
 
 static void attach(void *sock, const char *run_id, uint32_t job_id, const char *credential)
@@ -414,8 +439,9 @@ static const char *munge_socket_or_skip(void)
 	const char *sock = getenv("NUNATAK_TEST_MUNGE_SOCKET");
 
 	if (!sock || !sock[0]) {
-		print_message("SKIPPED: no munged for the tests (set NUNATAK_TEST_MUNGE_SOCKET, see "
-			      "tests/lib/munged.sh)\n");
+		print_message(
+		    "SKIPPED: no munged for the tests (set NUNATAK_TEST_MUNGE_SOCKET, see "
+		    "tests/lib/munged.sh)\n");
 		return NULL;
 	}
 	return sock;
@@ -484,8 +510,8 @@ static int run_capture(char *const argv[], char *const envp[], char *out, size_t
 static uint32_t sbatch_sleep(const char *conf, const char *dir, int secs, const char *user)
 {
 	char wrap[64], chdir_opt[PATH_MAX + 16], out[256], env_conf[PATH_MAX + 16];
-	char *argv[] = {"runuser", "-u",	(char *)user, "--",	"sbatch", "--parsable",
-			chdir_opt, "-o",	"/dev/null",  "--wrap", wrap,	  NULL};
+	char *argv[] = {"runuser", "-u", (char *)user, "--",	 "sbatch", "--parsable",
+			chdir_opt, "-o", "/dev/null",  "--wrap", wrap,	   NULL};
 	char *envp[] = {env_conf, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
 
 	snprintf(wrap, sizeof(wrap), "sleep %d", secs);
@@ -501,8 +527,8 @@ static uint32_t sbatch_sleep(const char *conf, const char *dir, int secs, const 
 static char *user_credential(const char *sock, const char *user, const char *payload)
 {
 	char out[4096];
-	char *argv[] = {"runuser", "-u", (char *)user, "--", "munge", "-S", (char *)sock,
-			"-s",	   (char *)payload, NULL};
+	char *argv[] = {"runuser",    "-u", (char *)user,    "--", "munge", "-S",
+			(char *)sock, "-s", (char *)payload, NULL};
 	char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
 	size_t len;
 
@@ -630,7 +656,8 @@ static void test_attach_other_user(void **state)
 	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ERROR || r->error->code != EPERM ||
 	    strcmp(r->error->message, want))
 		fail_msg("not refused as expected (EPERM, '%s'): code %d, %s", want,
-			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? (int)r->error->code : 0,
+			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? (int)r->error->code
+									     : 0,
 			 r->body_case == NUNATAK__WIRE__ENVELOPE__BODY_ERROR ? r->error->message
 									     : r->ack->json);
 	wire_envelope_free(r);
@@ -644,8 +671,8 @@ static void test_attach_other_user(void **state)
 	wire_envelope_free(r);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "owner"), "uid")),
 			 u1.pw_uid);
-	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(j, "owner"), "user")), "nunatak-u1");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "owner"), "user")),
+			    "nunatak-u1");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(j, "job"), "work_dir")), work);
 	run_dir = json_string_value(json_object_get(j, "run_dir"));
@@ -654,6 +681,23 @@ static void test_attach_other_user(void **state)
 	assert_true(S_ISDIR(st.st_mode) && st.st_uid == u1.pw_uid && (st.st_mode & 07777) == 0700);
 	assert_int_equal(lstat(run_dir, &st), 0);
 	assert_true(st.st_uid == u1.pw_uid && (st.st_mode & 07777) == 0700);
+	/* with a Run of the job open: another user still learns nothing of it */
+	r = attach_when_running(fx, sock, job, "nunatak-u2");
+	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
+	assert_int_equal(r->error->code, EPERM);
+	assert_null(strstr(r->error->message, ".nunatak"));
+	wire_envelope_free(r);
+	/* the owner's credential in a request of another uid (peer_uid) */
+	{
+		char payload[64], *cred;
+
+		snprintf(payload, sizeof(payload), "nunatak attach job=%u", job);
+		cred = user_credential(sock, "nunatak-u1", payload);
+		assert_non_null(cred);
+		attach_as(fx->dealer, "att-peer", job, cred, u2_uid);
+		free(cred);
+		expect_error_code_on(fx->dealer, EPERM, "the request came from uid");
+	}
 	/* a second ATTACH of that job: busy */
 	r = attach_when_running(fx, sock, job, "nunatak-u1");
 	assert_int_equal(r->body_case, NUNATAK__WIRE__ENVELOPE__BODY_ERROR);
@@ -662,6 +706,107 @@ static void test_attach_other_user(void **state)
 	wire_envelope_free(recv_on_within(fx->dealer, 15000)); /* CLOSE job-ended */
 	finalize_on(fx->dealer, json_string_value(json_object_get(j, "run_id")), FINALIZE_JSON);
 	json_decref(j);
+}
+
+/* the Run's directory once it is finalized with nobody to answer (it left
+ * STATUS), within 30 s */
+static void wait_run_gone(struct fixture *fx, const char *run_id)
+{
+	long long t0 = clock_monotonic_ms();
+	json_t *st, *r;
+	size_t i;
+	int found = 1;
+
+	while (found) {
+		if (clock_monotonic_ms() - t0 > 30000)
+			fail_msg("run '%s' was not finalized within 30 s", run_id);
+		usleep(100 * 1000);
+		st = status_on(fx->dealer);
+		found = 0;
+		json_array_foreach(json_object_get(st, "runs"), i, r) found |=
+		    !strcmp(json_string_value(json_object_get(r, "run_id")), run_id);
+		json_decref(st);
+	}
+}
+
+/* a prolog job Run whose job ended without any Epilog (nunatakd down on
+ * its node): finalized once the job has ended for the grace, nodes-missing */
+static void test_prolog_job_ended_without_epilog(void **state)
+{
+	struct fixture *fx = *state;
+	const char *sock = munge_socket_or_skip(), *conf = slurm_conf_or_skip(sock);
+	char host[256], dir[PATH_MAX], *json, *ack = NULL, run_id[64];
+	uint32_t job;
+	json_t *spec, *m, *d;
+
+	if (!conf) {
+		skip();
+		return;
+	}
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	host[strcspn(host, ".")] = '\0';
+	job = sbatch_sleep(conf, fx->base, 1, NULL);
+	if (!job)
+		fail_msg("sbatch failed (SLURM_CONF=%s)", conf);
+	snprintf(run_id, sizeof(run_id), "job-test-%u", job);
+	json = prolog_start_json(fx->runs_dir, host, geteuid(), host);
+	spec = json_loads(json, 0, NULL);
+	free(json);
+	json_object_set_new(json_object_get(spec, "job"), "id", json_integer(job));
+	json = json_dumps(spec, JSON_COMPACT);
+	json_decref(spec);
+	send_control_node(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__START, run_id, json, host);
+	free(json);
+	expect_ack_on(fx->dealer, run_id, "", 0, &ack);
+	ack_run_dir(ack, run_id, dir);
+	free(ack);
+	wait_run_gone(fx, run_id);
+	assert_no_more_reply(fx);
+	m = load_manifest_of(dir);
+	assert_int_equal(manifest_finalized(m), 1);
+	d = degradation_of(m, "nodes-missing");
+	assert_non_null(d);
+	assert_non_null(strstr(json_string_value(json_object_get(d, "message")), host));
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(d, "message")), "after the job ended"));
+	json_decref(m);
+}
+
+/* an attach whose origin never ends it after CLOSE job-ended: finalized
+ * once the job has ended for the grace, nodes-missing naming the origin */
+static void test_attach_abandoned(void **state)
+{
+	struct fixture *fx = *state;
+	const char *sock = munge_socket_or_skip(), *conf = slurm_conf_or_skip(sock);
+	char run_id[64], dir[PATH_MAX];
+	wire_envelope *r;
+	uint32_t job;
+	json_t *j, *m, *d;
+
+	if (!conf) {
+		skip();
+		return;
+	}
+	job = sbatch_sleep(conf, fx->base, 2, NULL);
+	if (!job)
+		fail_msg("sbatch failed (SLURM_CONF=%s)", conf);
+	hello_on(fx->dealer, NODE, 1, NULL);
+	r = attach_when_running(fx, sock, job, NULL);
+	if (r->body_case != NUNATAK__WIRE__ENVELOPE__BODY_ACK)
+		fail_msg("ATTACH refused: %s", r->error->message);
+	j = json_loads(r->ack->json, 0, NULL);
+	wire_envelope_free(r);
+	snprintf(run_id, sizeof(run_id), "%s", json_string_value(json_object_get(j, "run_id")));
+	snprintf(dir, sizeof(dir), "%s", json_string_value(json_object_get(j, "run_dir")));
+	json_decref(j);
+	free(expect_control_on(fx->dealer, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, run_id));
+	wait_run_gone(fx, run_id);
+	m = load_manifest_of(dir);
+	assert_int_equal(manifest_finalized(m), 1);
+	d = degradation_of(m, "nodes-missing");
+	assert_non_null(d);
+	assert_non_null(strstr(json_string_value(json_object_get(d, "message")), NODE));
+	json_decref(m);
 }
 
 int main(void)
@@ -677,6 +822,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_attach_bad_credential, setup_real, teardown),
 	    cmocka_unit_test_setup_teardown(test_attach_job_watch_close, setup_real, teardown),
 	    cmocka_unit_test_setup_teardown(test_attach_other_user, setup_real, teardown),
+	    cmocka_unit_test_setup_teardown(test_prolog_job_ended_without_epilog, setup_real,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_abandoned, setup_real, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -597,6 +597,34 @@ static void test_load_proc_self(void **state)
 	module_table__free(t);
 }
 
+/* a process whose exec records the table never saw (adopted, then
+ * exec'd again at once): behind the kernel's count, it is read again as
+ * that image; in step, nothing happens */
+static void test_catch_up(void **state)
+{
+	struct module_table *t = module_table__new();
+	char exe[PATH_MAX];
+	struct module *m;
+	uint64_t off;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(realpath("/proc/self/exe", exe));
+	assert_int_equal(module_table_catch_up(t, getpid(), 2), 0); /* unknown: not its job */
+	assert_int_equal(module_table_load_proc(t, getpid(), 0), 0);
+	assert_int_equal(module_table_catch_up(t, getpid(), 0), 0);
+	assert_int_equal(module_table_catch_up(t, getpid(), 2), 1);
+	assert_int_equal(module_table_exec_seq(t, getpid()), 2);
+	module_table_resolve(t, getpid(), 2, (uint64_t)(uintptr_t)&nt_self_marker, &m, &off);
+	assert_string_equal(m->path, exe);
+	/* the image the table had is the previous one */
+	module_table_resolve(t, getpid(), 1, (uint64_t)(uintptr_t)&nt_self_marker, &m, &off);
+	assert_string_equal(m->path, exe);
+	assert_int_equal(module_table_catch_up(t, getpid(), 2), 0);
+	assert_int_equal(module_table_catch_up(t, getpid(), 1), 0);
+	module_table__free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -611,6 +639,7 @@ int main(void)
 	    cmocka_unit_test(test_open_file_resolves_symlinks),
 	    cmocka_unit_test(test_unreadable_file),
 	    cmocka_unit_test(test_load_proc_self),
+	    cmocka_unit_test(test_catch_up),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -326,6 +326,7 @@ static int attached(struct jfx *j, char *run_id, uid_t owner)
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 5000));
 	doc = control_json(&r);
 	assert_int_equal(json_integer_value(json_object_get(doc, "job_id")), JOB);
+	assert_int_equal(json_integer_value(json_object_get(doc, "peer_uid")), geteuid());
 	assert_string_equal(json_string_value(json_object_get(doc, "credential")),
 			    "MUNGE:not-checked-here");
 	assert_string_equal(json_string_value(json_array_get(json_object_get(json_object_get(doc,
@@ -684,6 +685,44 @@ static void test_one_run_per_job(void **state)
 	close(fd);
 }
 
+/* one user's attaches waiting for the Aggregator are bounded (4): the 5th
+ * is refused at once (EAGAIN); the others answered by the Aggregator */
+static void test_attaches_bounded(void **state)
+{
+	struct jfx *j = *state;
+	struct received r;
+	pid_t child;
+	int status, n;
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		json_t *reply = NULL;
+		char err[512];
+		int a, b;
+
+		if (become_nobody() || control_connect(j->sock, &a, err, sizeof(err)) ||
+		    control_connect(j->sock, &b, err, sizeof(err)))
+			_exit(100);
+		for (int i = 1; i <= 4; i++)
+			if (control_send_msg(a, attach_req(JOB + i), 1000))
+				_exit(101);
+		usleep(300 * 1000);
+		if (control_request(b, attach_req(JOB), &reply, 5000, NULL, err, sizeof(err)))
+			_exit(102);
+		_exit(-control_reply_status(reply, err, sizeof(err)));
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), EAGAIN);
+	for (n = 0; n < 4 && next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 3000); n++) {
+		fx_error(j->agg, &r, ENOENT, "no such job");
+		fx_release(&r);
+	}
+	assert_int_equal(n, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -699,6 +738,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prolog_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_ends_job_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_run_per_job, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attaches_bounded, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -481,7 +481,6 @@ void node_service_stop(struct node_service *ns)
 
 void node_service__free(struct node_service *ns)
 {
-	struct ns_run *r, *rnext;
 	size_t i;
 
 	if (!ns)
@@ -489,12 +488,8 @@ void node_service__free(struct node_service *ns)
 	while (ns->clients)
 		drop_client(ns, ns->clients);
 	ns_status_free(ns);
-	for (r = ns->runs; r; r = rnext) {
-		rnext = r->next;
-		json_decref(r->exit_code);
-		json_decref(r->outlived);
-		free(r);
-	}
+	while (ns->runs) /* the Agent calls back no one at its free */
+		ns_run_free(ns->runs);
 	agent__free(ns->agent);
 	ns_aggregator_free(ns);
 	for (i = 0; i < ns->n_endpoints; i++)

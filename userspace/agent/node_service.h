@@ -41,7 +41,9 @@
  *	"effective_configuration": {...} (optional), "symbolizer_budget_ms"
  *	(optional: at a detach or the job's end; 60 s)}: any user; ATTACH to
  *	the Aggregator of route key "J" (it checks the credential and asks
- *	Slurm whose job it is), at most 10 s; its Ack makes a job Target
+ *	Slurm whose job it is; ATTACH's "peer_uid" is the connection's uid,
+ *	which munge's must be), at most 10 s, at most NS_ATTACH_STARTING_MAX
+ *	(4) waiting per user (EAGAIN beyond; root: any); its Ack makes a job Target
  *	owned by the job's owner. → {"ok", "reply":"attach", "run_id",
  *	"run_dir", "owner": {uid,gid,user}, "job": {id,name,nodes,work_dir},
  *	"frequency": what this node samples at (its configuration's, whatever

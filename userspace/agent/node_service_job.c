@@ -28,6 +28,9 @@
  * job's end): the attach's "symbolizer_budget_ms", else this */
 #define NS_ATTACH_BUDGET_MS 60000
 #define NS_ATTACH_BUDGET_MAX_MS (3600 * 1000)
+/* attaches of one user waiting for the Aggregator at once (root: any):
+ * one user cannot take every outstanding Control of the Agent */
+#define NS_ATTACH_STARTING_MAX 4
 #define JOB_ID_MAX 4294967293u /* Slurm's NO_VAL and INFINITE above */
 #define CREDENTIAL_MAX 8192
 #define CLUSTER_SHOWN_MAX 40
@@ -124,11 +127,14 @@ static const char *symbolizer_of(const json_t *req)
 	return json_string_value(json_object_get(req, "symbolizer")) ?: "";
 }
 
-/* ATTACH's json (design8 section 3) */
+/* ATTACH's json (design8 section 3), with "peer_uid": the uid of the
+ * connection (SO_PEERCRED), which munge's uid must be (a credential
+ * another user got hold of is refused) */
 static char *attach_json(struct ns_run *r, const json_t *req)
 {
-	json_t *doc = json_pack("{s:I, s:O, s:O, s:o, s:o, s:s, s:b}", "job_id",
-				(json_int_t)r->job_id, "credential",
+	json_t *doc = json_pack("{s:I, s:I, s:O, s:O, s:o, s:o, s:s, s:b}", "job_id",
+				(json_int_t)r->job_id, "peer_uid", (json_int_t)r->attacher,
+				"credential",
 				json_object_get(req, "credential"), "name",
 				json_object_get(req, "name") ?: json_null(), "frequency",
 				frequency_of(r->ns), "run", job_facts(r->ns, req, r->job_id, "attach"),
@@ -288,6 +294,17 @@ static int check_attach(const json_t *req, char *err, size_t errlen)
 	return check_optional(req, err, errlen);
 }
 
+/* the attaches of uid not answered by the Aggregator yet */
+static int attaches_starting(const struct node_service *ns, uid_t uid)
+{
+	const struct ns_run *r;
+	int n = 0;
+
+	for (r = ns->runs; r; r = r->next)
+		n += r->kind == NS_RUN_ATTACH && r->state == NS_RUN_STARTING && r->attacher == uid;
+	return n;
+}
+
 int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req)
 {
 	char err[512], route[16];
@@ -300,6 +317,12 @@ int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req)
 	if ((e = job_of(ns, c, req, CONTROL_ATTACH, &job)))
 		return e;
 	e = check_attach(req, err, sizeof(err));
+	if (!e && c->peer.uid && attaches_starting(ns, c->peer.uid) >= NS_ATTACH_STARTING_MAX) {
+		snprintf(err, sizeof(err), "uid %u has %d attaches waiting for the aggregator "
+			 "already: try again once they are answered", (unsigned)c->peer.uid,
+			 NS_ATTACH_STARTING_MAX);
+		e = -EAGAIN;
+	}
 	if (!e && (r = find_job_run(ns, NS_RUN_ATTACH, job))) {
 		snprintf(err, sizeof(err), "job %u is being profiled through this node already (Run "
 			 "%s, attached by uid %u): 'nunatak detach %u' ends it", (unsigned)job,

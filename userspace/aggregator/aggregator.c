@@ -42,6 +42,8 @@ struct aggregator *aggregator__new_opts(const struct aggregator_opts *o)
 		return NULL;
 	agg->open_dir_fd = -1;
 	agg->root_runs = o->root_runs;
+	agg->job_ended_grace_ms =
+	    o->job_ended_grace_ms > 0 ? o->job_ended_grace_ms : AGG_JOB_ENDED_GRACE_MS;
 	agg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	agg->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -143,10 +145,16 @@ int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char 
 int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code, const char *run_id,
 		    const char *message)
 {
+	pr_warn("%s", message);
+	return agg_send_error(agg, to, code, run_id, message);
+}
+
+int agg_send_error(struct aggregator *agg, const struct agg_peer *to, int code, const char *run_id,
+		   const char *message)
+{
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Error error = NUNATAK__WIRE__ERROR__INIT;
 
-	pr_warn("%s", message);
 	error.message = (char *)message;
 	error.has_code = code != 0;
 	error.code = code;

@@ -76,6 +76,10 @@ struct aggregator_opts {
 	 * job request (ATTACH, or a START with "job"). */
 	const char *munge_socket;
 	const char *slurm_conf;
+	/* a job Run whose job ended this long ago without being ended by its
+	 * nodes (Epilogs; an attach's origin) is finalized, `nodes-missing`;
+	 * 0: 60 s (the tests make it shorter) */
+	int job_ended_grace_ms;
 };
 
 /* With state_dir: <state_dir>/open/ is made (0700) when missing, and every

@@ -4,8 +4,8 @@
  * worker every AGG_JOB_WATCH_MS). */
 #include <errno.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +19,15 @@
 #include "userspace/slurm/slurm_job.h"
 
 #define RUNS_SUBDIR ".nunatak"
+#define AGG_ATTACH_LOG_MS 10000
 
 struct attach_work {
 	struct agg_work w; /* first: the work is the attach_work */
 	struct agg_peer from;
 	char *run_id, *origin, *credential;
 	uint32_t job_id;
-	json_t *spec; /* the ATTACH json; the worker does not touch it */
+	long long peer_uid; /* who asked the node service (SO_PEERCRED); -1: not said */
+	json_t *spec;	    /* the ATTACH json; the worker does not touch it */
 	/* what the worker found */
 	int err;
 	char why[1024];
@@ -46,6 +48,29 @@ struct watch_work {
 	struct slurm_job job;
 	int have_job;
 };
+
+/* an ATTACH refused: answered always, logged at most once per
+ * AGG_ATTACH_LOG_MS (a user can send many: the log is not theirs to fill) */
+static int refuse_attach(struct aggregator *agg, const struct agg_peer *to, int code,
+			 const char *run_id, const char *why)
+{
+	long long now = clock_monotonic_ms();
+
+	if (!agg->attach_logged_ms || now - agg->attach_logged_ms >= AGG_ATTACH_LOG_MS) {
+		if (agg->attach_unlogged)
+			pr_warn("%s (and %" PRIu64 " more ATTACH refusals in the last %d s, not "
+				"logged)",
+				why, agg->attach_unlogged, AGG_ATTACH_LOG_MS / 1000);
+		else
+			pr_warn("%s", why);
+		agg->attach_logged_ms = now;
+		agg->attach_unlogged = 0;
+	} else {
+		agg->attach_unlogged++;
+		pr_debug("%s", why);
+	}
+	return agg_send_error(agg, to, code, run_id, why);
+}
 
 static void attach_free(struct agg_work *w)
 {
@@ -69,7 +94,8 @@ static int attach_check_credential(struct attach_work *a, const struct agg_worke
 	int err;
 
 	snprintf(expected, sizeof(expected), "nunatak attach job=%" PRIu32, a->job_id);
-	err = munge_cred_check(agg_worker_munge_socket(wk), a->credential, expected, &a->uid, &a->gid, msg, sizeof(msg));
+	err = munge_cred_check(agg_worker_munge_socket(wk), a->credential, expected, &a->uid,
+			       &a->gid, msg, sizeof(msg));
 	if (err == -EHOSTUNREACH)
 		snprintf(a->why, sizeof(a->why),
 			 "attach to job %" PRIu32 " refused: the Aggregator cannot check your "
@@ -77,12 +103,14 @@ static int attach_check_credential(struct attach_work *a, const struct agg_worke
 			 a->job_id, msg);
 	else if (err == -EPROTO)
 		snprintf(a->why, sizeof(a->why),
-			 "attach to job %" PRIu32 " refused: the credential is not one for this job "
+			 "attach to job %" PRIu32
+			 " refused: the credential is not one for this job "
 			 "(%s); `nunatak attach %" PRIu32 "` makes the right one",
 			 a->job_id, msg, a->job_id);
 	else if (err)
 		snprintf(a->why, sizeof(a->why),
-			 "attach to job %" PRIu32 " refused: your munge credential was not accepted "
+			 "attach to job %" PRIu32
+			 " refused: your munge credential was not accepted "
 			 "(%s); run `nunatak attach %" PRIu32 "` again (a credential is good once, "
 			 "for 60 s, on a cluster sharing one munge key)",
 			 a->job_id, msg, a->job_id);
@@ -98,7 +126,8 @@ static int attach_check_job(struct attach_work *a, const struct agg_worker *wk)
 	err = slurm_job_lookup(agg_worker_slurm_conf(wk), a->job_id, &a->job, msg, sizeof(msg));
 	if (err == -ENOENT) {
 		snprintf(a->why, sizeof(a->why),
-			 "attach refused: Slurm knows no job %" PRIu32 " (it ended long ago, or the "
+			 "attach refused: Slurm knows no job %" PRIu32
+			 " (it ended long ago, or the "
 			 "id is wrong: squeue -u $USER lists yours)",
 			 a->job_id);
 		return err;
@@ -129,11 +158,26 @@ static int attach_check_job(struct attach_work *a, const struct agg_worker *wk)
 	return 0;
 }
 
+/* the uid the node service saw ask (its client's SO_PEERCRED): a
+ * credential of another uid is not theirs to use (but root's may be) */
+static int attach_check_peer(struct attach_work *a)
+{
+	if (a->peer_uid <= 0 || a->peer_uid == (long long)a->uid)
+		return 0;
+	snprintf(a->why, sizeof(a->why),
+		 "attach to job %" PRIu32 " refused: the credential is uid %u's, the request came "
+		 "from uid %lld; run `nunatak attach %" PRIu32 "` yourself",
+		 a->job_id, (unsigned)a->uid, a->peer_uid, a->job_id);
+	return -EPERM;
+}
+
 static void attach_run(struct agg_work *w, const struct agg_worker *wk)
 {
 	struct attach_work *a = (struct attach_work *)w;
 
 	a->err = attach_check_credential(a, wk);
+	if (!a->err)
+		a->err = attach_check_peer(a);
 	if (!a->err)
 		a->err = attach_check_job(a, wk);
 }
@@ -180,11 +224,13 @@ static json_t *attach_spec(const struct attach_work *a)
 	if (!spec)
 		return NULL;
 	snprintf(runs_dir, sizeof(runs_dir), "%s/" RUNS_SUBDIR, a->job.work_dir);
-	json_object_set_new(spec, "owner", json_pack("{s:I, s:I}", "uid", (json_int_t)a->job.uid,
-						     "gid", (json_int_t)a->job.gid));
+	json_object_set_new(
+	    spec, "owner",
+	    json_pack("{s:I, s:I}", "uid", (json_int_t)a->job.uid, "gid", (json_int_t)a->job.gid));
 	json_object_set_new(spec, "runs_dir", json_string(runs_dir));
 	json_object_del(spec, "token");
 	json_object_del(spec, "credential");
+	json_object_del(spec, "peer_uid");
 	return spec;
 }
 
@@ -200,8 +246,8 @@ static int reply_attach_ack(struct aggregator *agg, const struct agg_peer *to,
 
 	for (i = 0; nodes && i < job->n_nodes; i++)
 		json_array_append_new(nodes, json_string(job->nodes[i]));
-	j = json_pack("{s:s, s:s, s:{s:I, s:I, s:s}, s:{s:I, s:s, s:o, s:s}}", "run_id",
-		      r->run_id, "run_dir", r->run_dir, "owner", "uid", (json_int_t)r->uid, "gid",
+	j = json_pack("{s:s, s:s, s:{s:I, s:I, s:s}, s:{s:I, s:s, s:o, s:s}}", "run_id", r->run_id,
+		      "run_dir", r->run_dir, "owner", "uid", (json_int_t)r->uid, "gid",
 		      (json_int_t)r->gid, "user", job->user, "job", "id", (json_int_t)job->id,
 		      "name", job->name, "nodes", nodes ? nodes : json_array(), "work_dir",
 		      job->work_dir);
@@ -228,27 +274,28 @@ static void attach_done(struct aggregator *agg, struct agg_work *w)
 	int err = a->err;
 
 	if (err) {
-		agg_reply_error(agg, &a->from, -err, a->run_id, a->why);
+		refuse_attach(agg, &a->from, -err, a->run_id, a->why);
 		goto out;
 	}
 	if ((r = agg_job_run_of(agg, a->job_id)) || agg_run_find(agg, a->run_id)) {
-		snprintf(why, sizeof(why), "job %" PRIu32 " is profiled already: run '%s' (in '%s')",
-			 a->job_id, r ? r->run_id : a->run_id, r ? r->run_dir : "?");
-		agg_reply_error(agg, &a->from, EBUSY, a->run_id, why);
+		snprintf(why, sizeof(why),
+			 "job %" PRIu32 " is profiled already: run '%s' (in '%s')", a->job_id,
+			 r ? r->run_id : a->run_id, r ? r->run_dir : "?");
+		refuse_attach(agg, &a->from, EBUSY, a->run_id, why);
 		goto out;
 	}
 	spec = attach_spec(a);
 	job = attach_job(a);
-	err = spec && job ? agg_run_create(agg, &a->from, a->run_id, a->origin, spec, &r, why,
-					   sizeof(why))
-			  : -ENOMEM;
+	err = spec && job
+		  ? agg_run_create(agg, &a->from, a->run_id, a->origin, spec, &r, why, sizeof(why))
+		  : -ENOMEM;
 	if (err) {
 		if (!spec || !job)
 			snprintf(why, sizeof(why), "attach to job %" PRIu32 ": out of memory",
 				 a->job_id);
 		agg_job_free(job);
 		json_decref(spec);
-		agg_reply_error(agg, &a->from, -err, a->run_id, why);
+		refuse_attach(agg, &a->from, -err, a->run_id, why);
 		goto out;
 	}
 	json_decref(spec);
@@ -269,10 +316,10 @@ static int attach_parse(struct attach_work *a, const Nunatak__Wire__Control *c, 
 	json_t *spec = json_loads(c->json ? c->json : "", 0, NULL);
 	json_t *id = json_object_get(spec, "job_id");
 	const char *cred = json_string_value(json_object_get(spec, "credential"));
-	const char *origin = c->node && c->node[0]
-				 ? c->node
-				 : json_string_value(json_object_get(
-				       json_object_get(spec, "run"), "node"));
+	const char *origin =
+	    c->node && c->node[0]
+		? c->node
+		: json_string_value(json_object_get(json_object_get(spec, "run"), "node"));
 
 	a->spec = spec;
 	if (!agg_run_id_valid(c->run_id) || !json_is_integer(id) || json_integer_value(id) < 1 ||
@@ -285,6 +332,9 @@ static int attach_parse(struct attach_work *a, const Nunatak__Wire__Control *c, 
 		return -EINVAL;
 	}
 	a->job_id = (uint32_t)json_integer_value(id);
+	a->peer_uid = json_is_integer(json_object_get(spec, "peer_uid"))
+			  ? (long long)json_integer_value(json_object_get(spec, "peer_uid"))
+			  : -1;
 	a->run_id = strdup(c->run_id);
 	a->origin = strdup(origin ? origin : "");
 	a->credential = strdup(cred);
@@ -300,7 +350,6 @@ int agg_job_attach_request(struct aggregator *agg, const struct agg_peer *from,
 {
 	struct attach_work *a = calloc(1, sizeof(*a));
 	char why[1024];
-	struct agg_run *r;
 	int err;
 
 	if (!a)
@@ -312,11 +361,8 @@ int agg_job_attach_request(struct aggregator *agg, const struct agg_peer *from,
 	err = attach_parse(a, c, why, sizeof(why));
 	if (err == -EINVAL)
 		agg->refused++;
-	if (!err && ((r = agg_job_run_of(agg, a->job_id)) || agg_run_find(agg, c->run_id))) {
-		snprintf(why, sizeof(why), "job %" PRIu32 " is profiled already: run '%s' (in '%s')",
-			 a->job_id, r ? r->run_id : c->run_id, r ? r->run_dir : "?");
-		err = -EBUSY;
-	}
+	/* a Run of that job open already: said once the credential and the
+	 * job's owner are checked (attach_done), never to another user */
 	if (!err) {
 		err = agg_worker_submit(agg->worker, &a->w);
 		if (err == -EAGAIN)
@@ -331,7 +377,7 @@ int agg_job_attach_request(struct aggregator *agg, const struct agg_peer *from,
 	}
 	if (err) {
 		attach_free(&a->w);
-		return agg_reply_error(agg, from, -err, c->run_id, why);
+		return refuse_attach(agg, from, -err, c->run_id, why);
 	}
 	return 0;
 }
@@ -355,8 +401,8 @@ static void watch_run(struct agg_work *w, const struct agg_worker *wk)
 	struct passwd pw, *found = NULL;
 	char buf[4096];
 
-	x->err = slurm_job_lookup(agg_worker_slurm_conf(wk), x->job_id, &x->job, x->why,
-				  sizeof(x->why));
+	x->err =
+	    slurm_job_lookup(agg_worker_slurm_conf(wk), x->job_id, &x->job, x->why, sizeof(x->why));
 	x->have_job = !x->err;
 	/* STATUS names the owner also when Slurm does not answer */
 	if ((x->err || !x->job.user[0]) && !getpwuid_r(x->uid, &pw, buf, sizeof(buf), &found) &&

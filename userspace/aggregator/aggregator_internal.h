@@ -116,6 +116,11 @@ struct aggregator {
 	/* what may block (munge, Slurm): its thread starts at the first job
 	 * request (aggregator_worker.h) */
 	struct agg_worker *worker;
+	int job_ended_grace_ms; /* aggregator_opts' (aggregator_job.h) */
+	/* ATTACH refusals: any user can cause them, so they are logged once
+	 * per AGG_ATTACH_LOG_MS with the count of those not logged */
+	long long attach_logged_ms;
+	uint64_t attach_unlogged;
 	int interrupt_next; /* the next finalize starts interrupted */
 	char *endpoint_shown;
 	int open_dir_fd; /* <state_dir>/open, -1: no resume */
@@ -137,6 +142,9 @@ int agg_reply_ack(struct aggregator *agg, const struct agg_peer *to, const char 
 /* run_id: the Run it concerns (Error.run_id), NULL: none */
 int agg_reply_error(struct aggregator *agg, const struct agg_peer *to, int code, const char *run_id,
 		    const char *message);
+/* agg_reply_error() without the log line (the caller logs, or not) */
+int agg_send_error(struct aggregator *agg, const struct agg_peer *to, int code, const char *run_id,
+		   const char *message);
 /* node: Control.node, the node it is sent to (NULL: none) */
 int agg_send_control(struct aggregator *agg, const struct agg_peer *to, int action,
 		     const char *run_id, const char *json, const char *node);

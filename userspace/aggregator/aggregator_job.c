@@ -98,7 +98,8 @@ int agg_job_from_start(struct aggregator *agg, const json_t *spec, const char *o
 		agg->refused += err == -EINVAL;
 	} else if (agg_job_node_index(job, origin) < 0) {
 		snprintf(why, whylen,
-			 "START of job %" PRIu32 " from node '%.64s' refused: that node is not one of "
+			 "START of job %" PRIu32
+			 " from node '%.64s' refused: that node is not one of "
 			 "the job's (%.200s)",
 			 id, origin ? origin : "", hostlist);
 		err = -EPERM;
@@ -247,9 +248,9 @@ int agg_job_epilog(struct aggregator *agg, const struct agg_peer *from, struct a
 		}
 		if (fin && !job->epilog_deadline_ms) {
 			job->epilog_deadline_ms =
-			    clock_monotonic_ms() +
-			    agg_json_int_in(fin, "nodes_wait_ms", 0, AGG_NODES_WAIT_MAX_MS,
-					    AGG_NODES_WAIT_DEFAULT_MS);
+			    clock_monotonic_ms() + agg_json_int_in(fin, "nodes_wait_ms", 0,
+								   AGG_NODES_WAIT_MAX_MS,
+								   AGG_NODES_WAIT_DEFAULT_MS);
 			snprintf(job->missing_why, sizeof(job->missing_why),
 				 "within %lld ms of the first Epilog",
 				 job->epilog_deadline_ms - clock_monotonic_ms());
@@ -301,17 +302,17 @@ static void attach_tick(struct aggregator *agg, struct agg_run *r, long long now
 
 	if (!j->close_sent_ms || !j->ended_ms)
 		return;
-	if (now - j->ended_ms >= AGG_JOB_ENDED_GRACE_MS) {
+	if (now - j->ended_ms >= agg->job_ended_grace_ms) {
 		j->abandoned = 1;
-		snprintf(j->missing_why, sizeof(j->missing_why), "%d s after the job ended",
-			 AGG_JOB_ENDED_GRACE_MS / 1000);
+		snprintf(j->missing_why, sizeof(j->missing_why), "%.3g s after the job ended",
+			 agg->job_ended_grace_ms / 1e3);
 		finalize_missing(agg, r);
 		return;
 	}
 	if (now - j->close_sent_ms >= AGG_JOB_CLOSE_AGAIN_MS)
 		agg_job_send_close(agg, r);
 	min_timeout(timeout, j->close_sent_ms + AGG_JOB_CLOSE_AGAIN_MS, now);
-	min_timeout(timeout, j->ended_ms + AGG_JOB_ENDED_GRACE_MS, now);
+	min_timeout(timeout, j->ended_ms + agg->job_ended_grace_ms, now);
 }
 
 int agg_job_tick(struct aggregator *agg)
@@ -341,16 +342,16 @@ int agg_job_tick(struct aggregator *agg)
 			finalize_missing(agg, r);
 			continue;
 		}
-		if (j->ended_ms && now - j->ended_ms >= AGG_JOB_ENDED_GRACE_MS) {
+		if (j->ended_ms && now - j->ended_ms >= agg->job_ended_grace_ms) {
 			snprintf(j->missing_why, sizeof(j->missing_why),
-				 "%d s after the job ended", AGG_JOB_ENDED_GRACE_MS / 1000);
+				 "%.3g s after the job ended", agg->job_ended_grace_ms / 1e3);
 			finalize_missing(agg, r);
 			continue;
 		}
 		if (j->epilog_deadline_ms)
 			min_timeout(&timeout, j->epilog_deadline_ms, now);
 		if (j->ended_ms)
-			min_timeout(&timeout, j->ended_ms + AGG_JOB_ENDED_GRACE_MS, now);
+			min_timeout(&timeout, j->ended_ms + agg->job_ended_grace_ms, now);
 	}
 	return timeout;
 }
@@ -363,7 +364,8 @@ void agg_job_degrade(struct agg_run *r)
 
 	if (job && job->abandoned) {
 		snprintf(message, sizeof(message),
-			 "node %s, where job %" PRIu32 " was attached to, never ended the Run (%s): "
+			 "node %s, where job %" PRIu32
+			 " was attached to, never ended the Run (%s): "
 			 "what it measured after its last stored Batch is missing",
 			 r->origin, job->id, job->missing_why);
 		pivot_add_degradation(r->pivot, "nodes-missing", message,
@@ -458,11 +460,10 @@ json_t *agg_job_state_json(const struct agg_run *r)
 	for (i = 0; epilog && i < job->n_nodes; i++)
 		if (job->epilog[i])
 			json_array_append_new(epilog, json_string(job->nodes[i]));
-	return json_pack("{s:I, s:s, s:s, s:s, s:s, s:o, s:o, s:I}", "id",
-			 (json_int_t)job->id, "mode",
-			 job->mode == AGG_JOB_ATTACH ? "attach" : "prolog", "user", job->user,
-			 "name", job->name, "work_dir", job->work_dir, "nodes", nodes_json(job),
-			 "epilog", epilog ? epilog : json_array(), "since",
+	return json_pack("{s:I, s:s, s:s, s:s, s:s, s:o, s:o, s:I}", "id", (json_int_t)job->id,
+			 "mode", job->mode == AGG_JOB_ATTACH ? "attach" : "prolog", "user",
+			 job->user, "name", job->name, "work_dir", job->work_dir, "nodes",
+			 nodes_json(job), "epilog", epilog ? epilog : json_array(), "since",
 			 (json_int_t)job->since);
 }
 
@@ -479,13 +480,14 @@ static int state_nodes(struct agg_job *job, const json_t *j)
 		return -ENOMEM;
 	json_array_foreach(nodes, i, v)
 	{
-		if (!json_is_string(v) || !(job->nodes[job->n_nodes] = strdup(json_string_value(v))))
+		if (!json_is_string(v) ||
+		    !(job->nodes[job->n_nodes] = strdup(json_string_value(v))))
 			return json_is_string(v) ? -ENOMEM : -EINVAL;
 		job->n_nodes++;
 	}
-	json_array_foreach(json_object_get(j, "epilog"), i, v)
-		if ((k = agg_job_node_index(job, json_string_value(v))) >= 0)
-			job->epilog[k] = 1;
+	json_array_foreach(json_object_get(j, "epilog"), i,
+			   v) if ((k = agg_job_node_index(job, json_string_value(v))) >= 0)
+	    job->epilog[k] = 1;
 	return 0;
 }
 

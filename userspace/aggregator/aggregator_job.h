@@ -4,7 +4,9 @@
  *  - "attach" (aggregator_attach.c): ATTACH {"job_id","credential",...}
  *    from the origin Agent, checked in the worker thread (munge credential
  *    whose payload is "nunatak attach job=J", the uid munge's; the job
- *    RUNNING in Slurm, owned by that uid or the uid root), then the Run is
+ *    RUNNING in Slurm, owned by that uid or the uid root; "peer_uid", the
+ *    node service's client, that uid or root; only then EBUSY when a Run
+ *    of the job is open, so that no other user learns of it), then the Run is
  *    made with the job's owner (Slurm's uid/gid) in <work_dir>/.nunatak,
  *    OPENed {"job_id",...} to the job's other nodes (now and at their next
  *    Hello); the job is looked at every second in the worker and the
@@ -16,7 +18,7 @@
  *    each job node (the first makes the Run, the others join it), FINALIZE
  *    "job_epilog" by each; acked at once while nodes are pending, the last
  *    acked once finalized; at the nodes_wait_ms deadline, or when the job
- *    has ended for AGG_JOB_ENDED_GRACE_MS without all its Epilogs, the Run
+ *    has ended for AGG_JOB_ENDED_GRACE_MS (aggregator_opts) without all its Epilogs, the Run
  *    is finalized with a `nodes-missing` Degradation naming the nodes.
  * Everything here runs on the serving thread; what may block is a work of
  * the worker (aggregator_worker.h).
@@ -31,7 +33,7 @@
 #include "userspace/aggregator/aggregator_internal.h"
 
 #define AGG_JOB_WATCH_MS 1000
-#define AGG_JOB_ENDED_GRACE_MS 60000
+#define AGG_JOB_ENDED_GRACE_MS 60000 /* aggregator_opts.job_ended_grace_ms 0 */
 #define AGG_JOB_CLOSE_AGAIN_MS 10000
 
 enum agg_job_mode {
@@ -50,15 +52,15 @@ struct agg_job {
 	time_t since;
 	struct agg_peer origin_peer; /* who ATTACHed: CLOSE goes there */
 	/* the watch (serving thread) */
-	int watching;		       /* a lookup in the worker */
-	long long next_watch_ms;       /* clock_monotonic_ms() */
-	long long ended_ms;	       /* first seen ended, 0: not seen */
-	long long close_sent_ms;       /* CLOSE job-ended sent, 0: not */
-	long long epilog_deadline_ms;  /* 0: no Epilog yet */
-	int auto_failed;	       /* finalized with nobody to answer: failed, not again */
+	int watching;		      /* a lookup in the worker */
+	long long next_watch_ms;      /* clock_monotonic_ms() */
+	long long ended_ms;	      /* first seen ended, 0: not seen */
+	long long close_sent_ms;      /* CLOSE job-ended sent, 0: not */
+	long long epilog_deadline_ms; /* 0: no Epilog yet */
+	int auto_failed;	      /* finalized with nobody to answer: failed, not again */
 	int lookup_warned;
-	int seen;      /* Slurm knew the job once (ENOENT then means: gone) */
-	int abandoned; /* attach: its origin never ended it after the job ended */
+	int seen;	      /* Slurm knew the job once (ENOENT then means: gone) */
+	int abandoned;	      /* attach: its origin never ended it after the job ended */
 	char missing_why[64]; /* what nodes-missing says of the wait */
 };
 

@@ -47,11 +47,12 @@ static int start_facts(struct agg_run *r, const json_t *spec, const char **runs_
 	r->gid = (gid_t)json_integer_value(gid);
 	if (r->uid == 0 && (r->agg->root_runs == AGG_ROOT_RUNS_REFUSED ||
 			    (r->agg->root_runs == AGG_ROOT_RUNS_LOCAL && r->origin_key[0]))) {
-		snprintf(why, whylen,
-			 "run '%s' refused: its owner is root, and this Aggregator writes no Run as "
-			 "root for a remote Agent (the root of a node is not root here); profile "
-			 "as a user, or start nunatak-aggregator with --allow-root-runs",
-			 r->run_id);
+		snprintf(
+		    why, whylen,
+		    "run '%s' refused: its owner is root, and this Aggregator writes no Run as "
+		    "root for a remote Agent (the root of a node is not root here); profile "
+		    "as a user, or start nunatak-aggregator with --allow-root-runs",
+		    r->run_id);
 		return -EPERM;
 	}
 	snprintf(r->token, sizeof(r->token), "%s", token ? token : "");
@@ -66,8 +67,8 @@ static int start_facts(struct agg_run *r, const json_t *spec, const char **runs_
  * configuration said another */
 static void manifest_frequency(json_t *manifest, long frequency)
 {
-	json_t *eff = json_object_get(json_object_get(manifest, "provenance"),
-				      "effective_configuration");
+	json_t *eff =
+	    json_object_get(json_object_get(manifest, "provenance"), "effective_configuration");
 	json_t *asked = json_object_get(json_object_get(eff, "sampling.frequency"), "value");
 
 	if (frequency <= 0)
@@ -75,7 +76,8 @@ static void manifest_frequency(json_t *manifest, long frequency)
 	json_object_set_new(json_object_get(manifest, "run"), "frequency", json_integer(frequency));
 	if (json_is_object(eff) && json_integer_value(asked) != frequency)
 		json_object_set_new(eff, "sampling.frequency",
-				    json_pack("{s:I, s:s}", "value", (json_int_t)frequency, "source",
+				    json_pack("{s:I, s:s}", "value", (json_int_t)frequency,
+					      "source",
 					      "the node service (its sampling.frequency)"));
 }
 
@@ -132,7 +134,7 @@ static int start_files(struct agg_run *r, const json_t *spec, const char *runs_d
 }
 
 int agg_reply_start_ack(struct aggregator *agg, const struct agg_peer *from,
-			   const struct agg_run *r)
+			const struct agg_run *r)
 {
 	json_t *j = json_pack("{s:s, s:s}", "run_id", r->run_id, "run_dir", r->run_dir);
 	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -183,7 +185,6 @@ static void symbolizer_for_owner(struct agg_run *r, char *why, size_t whylen)
 	r->symbolizer[0] = '\0';
 }
 
-
 int agg_run_create(struct aggregator *agg, const struct agg_peer *from, const char *run_id,
 		   const char *origin, const json_t *spec, struct agg_run **out, char *why,
 		   size_t whylen)
@@ -196,7 +197,8 @@ int agg_run_create(struct aggregator *agg, const struct agg_peer *from, const ch
 	int err;
 
 	*out = NULL;
-	r = agg_run_new(agg, run_id, origin, json_string_value(json_object_get(spec, "symbolizer")));
+	r = agg_run_new(agg, run_id, origin,
+			json_string_value(json_object_get(spec, "symbolizer")));
 	if (!r) {
 		snprintf(why, whylen, "cannot start run '%s': out of memory", run_id);
 		return -ENOMEM;
@@ -212,9 +214,10 @@ int agg_run_create(struct aggregator *agg, const struct agg_peer *from, const ch
 		prev_tu = (struct tool_user *)tool_user_bind(&tu);
 		err = start_files(r, spec, runs_dir, why, whylen);
 		if (!err && refused_tool[0])
-			pivot_add_degradation(r->pivot, "symbolizer-untrusted", refused_tool,
-					      "set tools.llvm-symbolizer in the site's nunatak.toml "
-					      "to a root-owned llvm-symbolizer");
+			pivot_add_degradation(
+			    r->pivot, "symbolizer-untrusted", refused_tool,
+			    "set tools.llvm-symbolizer in the site's nunatak.toml "
+			    "to a root-owned llvm-symbolizer");
 		tool_user_bind(prev_tu);
 		if (err && r->run_dir)
 			run_dir_discard(r->run_dir);

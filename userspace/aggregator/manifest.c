@@ -184,11 +184,16 @@ out:
 
 int manifest_finalized(const json_t *manifest)
 {
-	json_t *degradations, *d;
+	json_t *passes = json_object_get(manifest, "passes"), *degradations, *d;
 	const char *name;
 	size_t i;
 
 	if (json_is_integer(json_object_get(json_object_get(manifest, "run"), "exit_code")))
+		return 1;
+	/* a Run without an exit code (an attach to a job, a job's Run): its
+	 * pass got its end at FINALIZE, the first manifest has none */
+	if (json_is_string(json_object_get(json_array_get(passes, json_array_size(passes) - 1),
+					   "end")))
 		return 1;
 	degradations = json_object_get(manifest, "degradations");
 	json_array_foreach(degradations, i, d)

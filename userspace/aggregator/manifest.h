@@ -44,7 +44,8 @@ int manifest_write(int run_dir_fd, json_t *manifest);
 json_t *manifest_read(const char *run_dir, char *err, size_t errlen);
 
 /* 1 when manifest is the one of a finalized Run: it has the application's
- * exit code, or it says the Run was interrupted (a run-interrupted
+ * exit code, or its last pass has its end (FINALIZE's: a job Run has no
+ * exit code), or it says the Run was interrupted (a run-interrupted
  * Degradation: finalized without an exit code); 0 when it is the first
  * manifest of a Run that was never finalized. */
 int manifest_finalized(const json_t *manifest);

@@ -1,6 +1,10 @@
 /* nunatakd — the node service as a daemon: the Agent of this node, its
- * control socket (any user asks it to observe their own processes) and,
- * with no [service] aggregators configured, its own Aggregator.
+ * control socket (any user asks it to observe their own processes, or a
+ * Slurm job of theirs: `nunatak attach`; Slurm's Prolog and Epilog, as
+ * root, start and end the Runs of jobs submitted with --nunatak) and,
+ * with no [service] aggregators configured, its own Aggregator, which
+ * checks attach credentials with the munged of [service].munge_socket and
+ * asks Slurm (libslurm, [service].slurm_conf) about jobs.
  *
  * Foreground, logs to stderr (systemd and containers collect it). Root
  * only: it loads BPF. BPF is loaded once, at start; no sampling event is
@@ -32,7 +36,9 @@ static struct {
 
 static const char doc[] =
 	"The nunatak node service: observes, for any user, the processes they own and\n"
-	"start with `nunatak run`, and writes their Runs as them (owner, mode 0700).\n"
+	"start with `nunatak run`, and their running Slurm jobs (`nunatak attach`, and\n"
+	"jobs submitted with --nunatak through deploy/slurm's Prolog and Epilog), and\n"
+	"writes their Runs as them (owner, mode 0700).\n"
 	"\n"
 	"Runs in the foreground and logs to stderr. Must run as root (it loads BPF\n"
 	"programs, once, at start). The control socket (mode 0666: every request is\n"
