@@ -1,6 +1,7 @@
 # Profiling asked at submission, on a real Slurm (tests/lib/slurm.sh;
-# nunatakd its own Aggregator), by a non-root user: `sbatch --nunatak=199`
-# and a job submitted with NUNATAK_PROFILE=1 in the environment each give,
+# nunatakd its own Aggregator), by a non-root user: `sbatch --nunatak=199`,
+# `sbatch --nunatak`, `srun --nunatak`, `salloc --nunatak` and a job
+# submitted with NUNATAK_PROFILE=1 in the environment each give,
 # once the job has left the queue, a complete Run in <job working
 # directory>/.nunatak, owned by the user, 0700, whose samples follow the
 # frequency the node samples at (one per node, the node service's: the
@@ -130,6 +131,25 @@ j=$(slurm_sbatch "$U1" "$W" -n 2 --nunatak --wrap "srun -n 2 $SVC/bin/jobspin 2"
 run=$(job_run "$W" "$j")
 rate "$W" "$j" "$run" -
 echo "--nunatak: job $j, Run $(basename "$run")"
+
+# --- 2c. srun --nunatak with its own allocation, salloc --nunatak
+W=$(slurm_workdir "$U1")
+(cd "$W" && slurm_as "$U1" srun -n 2 --nunatak "$SVC/bin/jobspin" 2) >"$W/slurm-srun.out" 2>"$T/srun.err" ||
+	fail "srun --nunatak: $(cat "$T/srun.err")"
+j=$(squeue -h -u "$U1" -t all -o '%A %j' | awk '$2 == "jobspin" {print $1}' | sort -n | tail -1)
+cp "$W/slurm-srun.out" "$W/slurm-$j.out"
+run=$(job_run "$W" "$j")
+rate "$W" "$j" "$run" -
+echo "srun --nunatak: job $j, Run $(basename "$run")"
+W=$(slurm_workdir "$U1")
+(cd "$W" && slurm_as "$U1" salloc -n 2 --nunatak srun -n 2 "$SVC/bin/jobspin" 2) >"$W/slurm-salloc.out" 2>"$T/salloc.err" ||
+	fail "salloc --nunatak: $(cat "$T/salloc.err")"
+j=$(sed -n 's/^salloc: Granted job allocation \([0-9]*\)$/\1/p' "$T/salloc.err")
+[ -n "$j" ] || fail "salloc said no job id: $(cat "$T/salloc.err")"
+cp "$W/slurm-salloc.out" "$W/slurm-$j.out"
+run=$(job_run "$W" "$j")
+rate "$W" "$j" "$run" -
+echo "salloc --nunatak: job $j, Run $(basename "$run")"
 
 # --- 3. nothing asked: no Run
 W=$(slurm_workdir "$U1")
