@@ -3,7 +3,8 @@
 # `nunatak attach JOBID` early (ended_by "detach", within seconds, Run
 # finalized with what was sampled, the job untouched); a job that ends
 # during an attach with no --duration ends the attach (ended_by
-# "job-ended") and its Run is finalized, nothing lost: its samples stand for
+# "job-ended") and its Run is finalized, nothing lost, the tasks of a job
+# step started during the attach included: its samples stand for
 # >= 90 % of the CPU time the job's tasks spent once the attach said it
 # was attached (each task prints its own CPU time at its end,
 # tests/workloads/jobspin).
@@ -39,10 +40,12 @@ for p in sys.argv[1:]:
 print(f"{t:.3f}")
 PY
 }
-# start_job SECONDS: a job of two jobspin tasks; sets j and pids
+# start_job SECONDS [SECONDS2]: a job of two jobspin tasks (then a second
+# step of two more when SECONDS2 is given); sets j and pids (step 0's)
 start_job() {
-	local i
-	j=$(slurm_sbatch "$U1" "$W" -n 2 --wrap "srun -n 2 $SVC/bin/jobspin $1")
+	local i wrap="srun -n 2 $SVC/bin/jobspin $1"
+	[ -z "${2:-}" ] || wrap="$wrap; srun -n 2 $SVC/bin/jobspin $2"
+	j=$(slurm_sbatch "$U1" "$W" -n 2 --wrap "$wrap")
 	slurm_wait_running "$j" 30 || fail "job $j not running after 30 s"
 	for i in $(seq 1 100); do
 		mapfile -t pids < <(slurm_step_pids "$j" 0)
@@ -94,7 +97,7 @@ as_nunatak detach "$j" >/dev/null 2>"$T/d2.err"
 [ $? = 1 ] || fail "a second detach of job $j did not fail: $(cat "$T/d2.err")"
 
 # --- 2. the job ends during the attach: the Run is finalized, nothing lost
-start_job 6
+start_job 4 3 # the second step starts during the attach: it joins
 svc_bg_run "$T/a2" as_nunatak attach "$j" -F "$FREQ" --json
 wait_attached "$T/a2"
 c0=$(cpu_of "${pids[@]}") # sampled from here on at the latest
@@ -116,7 +119,9 @@ sampled = db.execute("select coalesce(sum(value), 0) from measurements where cou
 want = 0.9 * (sum(cpu) - c0)
 print(f"job-ended Run: samples = {sampled:.2f} CPU s; the {len(cpu)} tasks spent {sum(cpu) - c0:.2f} CPU s "
       f"after the attach began, wanted >= {want:.2f}")
-sys.exit(0 if len(cpu) == 2 and sampled >= want and sum(cpu) - c0 > 2 else 1)
+tasks = db.execute("select count(distinct tgid) from loci where comm = 'jobspin'").fetchone()[0]
+print(f"tasks sampled: {tasks} of the job's {len(cpu)} (two steps)")
+sys.exit(0 if len(cpu) == 4 and tasks == 4 and sampled >= want and sum(cpu) - c0 > 2 else 1)
 PY
 echo "job end: the attach ended $(python3 -c "print(f'{$t1 - $t0:.2f}')") s after the job left the queue"
 exit 0
