@@ -1,7 +1,8 @@
 # The end of an attach on a real Slurm (tests/lib/slurm.sh; nunatakd its
 # own Aggregator): `nunatak detach JOBID` by the job's owner ends a running
 # `nunatak attach JOBID` early (ended_by "detach", within seconds, Run
-# finalized with what was sampled, the job untouched); a job that ends
+# finalized with what was sampled, the job untouched), so does a Ctrl-C
+# (SIGTERM here: ended_by "interrupt", exit 0); a job that ends
 # during an attach with no --duration ends the attach (ended_by
 # "job-ended") and its Run is finalized, nothing lost, the tasks of a job
 # step started during the attach included: its samples stand for
@@ -91,6 +92,25 @@ n=$(check_run "$T/a1.out")
 python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 10 else 1)" || fail "the attach took $(python3 -c "print($t1 - $t0)") s to end after the detach"
 [ -n "$(slurm_step_pids "$j" 0)" ] || fail "the job's tasks are gone after the detach"
 echo "detach: attach ended $(python3 -c "print(f'{$t1 - $t0:.2f}')") s after it, $n samples, job $j still running"
+# --- 1b. Ctrl-C (SIGTERM: a background job of a script ignores SIGINT)
+# ends an attach too: ended_by "interrupt", exit 0, the Run finalized
+svc_bg_run "$T/a3" bash -c 'echo $$ >"$0"; cd "$1" || exit 125; shift 2; exec "$@"' "$T/a3.pid" "$W" _ \
+	setpriv --reuid="$U1" --regid="$(id -g "$U1")" --init-groups -- env -i PATH=/usr/bin:/bin \
+	HOME="$SLURM_USER_HOME" USER="$U1" SLURM_CONF="$SLURM_CONF_FILE" NUNATAK_AGENT_SOCKET="$sock" \
+	NUNATAK_MUNGE_SOCKET="$SLURM_MUNGE_SOCKET" "$SVC/bin/nunatak" attach "$j" --json
+wait_attached "$T/a3"
+apid=$(cat "$T/a3.pid")
+[ "$(readlink "/proc/$apid/exe")" = "$(readlink -f "$SVC/bin/nunatak")" ] ||
+	fail "harness: pid $apid is not the attach ($(readlink "/proc/$apid/exe"))"
+sleep 1
+kill -TERM "$apid"
+svc_bg_wait "$T/a3" 20 || fail "the attach after SIGTERM: exit $(cat "$T/a3.rc"): $(cat "$T/a3.err")"
+[ "$(json "$T/a3.out" 'd["ended_by"]')" = interrupt ] || fail "ended_by $(json "$T/a3.out" 'd["ended_by"]'), expected interrupt"
+n=$(check_run "$T/a3.out")
+[ "${n:-0}" -gt 0 ] || fail "the interrupted Run has no samples"
+[ -n "$(slurm_step_pids "$j" 0)" ] || fail "the job's tasks are gone after the attach's interrupt"
+echo "interrupt: attach exit 0, ended_by interrupt, $n samples, job $j still running"
+
 scancel "$j"
 slurm_wait_gone "$j" 30 || fail "job $j not cancelled"
 as_nunatak detach "$j" >/dev/null 2>"$T/d2.err"
