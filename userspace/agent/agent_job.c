@@ -162,6 +162,13 @@ int agent_job_attach(struct agent *a, struct agent_target *t)
 					 : strerror(-err));
 		return err;
 	}
+	/* a Slurm that makes no job cgroup: the environment is the word */
+	if (!job_cgroups_in_use(NULL)) {
+		pr_info("run %s: no Slurm job cgroups on this node: the processes of job %u that "
+			"start later are known by SLURM_JOB_ID in their environment",
+			t->run_id, (unsigned)t->job_id);
+		sampler_set_job_env(a->sampler, 1);
+	}
 	err = job_processes_for_each(t->job_id, job_adopt_one, &js);
 	if (err < 0) {
 		pr_warn("run %s: the processes of job %u cannot be listed: %s", t->run_id,

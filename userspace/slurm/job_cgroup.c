@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,50 @@ int job_of_process(pid_t pid, uint32_t *job, char *step, size_t steplen)
 	r = job_of_proc_dir(fd, job, step, steplen);
 	close(fd);
 	return r;
+}
+
+/* 1 when dir has an entry "slurm" or "slurm_*" that is a directory */
+static int has_slurm_dir(const char *dir)
+{
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	int found = 0;
+
+	if (!dp)
+		return 0;
+	while (!found && (d = readdir(dp)))
+		found = d->d_type == DT_DIR &&
+			(!strcmp(d->d_name, "slurm") || !strncmp(d->d_name, "slurm_", 6));
+	closedir(dp);
+	return found;
+}
+
+int job_cgroups_in_use(const char *root)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+	int found = 0;
+
+	if (!root)
+		root = "/sys/fs/cgroup";
+	snprintf(path, sizeof(path), "%s/system.slice/slurmstepd.scope", root);
+	if (!access(path, F_OK))
+		return 1;
+	snprintf(path, sizeof(path), "%s/unified/system.slice/slurmstepd.scope", root);
+	if (!access(path, F_OK) || has_slurm_dir(root))
+		return 1;
+	dp = opendir(root); /* v1: one directory per hierarchy */
+	if (!dp)
+		return 0;
+	while (!found && (d = readdir(dp))) {
+		if (d->d_type != DT_DIR || d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", root, d->d_name);
+		found = has_slurm_dir(path);
+	}
+	closedir(dp);
+	return found;
 }
 
 int job_processes_for_each(uint32_t job, int (*cb)(pid_t pid, void *ctx), void *ctx)

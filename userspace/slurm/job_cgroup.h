@@ -47,6 +47,13 @@ int job_environ_parse(const char *env, size_t len, uint32_t *job);
  * gone, -EACCES, -EINVAL (malformed cgroup text), -errno. */
 int job_of_process(pid_t pid, uint32_t *job, char *step, size_t steplen);
 
+/* 1 when this node shows Slurm job cgroups (its proctrack or task plugin
+ * makes them): a directory "slurm" or "slurm_*" at the top of a v1
+ * hierarchy under root (NULL: /sys/fs/cgroup), or
+ * system.slice/slurmstepd.scope in a cgroup2 one (root or root/unified);
+ * 0 when none (proctrack/linuxproc, pgid; or no job ran here yet). */
+int job_cgroups_in_use(const char *root);
+
 /* Calls cb(pid, ctx) for every process (thread group) of job on this node,
  * as job_of_process says, in /proc order. Stops at cb's first non-zero
  * return and returns it; else 0, or -errno when /proc cannot be read.
