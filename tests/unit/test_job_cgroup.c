@@ -272,14 +272,20 @@ static void test_environ_fallback_and_scan(void **state)
 	s.want[0] = a;
 	s.want[1] = b;
 	s.want[2] = c;
-	assert_int_equal(job_processes_for_each(FALLBACK_JOB, note, &s), 0);
+	assert_int_equal(job_processes_for_each(FALLBACK_JOB, JOB_ANY_OWNER, note, &s), 0);
 	assert_int_equal(s.found[0], 1);
 	assert_int_equal(s.found[1], 1);
 	assert_int_equal(s.found[2], 0);
 	assert_int_equal(s.others, 0);
-	assert_int_equal(job_processes_for_each(FALLBACK_JOB, stop_at_first, &calls), 7);
+	assert_int_equal(job_processes_for_each(FALLBACK_JOB, JOB_ANY_OWNER, stop_at_first, &calls), 7);
 	assert_int_equal(calls, 1);
-	assert_int_equal(job_processes_for_each(0, note, &s), -EINVAL);
+	assert_int_equal(job_processes_for_each(0, JOB_ANY_OWNER, note, &s), -EINVAL);
+	/* another owner's processes are not even read */
+	memset(&s, 0, sizeof(s));
+	s.want[0] = a;
+	s.want[1] = b;
+	assert_int_equal(job_processes_for_each(FALLBACK_JOB, 65534, note, &s), 0);
+	assert_int_equal(s.found[0] + s.found[1] + s.others, 0);
 	reap(a);
 	reap(b);
 	reap(c);
@@ -316,12 +322,12 @@ static void test_cgroup_scan(void **state)
 	assert_string_equal(step, "batch");
 	s.want[0] = in;
 	s.want[1] = job_level;
-	assert_int_equal(job_processes_for_each(3999999003u, note, &s), 0);
+	assert_int_equal(job_processes_for_each(3999999003u, JOB_ANY_OWNER, note, &s), 0);
 	assert_int_equal(s.found[0], 1);
 	assert_int_equal(s.found[1], 1);
 	memset(&s, 0, sizeof(s));
 	s.want[0] = in;
-	assert_int_equal(job_processes_for_each(3999999004u, note, &s), 0);
+	assert_int_equal(job_processes_for_each(3999999004u, JOB_ANY_OWNER, note, &s), 0);
 	assert_int_equal(s.found[0], 0);
 	assert_int_equal(s.others, 0);
 	reap(in);

@@ -169,7 +169,7 @@ int agent_job_attach(struct agent *a, struct agent_target *t)
 			t->run_id, (unsigned)t->job_id);
 		sampler_set_job_env(a->sampler, 1);
 	}
-	err = job_processes_for_each(t->job_id, job_adopt_one, &js);
+	err = job_processes_for_each(t->job_id, (uid_t)agent_target_uid(t), job_adopt_one, &js);
 	if (err < 0) {
 		pr_warn("run %s: the processes of job %u cannot be listed: %s", t->run_id,
 			(unsigned)t->job_id, strerror(-err));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "userspace/slurm/job_cgroup.h"
@@ -283,9 +284,11 @@ int job_cgroups_in_use(const char *root)
 	return found;
 }
 
-int job_processes_for_each(uint32_t job, int (*cb)(pid_t pid, void *ctx), void *ctx)
+int job_processes_for_each(uint32_t job, uid_t owner, int (*cb)(pid_t pid, void *ctx),
+			   void *ctx)
 {
 	struct dirent *d;
+	struct stat st;
 	uint32_t found;
 	DIR *proc;
 	int fd, r = 0;
@@ -305,7 +308,9 @@ int job_processes_for_each(uint32_t job, int (*cb)(pid_t pid, void *ctx), void *
 		if (fd < 0)
 			continue; /* gone */
 		found = 0;
-		if (job_of_proc_dir(fd, &found, NULL, 0) == 1 && found == job)
+		if (owner != JOB_ANY_OWNER && (fstat(fd, &st) || st.st_uid != owner))
+			; /* another user's, or gone: never read */
+		else if (job_of_proc_dir(fd, &found, NULL, 0) == 1 && found == job)
 			r = cb((pid_t)pid, ctx);
 		close(fd);
 	}
