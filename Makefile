@@ -222,7 +222,7 @@ fuzz: deps
 	tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) $(FUZZ_BUILD)/fuzz
 
 test-integration: deps
-	$(MAKE) build
+	$(MAKE) build $(BUILD)/tests/test_agent_job
 	tests/run.sh --integration tests/integration --nunatak $(abspath $(NUNATAK)) --workloads $(abspath $(BUILD)/workloads)
 
 demo: deps

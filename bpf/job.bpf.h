@@ -38,8 +38,10 @@ static __always_inline int job_css_name(struct cgroup_subsys_state *css, struct 
 }
 
 /* The Target entry of the nearest registered job among css and its
- * ancestors (JOB_CGROUP_DEPTH names), NULL when none. */
-static __always_inline const struct token_info *job_of_css(struct cgroup_subsys_state *css)
+ * ancestors (JOB_CGROUP_DEPTH names), NULL when none; *named set when a
+ * name looked at may be a job's, registered or not. */
+static __always_inline const struct token_info *job_of_css(struct cgroup_subsys_state *css,
+							   int *named)
 {
 	const struct token_info *t;
 	struct job_key key;
@@ -47,6 +49,7 @@ static __always_inline const struct token_info *job_of_css(struct cgroup_subsys_
 
 	for (i = 0; i < JOB_CGROUP_DEPTH && css; i++) {
 		if (job_css_name(css, &key)) {
+			*named = 1;
 			t = bpf_map_lookup_elem(&jobs, &key);
 			if (t)
 				return t;
@@ -74,18 +77,27 @@ static __always_inline struct cgroup_subsys_state *job_freezer_css(struct css_se
 
 /* The Target entry of the registered job whose cgroup holds task: by its
  * default hierarchy's cgroup, then by its v1 freezer cgroup; NULL when
- * none. */
-static __always_inline const struct token_info *job_of_task(struct task_struct *task)
+ * none. *named: whether any of its cgroups may be a job's at all (when
+ * none is, its environment is the fallback: job_of_env). */
+static __always_inline const struct token_info *job_of_task(struct task_struct *task,
+							    int *named)
 {
 	struct css_set *cset = BPF_CORE_READ(task, cgroups);
 	struct cgroup *dfl;
 	const struct token_info *t;
 
+	*named = 0;
 	if (!cset)
 		return NULL;
 	dfl = BPF_CORE_READ(cset, dfl_cgrp);
-	t = dfl ? job_of_css(&dfl->self) : NULL;
-	return t ?: job_of_css(job_freezer_css(cset));
+	t = dfl ? job_of_css(&dfl->self, named) : NULL;
+	return t ?: job_of_css(job_freezer_css(cset), named);
+}
+
+/* the Target entry of the job an environment scan found (key "" none) */
+static __always_inline const struct token_info *job_of_env(const struct job_key *key)
+{
+	return key->name[0] ? bpf_map_lookup_elem(&jobs, key) : NULL;
 }
 
 #endif

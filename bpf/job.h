@@ -22,6 +22,16 @@
  * delegated to them, and then puts only their own processes into their
  * own Run.
  *
+ * A Slurm that makes no job cgroup (proctrack/linuxproc or pgid, no
+ * task/cgroup) leaves the environment as the only word: when the Agent
+ * asks for it (job_env: it saw no Slurm cgroup on the node), an exec
+ * whose cgroups name no job at all ("job_" nowhere among the names walked)
+ * has its new environment scanned for SLURM_JOB_ID=<digits> (the first
+ * occurrence, as getenv; the same scan as the Run token's, bpf/token.h),
+ * and "job_<digits>" is looked up as a cgroup name would be. The process
+ * controls its environment, so this is a hint only; the rule above still
+ * decides.
+ *
  * Adopted at exec: reported as TASK_EVENT_EXEC with exec_seq 0. Adopted at
  * fork: the child enters as the child of a followed process does (a new
  * image, exec_seq 0) and, since the Agent never saw its parent, is
@@ -35,8 +45,11 @@
  * registered for a process outside every job cgroup (the default
  * hierarchy's and the freezer's names walked: 2 + 1 here), 1.5-2.1 us for
  * one in a job cgroup (5 freezer names) whose credentials the rule
- * refuses; a fork of a parent outside every Target 0.35 us without a job,
- * 0.6-1.1 us with one.
+ * refuses; a fork of a parent outside every Target 0.3-0.5 us without a
+ * job, 0.6-1.2 us with one. The environment fallback, when on, adds the
+ * scan to an exec outside every job cgroup: 5.6-5.8 us for the test's 37
+ * strings (as a registered Run token does, bpf/token.h). Figures vary
+ * with the machine's load by about 30 %.
  */
 #ifndef NUNATAK_BPF_JOB_H
 #define NUNATAK_BPF_JOB_H
@@ -52,6 +65,9 @@
 #define JOB_CGROUP_DEPTH 8
 #define JOB_NAME_PREFIX "job_"
 #define JOB_NAME_PREFIX_BYTES 4
+/* the environment's word, when no cgroup names a job (at exec) */
+#define JOB_ENV_PREFIX "SLURM_JOB_ID="
+#define JOB_ENV_PREFIX_BYTES 13
 
 struct job_key {
 	char name[JOB_NAME_BYTES];

@@ -33,6 +33,10 @@ __u64 task_counters[TASK_COUNTERS];
 volatile __u32 token_count;
 volatile __u32 job_count;
 volatile __u32 token_netns;
+/* set by the Agent: 1 when, at an exec whose cgroups name no job at all,
+ * the environment's SLURM_JOB_ID is the job's word (nodes whose Slurm
+ * makes no job cgroup: proctrack/linuxproc, pgid) */
+volatile __u32 job_env;
 
 static __always_inline struct task_event *task_event_reserve(__u32 kind, struct task_struct *task,
 							     const struct target_info *target)
@@ -57,19 +61,32 @@ static __always_inline struct task_event *task_event_reserve(__u32 kind, struct 
 }
 
 /* The Target entry that adopts task (outside every Target), NULL when
- * none: its Run token when at_exec and tokens are registered, else its
- * job's cgroup when job names are */
+ * none: its Run token (at exec, tokens registered), else its job's
+ * cgroup (jobs registered), else, at exec, when the Agent asked for it
+ * (job_env) and no cgroup of it names a job at all, SLURM_JOB_ID in its
+ * environment.
+ * One scan of the environment looks for both. */
 static __always_inline const struct token_info *task_adopter(struct task_struct *task,
 							     int at_exec)
 {
-	const struct token_info *t = NULL;
-	struct token_key key;
+	const struct token_info *t = NULL, *by_cgroup = NULL;
+	struct token_scan sc = {};
+	int named = 0;
 
-	if (at_exec && token_count &&
-	    token_env_find(BPF_CORE_READ(task, mm, start_stack), &key))
-		t = token_lookup(&key);
-	if (!t && job_count)
-		t = job_of_task(task);
+	if (job_count)
+		by_cgroup = job_of_task(task, &named);
+	if (at_exec) {
+		sc.want = (token_count ? ENV_WANT_TOKEN : 0) |
+			  (job_count && job_env && !named ? ENV_WANT_JOB : 0);
+		if (sc.want)
+			env_scan(BPF_CORE_READ(task, mm, start_stack), &sc);
+		if (sc.found)
+			t = token_lookup(&sc.key);
+	}
+	if (!t)
+		t = by_cgroup;
+	if (!t && (sc.seen & ENV_WANT_JOB))
+		t = job_of_env(&sc.job);
 	return t;
 }
 

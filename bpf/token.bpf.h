@@ -12,6 +12,7 @@
 
 #include "bpf/target.bpf.h"
 #include "bpf/token.h"
+#include "bpf/job.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -21,16 +22,24 @@ struct {
 } tokens SEC(".maps");
 
 /* one string of the scan: "NUNATAK_RUN=" + 32 characters + NUL fits,
- * a longer one is read truncated and does not match */
+ * a longer one is read truncated and does not match; so does
+ * "SLURM_JOB_ID=" + 10 digits + NUL */
 #define TOKEN_ENV_READ_BYTES (TOKEN_ENV_PREFIX_BYTES + TOKEN_HEX_BYTES + 4)
 
 /* envp pointers read at once: one read per chunk, not per string */
 #define TOKEN_ENV_CHUNK 8
 
+/* what one scan of an environment looks for (and found) */
+#define ENV_WANT_TOKEN 1u /* NUNATAK_RUN=<32 hex> */
+#define ENV_WANT_JOB 2u	  /* SLURM_JOB_ID=<digits> (bpf/job.h) */
+
 struct token_scan {
 	__u64 envp;           /* user address of envp[0] (64-bit pointers) */
-	struct token_key key; /* out */
-	int found;
+	__u32 want;           /* ENV_WANT_* */
+	__u32 seen;           /* ENV_WANT_* met (the first occurrence counts) */
+	struct token_key key; /* out: ENV_WANT_TOKEN */
+	struct job_key job;   /* out: ENV_WANT_JOB, "job_<digits>"; "" when malformed */
+	int found;            /* the token */
 };
 
 static __always_inline int token_env_prefix(const char *s)
@@ -45,29 +54,67 @@ static __always_inline int token_env_prefix(const char *s)
 	return 1;
 }
 
-/* environment string str: 1 and sc->key when it is NUNATAK_RUN=<32>.
- * Its first 8 bytes first (all but a few strings end there); a string
- * shorter than 8 is followed by more of the stack's strings, readable */
-static __always_inline int token_env_match(struct token_scan *sc, __u64 str)
+/* 1 when buf (n bytes read with its NUL) is "SLURM_JOB_ID=...", and
+ * then *key is "job_<digits>" for 1 to 10 decimal digits, "" otherwise;
+ * 0 (another variable) */
+static __always_inline int job_env_key(const char *buf, long n, struct job_key *key)
 {
-	const char *eight = "NUNATAK_";
-	char buf[TOKEN_ENV_READ_BYTES];
-	__u64 head = 0;
-	long n;
+	const char prefix[JOB_ENV_PREFIX_BYTES] = JOB_ENV_PREFIX;
+	long digits = n - 1 - JOB_ENV_PREFIX_BYTES;
+	int i;
 
-	if (bpf_probe_read_user(&head, sizeof(head), (const void *)str) ||
-	    head != *(const __u64 *)eight)
+	__builtin_memset(key, 0, sizeof(*key));
+	if (n < JOB_ENV_PREFIX_BYTES + 1)
 		return 0;
-	n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)str);
-	if (n != TOKEN_ENV_PREFIX_BYTES + TOKEN_HEX_BYTES + 1 || !token_env_prefix(buf))
-		return 0;
-	__builtin_memcpy(sc->key.hex, buf + TOKEN_ENV_PREFIX_BYTES, TOKEN_HEX_BYTES);
-	sc->found = 1;
+#pragma unroll
+	for (i = 0; i < JOB_ENV_PREFIX_BYTES; i++)
+		if (buf[i] != prefix[i])
+			return 0;
+	if (digits < 1 || digits > JOB_NAME_BYTES - 1 - JOB_NAME_PREFIX_BYTES)
+		return 1;
+	for (i = 0; i < JOB_NAME_BYTES - 1 - JOB_NAME_PREFIX_BYTES && i < digits; i++) {
+		char c = buf[JOB_ENV_PREFIX_BYTES + i];
+
+		if (c < '0' || c > '9') {
+			__builtin_memset(key, 0, sizeof(*key));
+			return 1;
+		}
+		key->name[JOB_NAME_PREFIX_BYTES + i] = c;
+	}
+	__builtin_memcpy(key->name, JOB_NAME_PREFIX, JOB_NAME_PREFIX_BYTES);
 	return 1;
 }
 
+/* environment string str: what it is of what sc wants. Its first 8
+ * bytes first (all but a few strings end there); a string shorter than 8
+ * is followed by more of the stack's strings, readable */
+static __always_inline void token_env_match(struct token_scan *sc, __u64 str)
+{
+	const char *eight = "NUNATAK_", *job_eight = "SLURM_JO";
+	char buf[TOKEN_ENV_READ_BYTES];
+	__u32 open = sc->want & ~sc->seen;
+	__u64 head = 0;
+	long n;
+
+	if (bpf_probe_read_user(&head, sizeof(head), (const void *)str))
+		return;
+	if ((open & ENV_WANT_TOKEN) && head == *(const __u64 *)eight) {
+		n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)str);
+		if (n != TOKEN_ENV_PREFIX_BYTES + TOKEN_HEX_BYTES + 1 || !token_env_prefix(buf))
+			return;
+		__builtin_memcpy(sc->key.hex, buf + TOKEN_ENV_PREFIX_BYTES, TOKEN_HEX_BYTES);
+		sc->found = 1;
+		sc->seen |= ENV_WANT_TOKEN;
+	} else if ((open & ENV_WANT_JOB) && head == *(const __u64 *)job_eight) {
+		n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)str);
+		/* not SLURM_JOB_NAME= and the like; the first occurrence counts */
+		if (job_env_key(buf, n, &sc->job))
+			sc->seen |= ENV_WANT_JOB;
+	}
+}
+
 /* bpf_loop callback: environment strings [i * CHUNK, (i + 1) * CHUNK);
- * 1 stops the scan (found, the end of envp, or unreadable) */
+ * 1 stops the scan (all found, the end of envp, or unreadable) */
 static long token_scan_chunk(__u64 i, void *ctx)
 {
 	struct token_scan *sc = ctx;
@@ -83,27 +130,36 @@ static long token_scan_chunk(__u64 i, void *ctx)
 	for (k = 0; k < TOKEN_ENV_CHUNK; k++) {
 		if (!str[k])
 			return 1;
-		if (token_env_match(sc, str[k]))
+		token_env_match(sc, str[k]);
+		if ((sc->seen & sc->want) == sc->want)
 			return 1;
 	}
 	return 0;
 }
 
-/* The token of the process whose initial stack (mm->start_stack: argc,
+/* Scans the environment of the process whose initial stack (argc,
  * argv[], NULL, envp[], NULL) is at user address start_stack, in the
- * current task's memory: 1 and *key, or 0 when its first TOKEN_ENV_MAX
- * environment strings hold none. */
-static __always_inline int token_env_find(__u64 start_stack, struct token_key *key)
+ * current task's memory, for what sc->want names (its first TOKEN_ENV_MAX
+ * strings): sc->seen says what was met. */
+static __always_inline void env_scan(__u64 start_stack, struct token_scan *sc)
 {
-	struct token_scan sc = {};
 	__u64 argc = 0;
 
 	if (!start_stack || bpf_probe_read_user(&argc, sizeof(argc), (const void *)start_stack))
-		return 0;
+		return;
 	if (argc > (1u << 20)) /* not a stack */
-		return 0;
-	sc.envp = start_stack + (argc + 2) * sizeof(__u64);
-	bpf_loop(TOKEN_ENV_MAX / TOKEN_ENV_CHUNK, token_scan_chunk, &sc, 0);
+		return;
+	sc->envp = start_stack + (argc + 2) * sizeof(__u64);
+	bpf_loop(TOKEN_ENV_MAX / TOKEN_ENV_CHUNK, token_scan_chunk, sc, 0);
+}
+
+/* The token of the process whose initial stack is at start_stack: 1 and
+ * *key, or 0 when its first TOKEN_ENV_MAX environment strings hold none. */
+static __always_inline int token_env_find(__u64 start_stack, struct token_key *key)
+{
+	struct token_scan sc = {.want = ENV_WANT_TOKEN};
+
+	env_scan(start_stack, &sc);
 	if (sc.found)
 		*key = sc.key;
 	return sc.found;

@@ -3,7 +3,7 @@
  * process") and forwards a submitter's NUNATAK_PROFILE=1.
  *
  * It does no profiling and talks to nothing: in the allocator (sbatch,
- * salloc) and local (srun) contexts it puts SPANK_NUNATAK=<FREQ or 99> and
+ * salloc) and local (srun) contexts it puts SPANK_NUNATAK=<FREQ or "default"> and
  * SPANK_NUNATAK_PROFILE=1 into the job's control environment, which Slurm
  * hands to the Prolog and the Epilog; deploy/slurm/prolog and epilog then
  * run `nunatak job-prolog` / `job-epilog` as root on each node.
@@ -11,8 +11,8 @@
  * Never a reason for a job to fail or a node to drain (tested facts of
  * Slurm 22.05, see README.md): every hook and the option callback return 0
  * (a non-zero callback refuses the submission, a failing hook of a required
- * plugin fails the job); a bad FREQ is reported and replaced by the
- * default; spank_job_control_setenv() is called only in allocator and
+ * plugin fails the job); a bad FREQ is reported and the job profiled
+ * without one; spank_job_control_setenv() is called only in allocator and
  * local context (in job_script context it crashes the prolog process); no
  * slurm_spank_job_prolog/epilog hook is exported, so nothing of this
  * plugin runs in the job_script context at all.
@@ -31,7 +31,7 @@
 SPANK_PLUGIN(nunatak, 1);
 
 static int option_given; /* --nunatak seen in this process */
-static int option_freq = SPANK_NUNATAK_DEFAULT_FREQ;
+static int option_freq; /* 0: none asked */
 
 static int in_submitter(void)
 {
@@ -55,7 +55,8 @@ static int nunatak_option_cb(int val, const char *optarg, int remote)
 static struct spank_option nunatak_option = {
 	"nunatak", "FREQ",
 	"Profile this job with nunatak from its first process; FREQ (optional, "
-	"--nunatak=FREQ) is the sampling frequency in Hz, 99 by default",
+	"--nunatak=FREQ) is the sampling frequency asked, in Hz (the nodes' "
+	"nunatak service samples at one frequency: a Run says when it differs)",
 	2 /* optional argument */, 0, nunatak_option_cb,
 };
 
@@ -87,16 +88,14 @@ static void forward(spank_t sp, const char *name, const char *value)
  * set (values set later, e.g. by an srun inside the job, never reach it). */
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-	char freq[16];
+	char value[16];
 
 	(void)ac;
 	(void)av;
 	if (!in_submitter())
 		return 0;
-	if (option_given) {
-		snprintf(freq, sizeof(freq), "%d", option_freq);
-		forward(sp, "NUNATAK", freq);
-	}
+	if (option_given)
+		forward(sp, "NUNATAK", spank_option_value(option_freq, value, sizeof(value)));
 	if (spank_option_profile_requested(getenv("NUNATAK_PROFILE")))
 		forward(sp, "NUNATAK_PROFILE", "1");
 	return 0;

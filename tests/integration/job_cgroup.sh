@@ -18,8 +18,13 @@
 . "$TESTS_LIB/common.sh"
 need_root_bpf
 
-DRIVER=${AGENT_JOB_DRIVER:-$(dirname "$NUNATAK")/tests/test_agent_job}
-[ -x "$DRIVER" ] || skip "$DRIVER missing (make $(dirname "$NUNATAK")/tests/test_agent_job)"
+# the driver: built with the unit tests (make test builds them in BUILD-asan)
+B=$(dirname "$NUNATAK")
+DRIVER=${AGENT_JOB_DRIVER:-}
+for d in "$B/tests/test_agent_job" "$B-asan/tests/test_agent_job"; do
+	[ -n "$DRIVER" ] || [ ! -x "$d" ] || DRIVER=$d
+done
+[ -n "$DRIVER" ] || skip "tests/unit/test_agent_job is not built (make $B/tests/test_agent_job)"
 [ -w /sys/fs/cgroup/freezer/cgroup.procs ] || skip "no v1 freezer hierarchy at /sys/fs/cgroup/freezer"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
 HOT=$WORKLOADS/hotspots
@@ -51,12 +56,12 @@ cleanup() {
 	local p d
 	kill_started
 	# the forked children die with their shell's kill only when asked
-	for d in "$V1_STEP" "$V2_TASK"; do
-		[ -r "$d/cgroup.procs" ] || continue
+	for d in "$V1_STEP" "${V1_MPI:-}" "$V2_TASK"; do
+		[ -n "$d" ] && [ -r "$d/cgroup.procs" ] || continue
 		for p in $(cat "$d/cgroup.procs"); do kill -KILL "$p" 2>/dev/null; done
 	done
 	sleep 0.3
-	for d in "$V1_STEP" "$V2_TASK"; do
+	for d in "$V1_STEP" "${V1_MPI:-}" "$V2_TASK"; do
 		while [ "${#d}" -gt 20 ] && [ -d "$d" ] && [[ $d == */nktest$$* || $d == */slurm_nktest$$* ]]; do
 			rmdir "$d" 2>/dev/null
 			d=${d%/*}
@@ -173,6 +178,36 @@ others=$(awk -v a="$BEFORE0 $BEFORE1 $LATER $(cat "$T/u1/child1" "$T/u1/child2")
 [ -z "$others" ] || fail "processes not of the job sampled: $others"
 kill_started
 echo "v1 freezer: ok"
+
+# --- an MPI job running before the Target: its ranks' MPI calls are seen
+# (the probes attached to the libmpi they map), their ranks from Open MPI
+MPI_PROG=$WORKLOADS/mpi/pattern.openmpi
+if command -v mpirun.openmpi >/dev/null && [ -x "$MPI_PROG" ]; then
+	V1_MPI=$V1_BASE/uid_$UID1/job_$((JOB + 2))/step_0
+	mkdir -p "$V1_MPI" || fail "mkdir $V1_MPI"
+	# rank 0 computes 3 s, rank 1 6 s, 2000 MPI_Allreduce spread over them
+	start_in "$V1_MPI" $U1 HOME="$(getent passwd $U1 | cut -d: -f6)" -- \
+		mpirun.openmpi --oversubscribe -n 2 "$MPI_PROG" 3000 2000 >"$T/mpi.log" 2>&1
+	PIDS+=($!)
+	for i in $(seq 50); do
+		[ "$(pgrep -c -f "^$MPI_PROG" 2>/dev/null)" = 2 ] && break
+		sleep 0.1
+	done
+	sleep 0.5 # past MPI_Init
+	observe $((JOB + 2)) 2500 "$T/mpi.out" "$T/mpi.ready"
+	wait_driver "$T/mpi.out"
+	cat "$T/mpi.out"
+	for r in 0 1; do
+		line=$(awk -v r=$r -v e="$(readlink -f "$MPI_PROG")" '$1 == "proc" && $8 == r && $NF == e' "$T/mpi.out")
+		[ -n "$line" ] || fail "MPI rank $r of the running job was not adopted"
+		calls=$(echo "$line" | awk '{ print $10 }')
+		[ "$calls" -gt 0 ] || fail "MPI rank $r: no MPI call seen (its libmpi was not probed)"
+	done
+	kill_started
+	echo "MPI (Open MPI): ok"
+else
+	echo "MPI: mpirun.openmpi or $MPI_PROG missing: not tried"
+fi
 
 # --- v2 (default hierarchy), when the cgroup2 mount takes children
 if mkdir -p "$V2_TASK" 2>/dev/null; then

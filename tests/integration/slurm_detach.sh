@@ -1,9 +1,11 @@
 # The end of an attach on a real Slurm (tests/lib/slurm.sh; nunatakd its
 # own Aggregator): `nunatak detach JOBID` by the job's owner ends a running
 # `nunatak attach JOBID` early (ended_by "detach", within seconds, Run
-# finalized with what was sampled, the job untouched); a job that ends
+# finalized with what was sampled, the job untouched), so does a Ctrl-C
+# (SIGTERM here: ended_by "interrupt", exit 0); a job that ends
 # during an attach with no --duration ends the attach (ended_by
-# "job-ended") and its Run is finalized, nothing lost: its samples stand for
+# "job-ended") and its Run is finalized, nothing lost, the tasks of a job
+# step started during the attach included: its samples stand for
 # >= 90 % of the CPU time the job's tasks spent once the attach said it
 # was attached (each task prints its own CPU time at its end,
 # tests/workloads/jobspin).
@@ -39,10 +41,12 @@ for p in sys.argv[1:]:
 print(f"{t:.3f}")
 PY
 }
-# start_job SECONDS: a job of two jobspin tasks; sets j and pids
+# start_job SECONDS [SECONDS2]: a job of two jobspin tasks (then a second
+# step of two more when SECONDS2 is given); sets j and pids (step 0's)
 start_job() {
-	local i
-	j=$(slurm_sbatch "$U1" "$W" -n 2 --wrap "srun -n 2 $SVC/bin/jobspin $1")
+	local i wrap="srun -n 2 $SVC/bin/jobspin $1"
+	[ -z "${2:-}" ] || wrap="$wrap; srun -n 2 $SVC/bin/jobspin $2"
+	j=$(slurm_sbatch "$U1" "$W" -n 2 --wrap "$wrap")
 	slurm_wait_running "$j" 30 || fail "job $j not running after 30 s"
 	for i in $(seq 1 100); do
 		mapfile -t pids < <(slurm_step_pids "$j" 0)
@@ -88,13 +92,32 @@ n=$(check_run "$T/a1.out")
 python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 10 else 1)" || fail "the attach took $(python3 -c "print($t1 - $t0)") s to end after the detach"
 [ -n "$(slurm_step_pids "$j" 0)" ] || fail "the job's tasks are gone after the detach"
 echo "detach: attach ended $(python3 -c "print(f'{$t1 - $t0:.2f}')") s after it, $n samples, job $j still running"
+# --- 1b. Ctrl-C (SIGTERM: a background job of a script ignores SIGINT)
+# ends an attach too: ended_by "interrupt", exit 0, the Run finalized
+svc_bg_run "$T/a3" bash -c 'echo $$ >"$0"; cd "$1" || exit 125; shift 2; exec "$@"' "$T/a3.pid" "$W" _ \
+	setpriv --reuid="$U1" --regid="$(id -g "$U1")" --init-groups -- env -i PATH=/usr/bin:/bin \
+	HOME="$SLURM_USER_HOME" USER="$U1" SLURM_CONF="$SLURM_CONF_FILE" NUNATAK_AGENT_SOCKET="$sock" \
+	NUNATAK_MUNGE_SOCKET="$SLURM_MUNGE_SOCKET" "$SVC/bin/nunatak" attach "$j" --json
+wait_attached "$T/a3"
+apid=$(cat "$T/a3.pid")
+[ "$(readlink "/proc/$apid/exe")" = "$(readlink -f "$SVC/bin/nunatak")" ] ||
+	fail "harness: pid $apid is not the attach ($(readlink "/proc/$apid/exe"))"
+sleep 1
+kill -TERM "$apid"
+svc_bg_wait "$T/a3" 20 || fail "the attach after SIGTERM: exit $(cat "$T/a3.rc"): $(cat "$T/a3.err")"
+[ "$(json "$T/a3.out" 'd["ended_by"]')" = interrupt ] || fail "ended_by $(json "$T/a3.out" 'd["ended_by"]'), expected interrupt"
+n=$(check_run "$T/a3.out")
+[ "${n:-0}" -gt 0 ] || fail "the interrupted Run has no samples"
+[ -n "$(slurm_step_pids "$j" 0)" ] || fail "the job's tasks are gone after the attach's interrupt"
+echo "interrupt: attach exit 0, ended_by interrupt, $n samples, job $j still running"
+
 scancel "$j"
 slurm_wait_gone "$j" 30 || fail "job $j not cancelled"
 as_nunatak detach "$j" >/dev/null 2>"$T/d2.err"
 [ $? = 1 ] || fail "a second detach of job $j did not fail: $(cat "$T/d2.err")"
 
 # --- 2. the job ends during the attach: the Run is finalized, nothing lost
-start_job 6
+start_job 4 3 # the second step starts during the attach: it joins
 svc_bg_run "$T/a2" as_nunatak attach "$j" -F "$FREQ" --json
 wait_attached "$T/a2"
 c0=$(cpu_of "${pids[@]}") # sampled from here on at the latest
@@ -116,7 +139,9 @@ sampled = db.execute("select coalesce(sum(value), 0) from measurements where cou
 want = 0.9 * (sum(cpu) - c0)
 print(f"job-ended Run: samples = {sampled:.2f} CPU s; the {len(cpu)} tasks spent {sum(cpu) - c0:.2f} CPU s "
       f"after the attach began, wanted >= {want:.2f}")
-sys.exit(0 if len(cpu) == 2 and sampled >= want and sum(cpu) - c0 > 2 else 1)
+tasks = db.execute("select count(distinct tgid) from loci where comm = 'jobspin'").fetchone()[0]
+print(f"tasks sampled: {tasks} of the job's {len(cpu)} (two steps)")
+sys.exit(0 if len(cpu) == 4 and tasks == 4 and sampled >= want and sum(cpu) - c0 > 2 else 1)
 PY
 echo "job end: the attach ended $(python3 -c "print(f'{$t1 - $t0:.2f}')") s after the job left the queue"
 exit 0

@@ -1,13 +1,15 @@
 # Profiling asked at submission, on a real Slurm (tests/lib/slurm.sh;
-# nunatakd its own Aggregator), by a non-root user: `sbatch --nunatak=199`
-# and a job submitted with NUNATAK_PROFILE=1 in the environment each give,
+# nunatakd its own Aggregator), by a non-root user: `sbatch --nunatak=199`,
+# `sbatch --nunatak`, `srun --nunatak`, `salloc --nunatak` and a job
+# submitted with NUNATAK_PROFILE=1 in the environment each give,
 # once the job has left the queue, a complete Run in <job working
 # directory>/.nunatak, owned by the user, 0700, whose samples follow the
 # frequency the node samples at (one per node, the node service's: the
 # Prolog's line "profiling at F Hz" says it, and the Run's manifest when it
 # records one) over the CPU time the job's two tasks report themselves
 # (tests/workloads/jobspin); a FREQ asked that the node does not sample at
-# is named in the Run's Degradation frequency-fixed; while such a job runs,
+# is named in the Run's Degradation frequency-fixed (plain --nunatak and
+# NUNATAK_PROFILE=1 ask none: no such Degradation); while such a job runs,
 # `nunatak status --json` shows it among the jobs being profiled; a job that
 # asked for nothing gets no Run at all.
 . "$TESTS_LIB/common.sh"
@@ -41,8 +43,8 @@ node_freq() {
 }
 # rate W J RUN ASKED: samples per reported CPU second within 15 % of the
 # node's frequency; the manifest agrees when it names one; an ASKED
-# frequency (or "-") the node does not sample at is a Degradation
-# frequency-fixed naming both (checked last: the rest is tried first)
+# frequency the node does not sample at is a Degradation frequency-fixed
+# naming both, none asked ("-") is none (checked last: the rest first)
 later=()
 rate() {
 	local f
@@ -74,10 +76,13 @@ ok = len(cpu) == 2 and tasks == 2 and 0.85 * f <= r <= 1.15 * f
 ok = ok and (not named or any(v == f for k, v in named))  # the manifest, if it says, says the truth
 sys.exit(0 if ok else 1)
 PY
-	if [ "$4" != "$f" ]; then
-		json "$3/manifest.json" '[(x["name"], x["message"]) for x in d["degradations"]]' >"$T/degr.txt"
-		grep -q "frequency-fixed" "$T/degr.txt" && grep -q "$f" "$T/degr.txt" && { [ "$4" = - ] || grep -q "$4" "$T/degr.txt"; } ||
-			later+=("job $2 asked ${4/-/the default frequency} but was sampled at $f Hz: no Degradation frequency-fixed naming both ($(cat "$T/degr.txt"))")
+	json "$3/manifest.json" '[(x["name"], x["message"]) for x in d["degradations"]]' >"$T/degr.txt"
+	if [ "$4" = - ] || [ "$4" = "$f" ]; then
+		! grep -q "frequency-fixed" "$T/degr.txt" ||
+			later+=("job $2 asked no other frequency than the node's, yet its Run has frequency-fixed: $(cat "$T/degr.txt")")
+	else
+		grep -q "frequency-fixed" "$T/degr.txt" && grep -q "$f" "$T/degr.txt" && grep -q "$4" "$T/degr.txt" ||
+			later+=("job $2 asked $4 Hz but was sampled at $f Hz: no Degradation frequency-fixed naming both ($(cat "$T/degr.txt"))")
 	fi
 }
 
@@ -117,8 +122,34 @@ echo "--nunatak=199: job $j, Run $(basename "$run")"
 W=$(slurm_workdir "$U1")
 j=$(slurm_sbatch "$U1" "$W" NUNATAK_PROFILE=1 -n 2 --wrap "srun -n 2 $SVC/bin/jobspin 3")
 run=$(job_run "$W" "$j")
-rate "$W" "$j" "$run" "$(node_freq "$j")"
+rate "$W" "$j" "$run" -
 echo "NUNATAK_PROFILE=1: job $j, Run $(basename "$run")"
+
+# --- 2b. plain --nunatak asks no frequency either
+W=$(slurm_workdir "$U1")
+j=$(slurm_sbatch "$U1" "$W" -n 2 --nunatak --wrap "srun -n 2 $SVC/bin/jobspin 2")
+run=$(job_run "$W" "$j")
+rate "$W" "$j" "$run" -
+echo "--nunatak: job $j, Run $(basename "$run")"
+
+# --- 2c. srun --nunatak with its own allocation, salloc --nunatak
+W=$(slurm_workdir "$U1")
+(cd "$W" && slurm_as "$U1" srun -n 2 --nunatak "$SVC/bin/jobspin" 2) >"$W/slurm-srun.out" 2>"$T/srun.err" ||
+	fail "srun --nunatak: $(cat "$T/srun.err")"
+j=$(squeue -h -u "$U1" -t all -o '%A %j' | awk '$2 == "jobspin" {print $1}' | sort -n | tail -1)
+cp "$W/slurm-srun.out" "$W/slurm-$j.out"
+run=$(job_run "$W" "$j")
+rate "$W" "$j" "$run" -
+echo "srun --nunatak: job $j, Run $(basename "$run")"
+W=$(slurm_workdir "$U1")
+(cd "$W" && slurm_as "$U1" salloc -n 2 --nunatak srun -n 2 "$SVC/bin/jobspin" 2) >"$W/slurm-salloc.out" 2>"$T/salloc.err" ||
+	fail "salloc --nunatak: $(cat "$T/salloc.err")"
+j=$(sed -n 's/^salloc: Granted job allocation \([0-9]*\)$/\1/p' "$T/salloc.err")
+[ -n "$j" ] || fail "salloc said no job id: $(cat "$T/salloc.err")"
+cp "$W/slurm-salloc.out" "$W/slurm-$j.out"
+run=$(job_run "$W" "$j")
+rate "$W" "$j" "$run" -
+echo "salloc --nunatak: job $j, Run $(basename "$run")"
 
 # --- 3. nothing asked: no Run
 W=$(slurm_workdir "$U1")

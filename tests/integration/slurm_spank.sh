@@ -1,10 +1,11 @@
 # The SPANK plugin and the Prolog/Epilog of deploy/slurm on a real Slurm
 # (slurmctld + slurmd + munge of tests/lib/slurm.sh), no nunatakd needed:
 # sbatch/srun show and take --nunatak[=FREQ]; what reaches the Prolog and
-# the Epilog is SPANK_NUNATAK=<FREQ or 99> (also from "#SBATCH --nunatak=N"
+# the Epilog is SPANK_NUNATAK=<FREQ> or "default" when none was asked (also
+# from "#SBATCH --nunatak=N"
 # and srun's own allocation), SPANK_NUNATAK_PROFILE=1 from a submitter's
 # NUNATAK_PROFILE=1, nothing for a job that did not ask; a FREQ that is not
-# one is reported on the user's terminal and replaced by 99, the job
+# one is reported on the user's terminal and dropped ("default"), the job
 # accepted. Every job of a non-root user completes, both scripts exit 0
 # (nothing listening at the site's control socket), the node stays idle.
 . "$TESTS_LIB/common.sh"
@@ -27,14 +28,14 @@ slurm_as "$U" srun --help 2>&1 | grep -q -- '--nunatak' || fail "srun --help doe
 
 # job -> what its Prolog and Epilog must see ("-": unset)
 declare -A want_freq want_profile
-j=$(slurm_sbatch "$U" "$W" --nunatak --wrap 'true'); want_freq[$j]=99 want_profile[$j]=-
+j=$(slurm_sbatch "$U" "$W" --nunatak --wrap 'true'); want_freq[$j]=default want_profile[$j]=-
 j=$(slurm_sbatch "$U" "$W" --nunatak=500 --wrap 'true'); want_freq[$j]=500 want_profile[$j]=-
-j=$(slurm_sbatch "$U" "$W" --nunatak=abc --wrap 'true'); want_freq[$j]=99 want_profile[$j]=-
-grep -q 'nunatak: --nunatak=abc: FREQ must be a whole number of Hz (1..10000); sampling at 99 Hz' "$W/sbatch.err" ||
+j=$(slurm_sbatch "$U" "$W" --nunatak=abc --wrap 'true'); want_freq[$j]=default want_profile[$j]=-
+grep -q "nunatak: --nunatak=abc: FREQ must be a whole number of Hz (1..10000); profiling at the nodes' own frequency" "$W/sbatch.err" ||
 	fail "no message for --nunatak=abc on the user's terminal: $(cat "$W/sbatch.err")"
-j=$(slurm_sbatch "$U" "$W" --nunatak=100000 --wrap 'true'); want_freq[$j]=99 want_profile[$j]=-
+j=$(slurm_sbatch "$U" "$W" --nunatak=100000 --wrap 'true'); want_freq[$j]=default want_profile[$j]=-
 grep -q 'out of range' "$W/sbatch.err" || fail "no message for --nunatak=100000: $(cat "$W/sbatch.err")"
-j=$(slurm_sbatch "$U" "$W" --nunatak=0 --wrap 'true'); want_freq[$j]=99 want_profile[$j]=-
+j=$(slurm_sbatch "$U" "$W" --nunatak=0 --wrap 'true'); want_freq[$j]=default want_profile[$j]=-
 j=$(slurm_sbatch "$U" "$W" --wrap 'true'); want_freq[$j]=- want_profile[$j]=-
 printf '#!/bin/sh\n#SBATCH --nunatak=123\ntrue\n' >"$W/job.sh"
 chmod 0644 "$W/job.sh"

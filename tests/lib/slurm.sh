@@ -16,8 +16,9 @@
 # Sourced by a test (after common.sh, and service.sh when it has one):
 #   slurm_init [DIR]       checks what a cluster needs, SKIPPED (exit 77)
 #                          with the reason otherwise (root, Slurm and munge
-#                          programs, the plugin built, no other slurmd on
-#                          this machine); sets the paths: $SLURM_DIR
+#                          programs, the plugin built, no other Slurm daemon
+#                          nor another Slurm's running job on this machine:
+#                          one node name, one cgroup tree); sets the paths: $SLURM_DIR
 #                          (default $SVC/slurm or $T/slurm),
 #                          $SLURM_CONF_FILE, $SLURM_MUNGE_SOCKET, $SLURM_NODE;
 #                          sets SVC_LOCAL_NODE=$SLURM_NODE (a job's nodes are
@@ -31,8 +32,9 @@
 #                          SITE: the NUNATAK_SITE_CONFIG given to the scripts.
 #                          Exports SLURM_CONF. From then on everything it
 #                          started is stopped at exit, whatever happens
-#                          (jobs cancelled first: their Epilogs run while
-#                          the test's nunatakd still does).
+#                          (also at SIGTERM/SIGINT; jobs cancelled first:
+#                          their Epilogs run while the test's nunatakd
+#                          still does).
 #   slurm_stop             the same, at once
 #   slurm_install_scripts SITE [BIN]   deploy's scripts installed again for
 #                          the next jobs, naming BIN (a stand-in) instead
@@ -99,7 +101,7 @@ slurm_foreign_daemon() {
 	for p in /proc/[0-9]*; do
 		exe=$(readlink "$p/exe" 2>/dev/null) || continue
 		case $exe in
-		*/slurmd | */slurmctld)
+		*/slurmd | */slurmd-* | */slurmctld | */slurmctld-*) # Debian: slurmd -> slurmd-wlm
 			case $mine in *" ${p#/proc/} "*) continue ;; esac
 			echo "$exe (pid ${p#/proc/})"
 			return 0
@@ -137,6 +139,9 @@ slurm_missing() {
 	[ -x "$SLURM_SRC/deploy/slurm/prolog" ] && [ -x "$SLURM_SRC/deploy/slurm/epilog" ] ||
 		{ echo "deploy/slurm/prolog or epilog missing in $SLURM_SRC"; return; }
 	why=$(slurm_foreign_daemon) && { echo "another Slurm daemon runs on this machine: $why (one slurmd per machine)"; return; }
+	# jobs of another cluster still in their cgroups (their slurmd gone)
+	why=$(find /sys/fs/cgroup/*/slurm_"$(hostname -s)" -path '*/job_*' -name cgroup.procs -exec grep -l . {} + 2>/dev/null | head -1)
+	[ -z "$why" ] || { echo "another Slurm's job runs on this machine (${why%/cgroup.procs})"; return; }
 }
 
 slurm_init() {
@@ -215,10 +220,11 @@ slurm_install_scripts() {
 }
 
 slurm_write_config() {
-	local site=$1 ctld_port slurmd_port hw proctrack
+	local site=$1 ctld_port slurmd_port hw proctrack first_job
 	ctld_port=${SLURM_CTLD_PORT:-$(slurm_free_port)} || return 1
 	slurmd_port=${SLURM_SLURMD_PORT:-$(slurm_free_port)} || return 1
 	proctrack=${SLURM_PROCTRACK:-}
+	first_job=$((1000 + RANDOM * 8))
 	if [ -z "$proctrack" ]; then
 		if [ -d /sys/fs/cgroup/freezer ]; then proctrack=cgroup; else proctrack=linuxproc; fi
 	fi
@@ -276,6 +282,8 @@ SlurmdTimeout=30
 InactiveLimit=0
 # ended jobs stay known to slurmctld for 5 min (the Aggregator asks it)
 MinJobAge=300
+# job ids (and so cgroup and BPF job names) unlike another cluster's
+FirstJobId=$first_job
 KillWait=5
 Waittime=0
 NodeName=$SLURM_NODE NodeAddr=127.0.0.1 $hw State=UNKNOWN

@@ -7,6 +7,7 @@
 #define NUNATAK_TESTS_CGROUP_FIXTURE_H
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,13 +65,35 @@ static inline int cg_mkdirs(const char *root, const char *rel, char *out, size_t
 	return 0;
 }
 
-/* rmdir of leaf and of its parents up to (and with) base */
+/* kills every process left in dir (its cgroup.procs) */
+static inline void cg_kill_all(const char *dir)
+{
+	char path[300];
+	FILE *f;
+	int pid;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fscanf(f, "%d", &pid) == 1)
+		if (pid > 0)
+			kill(pid, SIGKILL);
+	fclose(f);
+}
+
+/* rmdir of leaf and of its parents up to (and with) base, once the
+ * processes left in leaf are killed and gone (within 2 s) */
 static inline void cg_rmdirs(const char *leaf, const char *base)
 {
 	char path[256], *slash;
 
 	if (!leaf[0] || !base[0])
 		return;
+	for (int i = 0; i < 100 && rmdir(leaf) && errno == EBUSY; i++) {
+		cg_kill_all(leaf);
+		usleep(20000);
+	}
 	snprintf(path, sizeof(path), "%s", leaf);
 	while (strlen(path) >= strlen(base)) {
 		rmdir(path);

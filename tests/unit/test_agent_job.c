@@ -20,7 +20,7 @@
  * READY_FILE once the Target exists (the running processes adopted),
  * collects for MS milliseconds and prints one line per process seen:
  *   attached N
- *   proc TGID samples S unmapped U rank R exe PATH
+ *   proc TGID samples S unmapped U rank R mpi_calls C exe PATH
  * (exit 77 when BPF is unavailable, with the reason).
  *
  * Without root, kernel BTF or a v1 freezer hierarchy the tests are
@@ -53,6 +53,7 @@
 struct proc_seen {
 	pid_t tgid;
 	uint64_t samples, unmapped;
+	uint64_t mpi_calls; /* of its MPI call sites */
 	int rank;
 	char exe[160];
 };
@@ -92,6 +93,13 @@ static void account_batch(struct job_seen *js, const Nunatak__Wire__Batch *b)
 			p->rank = l->rank;
 		if (l->exe)
 			snprintf(p->exe, sizeof(p->exe), "%s", l->exe);
+	}
+	for (size_t i = 0; i < b->n_mpi_call_sites; i++) {
+		const Nunatak__Wire__MpiCallSite *cs = b->mpi_call_sites[i];
+		struct proc_seen *p = proc_of(js, (pid_t)b->loci[cs->locus]->tgid);
+
+		if (p)
+			p->mpi_calls += cs->calls;
 	}
 }
 
@@ -333,10 +341,10 @@ static int observe_main(char **argv)
 		    atoi(argv[4]), touch, argv[5], js);
 	printf("attached %d\n", js->attached);
 	for (int i = 0; i < js->n; i++)
-		printf("proc %d samples %llu unmapped %llu rank %d exe %s\n", (int)js->p[i].tgid,
-		       (unsigned long long)js->p[i].samples,
+		printf("proc %d samples %llu unmapped %llu rank %d mpi_calls %llu exe %s\n",
+		       (int)js->p[i].tgid, (unsigned long long)js->p[i].samples,
 		       (unsigned long long)js->p[i].unmapped, js->p[i].rank,
-		       js->p[i].exe[0] ? js->p[i].exe : "-");
+		       (unsigned long long)js->p[i].mpi_calls, js->p[i].exe[0] ? js->p[i].exe : "-");
 	fx_free(fx);
 	free(js);
 	return 0;

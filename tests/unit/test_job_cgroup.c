@@ -5,7 +5,8 @@
  * the SLURM_JOB_ID of an environ block; and, on this machine's /proc, the
  * environ fallback of a process in no Slurm cgroup and the scan
  * (job_processes_for_each) — with, as root and where a v1 freezer
- * hierarchy exists, a process the test puts into a job cgroup it makes.
+ * hierarchy exists, a process the test puts into a job cgroup it makes;
+ * and whether a node shows Slurm job cgroups at all (fake roots).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -271,14 +272,20 @@ static void test_environ_fallback_and_scan(void **state)
 	s.want[0] = a;
 	s.want[1] = b;
 	s.want[2] = c;
-	assert_int_equal(job_processes_for_each(FALLBACK_JOB, note, &s), 0);
+	assert_int_equal(job_processes_for_each(FALLBACK_JOB, JOB_ANY_OWNER, note, &s), 0);
 	assert_int_equal(s.found[0], 1);
 	assert_int_equal(s.found[1], 1);
 	assert_int_equal(s.found[2], 0);
 	assert_int_equal(s.others, 0);
-	assert_int_equal(job_processes_for_each(FALLBACK_JOB, stop_at_first, &calls), 7);
+	assert_int_equal(job_processes_for_each(FALLBACK_JOB, JOB_ANY_OWNER, stop_at_first, &calls), 7);
 	assert_int_equal(calls, 1);
-	assert_int_equal(job_processes_for_each(0, note, &s), -EINVAL);
+	assert_int_equal(job_processes_for_each(0, JOB_ANY_OWNER, note, &s), -EINVAL);
+	/* another owner's processes are not even read */
+	memset(&s, 0, sizeof(s));
+	s.want[0] = a;
+	s.want[1] = b;
+	assert_int_equal(job_processes_for_each(FALLBACK_JOB, 65534, note, &s), 0);
+	assert_int_equal(s.found[0] + s.found[1] + s.others, 0);
 	reap(a);
 	reap(b);
 	reap(c);
@@ -315,12 +322,12 @@ static void test_cgroup_scan(void **state)
 	assert_string_equal(step, "batch");
 	s.want[0] = in;
 	s.want[1] = job_level;
-	assert_int_equal(job_processes_for_each(3999999003u, note, &s), 0);
+	assert_int_equal(job_processes_for_each(3999999003u, JOB_ANY_OWNER, note, &s), 0);
 	assert_int_equal(s.found[0], 1);
 	assert_int_equal(s.found[1], 1);
 	memset(&s, 0, sizeof(s));
 	s.want[0] = in;
-	assert_int_equal(job_processes_for_each(3999999004u, note, &s), 0);
+	assert_int_equal(job_processes_for_each(3999999004u, JOB_ANY_OWNER, note, &s), 0);
 	assert_int_equal(s.found[0], 0);
 	assert_int_equal(s.others, 0);
 	reap(in);
@@ -330,6 +337,40 @@ static void test_cgroup_scan(void **state)
 	rmdir(job_dir);
 	rmdir(uid_dir);
 	assert_int_equal(rmdir(base), 0);
+}
+
+/* whether a node shows Slurm job cgroups, on fake cgroup roots */
+static void test_cgroups_in_use(void **state)
+{
+	char root[64], path[192];
+
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/nunatak-jc-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(job_cgroups_in_use(root), 0);
+	snprintf(path, sizeof(path), "%s/cpu", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/cpu/slurmish", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/cpu/slurm_vm.txt", root);
+	assert_int_equal(close(open(path, O_CREAT | O_WRONLY, 0644)), 0);
+	assert_int_equal(job_cgroups_in_use(root), 0); /* neither slurm nor slurm_* dirs */
+	snprintf(path, sizeof(path), "%s/freezer", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/freezer/slurm_vm", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(job_cgroups_in_use(root), 1); /* v1 */
+	assert_int_equal(rmdir(path), 0);
+	snprintf(path, sizeof(path), "%s/freezer/slurm", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(job_cgroups_in_use(root), 1);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(job_cgroups_in_use(root), 0);
+	snprintf(path, sizeof(path), "%s/unified/system.slice/slurmstepd.scope", root);
+	assert_int_equal(run_cmd("mkdir -p '%s'", path), 0);
+	assert_int_equal(job_cgroups_in_use(root), 1); /* v2, hybrid mount */
+	assert_int_equal(run_cmd("rm -rf '%s'", root), 0);
+	assert_int_equal(job_cgroups_in_use(root), 0); /* no such root */
 }
 
 int main(void)
@@ -343,6 +384,7 @@ int main(void)
 	    cmocka_unit_test(test_environ),
 	    cmocka_unit_test(test_environ_fallback_and_scan),
 	    cmocka_unit_test(test_cgroup_scan),
+	    cmocka_unit_test(test_cgroups_in_use),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

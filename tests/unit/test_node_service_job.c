@@ -685,8 +685,8 @@ static void test_one_run_per_job(void **state)
 	close(fd);
 }
 
-/* one user's attaches waiting for the Aggregator are bounded (4): the 5th
- * is refused at once (EAGAIN); the others answered by the Aggregator */
+/* red: one user's attaches waiting for the Aggregator are bounded (2): the
+ * 3rd is refused at once (EAGAIN); the others answered by the Aggregator */
 static void test_attaches_bounded(void **state)
 {
 	struct jfx *j = *state;
@@ -716,11 +716,41 @@ static void test_attaches_bounded(void **state)
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), EAGAIN);
-	for (n = 0; n < 4 && next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 3000); n++) {
+	for (n = 0; n < 4 && next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 1500); n++) {
 		fx_error(j->agg, &r, ENOENT, "no such job");
 		fx_release(&r);
 	}
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 2); /* the 3rd and 4th refused as the 5th */
+}
+
+/* red: another user's attach of job J, not answered yet, neither blocks nor
+ * is named to the job's owner (root here): theirs goes to the Aggregator */
+static void test_pending_attach_of_another(void **state)
+{
+	struct jfx *j = *state;
+	struct received r;
+	char run_id[65];
+	pid_t child;
+	int status, fd;
+
+	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		char err[512];
+		int a;
+
+		if (become_nobody() || control_connect(j->sock, &a, err, sizeof(err)) ||
+		    control_send_msg(a, attach_req(JOB), 1000))
+			_exit(100);
+		sleep(3); /* its attach stays under way meanwhile */
+		_exit(0);
+	}
+	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 3000));
+	fx_release(&r); /* nobody's: never answered */
+	fd = attached(j, run_id, 0);
+	close(fd);
+	assert_int_equal(waitpid(child, &status, 0), child);
 }
 
 int main(void)
@@ -739,6 +769,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stop_ends_job_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_run_per_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attaches_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_attach_of_another, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -10,6 +10,10 @@
  *     that forks: its child joins (reported the same way), it does not;
  *   - root's and another user's processes in the cgroup, and U's outside
  *     it, do not; a root job Target takes root's only;
+ *   - with the environment fallback on (a Slurm without job cgroups),
+ *     SLURM_JOB_ID in the new environment of a process in no job cgroup
+ *     adopts it under the same rule, a malformed or other id does not,
+ *     nor does it for a process in another job's cgroup;
  *   - an unregistered or removed job (sampler_remove_job, and
  *     sampler_remove_target) adopts nothing; the checks of
  *     sampler_add_job.
@@ -174,6 +178,8 @@ static void test_cost(void **state)
 	measure("a job registered, outside its cgroup", 0, NULL, 500);
 	measure("a job registered, root in its cgroup (not adopted)", 0, v1_step, 500);
 	measure("a job registered, another user in its cgroup", other_user, v1_step, 500);
+	assert_int_equal(sampler_set_job_env(s, 1), 0);
+	measure("a job registered, environment fallback on, outside its cgroup", 0, NULL, 500);
 	close(stats);
 }
 
@@ -217,6 +223,8 @@ struct child {
  * opens: spins) or "fork" (exec'd before this returns, a new image
  * dumpable as the user: when the gate opens, forks a spinning child, says
  * its pid on c.child, waits for it). */
+static const char *child_env; /* the whole environment of the exec'd child (NULL: ours) */
+
 static struct child start_child(uid_t uid, const char *dir, const char *mode)
 {
 	struct child c = {-1, -1, -1};
@@ -239,8 +247,12 @@ static struct child start_child(uid_t uid, const char *dir, const char *mode)
 			_exit(121);
 		if (strcmp(mode, "fork") && read(gate[0], &ch, 1) != 1)
 			_exit(122);
-		execl("/proc/self/exe", "test_sampler_jobs", mode, SPIN_MS, out_fd, gate_fd,
-		      (char *)NULL);
+		if (child_env)
+			execle("/proc/self/exe", "test_sampler_jobs", mode, SPIN_MS, out_fd, gate_fd,
+			       (char *)NULL, (char *[]){(char *)child_env, NULL});
+		else
+			execl("/proc/self/exe", "test_sampler_jobs", mode, SPIN_MS, out_fd, gate_fd,
+			      (char *)NULL);
 		_exit(123);
 	}
 	close(gate[0]);
@@ -359,6 +371,7 @@ static void check_adopted(pid_t pid, uint32_t want_target)
 /* a process of uid exec'd in cgroup dir: adopted into want_target or not */
 static void check_exec(uid_t uid, const char *dir, uint32_t want_target)
 {
+	child_env = NULL;
 	struct child c = start_child(uid, dir, "spin");
 
 	release(&c);
@@ -385,6 +398,53 @@ static void test_exec_in_job_cgroup(void **state)
 	assert_int_equal(sampler_remove_job(s, JOB, 21), 0);
 	assert_int_equal(sampler_remove_job(s, JOB, 21), -ENOENT);
 	check_exec(user, v1_step, 0);
+}
+
+/* the same with env as its whole environment */
+static void check_exec_env(uid_t uid, const char *dir, const char *env, uint32_t want_target)
+{
+	struct child c;
+
+	child_env = env;
+	c = start_child(uid, dir, "spin");
+	child_env = NULL;
+	release(&c);
+	wait_child(&c);
+	check_adopted(c.pid, want_target);
+}
+
+/* a Slurm that makes no job cgroup: SLURM_JOB_ID in the new environment,
+ * when asked for (sampler_set_job_env) and only when no cgroup of the
+ * process names a job at all */
+static void test_environment_fallback(void **state)
+{
+	char id[32], other[32], bad[32];
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	snprintf(id, sizeof(id), "SLURM_JOB_ID=%u", JOB);
+	snprintf(other, sizeof(other), "SLURM_JOB_ID=%u", JOB + 3);
+	snprintf(bad, sizeof(bad), "SLURM_JOB_ID=%ux", JOB);
+	assert_int_equal(sampler_add_job(s, JOB, 31, user), 0);
+	check_exec_env(user, NULL, id, 0); /* not asked for */
+	assert_int_equal(sampler_set_job_env(s, 1), 0);
+	check_exec_env(user, NULL, id, 31);
+	check_exec_env(other_user, NULL, id, 0);
+	check_exec_env(0, NULL, id, 0);
+	check_exec_env(user, NULL, other, 0);
+	check_exec_env(user, NULL, bad, 0);
+	check_exec_env(user, NULL, "SLURM_JOB_ID=", 0);
+	check_exec_env(user, NULL, "SLURM_JOB_NAME=job", 0);
+	/* in a cgroup of another job: its cgroup is the word, not its environment */
+	assert_int_equal(sampler_remove_job(s, JOB, 31), 0);
+	assert_int_equal(sampler_add_job(s, JOB + 3, 32, user), 0);
+	assert_int_equal(sampler_set_job_env(s, 1), 0);
+	check_exec_env(user, v1_step, other, 0);
+	check_exec_env(user, NULL, other, 32);
+	/* the last job gone: off */
+	assert_int_equal(sampler_remove_job(s, JOB + 3, 32), 0);
+	assert_int_equal(sampler_add_job(s, JOB + 3, 33, user), 0);
+	check_exec_env(user, NULL, other, 0);
 }
 
 /* running before the job was registered, outside every Target: not
@@ -469,6 +529,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_exec_in_v2_job_cgroup, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_add_job_checks_and_remove_target, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_environment_fallback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cost, setup, teardown),
 	};
 

@@ -1,10 +1,12 @@
 /* Tests of deploy/slurm/spank_option: the value of --nunatak[=FREQ] as
  * Slurm hands it to the SPANK plugin (NULL or "" without "=FREQ", the
- * user's text otherwise). Every input yields a usable frequency (the
- * plugin never refuses a submission); the return value tells a value taken
- * as written (0) from one replaced by the default (-EINVAL not a number,
- * -ERANGE out of 1..10000), and then the message names the text and what
- * is used instead. NUNATAK_PROFILE asks only when exactly "1". */
+ * user's text otherwise). Every input yields a usable answer (the plugin
+ * never refuses a submission): the frequency asked, or 0 (none: the nodes'
+ * own); the return value tells a value taken as written (0) from one
+ * dropped (-EINVAL not a number, -ERANGE out of 1..10000), and then the
+ * message names the text and what is done instead. What the Prolog gets:
+ * "<FREQ>" or "default", never empty. NUNATAK_PROFILE asks only when
+ * exactly "1". */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -42,7 +44,7 @@ static void check(const struct freq_case *c)
 	} else {
 		assert_non_null(strstr(err, "--nunatak="));
 		assert_non_null(strstr(err, c->arg));
-		assert_non_null(strstr(err, "sampling at 99 Hz"));
+		assert_non_null(strstr(err, "profiling at the nodes' own frequency"));
 	}
 }
 
@@ -55,11 +57,10 @@ static void check_all(const struct freq_case *cases, size_t n)
 static void test_no_value_is_the_default(void **state)
 {
 	static const struct freq_case cases[] = {
-	    {NULL, 0, SPANK_NUNATAK_DEFAULT_FREQ}, /* local/allocator: plain --nunatak */
-	    {"", 0, SPANK_NUNATAK_DEFAULT_FREQ},   /* remote: plain --nunatak */
+	    {NULL, 0, 0}, /* local/allocator: plain --nunatak */
+	    {"", 0, 0},   /* remote: plain --nunatak */
 	};
 	(void)state;
-	assert_int_equal(SPANK_NUNATAK_DEFAULT_FREQ, 99);
 	check_all(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
@@ -76,11 +77,11 @@ static void test_frequencies_taken(void **state)
 static void test_out_of_range(void **state)
 {
 	static const struct freq_case cases[] = {
-	    {"0", -ERANGE, 99},
-	    {"000", -ERANGE, 99},
-	    {"10001", -ERANGE, 99},
-	    {"100000", -ERANGE, 99},
-	    {"99999999999999999999999999999999", -ERANGE, 99}, /* no overflow */
+	    {"0", -ERANGE, 0},
+	    {"000", -ERANGE, 0},
+	    {"10001", -ERANGE, 0},
+	    {"100000", -ERANGE, 0},
+	    {"99999999999999999999999999999999", -ERANGE, 0}, /* no overflow */
 	};
 	(void)state;
 	check_all(cases, sizeof(cases) / sizeof(cases[0]));
@@ -89,11 +90,11 @@ static void test_out_of_range(void **state)
 static void test_not_a_number(void **state)
 {
 	static const struct freq_case cases[] = {
-	    {"-5", -EINVAL, 99},  {"abc", -EINVAL, 99},	 {"99x", -EINVAL, 99},
-	    {"+99", -EINVAL, 99}, {"9.5", -EINVAL, 99},	 {"0x10", -EINVAL, 99},
-	    {" 99", -EINVAL, 99}, {"99 ", -EINVAL, 99},	 {"\t99", -EINVAL, 99},
-	    {"99\n", -EINVAL, 99}, {" ", -EINVAL, 99},	 {"9 9", -EINVAL, 99},
-	    {"(null)", -EINVAL, 99}, /* what getopt gives in job_script context */
+	    {"-5", -EINVAL, 0},  {"abc", -EINVAL, 0},	 {"99x", -EINVAL, 0},
+	    {"+99", -EINVAL, 0}, {"9.5", -EINVAL, 0},	 {"0x10", -EINVAL, 0},
+	    {" 99", -EINVAL, 0}, {"99 ", -EINVAL, 0},	 {"\t99", -EINVAL, 0},
+	    {"99\n", -EINVAL, 0}, {" ", -EINVAL, 0},	 {"9 9", -EINVAL, 0},
+	    {"(null)", -EINVAL, 0}, /* what getopt gives in job_script context */
 	};
 	(void)state;
 	check_all(cases, sizeof(cases) / sizeof(cases[0]));
@@ -111,13 +112,43 @@ static void test_message_bounds(void **state)
 	longarg[sizeof(longarg) - 1] = '\0';
 	assert_int_equal(spank_option_freq(longarg, &freq, small, sizeof(small)), -EINVAL);
 	assert_int_equal(strlen(small), sizeof(small) - 1);
-	assert_int_equal(freq, 99);
+	assert_int_equal(freq, 0);
 	assert_int_equal(spank_option_freq("abc", &freq, NULL, 0), -EINVAL);
 	assert_int_equal(spank_option_freq("12", &freq, NULL, 0), 0);
 	assert_int_equal(freq, 12);
 	/* a long text is quoted shortened: the message stays one short line */
 	assert_int_equal(spank_option_freq(longarg, &freq, big, sizeof(big)), -EINVAL);
 	assert_true(strlen(big) < 160);
+}
+
+static void test_prolog_value(void **state)
+{
+	char buf[16];
+
+	(void)state;
+	assert_string_equal(spank_option_value(0, buf, sizeof(buf)), "default");
+	assert_string_equal(spank_option_value(99, buf, sizeof(buf)), "99");
+	assert_string_equal(spank_option_value(1, buf, sizeof(buf)), "1");
+	assert_string_equal(spank_option_value(10000, buf, sizeof(buf)), "10000");
+	assert_string_equal(spank_option_value(10001, buf, sizeof(buf)), "default");
+	assert_string_equal(spank_option_value(-5, buf, sizeof(buf)), "default");
+	assert_ptr_equal(spank_option_value(7, buf, sizeof(buf)), buf);
+}
+
+/* every text Slurm may hand over ends as a value the Prolog can read */
+static void test_every_text_gives_a_value(void **state)
+{
+	static const char *texts[] = {NULL, "", "99", "0", "-5", "abc", "100000", "99x", " ", "\t99\n"};
+	char buf[16], err[160];
+	int freq;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		spank_option_freq(texts[i], &freq, err, sizeof(err));
+		spank_option_value(freq, buf, sizeof(buf));
+		assert_true(!strcmp(buf, "default") || (buf[0] >= '1' && buf[0] <= '9'));
+		assert_string_equal(buf, i == 2 ? "99" : "default");
+	}
 }
 
 static void test_profile_requested(void **state)
@@ -141,6 +172,8 @@ int main(void)
 	    cmocka_unit_test(test_out_of_range),
 	    cmocka_unit_test(test_not_a_number),
 	    cmocka_unit_test(test_message_bounds),
+	    cmocka_unit_test(test_prolog_value),
+	    cmocka_unit_test(test_every_text_gives_a_value),
 	    cmocka_unit_test(test_profile_requested),
 	};
 

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "userspace/agent/agent.h"
 #include "userspace/agent/agent_internal.h"
 #include "userspace/agent/sampler.h"
@@ -121,25 +123,39 @@ static int job_adopt_one(pid_t pid, void *ctx)
 	if (dirfd < 0)
 		return 0; /* gone */
 	err = proc_cred_read(dirfd, &cred, &netns);
-	close(dirfd);
 	if (err)
-		return 0;
+		goto out;
 	if (!target_adoption_allows(agent_target_uid(js->t), &cred, netns, js->want_netns)) {
 		js->refused++;
-		return 0;
+		goto out;
 	}
 	err = sampler_adopt_process(js->a->sampler, pid, js->t->id, agent_target_uid(js->t));
 	if (err == -EEXIST) { /* the kernel took it meanwhile, or another Target has it */
 		js->followed++;
-		return 0;
+		goto out;
 	}
 	if (err) {
 		pr_warn("run %s: process %d of job %u cannot join it: %s", js->t->run_id, (int)pid,
 			(unsigned)js->t->job_id, strerror(-err));
-		return 0;
+		goto out;
 	}
+	/* an exec between the look and the insertion (a setuid program) came
+	 * before the kernel's exec rule could see the process: look again,
+	 * now that any later exec is the kernel's to judge */
+	if (proc_cred_read(dirfd, &cred, &netns) ||
+	    !target_adoption_allows(agent_target_uid(js->t), &cred, netns, js->want_netns)) {
+		__u32 key = (__u32)pid;
+
+		bpf_map_delete_elem(sampler_targets_fd(js->a->sampler), &key);
+		js->refused++;
+		goto out;
+	}
+	close(dirfd);
 	agent_adopt_running(js->a, js->t, pid);
 	js->adopted++;
+	return 0;
+out:
+	close(dirfd);
 	return 0;
 }
 
@@ -162,7 +178,14 @@ int agent_job_attach(struct agent *a, struct agent_target *t)
 					 : strerror(-err));
 		return err;
 	}
-	err = job_processes_for_each(t->job_id, job_adopt_one, &js);
+	/* a Slurm that makes no job cgroup: the environment is the word */
+	if (!job_cgroups_in_use(NULL)) {
+		pr_info("run %s: no Slurm job cgroups on this node: the processes of job %u that "
+			"start later are known by SLURM_JOB_ID in their environment",
+			t->run_id, (unsigned)t->job_id);
+		sampler_set_job_env(a->sampler, 1);
+	}
+	err = job_processes_for_each(t->job_id, (uid_t)agent_target_uid(t), job_adopt_one, &js);
 	if (err < 0) {
 		pr_warn("run %s: the processes of job %u cannot be listed: %s", t->run_id,
 			(unsigned)t->job_id, strerror(-err));

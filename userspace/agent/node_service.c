@@ -157,6 +157,22 @@ static int uid_full(const struct node_service *ns, uid_t uid)
 	return n >= NS_MAX_CLIENTS_PER_UID;
 }
 
+/* any user can have connections refused at will: said at most once per
+ * NS_REFUSED_WARN_MS, with how many were refused */
+static void refused_warn(struct node_service *ns, uid_t uid)
+{
+	long long now = clock_monotonic_ms();
+
+	ns->refused++;
+	if (ns->refused_warned_ms && now - ns->refused_warned_ms < NS_REFUSED_WARN_MS)
+		return;
+	pr_warn("%d control connection%s refused (the last of uid %u): one uid may hold %d at "
+		"once (said at most every %d s)", ns->refused, ns->refused == 1 ? "" : "s",
+		(unsigned)uid, NS_MAX_CLIENTS_PER_UID, NS_REFUSED_WARN_MS / 1000);
+	ns->refused = 0;
+	ns->refused_warned_ms = now;
+}
+
 int node_service_add_client(struct node_service *ns, int fd)
 {
 	struct ns_client *c;
@@ -175,8 +191,7 @@ int node_service_add_client(struct node_service *ns, int fd)
 	c->reading = 1;
 	e = control_peer_of(fd, &c->peer);
 	if (!e && uid_full(ns, c->peer.uid)) {
-		pr_warn("a control connection of uid %u refused: it has %d open already",
-			(unsigned)c->peer.uid, NS_MAX_CLIENTS_PER_UID);
+		refused_warn(ns, c->peer.uid);
 		e = -EUSERS;
 	}
 	if (!e)

@@ -42,14 +42,17 @@
  *	(optional: at a detach or the job's end; 60 s)}: any user; ATTACH to
  *	the Aggregator of route key "J" (it checks the credential and asks
  *	Slurm whose job it is; ATTACH's "peer_uid" is the connection's uid,
- *	which munge's must be), at most 10 s, at most NS_ATTACH_STARTING_MAX
- *	(4) waiting per user (EAGAIN beyond; root: any); its Ack makes a job Target
+ *	which munge's must be), at most 10 s; at most 2 attaches of a user
+ *	and 48 of all users wait for it (EAGAIN beyond; root: any); its Ack
+ *	makes a job Target
  *	owned by the job's owner. → {"ok", "reply":"attach", "run_id",
  *	"run_dir", "owner": {uid,gid,user}, "job": {id,name,nodes,work_dir},
  *	"frequency": what this node samples at (its configuration's, whatever
  *	was asked), "frequency_asked": N|null}; when they differ the Run gets
  *	the Degradation frequency-fixed; the Aggregator's Error as it is (EPERM: not the caller's
- *	job). One attach of a job per node service (EBUSY). The Run is then a
+ *	job). One attach of a job per node service: EBUSY for a granted one,
+ *	named only to root, the job's owner and its attacher (another user's
+ *	not answered yet neither blocks nor is named). The Run is then a
  *	Run of the connection as a run-start's is (run-end with linger_ms 0,
  *	run-interrupt, the connection closing); it also ends at a detach or
  *	when its Aggregator CLOSEs it (the job ended), and the connection is

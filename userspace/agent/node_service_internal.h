@@ -30,6 +30,8 @@
 #define NS_MAX_PENDING 4
 /* no descriptor left to accept with: the listening socket rests this long */
 #define NS_LISTEN_PAUSE_MS 100
+/* refused connections are said at most this often */
+#define NS_REFUSED_WARN_MS 60000
 /* requests read from one connection per turn of the loop */
 #define NS_READS_PER_TURN 4
 /* status: how long the Aggregators' STATUS answers are waited for */
@@ -111,6 +113,8 @@ struct node_service {
 	struct ns_status_link *links; /* [n_endpoints], NULL until the first status */
 	struct ns_status_wait *waits; /* status requests waiting for the Aggregators */
 	long long listen_paused_until_ms; /* 0: listening */
+	int refused;			  /* connections refused since the last warning */
+	long long refused_warned_ms;
 	long long listen_warned_ms;
 	int stopping;
 	long long stop_deadline_ms;

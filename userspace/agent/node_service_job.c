@@ -28,9 +28,11 @@
  * job's end): the attach's "symbolizer_budget_ms", else this */
 #define NS_ATTACH_BUDGET_MS 60000
 #define NS_ATTACH_BUDGET_MAX_MS (3600 * 1000)
-/* attaches of one user waiting for the Aggregator at once (root: any):
- * one user cannot take every outstanding Control of the Agent */
-#define NS_ATTACH_STARTING_MAX 4
+/* attaches waiting for the Aggregator at once: of one user, and of all
+ * users together (root: any): users cannot take every outstanding Control
+ * of the Agent, root keeps the rest */
+#define NS_ATTACH_STARTING_MAX 2
+#define NS_ATTACH_USERS_MAX (AGENT_CONTROL_REQUESTS_MAX - 16)
 #define JOB_ID_MAX 4294967293u /* Slurm's NO_VAL and INFINITE above */
 #define CREDENTIAL_MAX 8192
 #define CLUSTER_SHOWN_MAX 40
@@ -82,16 +84,6 @@ static int check_optional(const json_t *req, char *err, size_t errlen)
 	else
 		return 0;
 	return -EINVAL;
-}
-
-static struct ns_run *find_job_run(struct node_service *ns, enum ns_run_kind kind, uint32_t job)
-{
-	struct ns_run *r;
-
-	for (r = ns->runs; r; r = r->next)
-		if (r->kind == kind && r->job_id == job)
-			return r;
-	return NULL;
 }
 
 /* The run facts of a job Run, as run_facts_json() gives a run-start's:
@@ -294,15 +286,63 @@ static int check_attach(const json_t *req, char *err, size_t errlen)
 	return check_optional(req, err, errlen);
 }
 
-/* the attaches of uid not answered by the Aggregator yet */
+/* attaches not answered by the Aggregator yet: of uid, and of every user
+ * but root (uid 0 counts these) */
 static int attaches_starting(const struct node_service *ns, uid_t uid)
 {
 	const struct ns_run *r;
 	int n = 0;
 
 	for (r = ns->runs; r; r = r->next)
-		n += r->kind == NS_RUN_ATTACH && r->state == NS_RUN_STARTING && r->attacher == uid;
+		n += r->kind == NS_RUN_ATTACH && r->state == NS_RUN_STARTING &&
+		     (uid ? r->attacher == uid : r->attacher != 0);
 	return n;
+}
+
+/* the attach of job J that is granted (its Aggregator said yes), else NULL */
+static struct ns_run *granted_attach(struct node_service *ns, uint32_t job)
+{
+	struct ns_run *r;
+
+	for (r = ns->runs; r; r = r->next)
+		if (r->kind == NS_RUN_ATTACH && r->job_id == job && r->state != NS_RUN_STARTING)
+			return r;
+	return NULL;
+}
+
+/* whether c may ask for job J's attach now: 0, or -EAGAIN / -EBUSY with err.
+ * Only what c may know is told: an attach not granted yet, or another
+ * user's, is never named to them (the Aggregator decides those). */
+static int attach_admission(struct node_service *ns, const struct ns_client *c, uint32_t job,
+			    char *err, size_t len)
+{
+	uid_t uid = c->peer.uid;
+	struct ns_run *r;
+
+	if (uid && attaches_starting(ns, uid) >= NS_ATTACH_STARTING_MAX) {
+		snprintf(err, len, "you have %d attaches waiting for the aggregator already: try "
+			 "again once they are answered", NS_ATTACH_STARTING_MAX);
+		return -EAGAIN;
+	}
+	if (uid && attaches_starting(ns, 0) >= NS_ATTACH_USERS_MAX) {
+		snprintf(err, len, "%d attaches of users are under way on this node (the aggregator "
+			 "has not answered them yet): try again in a few seconds", NS_ATTACH_USERS_MAX);
+		return -EAGAIN;
+	}
+	for (r = ns->runs; r; r = r->next)
+		if (r->kind == NS_RUN_ATTACH && r->job_id == job && r->state == NS_RUN_STARTING &&
+		    r->attacher == uid) {
+			snprintf(err, len, "your attach of job %u is under way already", (unsigned)job);
+			return -EBUSY;
+		}
+	r = granted_attach(ns, job);
+	if (r && (!uid || uid == r->uid || uid == r->attacher)) {
+		snprintf(err, len, "job %u is being profiled through this node already (Run %s, "
+			 "attached by uid %u): 'nunatak detach %u' ends it", (unsigned)job, r->run_id,
+			 (unsigned)r->attacher, (unsigned)job);
+		return -EBUSY;
+	}
+	return 0;
 }
 
 int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req)
@@ -317,18 +357,8 @@ int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req)
 	if ((e = job_of(ns, c, req, CONTROL_ATTACH, &job)))
 		return e;
 	e = check_attach(req, err, sizeof(err));
-	if (!e && c->peer.uid && attaches_starting(ns, c->peer.uid) >= NS_ATTACH_STARTING_MAX) {
-		snprintf(err, sizeof(err), "uid %u has %d attaches waiting for the aggregator "
-			 "already: try again once they are answered", (unsigned)c->peer.uid,
-			 NS_ATTACH_STARTING_MAX);
-		e = -EAGAIN;
-	}
-	if (!e && (r = find_job_run(ns, NS_RUN_ATTACH, job))) {
-		snprintf(err, sizeof(err), "job %u is being profiled through this node already (Run "
-			 "%s, attached by uid %u): 'nunatak detach %u' ends it", (unsigned)job,
-			 r->run_id, (unsigned)r->attacher, (unsigned)job);
-		e = -EBUSY;
-	}
+	if (!e)
+		e = attach_admission(ns, c, job, err, sizeof(err));
 	if (e) {
 		ns_reply(ns, c, CONTROL_ATTACH, control_error_reply(e, "%s", err));
 		return e;
@@ -352,7 +382,8 @@ int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req)
 	free(text);
 	if (e) {
 		ns_reply(ns, c, CONTROL_ATTACH, control_error_reply(e, "the agent cannot send the "
-				"attach: %s", strerror(-e)));
+				"attach: %s", e == -EBUSY ? "too many requests are waiting for the "
+				"aggregator on this node: try again in a few seconds" : strerror(-e)));
 		ns_run_free(r);
 	}
 	return e;
@@ -378,7 +409,10 @@ int ns_detach(struct node_service *ns, struct ns_client *c, json_t *req)
 
 	if ((e = job_of(ns, c, req, CONTROL_DETACH, &job)))
 		return e;
-	r = find_job_run(ns, NS_RUN_ATTACH, job);
+	r = granted_attach(ns, job);
+	for (struct ns_run *x = ns->runs; !r && x; x = x->next)
+		if (x->kind == NS_RUN_ATTACH && x->job_id == job && x->attacher == c->peer.uid)
+			r = x; /* the caller's own, still starting */
 	if (!r) {
 		snprintf(err, sizeof(err), "no attach of job %u on this node (%s): run 'nunatak "
 			 "detach %u' on the node where 'nunatak attach %u' runs", (unsigned)job,

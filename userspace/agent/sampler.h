@@ -113,6 +113,13 @@ int sampler_remove_token(struct sampler *s, const char *token_hex32);
 int sampler_add_job(struct sampler *s, uint32_t job_id, uint32_t target_id, uint32_t uid);
 /* 0, or -ENOENT when job_id is not registered for Target target_id */
 int sampler_remove_job(struct sampler *s, uint32_t job_id, uint32_t target_id);
+/* on: at an exec whose cgroups name no job at all (bpf/job.h: the
+ * default hierarchy's, the v1 freezer's), SLURM_JOB_ID=<id> in the new
+ * environment adopts it as its job's cgroup would (for a Slurm that makes
+ * no job cgroup: proctrack/linuxproc, pgid). It costs an environment
+ * scan at every such exec of the node while a job is registered; it goes
+ * off when the last job is removed. 0 or -errno. */
+int sampler_set_job_env(struct sampler *s, int on);
 /* "job_<job_id>" into *key, NUL padded */
 void sampler_job_key(uint32_t job_id, struct job_key *key);
 

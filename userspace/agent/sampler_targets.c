@@ -104,6 +104,8 @@ int sampler_remove_target(struct sampler *s, uint32_t target_id)
 		return n;
 	s->n_jobs = s->n_jobs > (uint32_t)n ? s->n_jobs - (uint32_t)n : 0;
 	s->task->bss->job_count = s->n_jobs;
+	if (!s->n_jobs)
+		s->task->bss->job_env = 0;
 	for (pass = 0; pass < 8; pass++) {
 		n = delete_where(bpf_map__fd(s->task->maps.targets), sizeof(__u32),
 				 sizeof(struct target_info), target_of, target_id);
@@ -196,6 +198,14 @@ int sampler_remove_job(struct sampler *s, uint32_t job_id, uint32_t target_id)
 	if (s->n_jobs)
 		s->n_jobs--;
 	s->task->bss->job_count = s->n_jobs;
+	if (!s->n_jobs)
+		s->task->bss->job_env = 0;
+	return 0;
+}
+
+int sampler_set_job_env(struct sampler *s, int on)
+{
+	s->task->bss->job_env = !!on;
 	return 0;
 }
 

@@ -67,7 +67,8 @@ static const char attach_doc[] =
 	MUNGE_CRED_DEFAULT_SOCKET ".\n"
 	"\n"
 	"Exit status: 0 profiled; 1 refused (not your job, no such job running,\n"
-	"profiled already); 125 bad usage, no node service or munged, no answer.\n"
+	"profiled already, too many attaches under way); 125 bad usage, no node\n"
+	"service or munged, no answer from the aggregator.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  nunatak attach 12345 --duration 30   30 s of job 12345, then its summary\n"
@@ -152,6 +153,17 @@ struct attach {
 	int ending;	 /* run-end sent */
 	int interrupted; /* run-interrupt sent */
 };
+
+/* The exit status of an attach the service or its Aggregator answered no
+ * to: 1, a refusal (not the caller's job, not running, profiled already,
+ * too many under way, a bad credential), or 125 when the service could not
+ * give an answer (no Aggregator, stopping, out of memory) */
+static int refused_code(int e)
+{
+	return e == -ETIMEDOUT || e == -EHOSTUNREACH || e == -ESHUTDOWN || e == -ENOMEM ||
+		       e == -EPROTO || e == -EIO || e == -ECONNREFUSED
+		       ? EXIT_NUNATAK_FAILED : 1;
+}
 
 /* The connection to the root node service: 0, or 125 (said). */
 static int connect_service(const char *socket, int *fd, const char *what)
@@ -264,8 +276,7 @@ static int attach_start(struct attach *a)
 	if (e) {
 		fprintf(stderr, "nunatak: cannot attach to job %lu: %s\n", opt.job, err);
 		json_decref(reply);
-		return e == -EPERM || e == -EACCES || e == -ENOENT || e == -EINVAL || e == -EBUSY
-			       ? 1 : EXIT_NUNATAK_FAILED;
+		return refused_code(e);
 	}
 	snprintf(a->run_id, sizeof(a->run_id), "%s",
 		 json_string_value(json_object_get(reply, "run_id")) ?: "");

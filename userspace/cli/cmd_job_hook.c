@@ -90,19 +90,39 @@ static error_t parse_hook(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* text into out as one log line's: a byte that is not printable ASCII
+ * (a newline a job's environment or working directory carries, ...) and
+ * the backslash written \xNN, so no one forges a line of the log */
+static void printable(const char *text, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *text && n + 5 < len; text++) {
+		unsigned char ch = (unsigned char)*text;
+
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			out[n++] = (char)ch;
+		else
+			n += (size_t)snprintf(out + n, len - n, "\\x%02x", ch);
+	}
+	out[n] = '\0';
+}
+
 /* the one line, and the exit status: always 0 */
 static int __attribute__((format(printf, 2, 3))) say(struct hook *h, const char *fmt, ...)
 {
-	char line[2048];
+	char line[2048], all[2 * 2048], shown[4 * 2048];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (h->job)
-		fprintf(stderr, "nunatak %s: job %lu: %s%s\n", h->what, h->job, line, h->note);
+		snprintf(all, sizeof(all), "job %lu: %s%s", h->job, line, h->note);
 	else
-		fprintf(stderr, "nunatak %s: %s%s\n", h->what, line, h->note);
+		snprintf(all, sizeof(all), "%s%s", line, h->note);
+	printable(all, shown, sizeof(shown));
+	fprintf(stderr, "nunatak %s: %s\n", h->what, shown);
 	return 0;
 }
 
@@ -207,7 +227,7 @@ static json_t *hook_frequency(struct hook *h)
 	if (env_number("SPANK_NUNATAK", HOOK_FREQUENCY_MAX, &hz) && hz >= 1)
 		return json_integer((json_int_t)hz);
 	snprintf(h->note + strlen(h->note), sizeof(h->note) - strlen(h->note),
-		 " (SPANK_NUNATAK='%.32s' is not a frequency of 1..%d: the default used)", s,
+		 " (SPANK_NUNATAK='%.16s' is not a frequency of 1..%d: the default used)", s,
 		 HOOK_FREQUENCY_MAX);
 	return json_null();
 }

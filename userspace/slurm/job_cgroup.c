@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "userspace/slurm/job_cgroup.h"
@@ -238,9 +240,55 @@ int job_of_process(pid_t pid, uint32_t *job, char *step, size_t steplen)
 	return r;
 }
 
-int job_processes_for_each(uint32_t job, int (*cb)(pid_t pid, void *ctx), void *ctx)
+/* 1 when dir has an entry "slurm" or "slurm_*" that is a directory */
+static int has_slurm_dir(const char *dir)
 {
 	struct dirent *d;
+	DIR *dp = opendir(dir);
+	int found = 0;
+
+	if (!dp)
+		return 0;
+	while (!found && (d = readdir(dp)))
+		found = d->d_type == DT_DIR &&
+			(!strcmp(d->d_name, "slurm") || !strncmp(d->d_name, "slurm_", 6));
+	closedir(dp);
+	return found;
+}
+
+int job_cgroups_in_use(const char *root)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+	int found = 0;
+
+	if (!root)
+		root = "/sys/fs/cgroup";
+	snprintf(path, sizeof(path), "%s/system.slice/slurmstepd.scope", root);
+	if (!access(path, F_OK))
+		return 1;
+	snprintf(path, sizeof(path), "%s/unified/system.slice/slurmstepd.scope", root);
+	if (!access(path, F_OK) || has_slurm_dir(root))
+		return 1;
+	dp = opendir(root); /* v1: one directory per hierarchy */
+	if (!dp)
+		return 0;
+	while (!found && (d = readdir(dp))) {
+		if (d->d_type != DT_DIR || d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", root, d->d_name);
+		found = has_slurm_dir(path);
+	}
+	closedir(dp);
+	return found;
+}
+
+int job_processes_for_each(uint32_t job, uid_t owner, int (*cb)(pid_t pid, void *ctx),
+			   void *ctx)
+{
+	struct dirent *d;
+	struct stat st;
 	uint32_t found;
 	DIR *proc;
 	int fd, r = 0;
@@ -260,7 +308,9 @@ int job_processes_for_each(uint32_t job, int (*cb)(pid_t pid, void *ctx), void *
 		if (fd < 0)
 			continue; /* gone */
 		found = 0;
-		if (job_of_proc_dir(fd, &found, NULL, 0) == 1 && found == job)
+		if (owner != JOB_ANY_OWNER && (fstat(fd, &st) || st.st_uid != owner))
+			; /* another user's, or gone: never read */
+		else if (job_of_proc_dir(fd, &found, NULL, 0) == 1 && found == job)
 			r = cb((pid_t)pid, ctx);
 		close(fd);
 	}

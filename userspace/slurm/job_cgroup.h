@@ -47,10 +47,25 @@ int job_environ_parse(const char *env, size_t len, uint32_t *job);
  * gone, -EACCES, -EINVAL (malformed cgroup text), -errno. */
 int job_of_process(pid_t pid, uint32_t *job, char *step, size_t steplen);
 
+/* 1 when this node shows Slurm job cgroups (its proctrack or task plugin
+ * makes them): a directory "slurm" or "slurm_*" at the top of a v1
+ * hierarchy under root (NULL: /sys/fs/cgroup), or
+ * system.slice/slurmstepd.scope in a cgroup2 one (root or root/unified);
+ * 0 when none (proctrack/linuxproc, pgid; or no job ran here yet). */
+int job_cgroups_in_use(const char *root);
+
+/* any owner, for job_processes_for_each */
+#define JOB_ANY_OWNER ((uid_t)-1)
+
 /* Calls cb(pid, ctx) for every process (thread group) of job on this node,
- * as job_of_process says, in /proc order. Stops at cb's first non-zero
- * return and returns it; else 0, or -errno when /proc cannot be read.
- * Processes that vanish or cannot be read meanwhile are skipped. */
-int job_processes_for_each(uint32_t job, int (*cb)(pid_t pid, void *ctx), void *ctx);
+ * as job_of_process says, in /proc order, among those whose /proc/PID is
+ * owned by owner (JOB_ANY_OWNER: all): the kernel gives /proc/PID the
+ * process' euid, or root's when it is not dumpable, so another user's
+ * processes cost one fstat, never a read of their (up to 1 MiB)
+ * environment. Stops at cb's first non-zero return and returns it; else
+ * 0, or -errno when /proc cannot be read. Processes that vanish or cannot
+ * be read meanwhile are skipped. */
+int job_processes_for_each(uint32_t job, uid_t owner, int (*cb)(pid_t pid, void *ctx),
+			   void *ctx);
 
 #endif
