@@ -138,22 +138,18 @@ void ns_runs_end_all(struct node_service *ns);
 /* the lingering Runs: ended when their processes are gone or at the bound;
  * the ms until the next look, -1 none */
 int ns_runs_tick(struct node_service *ns);
-
-/* node_service_agg.c: the Aggregators the Agent publishes to, those of
- * [service] (sc may be NULL), else its own started; err says why not */
-int ns_choose_endpoints(struct node_service *ns, const struct service_config *sc, char *err,
-			size_t errlen);
-/* its own Aggregator stopped (bounded) and freed */
-void ns_aggregator_free(struct node_service *ns);
-
-/* node_service_job.c: the job Runs' requests (node_service.h) */
-int ns_attach(struct node_service *ns, struct ns_client *c, json_t *req);
-int ns_detach(struct node_service *ns, struct ns_client *c, json_t *req);
-int ns_job_prolog(struct node_service *ns, struct ns_client *c, json_t *req);
-int ns_job_epilog(struct node_service *ns, struct ns_client *c, json_t *req);
-/* a job Run's FINALIZE answered (err < 0: failed): its client and waiter
- * told; r freed */
-void ns_job_ended(struct ns_run *r, int err, const char *json);
+/* why an Aggregator's answer to a request of r failed (err < 0): its
+ * Error's message (json), timeout_why at -ETIMEDOUT, else strerror(-err);
+ * borrowed (json or a static text) */
+const char *ns_answer_why(int err, const char *json, const char *timeout_why);
+/* r->run_dir := the "run_dir" of an Ack (ack may be NULL); unchanged when it
+ * has none */
+void ns_run_take_run_dir(struct ns_run *r, const json_t *ack);
+/* START's answer (err, json: agent_done_fn's) taken for r: 0 with r->run_dir
+ * from the Ack and r ACTIVE; or err (< 0) replied to c's request with
+ * ns_answer_why and r freed */
+int ns_run_started(struct ns_run *r, struct ns_client *c, const char *request, int err,
+		   const char *json, const char *timeout_why);
 
 /* node_service_agg.c: the Aggregators the Agent publishes to, those of
  * [service] (sc may be NULL), else its own started; err says why not */

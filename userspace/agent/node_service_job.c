@@ -233,9 +233,8 @@ static void on_attached(void *ctx, int err, const char *json)
 
 	if (err < 0) {
 		ns_reply(ns, r->client, CONTROL_ATTACH, control_error_reply(err, "%s",
-			 err == -ETIMEDOUT ? "the aggregator did not answer the attach within 10 s: "
-			 "is it running and reachable ('nunatak status' shows it)?"
-			 : json ? json : strerror(-err)));
+			 ns_answer_why(err, json, "the aggregator did not answer the attach within "
+				       "10 s: is it running and reachable ('nunatak status' shows it)?")));
 		ns_run_free(r);
 		return;
 	}
@@ -247,8 +246,7 @@ static void on_attached(void *ctx, int err, const char *json)
 		ns_run_free(r);
 		return;
 	}
-	snprintf(r->run_dir, sizeof(r->run_dir), "%s",
-		 json_string_value(json_object_get(ack, "run_dir")) ?: "");
+	ns_run_take_run_dir(r, ack);
 	/* what this node samples at: its configuration's, whatever was asked */
 	r->info = json_pack("{s:O?, s:O?}", "owner", json_object_get(ack, "owner"), "job",
 			    json_object_get(ack, "job"));
@@ -445,18 +443,16 @@ void ns_job_ended(struct ns_run *r, int err, const char *json)
 	struct node_service *ns = r->ns;
 	json_t *ack = err >= 0 && json ? json_loads(json, 0, NULL) : NULL, *reply;
 	const json_t *pending = json_object_get(ack, "pending_nodes");
-	const char *dir = json_string_value(json_object_get(ack, "run_dir"));
 
-	if (dir)
-		snprintf(r->run_dir, sizeof(r->run_dir), "%s", dir);
+	ns_run_take_run_dir(r, ack);
 	if (!ns->quiet)
 		pr_info("Run %s of job %u %s", r->run_id, (unsigned)r->job_id,
 			err < 0 ? "not finalized" : json_array_size(pending) ? "done on this node"
 			: "finalized");
 	if (r->kind == NS_RUN_ATTACH) {
 		reply = err < 0 ? control_error_reply(err, "the Run of job %u was not finalized: %s",
-					(unsigned)r->job_id, err == -ETIMEDOUT
-					? "the aggregator did not answer in time" : json ?: strerror(-err))
+					(unsigned)r->job_id, ns_answer_why(err, json,
+					"the aggregator did not answer in time"))
 			: control_ok_reply(json_pack("{s:s, s:s, s:b, s:[], s:O?}", "run_dir",
 				r->run_dir, "ended_by", r->ended_by ?: "run-end", "interrupted",
 				r->interrupted, "outlived", "job", json_object_get(r->info, "job")));
@@ -464,7 +460,7 @@ void ns_job_ended(struct ns_run *r, int err, const char *json)
 	}
 	if (r->waiter) {
 		reply = err < 0 ? control_error_reply(err, "the Run of job %u was not finalized: %s",
-					(unsigned)r->job_id, json ?: strerror(-err))
+					(unsigned)r->job_id, ns_answer_why(err, json, NULL))
 			: control_ok_reply(json_pack("{s:s, s:o, s:b}", "run_dir", r->run_dir,
 				"pending_nodes", pending ? json_deep_copy(pending) : json_array(),
 				"finalized", !json_array_size(pending)));
@@ -544,21 +540,12 @@ static void on_prolog_started(void *ctx, int err, const char *json)
 {
 	struct ns_run *r = ctx;
 	struct node_service *ns = r->ns;
-	json_t *ack, *reply;
+	json_t *reply;
 
-	if (err < 0) {
-		ns_reply(ns, r->waiter, CONTROL_JOB_PROLOG, control_error_reply(err, "%s",
-			 err == -ETIMEDOUT ? "the aggregator did not answer START within 5 s: is "
-			 "it running and reachable ('nunatak status' shows it)?"
-			 : json ? json : strerror(-err)));
-		ns_run_free(r);
+	if (ns_run_started(r, r->waiter, CONTROL_JOB_PROLOG, err, json,
+			   "the aggregator did not answer START within 5 s: is it running and "
+			   "reachable ('nunatak status' shows it)?"))
 		return;
-	}
-	ack = json ? json_loads(json, 0, NULL) : NULL;
-	snprintf(r->run_dir, sizeof(r->run_dir), "%s",
-		 json_string_value(json_object_get(ack, "run_dir")) ?: "");
-	json_decref(ack);
-	r->state = NS_RUN_ACTIVE;
 	if (!ns->quiet)
 		pr_info("Run %s of job %u (uid %u) started in '%s'", r->run_id, (unsigned)r->job_id,
 			(unsigned)r->uid, r->run_dir);

@@ -98,26 +98,49 @@ static int add_degradation(const char *name, const char *message, const char *re
 }
 
 
+const char *ns_answer_why(int err, const char *json, const char *timeout_why)
+{
+	if (err == -ETIMEDOUT && timeout_why)
+		return timeout_why;
+	return json ? json : strerror(-err);
+}
+
+void ns_run_take_run_dir(struct ns_run *r, const json_t *ack)
+{
+	const char *dir = json_string_value(json_object_get(ack, "run_dir"));
+
+	if (dir)
+		snprintf(r->run_dir, sizeof(r->run_dir), "%s", dir);
+}
+
+int ns_run_started(struct ns_run *r, struct ns_client *c, const char *request, int err,
+		   const char *json, const char *timeout_why)
+{
+	json_t *ack;
+
+	if (err < 0) {
+		ns_reply(r->ns, c, request,
+			 control_error_reply(err, "%s", ns_answer_why(err, json, timeout_why)));
+		ns_run_free(r);
+		return err;
+	}
+	ack = json ? json_loads(json, 0, NULL) : NULL;
+	ns_run_take_run_dir(r, ack);
+	json_decref(ack);
+	r->state = NS_RUN_ACTIVE;
+	return 0;
+}
+
 /* START's answer: the Run exists (or not) */
 static void on_started(void *ctx, int err, const char *json)
 {
 	struct ns_run *r = ctx;
 	struct node_service *ns = r->ns;
-	json_t *ack, *degradations;
+	json_t *degradations;
 
-	if (err < 0) {
-		ns_reply(ns, r->client, CONTROL_RUN_START,
-			 control_error_reply(err, "%s", err == -ETIMEDOUT
-				? "the aggregator did not answer START within 5 s: is it running?"
-				: json ? json : strerror(-err)));
-		ns_run_free(r);
+	if (ns_run_started(r, r->client, CONTROL_RUN_START, err, json,
+			   "the aggregator did not answer START within 5 s: is it running?"))
 		return;
-	}
-	ack = json ? json_loads(json, 0, NULL) : NULL;
-	snprintf(r->run_dir, sizeof(r->run_dir), "%s",
-		 json_string_value(json_object_get(ack, "run_dir")) ?: "");
-	json_decref(ack);
-	r->state = NS_RUN_ACTIVE;
 	if (!ns->quiet)
 		pr_info("Run %s of uid %u started in '%s'", r->run_id, (unsigned)r->uid, r->run_dir);
 	if (!r->client) { /* gone while it started */
@@ -384,13 +407,11 @@ static void on_ended(void *ctx, int err, const char *json)
 	}
 	if (err < 0) {
 		reply = control_error_reply(err, "the Run was not finalized: %s",
-					    err == -ETIMEDOUT ? "the aggregator did not answer in time"
-							      : json ? json : strerror(-err));
+					    ns_answer_why(err, json,
+							  "the aggregator did not answer in time"));
 	} else {
 		ack = json ? json_loads(json, 0, NULL) : NULL;
-		if (json_string_value(json_object_get(ack, "run_dir")))
-			snprintf(r->run_dir, sizeof(r->run_dir), "%s",
-				 json_string_value(json_object_get(ack, "run_dir")));
+		ns_run_take_run_dir(r, ack);
 		json_decref(ack);
 		reply = control_ok_reply(json_pack("{s:s, s:O, s:b}", "run_dir", r->run_dir,
 						   "outlived", r->outlived ?: json_array(),
