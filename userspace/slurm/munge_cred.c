@@ -2,29 +2,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <munge.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "userspace/slurm/munge_cred.h"
+#include "userspace/slurm/slurm_internal.h"
 
 #define MUNGE_CRED_MAX_TTL 3600
-
-static int cred_error(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int cred_error(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 static const char *socket_name(const char *socket)
 {
@@ -47,13 +32,13 @@ static munge_ctx_t ctx_open(const char *socket, int *ret, char *err, size_t errl
 	munge_err_t e;
 
 	if (!ctx) {
-		*ret = cred_error(err, errlen, -ENOMEM, "munge: no memory for a munge context");
+		*ret = slurm_error(err, errlen, -ENOMEM, "munge: no memory for a munge context");
 		return NULL;
 	}
 	if (socket) {
 		e = munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket);
 		if (e != EMUNGE_SUCCESS) {
-			*ret = cred_error(err, errlen, -EINVAL,
+			*ret = slurm_error(err, errlen, -EINVAL,
 					  "munge: cannot use socket '%s': %s", socket,
 					  munge_strerror(e));
 			munge_ctx_destroy(ctx);
@@ -66,7 +51,7 @@ static munge_ctx_t ctx_open(const char *socket, int *ret, char *err, size_t errl
 static int unreachable(const char *socket, const char *what, const char *msg, char *err,
 		       size_t errlen)
 {
-	return cred_error(err, errlen, -EHOSTUNREACH,
+	return slurm_error(err, errlen, -EHOSTUNREACH,
 			  "munge: cannot %s: munged unreachable at '%s' (%s): start munged "
 			  "(systemctl start munge) or set [service].munge_socket to its socket",
 			  what, socket_name(socket), msg);
@@ -82,7 +67,7 @@ int munge_cred_make_for(const char *socket, const char *payload, int ttl_s,
 
 	if (!payload || !cred || ttl_s < 1 || ttl_s > MUNGE_CRED_MAX_TTL ||
 	    (socket && socket[0] != '/'))
-		return cred_error(err, errlen, -EINVAL,
+		return slurm_error(err, errlen, -EINVAL,
 				  "munge: bad arguments to munge_cred_make (payload %s, ttl %d "
 				  "s: 1..%d, socket '%s': absolute)",
 				  payload ? "set" : "NULL", ttl_s, MUNGE_CRED_MAX_TTL,
@@ -95,7 +80,7 @@ int munge_cred_make_for(const char *socket, const char *payload, int ttl_s,
 	if (e == EMUNGE_SUCCESS)
 		e = munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, restrict_uid);
 	if (e != EMUNGE_SUCCESS) {
-		ret = cred_error(err, errlen, -EIO, "munge: cannot set the credential's options: %s",
+		ret = slurm_error(err, errlen, -EIO, "munge: cannot set the credential's options: %s",
 				 munge_strerror(e));
 		goto cleanup;
 	}
@@ -107,9 +92,9 @@ int munge_cred_make_for(const char *socket, const char *payload, int ttl_s,
 		if (e == EMUNGE_SOCKET)
 			ret = unreachable(socket, "make a credential", msg, err, errlen);
 		else if (e == EMUNGE_NO_MEMORY)
-			ret = cred_error(err, errlen, -ENOMEM, "munge: out of memory: %s", msg);
+			ret = slurm_error(err, errlen, -ENOMEM, "munge: out of memory: %s", msg);
 		else
-			ret = cred_error(err, errlen, -EIO,
+			ret = slurm_error(err, errlen, -EIO,
 					 "munge: cannot make a credential through '%s': %s (munge "
 					 "error %d; see munged's log)",
 					 socket_name(socket), msg, (int)e);
@@ -159,12 +144,12 @@ static int refused(munge_err_t e, const char *msg, const char *socket, char *err
 		why = "malformed: not a munge credential (\"MUNGE:...\") this munged understands";
 		break;
 	default:
-		return cred_error(err, errlen, -EIO,
+		return slurm_error(err, errlen, -EIO,
 				  "munge: cannot decode the credential through '%s': %s (munge "
 				  "error %d; see munged's log)",
 				  socket_name(socket), msg, (int)e);
 	}
-	return cred_error(err, errlen, -EACCES, "munge credential refused by munged at '%s': %s (%s)",
+	return slurm_error(err, errlen, -EACCES, "munge credential refused by munged at '%s': %s (%s)",
 			  socket_name(socket), why, msg);
 }
 
@@ -180,7 +165,7 @@ int munge_cred_check(const char *socket, const char *cred, const char *expected,
 	int len = 0, ret = 0;
 
 	if (!cred || !expected || !uid || !gid || (socket && socket[0] != '/'))
-		return cred_error(err, errlen, -EINVAL,
+		return slurm_error(err, errlen, -EINVAL,
 				  "munge: bad arguments to munge_cred_check (socket '%s' must be "
 				  "absolute)",
 				  socket_name(socket));
@@ -193,13 +178,13 @@ int munge_cred_check(const char *socket, const char *cred, const char *expected,
 		if (e == EMUNGE_SOCKET)
 			ret = unreachable(socket, "check a credential", msg, err, errlen);
 		else if (e == EMUNGE_NO_MEMORY)
-			ret = cred_error(err, errlen, -ENOMEM, "munge: out of memory: %s", msg);
+			ret = slurm_error(err, errlen, -ENOMEM, "munge: out of memory: %s", msg);
 		else
 			ret = refused(e, msg, socket, err, errlen);
 		goto cleanup;
 	}
 	if (len < 0 || (size_t)len != strlen(expected) || (len && memcmp(payload, expected, len))) {
-		ret = cred_error(err, errlen, -EPROTO,
+		ret = slurm_error(err, errlen, -EPROTO,
 				 "munge credential refused: it was made for another request (%d "
 				 "bytes of payload, expected \"%s\"): make one for this request",
 				 len, expected);

@@ -1,4 +1,4 @@
-/* slurm_internal — what slurm_job.c and slurm_setup.c share. */
+/* slurm_internal — what slurm_job.c, slurm_setup.c and munge_cred.c share. */
 #ifndef NUNATAK_SLURM_INTERNAL_H
 #define NUNATAK_SLURM_INTERNAL_H
 
@@ -8,7 +8,7 @@
 
 #define SLURM_DEFAULT_CONF "/etc/slurm/slurm.conf"
 
-/* -ret, with a printf-formatted message in err (when errlen) */
+/* ret (a -errno), with a printf-formatted message in err (when errlen) */
 int slurm_error(char *err, size_t errlen, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
