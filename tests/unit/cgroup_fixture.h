@@ -1,7 +1,8 @@
 /* cgroup_fixture — what the tests of Slurm job membership share: cgroup
  * directories made and removed by the test (a fake Slurm layout), a
- * process moved into one, and a CPU-bound spin. Header-only, static
- * inline (each test is one translation unit); include after cmocka.h.
+ * process moved into one (the spin and the throwaway uids are
+ * process_fixture.h's, included). Header-only, static inline (each test is
+ * one translation unit); include after cmocka.h.
  */
 #ifndef NUNATAK_TESTS_CGROUP_FIXTURE_H
 #define NUNATAK_TESTS_CGROUP_FIXTURE_H
@@ -13,38 +14,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "tests/unit/process_fixture.h"
 
 #define CG_FREEZER "/sys/fs/cgroup/freezer"
 #define CG_UNIFIED "/sys/fs/cgroup/unified"
-
-static inline uint64_t cg_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline void cg_spin(int cpu_ms)
-{
-	struct timespec ts;
-	uint64_t end, wall_end = cg_now_ns() + 5000000000ull;
-	volatile double x = 1.0;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-	      (uint64_t)cpu_ms * 1000000ull;
-	for (;;) {
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-		if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= end ||
-		    cg_now_ns() >= wall_end)
-			break;
-		for (int i = 0; i < 10000; i++)
-			x = x * 1.0000001 + 0.5 / (x + 1.0);
-	}
-}
 
 /* mkdir of every component of rel under root; 0 or -1 */
 static inline int cg_mkdirs(const char *root, const char *rel, char *out, size_t outlen)
@@ -118,6 +94,35 @@ static inline int cg_enter(const char *dir, pid_t pid)
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+/* A child in cgroup dir (NULL: ours) as uid (proc_become; 0: as we are)
+ * that execs path with argv and envp (NULL: an empty environment). Its pid
+ * once the exec happened (a CLOEXEC pipe closes); a step that fails exits
+ * the child: 120 cgroup, 121 uid, 123 exec. */
+static inline pid_t cg_exec_child(uid_t uid, const char *dir, const char *path,
+				  char *const argv[], char *const envp[])
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(ready[0]);
+		if (dir && cg_enter(dir, getpid()))
+			_exit(120);
+		if (proc_become(uid))
+			_exit(121);
+		execve(path, argv, envp);
+		_exit(123);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 0); /* exec'd */
+	close(ready[0]);
+	return pid;
 }
 
 #endif

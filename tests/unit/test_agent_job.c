@@ -164,36 +164,9 @@ static int group_teardown(void **state)
  * its whole environment: "spin MS" or "fork MS" (forks a spinner too) */
 static pid_t start_as(uid_t uid, const char *dir, const char *mode, const char *env)
 {
-	int ready[2];
-	pid_t pid;
-	char c;
-
-	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char *envp[] = {(char *)env, NULL};
-
-		close(ready[0]);
-		if (dir && cg_enter(dir, getpid()))
-			_exit(120);
-		if (uid && (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
-			    setresuid(uid, uid, uid)))
-			_exit(121);
-		execve("/proc/self/exe",
-		       (char *[]){"test_agent_job", (char *)mode, SPIN_MS, NULL}, envp);
-		_exit(123);
-	}
-	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 0); /* exec'd */
-	close(ready[0]);
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	return cg_exec_child(uid, dir, "/proc/self/exe",
+			     (char *[]){"test_agent_job", (char *)mode, SPIN_MS, NULL},
+			     (char *[]){(char *)env, NULL});
 }
 
 struct later {
@@ -247,11 +220,11 @@ static void test_job_running_and_later(void **state)
 	assert_null(seen(&js, root));
 	assert_null(seen(&js, other));
 	assert_null(seen(&js, outside));
-	stop(before);
-	stop(root);
-	stop(other);
-	stop(outside);
-	stop(later.pid);
+	proc_kill(before);
+	proc_kill(root);
+	proc_kill(other);
+	proc_kill(outside);
+	proc_kill(later.pid);
 }
 
 #define MANY 300
@@ -283,7 +256,7 @@ static void test_attach_many(void **state)
 	n = agent_target_live_processes(fx->agent, RUN);
 	print_message("%d running processes of the job adopted in %lld ms\n", n, took);
 	for (i = 0; i < MANY; i++)
-		stop(pids[i]);
+		proc_kill(pids[i]);
 	assert_int_equal(n, MANY);
 	assert_true(took < MANY_MS);
 }
@@ -301,12 +274,12 @@ static int workload(char **argv)
 		pid = fork();
 		if (pid < 0)
 			return 125;
-		cg_spin(atoi(argv[2]));
+		proc_spin(atoi(argv[2]));
 		if (pid > 0)
 			waitpid(pid, NULL, 0);
 		return 0;
 	}
-	cg_spin(atoi(argv[2]));
+	proc_spin(atoi(argv[2]));
 	return 0;
 }
 

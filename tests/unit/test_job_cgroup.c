@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/cgroup_fixture.h"
 #include "userspace/slurm/job_cgroup.h"
 
 static void expect_job(const char *text, uint32_t want_job, const char *want_step)
@@ -186,43 +187,11 @@ static void test_environ(void **state)
  * (NULL: ours) */
 static pid_t sleeper(const char *env_extra, const char *dir)
 {
-	int ready[2];
-	pid_t pid;
-	char c;
+	pid_t pid = cg_exec_child(0, dir, "/bin/sleep", (char *[]){"sleep", "30", NULL},
+				  env_extra ? (char *[]){(char *)env_extra, NULL} : NULL);
 
-	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char *envp[] = {(char *)env_extra, NULL};
-
-		close(ready[0]);
-		if (dir) {
-			char path[300], buf[16];
-			int fd, n;
-
-			snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-			fd = open(path, O_WRONLY);
-			n = snprintf(buf, sizeof(buf), "%d", (int)getpid());
-			if (fd < 0 || write(fd, buf, (size_t)n) != n)
-				_exit(120);
-			close(fd);
-		}
-		/* ready[1] closes at the exec */
-		execve("/bin/sleep", (char *[]){"sleep", "30", NULL}, env_extra ? envp : NULL);
-		_exit(121);
-	}
-	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 0);
-	close(ready[0]);
 	usleep(20000); /* the new image's environment may read empty at first */
 	return pid;
-}
-
-static void reap(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
 }
 
 struct seen {
@@ -286,9 +255,9 @@ static void test_environ_fallback_and_scan(void **state)
 	s.want[1] = b;
 	assert_int_equal(job_processes_for_each(FALLBACK_JOB, 65534, note, &s), 0);
 	assert_int_equal(s.found[0] + s.found[1] + s.others, 0);
-	reap(a);
-	reap(b);
-	reap(c);
+	proc_kill(a);
+	proc_kill(b);
+	proc_kill(c);
 	assert_int_equal(job_of_process(a, &job, NULL, 0), -ENOENT);
 }
 
@@ -330,8 +299,8 @@ static void test_cgroup_scan(void **state)
 	assert_int_equal(job_processes_for_each(3999999004u, JOB_ANY_OWNER, note, &s), 0);
 	assert_int_equal(s.found[0], 0);
 	assert_int_equal(s.others, 0);
-	reap(in);
-	reap(job_level);
+	proc_kill(in);
+	proc_kill(job_level);
 	usleep(100000);
 	rmdir(step_dir);
 	rmdir(job_dir);

@@ -44,6 +44,7 @@
 #include "tests/unit/bpf_fixture.h"
 #include "tests/unit/test_helpers.h"
 #include "tests/unit/cgroup_fixture.h"
+#include "tests/unit/sampler_fixture.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sampler_internal.h"
 
@@ -94,18 +95,11 @@ static int group_teardown(void **state)
 
 static int setup(void **state)
 {
-	struct sampler_opts opts = {.frequency = FREQUENCY};
-	char err[256] = "";
-
 	(void)state;
 	if (why_not)
 		return 0;
-	s = sampler__new(&opts, err, sizeof(err));
-	if (!s) {
-		print_error("sampler__new failed: %s\n", err);
-		return -1;
-	}
-	return sampler_set_active(s, 1);
+	s = sampler_fixture_new(FREQUENCY);
+	return s ? sampler_set_active(s, 1) : -1;
 }
 
 static int teardown(void **state)
@@ -145,8 +139,7 @@ static void measure(const char *what, uid_t uid, const char *dir, int n)
 		if (pid == 0) {
 			if (dir && cg_enter(dir, getpid()))
 				_exit(120);
-			if (uid && (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
-				    setresuid(uid, uid, uid)))
+			if (proc_become(uid))
 				_exit(121);
 			execl("/bin/true", "true", (char *)NULL);
 			_exit(123);
@@ -191,7 +184,7 @@ static int workload(char **argv)
 	int status;
 
 	if (!strcmp(argv[1], "spin")) {
-		cg_spin(atoi(argv[2]));
+		proc_spin(atoi(argv[2]));
 		return 0;
 	}
 	pid = getpid(); /* exec'd: ready */
@@ -202,7 +195,7 @@ static int workload(char **argv)
 	if (pid < 0)
 		return 125;
 	if (pid == 0) {
-		cg_spin(atoi(argv[2]));
+		proc_spin(atoi(argv[2]));
 		_exit(0);
 	}
 	if (write(atoi(argv[3]), &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
@@ -242,8 +235,7 @@ static struct child start_child(uid_t uid, const char *dir, const char *mode)
 		close(out[0]);
 		snprintf(out_fd, sizeof(out_fd), "%d", out[1]);
 		snprintf(gate_fd, sizeof(gate_fd), "%d", gate[0]);
-		if (uid && (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
-			    setresuid(uid, uid, uid)))
+		if (proc_become(uid))
 			_exit(121);
 		if (strcmp(mode, "fork") && read(gate[0], &ch, 1) != 1)
 			_exit(122);
@@ -286,72 +278,16 @@ static void wait_child(struct child *c)
 	close(c->child);
 }
 
-struct reports {
-	struct task_event e[64];
-	int n;
-};
-
-static int keep_report(const struct task_event *e, void *ctx)
-{
-	struct reports *r = ctx;
-
-	if (r->n < 64)
-		r->e[r->n++] = *e;
-	return 0;
-}
-
-/* the reports about pid within 300 ms, in order */
 static int reports_of(pid_t pid, struct task_event *out, int max)
 {
-	struct reports r = {0};
-	uint64_t end = cg_now_ns() + 300000000ull;
-	int n = 0;
-
-	do {
-		assert_int_equal(sampler_poll_task_events(s, keep_report, &r), 0);
-		usleep(5000);
-	} while (cg_now_ns() < end);
-	for (int i = 0; i < r.n; i++)
-		if ((pid_t)r.e[i].tgid == pid && n < max)
-			out[n++] = r.e[i];
-	return n;
-}
-
-struct tally {
-	pid_t tgid;
-	uint64_t samples;
-	uint32_t target_id;
-	int wrong_target;
-};
-
-static int tally_sample(const struct sample_key *key, const struct sample_value *value,
-			const uint64_t *ips, int depth, int stack_lost, void *ctx)
-{
-	struct tally *t = ctx;
-
-	(void)ips, (void)depth, (void)stack_lost;
-	if ((pid_t)key->tgid != t->tgid)
-		return 0;
-	t->samples += value->samples;
-	if (key->target_id != t->target_id)
-		t->wrong_target++;
-	return 0;
-}
-
-static struct tally samples_of(pid_t pid, uint32_t target_id)
-{
-	struct tally t = {.tgid = pid, .target_id = target_id};
-
-	assert_int_equal(sampler_drain(s, tally_sample, &t), 0);
-	assert_int_equal(sampler_drain(s, tally_sample, &t), 0);
-	return t;
+	return sampler_reports_of(s, pid, out, max);
 }
 
 /* pid (adopted into want_target, 0: not adopted) was sampled as such
  * and reported as an adoption (EXEC, exec_seq 0), then its exit */
 static void check_adopted(pid_t pid, uint32_t want_target)
 {
-	struct tally t = samples_of(pid, want_target);
+	struct sampler_tally t = sampler_samples_of(s, pid, want_target);
 	struct task_event e[4];
 
 	assert_int_equal(t.wrong_target, 0);

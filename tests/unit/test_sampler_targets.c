@@ -42,8 +42,9 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/bpf_fixture.h"
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/bpf_fixture.h"
+#include "tests/unit/sampler_fixture.h"
 #include "userspace/agent/sampler.h"
 
 #define FREQUENCY 999
@@ -62,33 +63,6 @@ static char setgid_copy[128]; /* the same, setgid to a group not the user's */
 static char filecap_copy[128]; /* the same, with cap_net_raw as a file capability */
 static char xonly_copy[128]; /* the same, 0711: the user may run it, not read it */
 static uid_t user, other_user;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void spin(int cpu_ms)
-{
-	struct timespec ts;
-	uint64_t end, wall_end = now_ns() + 5000000000ull;
-	volatile double x = 1.0;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-	      (uint64_t)cpu_ms * 1000000ull;
-	for (;;) {
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-		if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= end ||
-		    now_ns() >= wall_end)
-			break;
-		for (int i = 0; i < 10000; i++)
-			x = x * 1.0000001 + 0.5 / (x + 1.0);
-	}
-}
 
 /* this binary at path, group gid, mode */
 static int copy_self(const char *path, gid_t gid, mode_t mode)
@@ -172,18 +146,11 @@ static int group_teardown(void **state)
 
 static int setup(void **state)
 {
-	struct sampler_opts opts = {.frequency = FREQUENCY};
-	char err[256] = "";
-
 	(void)state;
 	if (why_not)
 		return 0;
-	s = sampler__new(&opts, err, sizeof(err));
-	if (!s) {
-		print_error("sampler__new failed: %s\n", err);
-		return -1;
-	}
-	return 0;
+	s = sampler_fixture_new(FREQUENCY);
+	return s ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -226,8 +193,7 @@ static struct child exec_child_as(uid_t uid, const char *program, const char *mo
 			envp[n] = (char *)env_extra;
 		if (!envp || (new_netns && unshare(CLONE_NEWNET)))
 			_exit(120);
-		if (uid && (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
-			    setresuid(uid, uid, uid)))
+		if (proc_become(uid))
 			_exit(121);
 		if (read(gate[0], &ch, 1) != 1)
 			_exit(122);
@@ -256,70 +222,14 @@ static void run_child(struct child *c)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-struct reports {
-	struct task_event e[16];
-	int n;
-};
-
-static int keep_report(const struct task_event *e, void *ctx)
-{
-	struct reports *r = ctx;
-
-	if (r->n < 16)
-		r->e[r->n++] = *e;
-	return 0;
-}
-
-/* every report about pid within 300 ms, kinds in order */
 static int reports_of(pid_t pid, struct task_event *out, int max)
 {
-	struct reports r = {0};
-	uint64_t end = now_ns() + 300000000ull;
-	int n = 0;
-
-	do {
-		assert_int_equal(sampler_poll_task_events(s, keep_report, &r), 0);
-		usleep(5000);
-	} while (now_ns() < end);
-	for (int i = 0; i < r.n; i++)
-		if ((pid_t)r.e[i].tgid == pid && n < max)
-			out[n++] = r.e[i];
-	return n;
+	return sampler_reports_of(s, pid, out, max);
 }
 
-struct tally {
-	pid_t tgid;
-	uint64_t samples;     /* of tgid */
-	uint64_t exec_samples; /* of tgid after its first exec (exec_seq > 0): a
-				* sample of the child before it, in the Target
-				* already, is legitimate */
-	uint32_t target_id;   /* expected of them */
-	int wrong_target;
-};
-
-static int tally_sample(const struct sample_key *key, const struct sample_value *value,
-			const uint64_t *ips, int depth, int stack_lost, void *ctx)
+static struct sampler_tally samples_of(pid_t pid, uint32_t target_id)
 {
-	struct tally *t = ctx;
-
-	(void)ips, (void)depth, (void)stack_lost;
-	if ((pid_t)key->tgid != t->tgid)
-		return 0;
-	t->samples += value->samples;
-	if (key->exec_seq > 0)
-		t->exec_samples += value->samples;
-	if (key->target_id != t->target_id)
-		t->wrong_target++;
-	return 0;
-}
-
-static struct tally samples_of(pid_t pid, uint32_t target_id)
-{
-	struct tally t = {.tgid = pid, .target_id = target_id};
-
-	assert_int_equal(sampler_drain(s, tally_sample, &t), 0);
-	assert_int_equal(sampler_drain(s, tally_sample, &t), 0);
-	return t;
+	return sampler_samples_of(s, pid, target_id);
 }
 
 static int in_target(pid_t tgid)
@@ -334,7 +244,7 @@ static void test_idle_until_active(void **state)
 {
 	struct sampler_counters c;
 	struct child ch;
-	struct tally t;
+	struct sampler_tally t;
 
 	(void)state;
 	SKIP_UNLESS(!why_not, why_not);
@@ -371,7 +281,7 @@ static void test_setuid_exec_leaves(void **state)
 	struct task_event e[4];
 	struct sampler_counters c;
 	struct child ch;
-	struct tally t;
+	struct sampler_tally t;
 
 	(void)state;
 	SKIP_UNLESS(!why_not, why_not);
@@ -445,7 +355,7 @@ static void test_nondumpable_not_sampled(void **state)
 {
 	struct sampler_counters before, after;
 	struct child ch;
-	struct tally t;
+	struct sampler_tally t;
 
 	(void)state;
 	SKIP_UNLESS(!why_not, why_not);
@@ -470,7 +380,7 @@ static void check_adoption_of(uid_t uid, const char *program, const char *env, i
 {
 	struct task_event e[4];
 	struct child ch;
-	struct tally t;
+	struct sampler_tally t;
 
 	ch = exec_child(uid, program, env, new_netns);
 	run_child(&ch);
@@ -589,13 +499,13 @@ int main(int argc, char **argv)
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "spin")) { /* the exec'd workload */
-		spin(atoi(argv[2]));
+		proc_spin(atoi(argv[2]));
 		_exit(0);
 	}
 	if (argc == 3 && !strcmp(argv[1], "spin-nodump")) {
 		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 			_exit(124);
-		spin(atoi(argv[2]));
+		proc_spin(atoi(argv[2]));
 		_exit(0);
 	}
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
