@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/node_service_fixture.h"
 #include "userspace/agent/node_service.h"
 #include "userspace/config/config.h"
 #include "userspace/control/control.h"
@@ -35,23 +36,7 @@
 #include "userspace/launch/launch.h"
 #include "userspace/log/clock.h"
 
-#define NOBODY 65534
 #define TOKEN "0123456789abcdef0123456789abcdef"
-
-struct fixture {
-	char dir[128], sock[192], runs[192];
-	struct node_service *ns;
-	pthread_t thread;
-	int result;
-};
-
-static void *serve(void *arg)
-{
-	struct fixture *fx = arg;
-
-	fx->result = node_service_run(fx->ns);
-	return NULL;
-}
 
 static const struct service_config *setup_service; /* the next setup's [service] */
 
@@ -59,23 +44,9 @@ static int setup(void **state)
 {
 	struct node_service_opts o = { .node = "test-node", .signal_fd = -1, .quiet = 1,
 				       .service = setup_service };
-	struct fixture *fx = calloc(1, sizeof(*fx));
-	char err[1024];
+	struct ns_fixture *fx = calloc(1, sizeof(*fx));
 
-	if (!fx)
-		return -1;
-	strcpy(fx->dir, "/tmp/nunatak-test-ns-XXXXXX");
-	if (!mkdtemp(fx->dir) || chmod(fx->dir, 0755))
-		return -1;
-	snprintf(fx->sock, sizeof(fx->sock), "%s/agent.sock", fx->dir);
-	snprintf(fx->runs, sizeof(fx->runs), "%s/runs", fx->dir);
-	o.control_path = fx->sock;
-	fx->ns = node_service__new(&o, err, sizeof(err));
-	if (!fx->ns) {
-		fprintf(stderr, "node_service__new: %s\n", err);
-		return -1;
-	}
-	if (pthread_create(&fx->thread, NULL, serve, fx))
+	if (!fx || ns_fixture_start(fx, "/tmp/nunatak-test-ns-XXXXXX", &o))
 		return -1;
 	*state = fx;
 	return 0;
@@ -83,23 +54,11 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 
-	node_service_stop(fx->ns);
-	pthread_join(fx->thread, NULL);
-	node_service__free(fx->ns);
-	remove_tree(fx->dir);
+	ns_fixture_stop(fx);
 	free(fx);
 	return 0;
-}
-
-static int connect_to(struct fixture *fx)
-{
-	char err[512];
-	int fd;
-
-	assert_int_equal(control_connect(fx->sock, &fd, err, sizeof(err)), 0);
-	return fd;
 }
 
 /* sends req (taken) and returns the reply (the caller's) */
@@ -126,14 +85,6 @@ static int send_req(int fd, json_t *req)
 	return e;
 }
 
-static int reply_code(json_t *reply, char *err, size_t errlen)
-{
-	int e = control_reply_status(reply, err, errlen);
-
-	json_decref(reply);
-	return e;
-}
-
 static json_t *start_req(const char *runs, pid_t pid)
 {
 	return json_pack("{s:s, s:{s:s, s:s, s:[s]}, s:s, s:s, s:n, s:s, s:i, s:b}", "request",
@@ -144,94 +95,64 @@ static json_t *start_req(const char *runs, pid_t pid)
 
 static void test_refusals(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	char err[512];
-	int fd = connect_to(fx);
+	int fd = ns_fixture_connect(fx);
 
-	assert_int_equal(reply_code(ask(fd, json_pack("{s:s}", "request", "dance"), 2000), err,
-				    sizeof(err)),
+	assert_int_equal(ns_fixture_code(ask(fd, json_pack("{s:s}", "request", "dance"), 2000), err,
+					 sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "unknown request 'dance'"));
-	assert_int_equal(reply_code(ask(fd, json_pack("{s:s}", "request", "run-start"), 2000), err,
-				    sizeof(err)),
+	assert_int_equal(ns_fixture_code(ask(fd, json_pack("{s:s}", "request", "run-start"), 2000),
+					 err, sizeof(err)),
 			 -EINVAL);
-	assert_int_equal(reply_code(ask(fd, start_req("relative", getpid()), 2000), err,
-				    sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+	    ns_fixture_code(ask(fd, start_req("relative", getpid()), 2000), err, sizeof(err)),
+	    -EINVAL);
 	assert_non_null(strstr(err, "absolute"));
-	assert_int_equal(reply_code(ask(fd, start_req(fx->runs, 999999999), 2000), err,
-				    sizeof(err)),
-			 -ESRCH);
+	assert_int_equal(
+	    ns_fixture_code(ask(fd, start_req(fx->runs, 999999999), 2000), err, sizeof(err)),
+	    -ESRCH);
 	/* red F8 nit: a pid beyond a pid_t is refused, not truncated (to this
 	 * process, here) */
 	{
 		json_t *req = start_req(fx->runs, getpid());
 
 		json_object_set_new(req, "pid", json_integer(((json_int_t)1 << 32) + getpid()));
-		assert_int_equal(reply_code(ask(fd, req, 2000), err, sizeof(err)), -EINVAL);
+		assert_int_equal(ns_fixture_code(ask(fd, req, 2000), err, sizeof(err)), -EINVAL);
 		assert_non_null(strstr(err, "(1 to 2147483647)"));
 		req = start_req(fx->runs, getpid());
 		json_object_set_new(req, "pid", json_integer(-5));
-		assert_int_equal(reply_code(ask(fd, req, 2000), err, sizeof(err)), -EINVAL);
+		assert_int_equal(ns_fixture_code(ask(fd, req, 2000), err, sizeof(err)), -EINVAL);
 	}
-	assert_int_equal(reply_code(ask(fd, json_pack("{s:s, s:s}", "request", "run-end", "run_id",
-						     "nope"), 2000),
-				    err, sizeof(err)),
-			 -ENOENT);
+	assert_int_equal(
+	    ns_fixture_code(
+		ask(fd, json_pack("{s:s, s:s}", "request", "run-end", "run_id", "nope"), 2000), err,
+		sizeof(err)),
+	    -ENOENT);
 	/* not JSON: refused, the connection goes on */
 	assert_int_equal(send(fd, "{{", 2, 0), 2);
 	{
 		json_t *reply = NULL;
 
 		assert_int_equal(control_await(fd, &reply, 2000, NULL, err, sizeof(err)), 0);
-		assert_int_equal(reply_code(reply, err, sizeof(err)), -EBADMSG);
+		assert_int_equal(ns_fixture_code(reply, err, sizeof(err)), -EBADMSG);
 	}
-	assert_int_equal(reply_code(ask(fd, json_pack("{s:s}", "request", "status"), 3000), err,
-				    sizeof(err)),
+	assert_int_equal(ns_fixture_code(ask(fd, json_pack("{s:s}", "request", "status"), 3000),
+					 err, sizeof(err)),
 			 0);
 	close(fd);
 }
 
-/* this process as nobody's own (dumpable as nobody, as a process of a user
- * who logged in is: the uid change made it not): 0 or -1 */
-static int become_nobody(void)
+/* In a child as nobody: run-start for pid (ns_fixture_as_nobody) */
+static int as_nobody_start(struct ns_fixture *fx, pid_t pid)
 {
-	return setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	       setresuid(NOBODY, NOBODY, NOBODY) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) ? -1 : 0;
-}
-
-/* In a child as nobody: run-start for pid; the reply's code as exit code
- * (0 granted, else the errno), 100+ when the exchange itself failed. */
-static int as_nobody_start(struct fixture *fx, pid_t pid)
-{
-	pid_t child = fork();
-	int status;
-
-	assert_true(child >= 0);
-	if (!child) {
-		json_t *reply = NULL, *req = start_req(fx->runs, pid);
-		char err[512];
-		int fd, e;
-
-		if (become_nobody())
-			_exit(100);
-		if (control_connect(fx->sock, &fd, err, sizeof(err)))
-			_exit(101);
-		if (control_request(fd, req, &reply, 8000, NULL, err, sizeof(err)))
-			_exit(102);
-		e = control_reply_status(reply, err, sizeof(err));
-		if (e)
-			fprintf(stderr, "refused as expected: %s\n", err);
-		_exit(-e);
-	}
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	return ns_fixture_as_nobody(fx, start_req(fx->runs, pid));
 }
 
 static void test_not_yours(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
 	/* a root process (this one), asked by nobody: refused */
@@ -275,7 +196,7 @@ static pid_t nobody_process(int kind)
  * with real and effective uid nobody's — while their plain one is */
 static void test_not_debuggable(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	int want[5] = {0, EPERM, EPERM, EPERM, EPERM};
 	int status;
 
@@ -306,7 +227,7 @@ static void gated_sleep(struct launch *l, const char *seconds)
 	assert_int_equal(launch_prepare(l, "/bin/sleep", argv), 0);
 }
 
-static json_t *start_ok(int fd, struct fixture *fx, pid_t pid, char *run_id)
+static json_t *start_ok(int fd, struct ns_fixture *fx, pid_t pid, char *run_id)
 {
 	json_t *reply = ask(fd, start_req(fx->runs, pid), 10000);
 	char err[512];
@@ -320,13 +241,13 @@ static json_t *start_ok(int fd, struct fixture *fx, pid_t pid, char *run_id)
 
 static void test_run_start_end(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	struct launch l;
 	char run_id[33], err[512], path[PATH_MAX];
 	json_t *reply, *st, *t;
 	const char *run_dir;
 	struct stat sb;
-	int fd = connect_to(fx), status;
+	int fd = ns_fixture_connect(fx), status;
 
 	gated_sleep(&l, "0.3");
 	reply = start_ok(fd, fx, l.pid, run_id);
@@ -393,12 +314,12 @@ static json_t *end_req(const char *run_id, int linger_ms)
  * the loop (status answers meanwhile), and names those still alive */
 static void test_linger_bounded(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	struct launch l;
 	char run_id[33], err[512];
 	long long t0, took;
 	json_t *reply, *st, *o;
-	int fd = connect_to(fx), other = connect_to(fx), status;
+	int fd = ns_fixture_connect(fx), other = ns_fixture_connect(fx), status;
 
 	gated_leaver(&l, "30");
 	json_decref(start_ok(fd, fx, l.pid, run_id));
@@ -431,12 +352,12 @@ static void test_linger_bounded(void **state)
  * interrupted; a run-interrupt of someone else's Run is refused */
 static void test_interrupt_linger(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	struct launch l;
 	char run_id[33], err[512];
 	long long t0;
 	json_t *reply;
-	int fd = connect_to(fx), other = connect_to(fx), status;
+	int fd = ns_fixture_connect(fx), other = ns_fixture_connect(fx), status;
 
 	gated_leaver(&l, "30");
 	json_decref(start_ok(fd, fx, l.pid, run_id));
@@ -445,10 +366,12 @@ static void test_interrupt_linger(void **state)
 	assert_int_equal(send_req(fd, end_req(run_id, 60000)), 0);
 	usleep(200 * 1000);
 	/* another connection cannot end it */
-	assert_int_equal(reply_code(ask(other, json_pack("{s:s, s:s}", "request", "run-interrupt",
-						       "run_id", run_id), 2000),
-				    err, sizeof(err)),
-			 -ENOENT);
+	assert_int_equal(
+	    ns_fixture_code(
+		ask(other, json_pack("{s:s, s:s}", "request", "run-interrupt", "run_id", run_id),
+		    2000),
+		err, sizeof(err)),
+	    -ENOENT);
 	t0 = clock_monotonic_ms();
 	assert_int_equal(send_req(fd, json_pack("{s:s, s:s}", "request", "run-interrupt", "run_id",
 						run_id)), 0);
@@ -470,7 +393,7 @@ static void test_interrupt_linger(void **state)
 
 /* In a child as nobody: its own gated sleep observed, its Run ended; the
  * Run directory on stdout of the child (via a pipe). 0 or 100+. */
-static int as_nobody_run(struct fixture *fx, const char *runs, char *run_dir, size_t len)
+static int as_nobody_run(struct ns_fixture *fx, const char *runs, char *run_dir, size_t len)
 {
 	int p[2], status;
 	pid_t child;
@@ -487,7 +410,7 @@ static int as_nobody_run(struct fixture *fx, const char *runs, char *run_dir, si
 		int fd;
 
 		close(p[0]);
-		if (become_nobody() || control_connect(fx->sock, &fd, err, sizeof(err)))
+		if (ns_fixture_become_nobody() || control_connect(fx->sock, &fd, err, sizeof(err)))
 			_exit(100);
 		gated_sleep(&l, "0.2");
 		if (control_request(fd, start_req(runs, l.pid), &reply, 10000, NULL, err,
@@ -520,7 +443,7 @@ static int as_nobody_run(struct fixture *fx, const char *runs, char *run_dir, si
 /* a user's Run through the service: in their runs directory, theirs, 0700 */
 static void test_user_run(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	char runs[256], run_dir[PATH_MAX], path[PATH_MAX];
 	struct stat sb;
 
@@ -544,7 +467,7 @@ static void test_user_run(void **state)
 }
 
 /* nobody's status while root has a Run: no Target shown */
-static int as_nobody_targets(struct fixture *fx)
+static int as_nobody_targets(struct ns_fixture *fx)
 {
 	pid_t child = fork();
 	int status;
@@ -570,11 +493,11 @@ static int as_nobody_targets(struct fixture *fx)
 
 static void test_status_hides_others(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	struct launch l;
 	char run_id[33];
 	json_t *st;
-	int fd = connect_to(fx), status;
+	int fd = ns_fixture_connect(fx), status;
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
 	gated_sleep(&l, "0");
@@ -592,13 +515,13 @@ static void test_status_hides_others(void **state)
 /* a client that goes away: its Run ends (interrupted) and leaves the Agent */
 static void test_client_gone(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	struct launch l;
 	char run_id[33], path[PATH_MAX];
 	long long until;
 	json_t *reply, *st;
 	struct stat sb;
-	int fd = connect_to(fx), watcher = connect_to(fx), status, n = -1;
+	int fd = ns_fixture_connect(fx), watcher = ns_fixture_connect(fx), status, n = -1;
 
 	gated_sleep(&l, "0");
 	reply = start_ok(fd, fx, l.pid, run_id);
@@ -622,13 +545,13 @@ static void test_client_gone(void **state)
 /* node_service_stop with a Run open: the loop ends, the Run finalized */
 static void test_stop_ends_runs(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	struct launch l;
 	char run_id[33];
 	long long t0;
 	json_t *reply = NULL;
 	char err[512];
-	int fd = connect_to(fx), status;
+	int fd = ns_fixture_connect(fx), status;
 
 	gated_sleep(&l, "0");
 	json_decref(start_ok(fd, fx, l.pid, run_id));
@@ -647,19 +570,19 @@ static void test_stop_ends_runs(void **state)
 	/* the socket is gone */
 	assert_int_equal(access(fx->sock, F_OK), -1);
 	/* teardown joins again: a new thread that returns at once */
-	assert_int_equal(pthread_create(&fx->thread, NULL, serve, fx), 0);
+	assert_int_equal(pthread_create(&fx->thread, NULL, ns_fixture_serve, fx), 0);
 	close(fd);
 }
 
 /* ms a status request on a new connection takes */
-static long long status_latency_ms(struct fixture *fx)
+static long long status_latency_ms(struct ns_fixture *fx)
 {
 	long long t0 = clock_monotonic_ms();
 	char err[512];
-	int fd = connect_to(fx);
+	int fd = ns_fixture_connect(fx);
 
-	assert_int_equal(reply_code(ask(fd, json_pack("{s:s}", "request", "status"), 10000), err,
-				    sizeof(err)),
+	assert_int_equal(ns_fixture_code(ask(fd, json_pack("{s:s}", "request", "status"), 10000),
+					 err, sizeof(err)),
 			 0);
 	close(fd);
 	return clock_monotonic_ms() - t0;
@@ -670,10 +593,10 @@ static long long status_latency_ms(struct fixture *fx)
  * another client's status stays fast */
 static void test_non_reader_does_not_stall(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	long long end, worst = 0;
 	char text[] = "{\"request\":\"status\"}";
-	int fd = connect_to(fx), sent = 0, gone = 0;
+	int fd = ns_fixture_connect(fx), sent = 0, gone = 0;
 
 	end = clock_monotonic_ms() + 4000;
 	while (clock_monotonic_ms() < end) {
@@ -706,7 +629,7 @@ static void test_non_reader_does_not_stall(void **state)
 
 /* red F3: one uid holds at most NS_MAX_CLIENTS_PER_UID connections; root
  * is not limited */
-static int as_nobody_connections(struct fixture *fx, int n)
+static int as_nobody_connections(struct ns_fixture *fx, int n)
 {
 	pid_t child = fork();
 	int status;
@@ -717,7 +640,7 @@ static int as_nobody_connections(struct fixture *fx, int n)
 		char err[512];
 		int fds[64], ok = 0;
 
-		if (become_nobody())
+		if (ns_fixture_become_nobody())
 			_exit(100);
 		for (int i = 0; i < n && i < 64; i++) {
 			if (control_connect(fx->sock, &fds[i], err, sizeof(err)))
@@ -738,13 +661,13 @@ static int as_nobody_connections(struct fixture *fx, int n)
 
 static void test_connections_per_uid(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	int fds[40];
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
 	assert_int_equal(as_nobody_connections(fx, 20), 16);
 	for (int i = 0; i < 40; i++)
-		fds[i] = connect_to(fx);
+		fds[i] = ns_fixture_connect(fx);
 	assert_true(status_latency_ms(fx) < 5000); /* root's 41st */
 	for (int i = 0; i < 40; i++)
 		close(fds[i]);
@@ -756,13 +679,13 @@ static void test_connections_per_uid(void **state)
  * Aggregator */
 static void test_status_silent_aggregator(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	json_t *reply = NULL;
 	char err[512];
 	long long t0;
 	int fd;
 
-	fd = connect_to(fx);
+	fd = ns_fixture_connect(fx);
 	t0 = clock_monotonic_ms();
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(send_req(fd, json_pack("{s:s}", "request", "status")), 0);
@@ -810,7 +733,7 @@ static long long thread_cpu_ms(pthread_t t)
  * on the listening socket (it rests), and accepts again once there are */
 static void test_out_of_descriptors(void **state)
 {
-	struct fixture *fx = *state;
+	struct ns_fixture *fx = *state;
 	struct rlimit old, low;
 	long long cpu0, cpu;
 	int ready[2], go[2], status;

@@ -37,56 +37,37 @@
 
 #include "tests/unit/test_helpers.h"
 #include "tests/unit/agent_fixture.h"
+#include "tests/unit/node_service_fixture.h"
 #include "userspace/agent/node_service.h"
 #include "userspace/config/config.h"
 #include "userspace/control/control.h"
 #include "userspace/control/control_client.h"
 
-#define NOBODY 65534
 #define JOB 4242
 #define OWNER 12345 /* a uid that is neither root nor nobody */
 
 struct jfx {
-	struct fixture *agg; /* the Aggregator: a ROUTER on inproc:// */
-	char dir[128], sock[192];
+	struct ns_fixture nf; /* first: the node service */
+	struct fixture *agg;  /* the Aggregator: a ROUTER on inproc:// */
 	char *endpoints[1];
 	struct service_config service;
-	struct node_service *ns;
-	pthread_t thread;
 };
-
-static void *serve(void *arg)
-{
-	node_service_run(arg);
-	return NULL;
-}
 
 static int setup(void **state)
 {
 	struct jfx *j = calloc(1, sizeof(*j));
-	struct node_service_opts o = { .node = FX_NODE, .signal_fd = -1, .quiet = 1 };
-	char err[1024];
+	struct node_service_opts o = {.node = FX_NODE, .signal_fd = -1, .quiet = 1};
 
 	if (!j)
 		return -1;
 	j->agg = fx_new(0);
 	fx_bind(j->agg);
 	j->endpoints[0] = j->agg->endpoint;
-	j->service = (struct service_config){ .present = 1, .aggregators = j->endpoints,
-					      .n_aggregators = 1 };
-	strcpy(j->dir, "/tmp/nunatak-test-nsjob-XXXXXX");
-	if (!mkdtemp(j->dir) || chmod(j->dir, 0755))
-		return -1;
-	snprintf(j->sock, sizeof(j->sock), "%s/agent.sock", j->dir);
-	o.control_path = j->sock;
+	j->service =
+	    (struct service_config){.present = 1, .aggregators = j->endpoints, .n_aggregators = 1};
 	o.service = &j->service;
 	o.zmq_ctx = j->agg->zctx;
-	j->ns = node_service__new(&o, err, sizeof(err));
-	if (!j->ns) {
-		fprintf(stderr, "node_service__new: %s\n", err);
-		return -1;
-	}
-	if (pthread_create(&j->thread, NULL, serve, j->ns))
+	if (ns_fixture_start(&j->nf, "/tmp/nunatak-test-nsjob-XXXXXX", &o))
 		return -1;
 	*state = j;
 	return 0;
@@ -96,25 +77,12 @@ static int teardown(void **state)
 {
 	struct jfx *j = *state;
 
-	node_service_stop(j->ns);
-	pthread_join(j->thread, NULL);
-	node_service__free(j->ns);
+	ns_fixture_stop(&j->nf);
 	fx_unbind(j->agg);
 	zmq_ctx_term(j->agg->zctx);
 	free(j->agg);
-	remove_tree(j->dir);
 	free(j);
 	return 0;
-}
-
-static int connect_to(struct jfx *j)
-{
-	char err[512];
-	int fd;
-
-	if (control_connect(j->sock, &fd, err, sizeof(err)))
-		fail_msg("connect: %s", err);
-	return fd;
 }
 
 /* sends req (taken) */
@@ -136,19 +104,10 @@ static json_t *await(int fd, int ms)
 	return msg;
 }
 
-/* the code of a reply (taken), its message in err */
-static int code_of(json_t *reply, char *err, size_t len)
-{
-	int e = control_reply_status(reply, err, len);
-
-	json_decref(reply);
-	return e;
-}
-
 static int ask_code(int fd, json_t *req, char *err, size_t len)
 {
 	send_req(fd, req);
-	return code_of(await(fd, 5000), err, len);
+	return ns_fixture_code(await(fd, 5000), err, len);
 }
 
 /* The next Control of action from the node service, Batches acked on the
@@ -215,7 +174,7 @@ static void test_refusals(void **state)
 {
 	struct jfx *j = *state;
 	char err[512];
-	int fd = connect_to(j);
+	int fd = ns_fixture_connect(&j->nf);
 
 	assert_int_equal(ask_code(fd, json_pack("{s:s}", "request", "attach"), err, sizeof(err)),
 			 -EINVAL);
@@ -257,36 +216,6 @@ static void test_refusals(void **state)
 	close(fd);
 }
 
-static int become_nobody(void)
-{
-	return setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	       setresuid(NOBODY, NOBODY, NOBODY) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) ? -1 : 0;
-}
-
-/* In a child as nobody: req asked; its code as exit status (0 ok, else the errno) */
-static int as_nobody(struct jfx *j, json_t *req)
-{
-	pid_t child = fork();
-	int status;
-
-	assert_true(child >= 0);
-	if (!child) {
-		json_t *reply = NULL;
-		char err[512];
-		int fd;
-
-		if (become_nobody() || control_connect(j->sock, &fd, err, sizeof(err)))
-			_exit(100);
-		if (control_request(fd, req, &reply, 8000, NULL, err, sizeof(err)))
-			_exit(101);
-		_exit(-control_reply_status(reply, err, sizeof(err)));
-	}
-	json_decref(req);
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
-}
-
 static json_t *prolog_req_of(const char *work_dir, int job)
 {
 	return json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:i}", "request", "job-prolog",
@@ -306,10 +235,11 @@ static void test_hooks_root_only(void **state)
 	struct received r;
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
-	assert_int_equal(as_nobody(j, prolog_req("/tmp")), EPERM);
-	assert_int_equal(as_nobody(j, json_pack("{s:s, s:i, s:s, s:n}", "request", "job-epilog",
-						"job_id", JOB, "cluster", "c", "exit_code")),
-			 EPERM);
+	assert_int_equal(ns_fixture_as_nobody(&j->nf, prolog_req("/tmp")), EPERM);
+	assert_int_equal(
+	    ns_fixture_as_nobody(&j->nf, json_pack("{s:s, s:i, s:s, s:n}", "request", "job-epilog",
+						   "job_id", JOB, "cluster", "c", "exit_code")),
+	    EPERM);
 	assert_false(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__START, &r, 500));
 }
 
@@ -320,7 +250,7 @@ static int attached(struct jfx *j, char *run_id, uid_t owner)
 	struct received r;
 	json_t *doc, *reply;
 	char ack[512], err[512];
-	int fd = connect_to(j);
+	int fd = ns_fixture_connect(&j->nf);
 
 	send_req(fd, attach_req(JOB));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 5000));
@@ -336,10 +266,11 @@ static int attached(struct jfx *j, char *run_id, uid_t owner)
 	json_decref(doc);
 	snprintf(run_id, 65, "%s", r.env->control->run_id);
 	assert_int_equal(strlen(run_id), 32);
-	snprintf(ack, sizeof(ack), "{\"run_id\":\"%s\",\"run_dir\":\"%s/runs/r1\",\"owner\":{\"uid\":"
+	snprintf(ack, sizeof(ack),
+		 "{\"run_id\":\"%s\",\"run_dir\":\"%s/runs/r1\",\"owner\":{\"uid\":"
 		 "%u,\"gid\":%u,\"user\":\"alice\"},\"job\":{\"id\":%d,\"name\":\"sim\",\"nodes\":"
-		 "[\"%s\"],\"work_dir\":\"%s\"},\"frequency\":99}", run_id, j->dir,
-		 (unsigned)owner, (unsigned)owner, JOB, FX_NODE, j->dir);
+		 "[\"%s\"],\"work_dir\":\"%s\"},\"frequency\":99}",
+		 run_id, j->nf.dir, (unsigned)owner, (unsigned)owner, JOB, FX_NODE, j->nf.dir);
 	fx_ack(j->agg, &r, ack);
 	fx_release(&r);
 	reply = await(fd, 5000);
@@ -394,16 +325,17 @@ static void test_attach_detach(void **state)
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
 	fd = attached(j, run_id, OWNER);
-	other = connect_to(j);
+	other = ns_fixture_connect(&j->nf);
 	assert_int_equal(target_job(other, run_id), JOB);
 	/* the job is being profiled through this node: a second attach refused */
 	assert_int_equal(ask_code(other, attach_req(JOB), err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "nunatak detach 4242"));
 	/* nobody neither attached nor owns it */
-	assert_int_equal(as_nobody(j, json_pack("{s:s, s:i}", "request", "detach", "job_id", JOB)),
+	assert_int_equal(ns_fixture_as_nobody(
+			     &j->nf, json_pack("{s:s, s:i}", "request", "detach", "job_id", JOB)),
 			 EPERM);
 	send_req(other, json_pack("{s:s, s:i}", "request", "detach", "job_id", JOB));
-	snprintf(ack, sizeof(ack), "{\"run_dir\":\"%s/runs/r1\"}", j->dir);
+	snprintf(ack, sizeof(ack), "{\"run_dir\":\"%s/runs/r1\"}", j->nf.dir);
 	fin = finalized(j, run_id, ack);
 	assert_true(json_is_null(json_object_get(fin, "exit_code")));
 	assert_false(json_is_true(json_object_get(fin, "interrupted")));
@@ -438,7 +370,8 @@ static void test_detach_rights(void **state)
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
 	fd = attached(j, run_id, 0); /* root's job, attached by root: nobody may not */
-	assert_int_equal(as_nobody(j, json_pack("{s:s, s:i}", "request", "detach", "job_id", JOB)),
+	assert_int_equal(ns_fixture_as_nobody(
+			     &j->nf, json_pack("{s:s, s:i}", "request", "detach", "job_id", JOB)),
 			 EPERM);
 	/* the owner (root) may: answered once FINALIZE is acked */
 	child = fork();
@@ -448,7 +381,7 @@ static void test_detach_rights(void **state)
 		char err[512];
 		int c;
 
-		if (control_connect(j->sock, &c, err, sizeof(err)) ||
+		if (control_connect(j->nf.sock, &c, err, sizeof(err)) ||
 		    control_request(c, json_pack("{s:s, s:i}", "request", "detach", "job_id", JOB),
 				    &reply, 20000, NULL, err, sizeof(err)))
 			_exit(100);
@@ -496,20 +429,20 @@ static void test_attach_refused(void **state)
 	struct jfx *j = *state;
 	struct received r;
 	char err[512];
-	int fd = connect_to(j);
+	int fd = ns_fixture_connect(&j->nf);
 
 	send_req(fd, attach_req(JOB));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 5000));
 	fx_error(j->agg, &r, EPERM, "job 4242 belongs to user 'alice' (uid 1001), not to you");
 	fx_release(&r);
-	assert_int_equal(code_of(await(fd, 5000), err, sizeof(err)), -EPERM);
+	assert_int_equal(ns_fixture_code(await(fd, 5000), err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "belongs to user 'alice'"));
 	/* nothing left: the same attach goes to the Aggregator again */
 	send_req(fd, attach_req(JOB));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 5000));
 	fx_error(j->agg, &r, ENOENT, "no job 4242 runs");
 	fx_release(&r);
-	assert_int_equal(code_of(await(fd, 5000), err, sizeof(err)), -ENOENT);
+	assert_int_equal(ns_fixture_code(await(fd, 5000), err, sizeof(err)), -ENOENT);
 	close(fd);
 }
 
@@ -552,13 +485,13 @@ static void test_prolog_epilog(void **state)
 	struct received r;
 	char err[512], runs[256];
 	json_t *doc, *msg, *job;
-	int fd = connect_to(j);
+	int fd = ns_fixture_connect(&j->nf);
 
-	send_req(fd, prolog_req(j->dir));
+	send_req(fd, prolog_req(j->nf.dir));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__START, &r, 5000));
 	assert_string_equal(r.env->control->run_id, "job-clus_ter-4242");
 	doc = control_json(&r);
-	snprintf(runs, sizeof(runs), "%s/.nunatak", j->dir);
+	snprintf(runs, sizeof(runs), "%s/.nunatak", j->nf.dir);
 	assert_string_equal(json_string_value(json_object_get(doc, "runs_dir")), runs);
 	assert_true(json_is_true(json_object_get(doc, "runs_dir_create")));
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "owner"), "uid")),
@@ -583,10 +516,10 @@ static void test_prolog_epilog(void **state)
 	json_decref(msg);
 	/* not bound to its connection */
 	close(fd);
-	fd = connect_to(j);
+	fd = ns_fixture_connect(&j->nf);
 	assert_int_equal(target_job(fd, "job-clus_ter-4242"), JOB);
 	/* a Prolog run again: the same Run */
-	send_req(fd, prolog_req(j->dir));
+	send_req(fd, prolog_req(j->nf.dir));
 	msg = await(fd, 5000);
 	assert_int_equal(control_reply_status(msg, err, sizeof(err)), 0);
 	assert_true(json_is_true(json_object_get(msg, "already")));
@@ -621,12 +554,12 @@ static void test_prolog_bounded(void **state)
 	struct received r;
 	long long t0 = fx_now_ms();
 	char err[512];
-	int fd = connect_to(j);
+	int fd = ns_fixture_connect(&j->nf);
 
-	send_req(fd, prolog_req(j->dir));
+	send_req(fd, prolog_req(j->nf.dir));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__START, &r, 5000));
 	fx_release(&r); /* never answered */
-	assert_int_equal(code_of(await(fd, 8000), err, sizeof(err)), -ETIMEDOUT);
+	assert_int_equal(ns_fixture_code(await(fd, 8000), err, sizeof(err)), -ETIMEDOUT);
 	assert_true(fx_now_ms() - t0 < 6500);
 	assert_non_null(strstr(err, "did not answer"));
 	close(fd);
@@ -641,14 +574,15 @@ static void test_stop_ends_job_runs(void **state)
 	struct received r;
 	char run_id[65], err[512];
 	json_t *msg, *doc;
-	int fd = attached(j, run_id, OWNER), pf = connect_to(j), finals = 0, epilog = 0;
+	int fd = attached(j, run_id, OWNER), pf = ns_fixture_connect(&j->nf), finals = 0,
+	    epilog = 0;
 
-	send_req(pf, prolog_req_of(j->dir, JOB + 1));
+	send_req(pf, prolog_req_of(j->nf.dir, JOB + 1));
 	assert_true(next_control(j, NUNATAK__WIRE__CONTROL__ACTION__START, &r, 5000));
 	fx_ack(j->agg, &r, "{\"run_dir\":\"/w/.nunatak/job-4243\"}");
 	fx_release(&r);
-	assert_int_equal(code_of(await(pf, 5000), err, sizeof(err)), 0);
-	node_service_stop(j->ns);
+	assert_int_equal(ns_fixture_code(await(pf, 5000), err, sizeof(err)), 0);
+	node_service_stop(j->nf.ns);
 	while (finals < 2 && next_control(j, NUNATAK__WIRE__CONTROL__ACTION__FINALIZE, &r, 10000)) {
 		doc = control_json(&r);
 		assert_true(json_is_true(json_object_get(doc, "interrupted")));
@@ -665,9 +599,9 @@ static void test_stop_ends_job_runs(void **state)
 	assert_string_equal(json_string_value(json_object_get(msg, "reply")), "run-end");
 	assert_string_equal(json_string_value(json_object_get(msg, "ended_by")), "service-stop");
 	json_decref(msg);
-	pthread_join(j->thread, NULL);
+	pthread_join(j->nf.thread, NULL);
 	/* teardown joins again: a new thread that returns at once */
-	assert_int_equal(pthread_create(&j->thread, NULL, serve, j->ns), 0);
+	assert_int_equal(pthread_create(&j->nf.thread, NULL, ns_fixture_serve, &j->nf), 0);
 	close(fd);
 	close(pf);
 }
@@ -677,9 +611,9 @@ static void test_one_run_per_job(void **state)
 {
 	struct jfx *j = *state;
 	char run_id[65], err[512];
-	int fd = attached(j, run_id, OWNER), pf = connect_to(j);
+	int fd = attached(j, run_id, OWNER), pf = ns_fixture_connect(&j->nf);
 
-	assert_int_equal(ask_code(pf, prolog_req(j->dir), err, sizeof(err)), -EEXIST);
+	assert_int_equal(ask_code(pf, prolog_req(j->nf.dir), err, sizeof(err)), -EEXIST);
 	assert_non_null(strstr(err, "profiling it on this node already"));
 	close(pf);
 	close(fd);
@@ -702,8 +636,9 @@ static void test_attaches_bounded(void **state)
 		char err[512];
 		int a, b;
 
-		if (become_nobody() || control_connect(j->sock, &a, err, sizeof(err)) ||
-		    control_connect(j->sock, &b, err, sizeof(err)))
+		if (ns_fixture_become_nobody() ||
+		    control_connect(j->nf.sock, &a, err, sizeof(err)) ||
+		    control_connect(j->nf.sock, &b, err, sizeof(err)))
 			_exit(100);
 		for (int i = 1; i <= 4; i++)
 			if (control_send_msg(a, attach_req(JOB + i), 1000))
@@ -740,7 +675,8 @@ static void test_pending_attach_of_another(void **state)
 		char err[512];
 		int a;
 
-		if (become_nobody() || control_connect(j->sock, &a, err, sizeof(err)) ||
+		if (ns_fixture_become_nobody() ||
+		    control_connect(j->nf.sock, &a, err, sizeof(err)) ||
 		    control_send_msg(a, attach_req(JOB), 1000))
 			_exit(100);
 		sleep(3); /* its attach stays under way meanwhile */
