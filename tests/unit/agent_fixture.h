@@ -261,13 +261,17 @@ static inline void fx_ack(struct fixture *fx, struct received *r, const char *js
 	fx_answer(fx, r, &env);
 }
 
-/* an Error about a Batch (its seq), or a Control (no seq); code 0: none */
-static inline void fx_error(struct fixture *fx, struct received *r, int code, const char *message)
+/* an Error about a Batch (its seq), or a Control (no seq), naming run_id
+ * (NULL: none); code 0: none */
+static inline void fx_error_run(struct fixture *fx, struct received *r, const char *run_id,
+				int code, const char *message)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Error error = NUNATAK__WIRE__ERROR__INIT;
 
 	error.message = (char *)message;
+	if (run_id)
+		error.run_id = (char *)run_id;
 	if (r->env->body_case == NUNATAK__WIRE__ENVELOPE__BODY_BATCH) {
 		error.has_seq = error.has_incarnation = 1;
 		error.seq = r->env->batch->seq;
@@ -277,6 +281,28 @@ static inline void fx_error(struct fixture *fx, struct received *r, int code, co
 	error.code = code;
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ERROR;
 	env.error = &error;
+	fx_answer(fx, r, &env);
+}
+
+/* the same naming no run_id */
+static inline void fx_error(struct fixture *fx, struct received *r, int code, const char *message)
+{
+	fx_error_run(fx, r, NULL, code, message);
+}
+
+/* a Control (action, run_id, json: NULL none) from the Aggregator to the
+ * Agent that sent r */
+static inline void fx_control(struct fixture *fx, struct received *r, int action,
+			      const char *run_id, const char *json)
+{
+	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
+	Nunatak__Wire__Control ctl = NUNATAK__WIRE__CONTROL__INIT;
+
+	ctl.action = action;
+	ctl.run_id = (char *)run_id;
+	ctl.json = (char *)json;
+	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
+	env.control = &ctl;
 	fx_answer(fx, r, &env);
 }
 

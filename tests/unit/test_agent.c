@@ -306,19 +306,13 @@ static void test_open_close(void **state)
 {
 	struct fixture *fx = *state;
 	struct agent *a = fx_agent(fx, 0);
-	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
-	Nunatak__Wire__Control ctl = NUNATAK__WIRE__CONTROL__INIT;
 	struct received hello, ack, r;
 	int last = 0;
 
 	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_HELLO, &hello, FX_RECV_MS));
-	ctl.action = NUNATAK__WIRE__CONTROL__ACTION__OPEN;
-	ctl.run_id = RUN_B;
-	ctl.json = "{\"token\":\"00112233445566778899aabbccddeeff\",\"owner\":{\"uid\":1000,"
-		   "\"gid\":1000},\"frequency\":997,\"mpi_events\":false}";
-	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
-	env.control = &ctl;
-	fx_answer(fx, &hello, &env);
+	fx_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_B,
+		   "{\"token\":\"00112233445566778899aabbccddeeff\",\"owner\":{\"uid\":1000,"
+		   "\"gid\":1000},\"frequency\":997,\"mpi_events\":false}");
 	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_ACK, &ack, FX_RECV_MS));
 	assert_string_equal(ack.env->ack->run_id, RUN_B);
 	assert_string_equal(ack.env->ack->node, FX_NODE);
@@ -327,9 +321,7 @@ static void test_open_close(void **state)
 	assert_string_equal(r.env->batch->run_id, RUN_B);
 	fx_ack(fx, &r, NULL);
 	fx_release(&r);
-	ctl.action = NUNATAK__WIRE__CONTROL__ACTION__CLOSE;
-	ctl.json = NULL;
-	fx_answer(fx, &hello, &env);
+	fx_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, RUN_B, NULL);
 	while (!last && fx_recv_batch(fx, a, &r, FX_RECV_MS)) {
 		last = r.env->batch->has_last && r.env->batch->last;
 		fx_ack(fx, &r, NULL);

@@ -113,7 +113,7 @@ static void test_control_request_ack_and_error(void **state)
 	assert_int_equal(
 	    agent_target_start(a, &(struct agent_target_opts){.run_id = RUN_A}, NULL, NULL),
 	    -EEXIST);
-	error_to(fx, &c2, RUN_B, EPERM, "job 2 belongs to user 'alice'");
+	fx_error_run(fx, &c2, RUN_B, EPERM, "job 2 belongs to user 'alice'");
 	fx_pump(a, 50);
 	assert_int_equal(d2.called, 1);
 	assert_int_equal(d2.err, -EPERM);

@@ -164,8 +164,8 @@ static void test_close_handed_to_closed(void **state)
 
 	assert_int_equal(agent_target_start(a, &o, NULL, NULL), 0);
 	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_HELLO, &hello, FX_RECV_MS));
-	send_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, RUN_A,
-		     "{\"why\":\"job-ended\"}");
+	fx_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, RUN_A,
+		   "{\"why\":\"job-ended\"}");
 	assert_false(ack_batches(fx, a, 500)); /* Batches go on, no last one */
 	assert_int_equal(cl.called, 1);
 	assert_string_equal(cl.run_id, RUN_A);
@@ -178,7 +178,7 @@ static void test_close_handed_to_closed(void **state)
 	assert_true(json_is_null(
 	    json_object_get(json_array_get(json_object_get(st, "targets"), 0), "job_id")));
 	json_decref(st);
-	send_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, RUN_A, NULL);
+	fx_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, RUN_A, NULL);
 	fx_pump(a, 100);
 	assert_int_equal(cl.called, 1); /* said once */
 	/* the caller ends it: the last Batch, done() at its Ack */
@@ -194,7 +194,7 @@ static void test_close_handed_to_closed(void **state)
 	o.run_id = RUN_B;
 	assert_int_equal(agent_target_start(a, &o, NULL, NULL), 0);
 	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_HELLO, &hello, FX_RECV_MS));
-	send_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, RUN_B, NULL);
+	fx_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, RUN_B, NULL);
 	ack_batches(fx, a, 300);
 	assert_int_equal(cl.called, 1);
 	assert_string_equal(cl.json, "{}");
@@ -226,13 +226,13 @@ static void test_open_job_target(void **state)
 	json_t *t;
 
 	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_HELLO, &hello, FX_RECV_MS));
-	send_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_A,
-		     "{\"job_id\":\"12\",\"owner\":{\"uid\":1000,\"gid\":1000}}");
-	send_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_B,
-		     "{\"job_id\":0,\"owner\":{\"uid\":1000,\"gid\":1000}}");
-	send_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_C,
-		     "{\"job_id\":3999999998,\"owner\":{\"uid\":1000,\"gid\":1001},"
-		     "\"frequency\":99,\"mpi_events\":false}");
+	fx_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_A,
+		   "{\"job_id\":\"12\",\"owner\":{\"uid\":1000,\"gid\":1000}}");
+	fx_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_B,
+		   "{\"job_id\":0,\"owner\":{\"uid\":1000,\"gid\":1000}}");
+	fx_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__OPEN, RUN_C,
+		   "{\"job_id\":3999999998,\"owner\":{\"uid\":1000,\"gid\":1001},"
+		   "\"frequency\":99,\"mpi_events\":false}");
 	assert_true(fx_recv2(fx, a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_ACK, &ack, FX_RECV_MS));
 	assert_string_equal(ack.env->ack->run_id, RUN_C); /* the first two: no Ack */
 	assert_false(agent_target_exists(a, RUN_A));
@@ -250,8 +250,8 @@ static void test_open_job_target(void **state)
 	/* nothing of it on the run_id's Aggregator */
 	assert_false(
 	    fx_recv2(router_of(tr, RUN_C), a, NULL, NUNATAK__WIRE__ENVELOPE__BODY_BATCH, &x, 300));
-	send_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, RUN_C,
-		     "{\"why\":\"job-ended\"}");
+	fx_control(fx, &hello, NUNATAK__WIRE__CONTROL__ACTION__CLOSE, RUN_C,
+		   "{\"why\":\"job-ended\"}");
 	assert_true(ack_batches(fx, a, FX_RECV_MS));
 	fx_pump(a, 50);
 	assert_false(agent_target_exists(a, RUN_C));

@@ -2,9 +2,10 @@
  * test_agent_control.c share: two real Aggregators served in threads
  * (inproc), or two ROUTERs the test plays (the second a view of
  * agent_fixture.h's struct fixture: its router only), an Agent on both,
- * done() results, route keys that reach a given endpoint, Controls and
- * Errors the test sends. Header-only, static inline; include after
- * cmocka.h, test_helpers.h and agent_fixture.h.
+ * done() results, route keys that reach a given endpoint, a Control
+ * received (those the test sends, and its Errors, are agent_fixture.h's).
+ * Header-only, static inline; include after cmocka.h, test_helpers.h and
+ * agent_fixture.h.
  */
 #ifndef NUNATAK_TESTS_AGENT_JOBS_FIXTURE_H
 #define NUNATAK_TESTS_AGENT_JOBS_FIXTURE_H
@@ -186,22 +187,6 @@ static inline struct fixture *router_of(struct two_routers *tr, const char *key)
 	return agent_route(key, 2) == 0 ? tr->fx : &tr->fx2;
 }
 
-/* an Error about a Control, naming run_id (NULL: none) */
-static inline void error_to(struct fixture *fx, struct received *r, const char *run_id, int code,
-			    const char *message)
-{
-	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
-	Nunatak__Wire__Error error = NUNATAK__WIRE__ERROR__INIT;
-
-	error.message = (char *)message;
-	error.has_code = 1;
-	error.code = code;
-	error.run_id = (char *)run_id;
-	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_ERROR;
-	env.error = &error;
-	fx_answer(fx, r, &env);
-}
-
 static inline void recv_control(struct fixture *fx, struct agent *a, int action, const char *run_id,
 				struct received *r)
 {
@@ -209,20 +194,6 @@ static inline void recv_control(struct fixture *fx, struct agent *a, int action,
 	assert_int_equal(r->env->control->action, action);
 	assert_string_equal(r->env->control->run_id, run_id);
 	assert_string_equal(r->env->control->node, FX_NODE);
-}
-
-static inline void send_control(struct fixture *fx, struct received *to, int action,
-				const char *run_id, const char *json)
-{
-	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
-	Nunatak__Wire__Control ctl = NUNATAK__WIRE__CONTROL__INIT;
-
-	ctl.action = action;
-	ctl.run_id = (char *)run_id;
-	ctl.json = (char *)json;
-	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
-	env.control = &ctl;
-	fx_answer(fx, to, &env);
 }
 
 #endif
