@@ -13,11 +13,7 @@
 . "$TESTS_LIB/service.sh"
 svc_init local
 . "$TESTS_LIB/slurm.sh"
-slurm_init
-slurm_need_cli attach
-mapfile -t lines < <(slurm_service_lines)
-svc_nunatakd_local "${lines[@]}"
-slurm_start "${SVC_NODE_CONFIG[0]}"
+slurm_start_nunatakd attach
 U1=${SLURM_TEST_USER1:-nunatak-u1}
 U2=${SLURM_TEST_USER2:-nunatak-u2}
 slurm_user "$U1"
@@ -32,21 +28,6 @@ as_nunatak() { # as_nunatak USER DIR ARGS...
 	shift 2
 	(cd "$d" && slurm_as "$u" env NUNATAK_AGENT_SOCKET="$sock" NUNATAK_MUNGE_SOCKET="$SLURM_MUNGE_SOCKET" \
 		"$SVC/bin/nunatak" "$@")
-}
-# the CPU time (s) of pids so far, from /proc/PID/stat (utime + stime)
-cpu_of() {
-	python3 - "$@" <<'PY'
-import os, sys
-hz = os.sysconf("SC_CLK_TCK")
-t = 0
-for p in sys.argv[1:]:
-    try:
-        f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-        t += (int(f[11]) + int(f[12])) / hz
-    except OSError:
-        pass
-print(f"{t:.3f}")
-PY
 }
 
 j=$(slurm_sbatch "$U1" "$W" -n 2 --wrap "srun -n 2 $SVC/bin/hotspots 30")
@@ -72,12 +53,12 @@ st=$(svc_in_node 0 "$NUNATAK" status --json 2>&1)
 ! grep -qE "\"job_id\": ?$j[^0-9]" <<<"$st" || fail "a refused attach left a job Target: $st"
 
 # --- 2. the owner: a Run with the job's hotspots, covering the busy CPUs
-c0=$(cpu_of "${pids[@]}")
+c0=$(slurm_cpu_of "${pids[@]}")
 t0=$EPOCHREALTIME
 as_nunatak "$U1" "$W" attach "$j" --duration 5 -F "$FREQ" --json >"$T/u1.json" 2>"$T/u1.err"
 rc=$?
 t1=$EPOCHREALTIME
-c1=$(cpu_of "${pids[@]}")
+c1=$(slurm_cpu_of "${pids[@]}")
 [ "$rc" = 0 ] || fail "$U1's attach: exit $rc: $(cat "$T/u1.err")"
 grep -q "attached to job $j (owner $U1" "$T/u1.err" || fail "no 'attached' line: $(cat "$T/u1.err")"
 # one sampling frequency per node: a -F it does not sample at is said so,

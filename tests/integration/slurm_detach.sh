@@ -13,11 +13,7 @@
 . "$TESTS_LIB/service.sh"
 svc_init local
 . "$TESTS_LIB/slurm.sh"
-slurm_init
-slurm_need_cli attach detach
-mapfile -t lines < <(slurm_service_lines)
-svc_nunatakd_local "${lines[@]}"
-slurm_start "${SVC_NODE_CONFIG[0]}"
+slurm_start_nunatakd attach detach
 U1=${SLURM_TEST_USER1:-nunatak-u1}
 slurm_user "$U1"
 svc_copy_bin "$NUNATAK" "$WORKLOADS/jobspin"
@@ -27,19 +23,6 @@ FREQ=99
 as_nunatak() {
 	(cd "$W" && slurm_as "$U1" env NUNATAK_AGENT_SOCKET="$sock" NUNATAK_MUNGE_SOCKET="$SLURM_MUNGE_SOCKET" \
 		"$SVC/bin/nunatak" "$@")
-}
-cpu_of() {
-	python3 - "$@" <<'PY'
-import os, sys
-hz, t = os.sysconf("SC_CLK_TCK"), 0
-for p in sys.argv[1:]:
-    try:
-        f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-        t += (int(f[11]) + int(f[12])) / hz
-    except OSError:
-        pass
-print(f"{t:.3f}")
-PY
 }
 # start_job SECONDS [SECONDS2]: a job of two jobspin tasks (then a second
 # step of two more when SECONDS2 is given); sets j and pids (step 0's)
@@ -120,7 +103,7 @@ as_nunatak detach "$j" >/dev/null 2>"$T/d2.err"
 start_job 4 3 # the second step starts during the attach: it joins
 svc_bg_run "$T/a2" as_nunatak attach "$j" -F "$FREQ" --json
 wait_attached "$T/a2"
-c0=$(cpu_of "${pids[@]}") # sampled from here on at the latest
+c0=$(slurm_cpu_of "${pids[@]}") # sampled from here on at the latest
 slurm_wait_gone "$j" 40 || fail "job $j still queued"
 t0=$EPOCHREALTIME
 svc_bg_wait "$T/a2" 30 || fail "the attach of an ended job: exit $(cat "$T/a2.rc"): $(cat "$T/a2.err")"

@@ -10,11 +10,7 @@
 . "$TESTS_LIB/service.sh"
 svc_init local
 . "$TESTS_LIB/slurm.sh"
-slurm_init
-slurm_need_cli job-prolog job-epilog
-mapfile -t lines < <(slurm_service_lines)
-svc_nunatakd_local "${lines[@]}"
-slurm_start "${SVC_NODE_CONFIG[0]}"
+slurm_start_nunatakd job-prolog job-epilog
 U1=${SLURM_TEST_USER1:-nunatak-u1}
 slurm_user "$U1"
 ran=0

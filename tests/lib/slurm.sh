@@ -35,6 +35,13 @@
 #                          (also at SIGTERM/SIGINT; jobs cancelled first:
 #                          their Epilogs run while the test's nunatakd
 #                          still does).
+#   slurm_start_nunatakd CMD...   slurm_init, slurm_need_cli CMD..., the
+#                          test's nunatakd with this cluster's [service]
+#                          lines (service.sh's svc_nunatakd_local) and
+#                          slurm_start with its site file: what a test of
+#                          a job profiled through nunatakd starts with
+#   slurm_cpu_of PID...    the CPU time (s, utime + stime from /proc) of
+#                          the pids so far, gone ones not counted
 #   slurm_stop             the same, at once
 #   slurm_install_scripts SITE [BIN]   deploy's scripts installed again for
 #                          the next jobs, naming BIN (a stand-in) instead
@@ -169,6 +176,30 @@ slurm_step_pids() {
 
 slurm_service_lines() {
 	printf '%s\n' "munge_socket = \"$SLURM_MUNGE_SOCKET\"" "slurm_conf = \"$SLURM_CONF_FILE\""
+}
+
+# slurm_start_nunatakd CMD...: see the head of this file (needs service.sh)
+slurm_start_nunatakd() {
+	local lines
+	slurm_init
+	slurm_need_cli "$@"
+	mapfile -t lines < <(slurm_service_lines)
+	svc_nunatakd_local "${lines[@]}"
+	slurm_start "${SVC_NODE_CONFIG[0]}"
+}
+
+slurm_cpu_of() {
+	python3 - "$@" <<'PY'
+import os, sys
+hz, t = os.sysconf("SC_CLK_TCK"), 0
+for p in sys.argv[1:]:
+    try:
+        f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        t += (int(f[11]) + int(f[12])) / hz
+    except OSError:
+        pass
+print(f"{t:.3f}")
+PY
 }
 
 slurm_free_port() {
