@@ -101,22 +101,40 @@ static inline int ns_fixture_become_nobody(void)
 		   : 0;
 }
 
+/* fork()ed: 0 in the child, nobody's already (ns_fixture_become_nobody;
+ * it exits 100 when it cannot be); the child's pid in the parent */
+static inline pid_t ns_fixture_fork_nobody(void)
+{
+	pid_t child = fork();
+
+	assert_true(child >= 0);
+	if (!child && ns_fixture_become_nobody())
+		_exit(100);
+	return child;
+}
+
+/* the exit status of child, which must exit (not die of a signal) */
+static inline int ns_fixture_exit_status(pid_t child)
+{
+	int status;
+
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
 /* In a child as nobody: req (taken) asked of f's service; the reply's
  * code as exit status (0 granted, else the errno; a refusal said on
  * stderr), 100+ when the exchange itself failed. */
 static inline int ns_fixture_as_nobody(const struct ns_fixture *f, json_t *req)
 {
-	pid_t child = fork();
-	int status;
+	pid_t child = ns_fixture_fork_nobody();
 
-	assert_true(child >= 0);
 	if (!child) {
 		json_t *reply = NULL;
 		char err[512];
 		int fd, e;
 
-		if (ns_fixture_become_nobody())
-			_exit(100);
 		if (control_connect(f->sock, &fd, err, sizeof(err)))
 			_exit(101);
 		if (control_request(fd, req, &reply, 8000, NULL, err, sizeof(err)))
@@ -127,9 +145,7 @@ static inline int ns_fixture_as_nobody(const struct ns_fixture *f, json_t *req)
 		_exit(-e);
 	}
 	json_decref(req);
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	return ns_fixture_exit_status(child);
 }
 
 #endif

@@ -400,8 +400,7 @@ static int as_nobody_run(struct ns_fixture *fx, const char *runs, char *run_dir,
 	ssize_t n;
 
 	assert_int_equal(pipe(p), 0);
-	child = fork();
-	assert_true(child >= 0);
+	child = ns_fixture_fork_nobody();
 	if (!child) {
 		json_t *reply = NULL;
 		struct launch l;
@@ -410,7 +409,7 @@ static int as_nobody_run(struct ns_fixture *fx, const char *runs, char *run_dir,
 		int fd;
 
 		close(p[0]);
-		if (ns_fixture_become_nobody() || control_connect(fx->sock, &fd, err, sizeof(err)))
+		if (control_connect(fx->sock, &fd, err, sizeof(err)))
 			_exit(100);
 		gated_sleep(&l, "0.2");
 		if (control_request(fd, start_req(runs, l.pid), &reply, 10000, NULL, err,
@@ -435,9 +434,7 @@ static int as_nobody_run(struct ns_fixture *fx, const char *runs, char *run_dir,
 	n = read(p[0], run_dir, len - 1);
 	run_dir[n > 0 ? n : 0] = '\0';
 	close(p[0]);
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	return ns_fixture_exit_status(child);
 }
 
 /* a user's Run through the service: in their runs directory, theirs, 0700 */
@@ -469,26 +466,21 @@ static void test_user_run(void **state)
 /* nobody's status while root has a Run: no Target shown */
 static int as_nobody_targets(struct ns_fixture *fx)
 {
-	pid_t child = fork();
-	int status;
+	pid_t child = ns_fixture_fork_nobody();
 
-	assert_true(child >= 0);
 	if (!child) {
 		json_t *reply = NULL, *req = json_pack("{s:s}", "request", "status");
 		char err[512];
 		int fd;
 
-		if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY) ||
-		    control_connect(fx->sock, &fd, err, sizeof(err)) ||
+		if (control_connect(fx->sock, &fd, err, sizeof(err)) ||
 		    control_request(fd, req, &reply, 5000, NULL, err, sizeof(err)) ||
 		    control_reply_status(reply, err, sizeof(err)))
 			_exit(100);
 		_exit((int)json_array_size(
 		    json_object_get(json_object_get(reply, "agent"), "targets")));
 	}
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	return ns_fixture_exit_status(child);
 }
 
 static void test_status_hides_others(void **state)
@@ -631,17 +623,13 @@ static void test_non_reader_does_not_stall(void **state)
  * is not limited */
 static int as_nobody_connections(struct ns_fixture *fx, int n)
 {
-	pid_t child = fork();
-	int status;
+	pid_t child = ns_fixture_fork_nobody();
 
-	assert_true(child >= 0);
 	if (!child) {
 		json_t *reply = NULL;
 		char err[512];
 		int fds[64], ok = 0;
 
-		if (ns_fixture_become_nobody())
-			_exit(100);
 		for (int i = 0; i < n && i < 64; i++) {
 			if (control_connect(fx->sock, &fds[i], err, sizeof(err)))
 				continue;
@@ -654,9 +642,7 @@ static int as_nobody_connections(struct ns_fixture *fx, int n)
 		}
 		_exit(ok);
 	}
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	return ns_fixture_exit_status(child);
 }
 
 static void test_connections_per_uid(void **state)

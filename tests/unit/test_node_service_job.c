@@ -366,7 +366,7 @@ static void test_detach_rights(void **state)
 	struct jfx *j = *state;
 	char run_id[65];
 	pid_t child;
-	int fd, status;
+	int fd;
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
 	fd = attached(j, run_id, 0); /* root's job, attached by root: nobody may not */
@@ -388,9 +388,7 @@ static void test_detach_rights(void **state)
 		_exit(-control_reply_status(reply, err, sizeof(err)));
 	}
 	json_decref(finalized(j, run_id, "{}"));
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(ns_fixture_exit_status(child), 0);
 	close(fd);
 }
 
@@ -626,18 +624,16 @@ static void test_attaches_bounded(void **state)
 	struct jfx *j = *state;
 	struct received r;
 	pid_t child;
-	int status, n;
+	int n;
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
-	child = fork();
-	assert_true(child >= 0);
+	child = ns_fixture_fork_nobody();
 	if (!child) {
 		json_t *reply = NULL;
 		char err[512];
 		int a, b;
 
-		if (ns_fixture_become_nobody() ||
-		    control_connect(j->nf.sock, &a, err, sizeof(err)) ||
+		if (control_connect(j->nf.sock, &a, err, sizeof(err)) ||
 		    control_connect(j->nf.sock, &b, err, sizeof(err)))
 			_exit(100);
 		for (int i = 1; i <= 4; i++)
@@ -648,9 +644,7 @@ static void test_attaches_bounded(void **state)
 			_exit(102);
 		_exit(-control_reply_status(reply, err, sizeof(err)));
 	}
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), EAGAIN);
+	assert_int_equal(ns_fixture_exit_status(child), EAGAIN);
 	for (n = 0; n < 4 && next_control(j, NUNATAK__WIRE__CONTROL__ACTION__ATTACH, &r, 1500); n++) {
 		fx_error(j->agg, &r, ENOENT, "no such job");
 		fx_release(&r);
@@ -669,14 +663,12 @@ static void test_pending_attach_of_another(void **state)
 	int status, fd;
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
-	child = fork();
-	assert_true(child >= 0);
+	child = ns_fixture_fork_nobody();
 	if (!child) {
 		char err[512];
 		int a;
 
-		if (ns_fixture_become_nobody() ||
-		    control_connect(j->nf.sock, &a, err, sizeof(err)) ||
+		if (control_connect(j->nf.sock, &a, err, sizeof(err)) ||
 		    control_send_msg(a, attach_req(JOB), 1000))
 			_exit(100);
 		sleep(3); /* its attach stays under way meanwhile */

@@ -186,8 +186,9 @@ static int hook_begin(struct hook *h, int argc, char **argv, int bound_ms)
 	return 0;
 }
 
-/* the request asked, its answer awaited within the bound: 0 and *reply
- * ("ok" true or false), or -errno with err */
+/* req (taken; NULL: -ENOMEM) asked, its answer awaited within the bound:
+ * 0 and *reply (the caller's) when granted; -errno with err: not answered,
+ * or refused (*reply then holds the refusal, the caller's too) */
 static int hook_ask(struct hook *h, json_t *req, json_t **reply, char *err, size_t errlen)
 {
 	const char *path = control_socket_path(h->cfg.service.agent_socket);
@@ -204,13 +205,17 @@ static int hook_ask(struct hook *h, json_t *req, json_t **reply, char *err, size
 		snprintf(err, errlen, "no nunatakd at '%s' (%s)", path,
 			 e == -ENOENT ? "no socket there" : e == -ECONNREFUSED ? "nobody listens"
 			 : why);
+		json_decref(req);
 		return e;
 	}
 	left = h->deadline_ms - clock_monotonic_ms();
 	e = control_request(fd, req, reply, left > 0 ? (int)left : 1, NULL, why, sizeof(why));
 	close(fd);
+	json_decref(req);
 	if (e)
 		snprintf(err, errlen, "%s", e == -ETIMEDOUT ? "nunatakd did not answer in time" : why);
+	else
+		e = control_reply_status(*reply, err, errlen);
 	return e;
 }
 
@@ -271,9 +276,6 @@ int cmd_job_prolog(int argc, char **argv)
 		goto out;
 	}
 	e = hook_ask(&h, req, &reply, err, sizeof(err));
-	json_decref(req);
-	if (!e)
-		e = control_reply_status(reply, err, sizeof(err));
 	if (e)
 		say(&h, "not profiled: %s", err);
 	else
@@ -334,9 +336,6 @@ int cmd_job_epilog(int argc, char **argv)
 			(json_int_t)h.job, "cluster", cluster ? cluster : "", "exit_code",
 			job_exit_code());
 	e = hook_ask(&h, req, &reply, err, sizeof(err));
-	json_decref(req);
-	if (!e)
-		e = control_reply_status(reply, err, sizeof(err));
 	dir = json_string_value(json_object_get(reply, "run_dir")) ?: "?";
 	pending_text(json_object_get(reply, "pending_nodes"), nodes, sizeof(nodes));
 	if (e)
