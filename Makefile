@@ -236,6 +236,7 @@ bench: deps
 	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
+	tests/bench/slurm.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads) || [ $$? = 77 ]
 
 # The binaries of $(BUILD) (nunatak and the daemons of userspace/daemon/),
 # the systemd units of deploy/systemd with their paths under $(PREFIX), the
