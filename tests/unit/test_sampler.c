@@ -37,6 +37,7 @@
 
 #include "tests/unit/bpf_fixture.h"
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/sampler_fixture.h"
 #include "userspace/agent/sampler.h"
 
 #define FREQUENCY 999
@@ -46,18 +47,13 @@ static struct sampler *s;
 
 static int setup(void **state)
 {
-	char err[256] = "";
-	struct sampler_opts opts = {.frequency = FREQUENCY};
-
 	(void)state;
 	why_not = bpf_unavailable();
 	if (why_not)
 		return 0;
-	s = sampler__new(&opts, err, sizeof(err));
-	if (!s) {
-		print_error("sampler__new failed: %s\n", err);
+	s = sampler_fixture_new(FREQUENCY);
+	if (!s)
 		return -1;
-	}
 	/* a new sampler is idle (tests/unit/test_sampler_targets.c) */
 	if (sampler_active(s) || sampler_set_active(s, 1) || !sampler_active(s)) {
 		print_error("sampler_set_active(1) failed\n");
@@ -74,14 +70,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -94,10 +82,10 @@ static uint64_t thread_cpu_ns(void)
 static void spin(int cpu_ms)
 {
 	uint64_t end = thread_cpu_ns() + (uint64_t)cpu_ms * 1000000ull;
-	uint64_t wall_end = now_ns() + 5000000000ull;
+	uint64_t wall_end = proc_now_ns() + 5000000000ull;
 	volatile double x = 1.0;
 
-	while (thread_cpu_ns() < end && now_ns() < wall_end)
+	while (thread_cpu_ns() < end && proc_now_ns() < wall_end)
 		for (int i = 0; i < 10000; i++)
 			x = x * 1.0000001 + 0.5 / (x + 1.0);
 }
@@ -237,10 +225,10 @@ static void test_flip_loses_nothing(void **state)
 	t.tgid = pid;
 	release(gate);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = proc_now_ns();
 
 		assert_int_equal(sampler_drain(s, tally_sample, &t), 0);
-		drain_ns += now_ns() - t0;
+		drain_ns += proc_now_ns() - t0;
 		drains++;
 		usleep(5000);
 	}
@@ -303,7 +291,7 @@ static int keep_exit(const struct task_event *e, void *ctx)
 /* the exit report of tgid, waiting up to 2 s for it */
 static int exit_of(struct exits *x, pid_t tgid, struct task_event *out)
 {
-	uint64_t end = now_ns() + 2000000000ull;
+	uint64_t end = proc_now_ns() + 2000000000ull;
 
 	do {
 		assert_int_equal(sampler_poll_task_events(s, keep_exit, x), 0);
@@ -313,7 +301,7 @@ static int exit_of(struct exits *x, pid_t tgid, struct task_event *out)
 				return 0;
 			}
 		usleep(2000);
-	} while (now_ns() < end);
+	} while (proc_now_ns() < end);
 	return -ETIMEDOUT;
 }
 
@@ -485,7 +473,7 @@ static void test_exit_totals_and_reused_pid(void **state)
 	(void)state;
 	SKIP_UNLESS(!why_not, why_not);
 	assert_int_equal(pipe(gate), 0);
-	forked_ns = now_ns();
+	forked_ns = proc_now_ns();
 	pid = fork();
 	if (pid == 0) {
 		close(gate[1]);
