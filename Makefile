@@ -222,7 +222,7 @@ fuzz: deps
 	tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) $(FUZZ_BUILD)/fuzz
 
 test-integration: deps
-	$(MAKE) build $(BUILD)/tests/test_agent_job
+	$(MAKE) build $(addprefix $(BUILD)/tests/,test_agent_job test_munge_cred test_slurm_job test_aggregator_job)
 	tests/run.sh --integration tests/integration --nunatak $(abspath $(NUNATAK)) --workloads $(abspath $(BUILD)/workloads)
 
 demo: deps

@@ -442,7 +442,8 @@ static const char *munge_socket_or_skip(void)
 	if (!sock || !sock[0]) {
 		print_message(
 		    "SKIPPED: no munged for the tests (set NUNATAK_TEST_MUNGE_SOCKET, see "
-		    "tests/lib/munged.sh)\n");
+		    "tests/lib/munged.sh; integration/slurm_units runs these cases against "
+		    "a real cluster)\n");
 		return NULL;
 	}
 	return sock;
@@ -576,7 +577,7 @@ static const char *slurm_conf_or_skip(const char *munge_sock)
 
 	if (munge_sock && (!conf || !conf[0]))
 		print_message("SKIPPED: no Slurm for the tests (set NUNATAK_TEST_SLURM_CONF, see "
-			      "tests/lib/slurm.sh)\n");
+			      "tests/lib/slurm.sh; integration/slurm_units runs these cases)\n");
 	return munge_sock && conf && conf[0] ? conf : NULL;
 }
 

@@ -356,7 +356,7 @@ static void test_real_lookup(void **state)
 
 	(void)state;
 	SKIP_UNLESS(conf && *conf, "no Slurm cluster: set NUNATAK_TEST_SLURM_CONF to a running "
-				   "cluster's slurm.conf (the Slurm integration tests do)");
+				   "cluster's slurm.conf (integration/slurm_units does)");
 	SKIP_UNLESS(!access("/usr/bin/sbatch", X_OK), "sbatch not installed");
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	{
