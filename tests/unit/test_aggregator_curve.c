@@ -155,21 +155,6 @@ static void send_batch_on(struct fixture *fx, void *sock, const char *run_id, co
 	send_envelope_on(sock, &env);
 }
 
-static void send_control_as(void *sock, Nunatak__Wire__Control__Action action, const char *run_id,
-			    const char *json, const char *node)
-{
-	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
-	Nunatak__Wire__Control c = NUNATAK__WIRE__CONTROL__INIT;
-
-	c.action = action;
-	c.run_id = (char *)run_id;
-	c.json = (char *)json;
-	c.node = (char *)node;
-	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
-	env.control = &c;
-	send_envelope_on(sock, &env);
-}
-
 static json_int_t refused_now(void *sock)
 {
 	json_t *st = status_on(sock);
@@ -224,11 +209,11 @@ static void test_node_bound_to_key(void **state)
 	expect_refused_on(cp.b, EPERM, "another Agent key");
 	hello_on(cp.b, NODE, 8, NULL);
 	expect_refused_on(cp.b, EPERM, "another Agent key");
-	send_control_as(cp.b, NUNATAK__WIRE__CONTROL__ACTION__START, "run-b", json, NODE);
+	send_control_node(cp.b, NUNATAK__WIRE__CONTROL__ACTION__START, "run-b", json, NODE);
 	expect_refused_on(cp.b, EPERM, "another Agent key");
 	send_control_on(cp.b, NUNATAK__WIRE__CONTROL__ACTION__START, "run-b", json); /* run.node */
 	expect_refused_on(cp.b, EPERM, "another Agent key");
-	send_control_as(cp.b, NUNATAK__WIRE__CONTROL__ACTION__STATUS, "", NULL, NODE);
+	send_control_node(cp.b, NUNATAK__WIRE__CONTROL__ACTION__STATUS, "", NULL, NODE);
 	expect_refused_on(cp.b, EPERM, "another Agent key");
 	/* a is NODE: not "node-z" too */
 	send_batch_on(fx, cp.a, RUN_ID, "node-z", 1);

@@ -337,8 +337,9 @@ static void expect_error(struct fixture *fx, ...)
 	wire_envelope_free(r);
 }
 
-static void send_control_on(void *sock, Nunatak__Wire__Control__Action action, const char *run_id,
-			    const char *json)
+/* a Control on sock naming node as its sender (NULL: none) */
+static void send_control_node(void *sock, Nunatak__Wire__Control__Action action,
+			      const char *run_id, const char *json, const char *node)
 {
 	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
 	Nunatak__Wire__Control c = NUNATAK__WIRE__CONTROL__INIT;
@@ -346,9 +347,16 @@ static void send_control_on(void *sock, Nunatak__Wire__Control__Action action, c
 	c.action = action;
 	c.run_id = (char *)run_id;
 	c.json = (char *)json;
+	c.node = (char *)node;
 	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
 	env.control = &c;
 	send_envelope_on(sock, &env);
+}
+
+static void send_control_on(void *sock, Nunatak__Wire__Control__Action action, const char *run_id,
+			    const char *json)
+{
+	send_control_node(sock, action, run_id, json, NULL);
 }
 
 static void send_control(struct fixture *fx, Nunatak__Wire__Control__Action action,

@@ -56,21 +56,6 @@ static int setup_real(void **state)
 	return fixture_setup(state, 0, 0);
 }
 
-static void send_control_node(void *sock, int action, const char *run_id, const char *json,
-			      const char *node)
-{
-	wire_envelope env = NUNATAK__WIRE__ENVELOPE__INIT;
-	Nunatak__Wire__Control c = NUNATAK__WIRE__CONTROL__INIT;
-
-	c.action = action;
-	c.run_id = (char *)run_id;
-	c.json = (char *)json;
-	c.node = (char *)node;
-	env.body_case = NUNATAK__WIRE__ENVELOPE__BODY_CONTROL;
-	env.control = &c;
-	send_envelope_on(sock, &env);
-}
-
 /* the next reply on sock is an Error of code whose message has want */
 static void expect_error_code_on(void *sock, int code, const char *want)
 {

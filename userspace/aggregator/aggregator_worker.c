@@ -80,6 +80,10 @@ void agg_worker_free(struct agg_worker *w)
 		w->stop = 1;
 		pthread_cond_signal(&w->wake);
 		pthread_mutex_unlock(&w->lock);
+		/* bounded by the call in progress: munge_cred_check waits for
+		 * munged at most 10 s, slurm_job_lookup for slurmctld at most
+		 * 2 x MessageTimeout (userspace/slurm/slurm_job.h); the queue
+		 * behind it is discarded, not run */
 		pthread_join(w->thread, NULL);
 	}
 	discard_list(w->queue);
