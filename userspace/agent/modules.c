@@ -28,6 +28,7 @@ struct process {
 	uint32_t exec_seq;        /* of the current image */
 	struct mapping *previous; /* the image before the last exec */
 	size_t n_previous;
+	int changed; /* listed in the table's changed list */
 };
 
 struct module_table {
@@ -37,7 +38,29 @@ struct module_table {
 	struct module *vdso, *anon, *unmapped;
 	void (*on_new_module)(struct module *m, void *ctx);
 	void *on_new_module_ctx;
+	pid_t *changed; /* processes whose current mappings changed */
+	size_t n_changed, cap_changed;
 };
+
+/* proc's current mappings changed: listed once until taken */
+static void process_changed(struct module_table *table, struct process *proc)
+{
+	pid_t *grown;
+
+	if (proc->changed)
+		return;
+	if (table->n_changed == table->cap_changed) {
+		size_t cap = table->cap_changed ? table->cap_changed * 2 : 64;
+
+		grown = realloc(table->changed, cap * sizeof(*grown));
+		if (!grown)
+			return; /* the next change lists it */
+		table->changed = grown;
+		table->cap_changed = cap;
+	}
+	table->changed[table->n_changed++] = proc->tgid;
+	proc->changed = 1;
+}
 
 static int process_cmp(const void *a, const void *b)
 {
@@ -140,6 +163,7 @@ void module_table__free(struct module_table *table)
 	for (i = 0; i < table->n_modules; i++)
 		module_free(table->modules[i]);
 	free(table->modules);
+	free(table->changed);
 	module_free(table->vdso);
 	module_free(table->anon);
 	module_free(table->unmapped);
@@ -192,6 +216,7 @@ int module_table_add_process(struct module_table *table, pid_t tgid, pid_t paren
 		if (pproc->exe)
 			proc->exe = strdup(pproc->exe);
 	}
+	process_changed(table, proc);
 	return 0;
 }
 
@@ -216,6 +241,7 @@ int module_table_exec(struct module_table *table, pid_t tgid, const char *comm)
 	proc->exe = NULL;
 	proc->want_exe = 1;
 	snprintf(proc->comm, sizeof(proc->comm), "%s", comm);
+	process_changed(table, proc);
 	return 0;
 }
 
@@ -326,6 +352,7 @@ int module_table_map(struct module_table *table, pid_t tgid, uint64_t start, uin
 		proc->exe = strdup(path);
 		proc->want_exe = 0;
 	}
+	process_changed(table, proc);
 	return process_add_mapping(proc, &m);
 }
 
@@ -385,8 +412,10 @@ void module_table_exit(struct module_table *table, pid_t tgid)
 {
 	struct process *proc = process_find(table, tgid);
 
-	if (proc && !proc->exited)
+	if (proc && !proc->exited) {
 		proc->exited = 1;
+		process_changed(table, proc);
+	}
 }
 
 struct reap_ctx {
@@ -583,4 +612,44 @@ void module_table_for_each_module(struct module_table *table, void (*cb)(struct 
 	cb(table->vdso, ctx);
 	cb(table->anon, ctx);
 	cb(table->unmapped, ctx);
+}
+
+size_t module_table_take_changed(struct module_table *table, pid_t **tgids)
+{
+	size_t i, n = table->n_changed;
+	struct process *proc;
+
+	for (i = 0; i < n; i++) {
+		proc = process_find(table, table->changed[i]);
+		if (proc)
+			proc->changed = 0;
+	}
+	*tgids = table->changed;
+	table->n_changed = 0;
+	return n;
+}
+
+int module_table_for_each_mapping(struct module_table *table, pid_t tgid,
+				  int (*cb)(const struct module_mapping *m, void *ctx), void *ctx)
+{
+	const struct process *proc = process_find(table, tgid);
+	struct module_mapping mm;
+	size_t i;
+	int err;
+
+	if (!proc || proc->exited)
+		return -ESRCH;
+	for (i = 0; i < proc->n_mappings; i++) {
+		mm = (struct module_mapping){ proc->mappings[i].start, proc->mappings[i].end,
+					      proc->mappings[i].pgoff, proc->mappings[i].module };
+		err = cb(&mm, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int module_is_vdso(const struct module *m)
+{
+	return m && m->identity && !strcmp(m->identity, "pseudo:vdso");
 }
