@@ -35,7 +35,7 @@ struct module_table {
 	void *processes; /* tsearch tree of struct process *, by tgid */
 	struct module **modules;
 	size_t n_modules, cap_modules;
-	struct module *vdso, *anon, *unmapped;
+	struct module *vdso, *anon, *unmapped, *kernel;
 	void (*on_new_module)(struct module *m, void *ctx);
 	void *on_new_module_ctx;
 	pid_t *changed; /* processes whose current mappings changed */
@@ -145,7 +145,8 @@ struct module_table *module_table__new(void)
 	table->vdso = module_new("[vdso]", "pseudo:vdso", 0, 0);
 	table->anon = module_new("[anon]", "pseudo:anon", 0, 0);
 	table->unmapped = module_new("[unmapped]", "pseudo:unmapped", 0, 0);
-	if (!table->vdso || !table->anon || !table->unmapped) {
+	table->kernel = module_new("[kernel]", "pseudo:kernel", 0, 0);
+	if (!table->vdso || !table->anon || !table->unmapped || !table->kernel) {
 		module_table__free(table);
 		errno = ENOMEM;
 		return NULL;
@@ -167,6 +168,7 @@ void module_table__free(struct module_table *table)
 	module_free(table->vdso);
 	module_free(table->anon);
 	module_free(table->unmapped);
+	module_free(table->kernel);
 	free(table);
 }
 
@@ -612,6 +614,12 @@ void module_table_for_each_module(struct module_table *table, void (*cb)(struct 
 	cb(table->vdso, ctx);
 	cb(table->anon, ctx);
 	cb(table->unmapped, ctx);
+	cb(table->kernel, ctx);
+}
+
+struct module *module_table_kernel(struct module_table *table)
+{
+	return table->kernel;
 }
 
 size_t module_table_take_changed(struct module_table *table, pid_t **tgids)

@@ -10,8 +10,12 @@
  *
  * Pseudo modules (no file to symbolize): "[vdso]", "[anon]" for anonymous
  * executable memory (JIT), "[unmapped]" for an address no known mapping
- * covers. Their identity starts with "pseudo:"; offsets into "[anon]" and
- * "[unmapped]" are 0, since an absolute address must not leave the Agent.
+ * covers, "[kernel]" for the kernel's code. Their identity starts with
+ * "pseudo:"; offsets into "[anon]" and "[unmapped]" are 0, since an
+ * absolute address must not leave the Agent; offsets into "[kernel]" are
+ * from the kernel's text base (kernel_symbols.h), 0 when the kernel hides
+ * its addresses, and its functions travel as the module's symbols
+ * (batch_builder_add_module_symbol()), there being no file to symbolize.
  */
 #ifndef NUNATAK_AGENT_MODULES_H
 #define NUNATAK_AGENT_MODULES_H
@@ -119,7 +123,10 @@ uint32_t module_table_exec_seq(const struct module_table *table, pid_t tgid);
 
 const char *module_table_comm(const struct module_table *table, pid_t tgid); /* NULL unknown */
 const char *module_table_exe(const struct module_table *table, pid_t tgid);  /* NULL unknown */
-/* Calls cb for every module opened so far. */
+/* The "[kernel]" pseudo module (identity "pseudo:kernel"), owned by the
+ * table. */
+struct module *module_table_kernel(struct module_table *table);
+/* Calls cb for every module opened so far, the pseudo ones included. */
 void module_table_for_each_module(struct module_table *table, void (*cb)(struct module *m, void *ctx),
 				  void *ctx);
 
