@@ -434,12 +434,6 @@ void module_table_reap(struct module_table *table)
 	free(rc.list);
 }
 
-struct live_ctx {
-	int (*cb)(pid_t tgid, const char *comm, void *ctx);
-	void *ctx;
-	int err;
-};
-
 void module_table_on_new_module(struct module_table *table,
 				void (*fn)(struct module *m, void *ctx), void *ctx)
 {

@@ -12,6 +12,12 @@
 #include "userspace/agent/modules_internal.h"
 #include "userspace/elf/elf_file.h"
 
+struct live_ctx {
+	int (*cb)(pid_t tgid, const char *comm, void *ctx);
+	void *ctx;
+	int err;
+};
+
 static void live_visit(const void *node, VISIT which, void *closure)
 {
 	const struct process *proc = *(const struct process *const *)node;
