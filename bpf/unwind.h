@@ -97,6 +97,7 @@ struct unwind_rule {
 	__u16 pad;
 	__s32 cfa_offset;
 	__s32 rbp_offset;
+	__u32 reserved; /* 0; 16 bytes: an array map's stride, which the Agent writes in place */
 };
 
 struct unwind_row {

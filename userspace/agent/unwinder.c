@@ -23,6 +23,11 @@ struct loaded_table {
 	int err;
 };
 
+/* written in place through the maps' mmap: an array's stride is its value
+ * size rounded up to 8 */
+_Static_assert(sizeof(struct unwind_rule) % 8 == 0, "unwind_rule: a multiple of 8 bytes");
+_Static_assert(sizeof(struct unwind_row) % 8 == 0, "unwind_row: a multiple of 8 bytes");
+
 struct unwinder {
 	struct sampler_unwind_maps maps;
 	struct unwind_rules *rules;
