@@ -149,7 +149,12 @@ static __always_inline int unwind_read(__u64 *dst, __u64 addr)
  * uc_mcontext.gregs at +40; rbp, rsp, rip are gregs 10, 15, 16) */
 static __always_inline int unwind_signal_frame(struct unwind_scratch *s)
 {
+	__u32 at = (__u32)s->stack.n_kernel + s->stack.n_user - 1;
 	__u64 base = s->sp + 40;
+
+	/* the trampoline was entered by the handler's return, not by a call */
+	if (at < MAX_FRAMES)
+		s->stack.ips[at] |= UNWIND_IP_NOT_RETURN;
 
 	if (unwind_read(&s->bp, base + 10 * 8) || unwind_read(&s->sp, base + 15 * 8) ||
 	    unwind_read(&s->pc, base + 16 * 8))
@@ -282,7 +287,7 @@ static long unwind_frame_cb(__u32 i, void *ctx)
 		s->done = 1;
 		return 1;
 	}
-	s->stack.ips[at] = s->pc;
+	s->stack.ips[at] = s->pc | (s->pc_is_return ? 0 : UNWIND_IP_NOT_RETURN);
 	s->stack.n_user++;
 	s->digest = unwind_digest_add(s->digest, s->pc);
 	end = unwind_step(s);

@@ -125,6 +125,12 @@ struct unwind_proc {
 	struct unwind_mapping mappings[MAX_PROC_MAPPINGS];
 };
 
+/* In a recorded user frame: its ip is not a return address (the
+ * interrupted leaf, a signal trampoline the handler "returned" to, the
+ * frame a signal interrupted), so it is looked up as it is, not at ip - 1.
+ * User addresses never have bit 63 set on x86-64 and arm64. */
+#define UNWIND_IP_NOT_RETURN (1ull << 63)
+
 /* how the user part of a stack ended (struct stack_value.user_end) */
 enum unwind_end {
 	UNWIND_END_COMPLETE = 0,   /* reached the outermost frame (UNWIND_CFA_STOP, or rbp 0 under it) */

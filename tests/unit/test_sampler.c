@@ -152,7 +152,8 @@ static int tally_sample(const struct sample_key *key, const struct sample_value 
 	if (t->fail)
 		return -ENOMEM;
 	/* the user leaf of the Stack is the key's; a lost Stack has no digest */
-	if ((stack && (stack->n_user < 1 || stack->ips[stack->n_kernel] != key->leaf_ip)) ||
+	if ((stack && (stack->n_user < 1 ||
+		       (stack->ips[stack->n_kernel] & ~UNWIND_IP_NOT_RETURN) != key->leaf_ip)) ||
 	    (!stack && key->stack) || value->samples == 0 || value->period_sum == 0)
 		t->bad++;
 	t->all += value->samples;

@@ -98,8 +98,9 @@ static int agent_kernel_frame(struct agent *a, struct batch_builder *b, uint64_t
 }
 
 /* ds's frames as (module, offset), innermost first: its kernel frames,
- * then its user frames; every user frame but the leaf is a return
- * address, looked up in its call (- 1) */
+ * then its user frames; a user frame that is a return address (all but
+ * the leaf and signal frames: UNWIND_IP_NOT_RETURN) is looked up in its
+ * call (- 1) */
 static int agent_frames(struct agent_target *t, struct batch_builder *b,
 			const struct drained_sample *ds, struct module **mods, uint64_t *offsets)
 {
@@ -112,7 +113,10 @@ static int agent_frames(struct agent_target *t, struct batch_builder *b,
 			return err;
 	}
 	for (; f < n; f++) {
-		uint64_t ip = f == st->n_kernel ? st->ips[f] : st->ips[f] - 1;
+		uint64_t ip = st->ips[f] & ~UNWIND_IP_NOT_RETURN;
+
+		if (f > st->n_kernel && !(st->ips[f] & UNWIND_IP_NOT_RETURN))
+			ip--;
 
 		module_table_resolve(t->a->modules, ds->key.tgid, ds->key.exec_seq, ip, &mods[f],
 				     &offsets[f]);
