@@ -30,8 +30,8 @@
  * pc - 1, since its pc is a return address), then apply the rule:
  *   CFA = rsp + cfa_offset (UNWIND_CFA_RSP), rbp + cfa_offset
  *   (UNWIND_CFA_RBP), the PLT rule (UNWIND_CFA_PLT: rsp + 8, + 8 more when
- *   (pc & 15) >= cfa_offset), *(rsp + cfa_offset) (UNWIND_CFA_DEREF_RSP:
- *   a realigned stack, rbp_offset then adds to the loaded value);
+ *   (pc & 15) >= cfa_offset), *(rsp + cfa_offset) (UNWIND_CFA_DEREF_RSP),
+ *   *(rbp + cfa_offset) (UNWIND_CFA_DEREF_RBP: a realigned stack);
  *   return address at CFA - 8; caller's rsp = CFA; caller's rbp =
  *   *(CFA + rbp_offset) for UNWIND_RBP_AT_CFA, unchanged for
  *   UNWIND_RBP_SAME.
@@ -79,12 +79,16 @@ enum unwind_cfa_type {
 	UNWIND_CFA_DEREF_RSP = 4,
 	UNWIND_CFA_SIGNAL = 5,
 	UNWIND_CFA_STOP = 6,
+	UNWIND_CFA_DEREF_RBP = 7, /* CFA = *(rbp + cfa_offset): gcc's realigned main
+				   * (DW_OP_breg6 N; DW_OP_deref) */
 };
 
 enum unwind_rbp_type {
 	UNWIND_RBP_SAME = 0,     /* the caller's rbp is this frame's */
 	UNWIND_RBP_AT_CFA = 1,   /* saved at CFA + rbp_offset */
 	UNWIND_RBP_INVALID = 2,  /* a rule the unwinder cannot apply: the caller's rbp is unknown */
+	UNWIND_RBP_AT_RBP = 3,   /* saved at this frame's rbp + rbp_offset (DW_CFA_expression
+				  * r6: DW_OP_breg6 N, with a realigned stack) */
 };
 
 struct unwind_rule {
