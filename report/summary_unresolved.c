@@ -32,6 +32,9 @@ const char *summary_unresolved_remedy(const struct unresolved_module *m, char *b
 	if (!strcmp(m->identity, "pseudo:kernel"))
 		snprintf(buf, len, "kernel symbols were hidden: run nunatak as root, with "
 				   "sysctl kernel.kptr_restrict=0 if /proc/kallsyms still shows zeros");
+	else if (!strcmp(m->identity, "pseudo:vdso"))
+		snprintf(buf, len, "the kernel's vDSO (clock_gettime and friends): no symbol file "
+				   "of it is read");
 	else if (!strncmp(m->identity, "pseudo:", 7))
 		snprintf(buf, len, "code without a file (JIT, anonymous memory, or unmapped before "
 				   "it was named): no symbol file can name it");

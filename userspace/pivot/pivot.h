@@ -142,6 +142,10 @@ int pivot_store_attribution(struct pivot *p, int64_t module_id, const struct att
  * the same transaction. -EROFS, -EIO. */
 int pivot_derive_measurements(struct pivot *p);
 
+/* 1 when function is one of the calls that frame the application time
+ * (MPI_Init, MPI_Init_thread, MPI_Finalize): never part of mpi_time. */
+int pivot_mpi_is_lifetime(const char *function);
+
 /* Derives the Locus-level MPI Measurements (hotspot NULL) of every Locus
  * with an mpi_processes row, replacing the earlier ones (idempotent):
  *  - app_time (ns): finalize_start - init_end, measured; without finalize,
