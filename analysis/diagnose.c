@@ -140,7 +140,8 @@ static void compute_unresolved(struct diagnosis *d, struct collect *c)
 		unresolved += c->mods[i].share;
 		c->mods[i].share = d->total_value > 0 ? c->mods[i].share / d->total_value : NAN;
 	}
-	qsort(c->mods, c->n_mods, sizeof(*c->mods), by_module_share);
+	if (c->n_mods) /* qsort of NULL: undefined */
+		qsort(c->mods, c->n_mods, sizeof(*c->mods), by_module_share);
 	d->unresolved_share = d->total_value > 0 ? unresolved / d->total_value : NAN;
 	d->unresolved_modules = c->mods;
 	d->n_unresolved_modules = c->n_mods;

@@ -187,7 +187,9 @@ static void compute(struct processes *ps, const struct collect *c)
 		struct process_total *pr = &ps->procs[i];
 
 		pr->share = total > 0 ? pr->samples / total : NAN;
-		qsort(pr->threads, pr->n_threads, sizeof(*pr->threads), thread_by_samples);
+		if (pr->n_threads) /* qsort of NULL: undefined */
+			qsort(pr->threads, pr->n_threads, sizeof(*pr->threads),
+			      thread_by_samples);
 		for (j = 0; j < pr->n_threads; j++) {
 			struct thread_total *th = &pr->threads[j];
 
@@ -198,7 +200,8 @@ static void compute(struct processes *ps, const struct collect *c)
 			pr->n_busy += th->busy;
 		}
 	}
-	qsort(ps->procs, ps->n, sizeof(*ps->procs), process_by_samples);
+	if (ps->n)
+		qsort(ps->procs, ps->n, sizeof(*ps->procs), process_by_samples);
 	for (i = 0; i < ps->n && ps->procs[i].samples; i++) { /* sampled first */
 		for (k = 0; k < i && strcmp(executable_of(&ps->procs[k]),
 					     executable_of(&ps->procs[i]));

@@ -136,7 +136,8 @@ static int write_lines(struct folded *f, FILE *out)
 {
 	size_t i, j;
 
-	qsort(f->lines, f->n, sizeof(*f->lines), by_text);
+	if (f->n) /* qsort of NULL: undefined */
+		qsort(f->lines, f->n, sizeof(*f->lines), by_text);
 	for (i = 0; i < f->n; i = j) {
 		uint64_t count = f->lines[i].count;
 
