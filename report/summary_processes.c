@@ -75,7 +75,7 @@ static void print_busy_threads(FILE *out, const struct process_total *pr)
 	char share[32];
 	size_t i, shown = 0;
 
-	fprintf(out, "  pid %" PRId64 " (%s): %zu busy of %zu threads:", pr->pid,
+	fprintf(out, "  pid %" PRId64 " (%s): %zu busy of %zu sampled threads:", pr->pid,
 		process_label(pr), pr->n_busy, pr->n_threads);
 	for (i = 0; i < pr->n_threads && shown < SUMMARY_MAX_THREADS; i++) {
 		if (!pr->threads[i].busy)

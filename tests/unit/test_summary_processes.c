@@ -192,7 +192,7 @@ static void test_summary_text_parts(void **state)
 			      "       100       220   84.6%        2.500  /opt/app/solver\n"
 			      "       200        40   15.4%  unavailable  "
 			      "/usr/lib/gcc/x86_64-linux-gnu/12/cc1\n");
-	assert_contains(text, "  pid 100 (solver): 2 busy of 3 threads: tid 100 56.8%, tid 101"
+	assert_contains(text, "  pid 100 (solver): 2 busy of 3 sampled threads: tid 100 56.8%, tid 101"
 			      " 40.9%\n");
 	assert_null(strstr(text, "pid 200 (cc1): "));
 	assert_contains(text, "  - unresolved: 21.2% of the time is in code no symbol names\n"
