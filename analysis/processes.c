@@ -188,8 +188,7 @@ static void compute(struct processes *ps, const struct collect *c)
 
 		pr->share = total > 0 ? pr->samples / total : NAN;
 		if (pr->n_threads) /* qsort of NULL: undefined */
-			qsort(pr->threads, pr->n_threads, sizeof(*pr->threads),
-			      thread_by_samples);
+			qsort(pr->threads, pr->n_threads, sizeof(*pr->threads), thread_by_samples);
 		for (j = 0; j < pr->n_threads; j++) {
 			struct thread_total *th = &pr->threads[j];
 
@@ -203,8 +202,8 @@ static void compute(struct processes *ps, const struct collect *c)
 	if (ps->n)
 		qsort(ps->procs, ps->n, sizeof(*ps->procs), process_by_samples);
 	for (i = 0; i < ps->n && ps->procs[i].samples; i++) { /* sampled first */
-		for (k = 0; k < i && strcmp(executable_of(&ps->procs[k]),
-					     executable_of(&ps->procs[i]));
+		for (k = 0;
+		     k < i && strcmp(executable_of(&ps->procs[k]), executable_of(&ps->procs[i]));
 		     k++)
 			;
 		ps->n_executables += k == i;

@@ -237,8 +237,7 @@ static json_t *hotspot_json(const struct hotspot_share *h)
 			 "module", json_text(h->module), "source_file", json_text(h->source_file),
 			 "resolution_level", json_text(h->resolution_level), "share",
 			 summary_json_number(h->share), "samples", (json_int_t)h->samples,
-			 "seconds", summary_json_number(h->seconds), "above_floor",
-			 h->above_floor);
+			 "seconds", summary_json_number(h->seconds), "above_floor", h->above_floor);
 }
 
 /* a Degradation's message quotes paths and names; node "": the Run's */
@@ -271,8 +270,7 @@ static int totals_json(json_t *root, const struct diagnosis *d)
 		return -ENOMEM;
 	if (json_object_set_new(root, "launcher_samples",
 				json_integer((json_int_t)d->launchers.samples)) ||
-	    json_object_set_new(root, "unresolved_share",
-				summary_json_number(d->unresolved_share)))
+	    json_object_set_new(root, "unresolved_share", summary_json_number(d->unresolved_share)))
 		return -ENOMEM;
 	o = summary_unresolved_json(d);
 	if (!o || json_object_set_new(root, "unresolved_modules", o))

@@ -53,10 +53,10 @@ static void print_ranks(FILE *out, const struct balance *b)
 		if (!strcmp(r->app_time_quality, "estimated") && a == app)
 			strcat(app, "*");
 		/* a longer node name moves the columns: never cut (names alike) */
-		fprintf(out, "  %6d  %-*s  %*s  %*s  %*s  %*s\n", r->rank, node_w, r->node, NUM_WIDTH, a, NUM_WIDTH,
-			summary_fmt_seconds(mpi, sizeof(mpi), r->mpi_time), NUM_WIDTH,
-			summary_fmt_share(frac, sizeof(frac), r->mpi_fraction), NUM_WIDTH,
-			summary_fmt_seconds(cpu, sizeof(cpu), r->cpu_time));
+		fprintf(out, "  %6d  %-*s  %*s  %*s  %*s  %*s\n", r->rank, node_w, r->node,
+			NUM_WIDTH, a, NUM_WIDTH, summary_fmt_seconds(mpi, sizeof(mpi), r->mpi_time),
+			NUM_WIDTH, summary_fmt_share(frac, sizeof(frac), r->mpi_fraction),
+			NUM_WIDTH, summary_fmt_seconds(cpu, sizeof(cpu), r->cpu_time));
 	}
 }
 
@@ -113,9 +113,9 @@ static void print_call_sites(FILE *out, const struct balance *b, const char *by)
 			fn_w = len;
 	}
 	fprintf(out, "\nMPI call sites by %s (top %zu of %zu)\n", by, n, n_timed);
-	fprintf(out, "  %-*s  %10s  %*s  %*s  %*s  %*s  %s\n", fn_w, "function", "calls",
-		NUM_WIDTH, "total s", NUM_WIDTH + 1, "mean µs", NUM_WIDTH, "bytes", NUM_WIDTH,
-		"COV", "call site");
+	fprintf(out, "  %-*s  %10s  %*s  %*s  %*s  %*s  %s\n", fn_w, "function", "calls", NUM_WIDTH,
+		"total s", NUM_WIDTH + 1, "mean µs", NUM_WIDTH, "bytes", NUM_WIDTH, "COV",
+		"call site");
 	for (i = 0; i < n; i++) {
 		const struct balance_call_site *cs = &b->call_sites[shown[i]];
 
@@ -157,9 +157,10 @@ static void print_lifetime_calls(FILE *out, const struct balance *b)
 		}
 		if (!calls)
 			continue;
-		fprintf(out, "%s %s %s s in %" PRIu64 " call%s", said++ ? "," : "  not in it:",
-			lifetime[k], summary_fmt_seconds(total, sizeof(total), (double)ns / 1e9),
-			calls, calls == 1 ? "" : "s");
+		fprintf(out, "%s %s %s s in %" PRIu64 " call%s",
+			said++ ? "," : "  not in it:", lifetime[k],
+			summary_fmt_seconds(total, sizeof(total), (double)ns / 1e9), calls,
+			calls == 1 ? "" : "s");
 	}
 	if (said)
 		fputc('\n', out);
@@ -237,19 +238,18 @@ static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks
 	size_t i;
 
 	/* names and paths of the call site come from outside: json_text */
-	o = json_pack("{s:o, s:{s:o, s:o, s:o, s:o, s:I}, s:I, s:f, s:o, s:f, s:f, s:o, s:o,"
-		      " s:o, s:b, s:[]}",
-		      "function", json_text(cs->function), "call_site", "file", json_text(cs->file),
-		      "line", cs->line > 0 ? json_integer(cs->line) : json_null(), "function",
-		      json_text(cs->containing_function), "module", json_text(cs->module), "offset",
-		      (json_int_t)cs->offset, "calls", (json_int_t)cs->calls, "total_time",
-		      (double)cs->total_ns / 1e9, "mean_time",
-		      summary_json_number(cs->mean_ns / 1e9), "min_time", (double)cs->min_ns / 1e9,
-		      "max_time", (double)cs->max_ns / 1e9, "bytes",
-		      cs->has_bytes ? json_integer((json_int_t)cs->bytes) : json_null(),
-		      "bytes_reason", json_text(cs->has_bytes ? NULL : cs->bytes_reason), "cov",
-		      summary_json_number(cs->cov), "lifetime", pivot_mpi_is_lifetime(cs->function),
-		      "per_rank");
+	o = json_pack(
+	    "{s:o, s:{s:o, s:o, s:o, s:o, s:I}, s:I, s:f, s:o, s:f, s:f, s:o, s:o,"
+	    " s:o, s:b, s:[]}",
+	    "function", json_text(cs->function), "call_site", "file", json_text(cs->file), "line",
+	    cs->line > 0 ? json_integer(cs->line) : json_null(), "function",
+	    json_text(cs->containing_function), "module", json_text(cs->module), "offset",
+	    (json_int_t)cs->offset, "calls", (json_int_t)cs->calls, "total_time",
+	    (double)cs->total_ns / 1e9, "mean_time", summary_json_number(cs->mean_ns / 1e9),
+	    "min_time", (double)cs->min_ns / 1e9, "max_time", (double)cs->max_ns / 1e9, "bytes",
+	    cs->has_bytes ? json_integer((json_int_t)cs->bytes) : json_null(), "bytes_reason",
+	    json_text(cs->has_bytes ? NULL : cs->bytes_reason), "cov", summary_json_number(cs->cov),
+	    "lifetime", pivot_mpi_is_lifetime(cs->function), "per_rank");
 	if (!o)
 		return NULL;
 	per_rank = json_object_get(o, "per_rank");

@@ -63,11 +63,11 @@ static void print_process_table(FILE *out, const struct processes *ps)
 	for (i = shown; i < ps->n; i++)
 		rest += ps->procs[i].samples;
 	if (shown < ps->n)
-		fprintf(out, "  %8s  %8" PRIu64 "  %6s  %*s  others: %zu processes\n", "", rest,
-			summary_fmt_share(share, sizeof(share),
-					  ps->total_samples ? (double)rest / ps->total_samples
-							    : NAN),
-			NUM_WIDTH, "", ps->n - shown);
+		fprintf(
+		    out, "  %8s  %8" PRIu64 "  %6s  %*s  others: %zu processes\n", "", rest,
+		    summary_fmt_share(share, sizeof(share),
+				      ps->total_samples ? (double)rest / ps->total_samples : NAN),
+		    NUM_WIDTH, "", ps->n - shown);
 }
 
 static void print_busy_threads(FILE *out, const struct process_total *pr)

@@ -15,7 +15,7 @@
 /* 1 when path is where Debian packages install files */
 static int is_system_path(const char *path)
 {
-	static const char *const prefixes[] = {"/usr/", "/lib/", "/lib32/", "/lib64/",
+	static const char *const prefixes[] = {"/usr/",	   "/lib/", "/lib32/", "/lib64/",
 					       "/libx32/", "/bin/", "/sbin/"};
 	size_t i;
 
@@ -30,20 +30,26 @@ static int is_system_path(const char *path)
 const char *summary_unresolved_remedy(const struct unresolved_module *m, char *buf, size_t len)
 {
 	if (!strcmp(m->identity, "pseudo:kernel"))
-		snprintf(buf, len, "kernel symbols were hidden: run nunatak as root, with "
-				   "sysctl kernel.kptr_restrict=0 if /proc/kallsyms still shows zeros");
+		snprintf(buf, len,
+			 "kernel symbols were hidden: run nunatak as root, with "
+			 "sysctl kernel.kptr_restrict=0 if /proc/kallsyms still shows zeros");
 	else if (!strcmp(m->identity, "pseudo:vdso"))
-		snprintf(buf, len, "the kernel's vDSO (clock_gettime and friends): no symbol file "
-				   "of it is read");
+		snprintf(buf, len,
+			 "the kernel's vDSO (clock_gettime and friends): no symbol file "
+			 "of it is read");
 	else if (!strncmp(m->identity, "pseudo:", 7))
-		snprintf(buf, len, "code without a file (JIT, anonymous memory, or unmapped before "
-				   "it was named): no symbol file can name it");
+		snprintf(buf, len,
+			 "code without a file (JIT, anonymous memory, or unmapped before "
+			 "it was named): no symbol file can name it");
 	else if (is_system_path(m->path))
-		snprintf(buf, len, "install the -dbgsym package of the package holding it "
-				   "(dpkg -S %s)", m->path);
+		snprintf(buf, len,
+			 "install the -dbgsym package of the package holding it "
+			 "(dpkg -S %s)",
+			 m->path);
 	else
-		snprintf(buf, len, "build it with -g and do not strip it (or keep its debug file "
-				   "under /usr/lib/debug/.build-id)");
+		snprintf(buf, len,
+			 "build it with -g and do not strip it (or keep its debug file "
+			 "under /usr/lib/debug/.build-id)");
 	return buf;
 }
 

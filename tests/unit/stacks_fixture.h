@@ -80,8 +80,7 @@ struct sfx_attribute_ctx {
 	const struct sfx *f;
 };
 
-static int sfx_attribute(const struct pivot_module *m, const uint64_t *offsets, size_t n,
-			 void *arg)
+static int sfx_attribute(const struct pivot_module *m, const uint64_t *offsets, size_t n, void *arg)
 {
 	struct sfx_attribute_ctx *ctx = arg;
 	struct attributed_address aa[SFX_MAX];

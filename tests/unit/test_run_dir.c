@@ -269,9 +269,9 @@ static void test_find_in_named_runs_dir(void **state)
 	assert_int_equal(run_dir_find(tmpdir, path, found, sizeof(found), err, sizeof(err)), 0);
 	assert_string_equal(found, path);
 	assert_int_equal(mkdir(path_in(tmpdir, "empty"), 0700), 0);
-	assert_int_equal(run_dir_find(tmpdir, path_in(tmpdir, "empty"), found, sizeof(found), err,
-				      sizeof(err)),
-			 -ENOENT);
+	assert_int_equal(
+	    run_dir_find(tmpdir, path_in(tmpdir, "empty"), found, sizeof(found), err, sizeof(err)),
+	    -ENOENT);
 	assert_in("is neither a Run", err);
 }
 

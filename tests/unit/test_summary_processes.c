@@ -50,8 +50,10 @@ static const struct sfx_name names[] = {
 
 /* solver (pid 100: threads 100, 101, 102), cc1 (200), mpirun (300) */
 static const struct sfx_locus loci[] = {
-    {100, 100, "solver", "/opt/app/solver"}, {100, 101, "solver", "/opt/app/solver"},
-    {100, 102, "solver", "/opt/app/solver"}, {200, 200, "cc1", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"},
+    {100, 100, "solver", "/opt/app/solver"},
+    {100, 101, "solver", "/opt/app/solver"},
+    {100, 102, "solver", "/opt/app/solver"},
+    {200, 200, "cc1", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"},
     {300, 300, "mpirun", "/usr/bin/mpirun"},
 };
 
@@ -68,7 +70,7 @@ static const struct sfx_stack stacks[] = {
 
 /* application samples: 100 + 20 + 5 + 80 + 10 + 5 (solver) + 40 (cc1) = 260 */
 static const struct sfx_sample samples[] = {
-    {0, 0, 100, 0}, {0, 1, 20, 1}, {2, 0, 5, 0}, {1, 0, 80, 0},
+    {0, 0, 100, 0}, {0, 1, 20, 1}, {2, 0, 5, 0},  {1, 0, 80, 0},
     {1, 2, 10, 0},  {0, 4, 5, 0},  {3, 3, 40, 0}, {4, 0, 7, 0}, /* mpirun: left out */
 };
 
@@ -192,15 +194,17 @@ static void test_summary_text_parts(void **state)
 			      "       100       220   84.6%        2.500  /opt/app/solver\n"
 			      "       200        40   15.4%  unavailable  "
 			      "/usr/lib/gcc/x86_64-linux-gnu/12/cc1\n");
-	assert_contains(text, "  pid 100 (solver): 2 busy of 3 sampled threads: tid 100 56.8%, tid 101"
-			      " 40.9%\n");
+	assert_contains(text,
+			"  pid 100 (solver): 2 busy of 3 sampled threads: tid 100 56.8%, tid 101"
+			" 40.9%\n");
 	assert_null(strstr(text, "pid 200 (cc1): "));
-	assert_contains(text, "  - unresolved: 21.2% of the time is in code no symbol names\n"
-			      "     15.4% in cc1 (/usr/lib/gcc/x86_64-linux-gnu/12/cc1): install the"
-			      " -dbgsym package of the package holding it (dpkg -S"
-			      " /usr/lib/gcc/x86_64-linux-gnu/12/cc1)\n"
-			      "      3.8% in libm.so.6 (/usr/lib/x86_64-linux-gnu/libm.so.6): install"
-			      " the -dbgsym package");
+	assert_contains(text,
+			"  - unresolved: 21.2% of the time is in code no symbol names\n"
+			"     15.4% in cc1 (/usr/lib/gcc/x86_64-linux-gnu/12/cc1): install the"
+			" -dbgsym package of the package holding it (dpkg -S"
+			" /usr/lib/gcc/x86_64-linux-gnu/12/cc1)\n"
+			"      3.8% in libm.so.6 (/usr/lib/x86_64-linux-gnu/libm.so.6): install"
+			" the -dbgsym package");
 	assert_contains(text, "      1.9% in solver (/opt/app/solver): build it with -g and do not"
 			      " strip it");
 	assert_null(strstr(text, "/usr/bin/mpirun")); /* a launcher: no process row */
@@ -297,10 +301,8 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_processes_arithmetic),
-	    cmocka_unit_test(test_unresolved_modules),
-	    cmocka_unit_test(test_summary_text_parts),
-	    cmocka_unit_test(test_summary_json_parts),
+	    cmocka_unit_test(test_processes_arithmetic), cmocka_unit_test(test_unresolved_modules),
+	    cmocka_unit_test(test_summary_text_parts),	 cmocka_unit_test(test_summary_json_parts),
 	    cmocka_unit_test(test_kernel_from_flag),
 	};
 

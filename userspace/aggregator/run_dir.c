@@ -416,8 +416,7 @@ static int newest_own_run(DIR *d, char *best, size_t bestlen)
 }
 
 /* the most recent Run of ours in runs_dir into path: 0 or -ENOENT, said */
-static int newest_run_in(const char *runs_dir, char *path, size_t pathlen, char *err,
-			 size_t errlen)
+static int newest_run_in(const char *runs_dir, char *path, size_t pathlen, char *err, size_t errlen)
 {
 	char best[256], why[128], me[160];
 	int skipped;
@@ -477,10 +476,11 @@ int run_dir_find(const char *runs_dir, const char *which, char *path, size_t pat
 			return 0;
 		snprintf(err + strlen(err), errlen - strlen(err),
 			 ": '%s' is neither a Run (it holds no manifest.json) nor a runs "
-			 "directory holding one", which);
+			 "directory holding one",
+			 which);
 		return -ENOENT;
 	}
-	snprintf(err, errlen, "no Run at '%s' nor '%s' (a Run directory holds manifest.json)", which,
-		 candidate);
+	snprintf(err, errlen, "no Run at '%s' nor '%s' (a Run directory holds manifest.json)",
+		 which, candidate);
 	return -ENOENT;
 }

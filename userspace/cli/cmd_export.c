@@ -38,33 +38,33 @@ static struct export_env {
 enum { OPT_FORCE = 0x100, OPT_RUNS_DIR };
 
 static const char doc[] =
-	"Write the Stacks of a Run in an interchange format, for other tools.\n"
-	"\n"
-	"RUN is a Run directory, a directory name under the runs directory, or a\n"
-	"runs directory (its most recent Run); without it, the most recent Run.\n"
-	"\n"
-	"--format folded: one line per distinct call stack, its functions from the\n"
-	"root (main, the thread's start) to the sampled one separated by ';', a space\n"
-	"and its number of samples (cpu-clock; cycles when only cycles were sampled).\n"
-	"The counts add up to the Run's samples. A frame without a function name is\n"
-	"MODULE+0xOFFSET; kernel frames are the kernel's functions (module [kernel]);\n"
-	"a stack the sampler could not walk to its root starts with [truncated].\n"
-	"In names, ';' becomes ':', control characters '?'.\n"
-	"\v"
-	"EXAMPLES:\n"
-	"  nunatak export --format folded > run.folded         the most recent Run\n"
-	"  nunatak export .nunatak/solver-20261130-101500 -f folded -o solver.folded\n"
-	"  nunatak export /scratch/runs -f folded | flamegraph.pl > solver.svg\n"
-	"  nunatak export -f folded -o run.folded --force      replace run.folded";
+    "Write the Stacks of a Run in an interchange format, for other tools.\n"
+    "\n"
+    "RUN is a Run directory, a directory name under the runs directory, or a\n"
+    "runs directory (its most recent Run); without it, the most recent Run.\n"
+    "\n"
+    "--format folded: one line per distinct call stack, its functions from the\n"
+    "root (main, the thread's start) to the sampled one separated by ';', a space\n"
+    "and its number of samples (cpu-clock; cycles when only cycles were sampled).\n"
+    "The counts add up to the Run's samples. A frame without a function name is\n"
+    "MODULE+0xOFFSET; kernel frames are the kernel's functions (module [kernel]);\n"
+    "a stack the sampler could not walk to its root starts with [truncated].\n"
+    "In names, ';' becomes ':', control characters '?'.\n"
+    "\v"
+    "EXAMPLES:\n"
+    "  nunatak export --format folded > run.folded         the most recent Run\n"
+    "  nunatak export .nunatak/solver-20261130-101500 -f folded -o solver.folded\n"
+    "  nunatak export /scratch/runs -f folded | flamegraph.pl > solver.svg\n"
+    "  nunatak export -f folded -o run.folded --force      replace run.folded";
 
 static const struct argp_option options[] = {
-	{"format", 'f', "FORMAT", 0, "Format to write: folded (required)", 0},
-	{"output", 'o', "FILE", 0, "Write to FILE (created 0600, never overwritten) instead of stdout",
-	 0},
-	{"force", OPT_FORCE, NULL, 0, "Replace FILE when it exists", 0},
-	{"runs-dir", OPT_RUNS_DIR, "DIR", 0, "Runs directory to look in (default: config `runs_dir`)",
-	 0},
-	{},
+    {"format", 'f', "FORMAT", 0, "Format to write: folded (required)", 0},
+    {"output", 'o', "FILE", 0, "Write to FILE (created 0600, never overwritten) instead of stdout",
+     0},
+    {"force", OPT_FORCE, NULL, 0, "Replace FILE when it exists", 0},
+    {"runs-dir", OPT_RUNS_DIR, "DIR", 0, "Runs directory to look in (default: config `runs_dir`)",
+     0},
+    {},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -151,8 +151,10 @@ static int output_open(struct output *o, const char *path)
 		unlinkat(o->dirfd, o->tmp[0] ? o->tmp : o->base, 0);
 	}
 	if (e == -EEXIST && !o->tmp[0])
-		fprintf(stderr, "nunatak: '%s' exists: not overwritten; give another -o FILE, or "
-				"--force to replace it\n", path);
+		fprintf(stderr,
+			"nunatak: '%s' exists: not overwritten; give another -o FILE, or "
+			"--force to replace it\n",
+			path);
 	else
 		fprintf(stderr, "nunatak: cannot create '%s': %s\n", path,
 			errno_text(e, why, sizeof(why)));
@@ -203,11 +205,15 @@ static int export_run(const char *run_dir, FILE *out, const char *path)
 	if (err)
 		return err;
 	if (r.live)
-		fprintf(stderr, "nunatak: '%s' is still being written: these are the stacks it "
-				"holds so far\n", run_dir);
+		fprintf(stderr,
+			"nunatak: '%s' is still being written: these are the stacks it "
+			"holds so far\n",
+			run_dir);
 	else if (!manifest_finalized(r.manifest))
-		fprintf(stderr, "nunatak: '%s' was never finalized: frames may be unnamed; "
-				"'nunatak summary %s' finalizes it\n", run_dir, run_dir);
+		fprintf(stderr,
+			"nunatak: '%s' was never finalized: frames may be unnamed; "
+			"'nunatak summary %s' finalizes it\n",
+			run_dir, run_dir);
 	errno = 0;
 	err = export_folded(r.p, out, &st);
 	if (err)

@@ -28,8 +28,10 @@ static struct pivot *finalize_interrupted(int dirfd, const char *run_dir, const 
 
 	if (!p)
 		return NULL;
-	fprintf(stderr, "nunatak: '%s' was never finalized (nunatak was killed, or its "
-			"finalize was stopped): finalizing it now\n", run_dir);
+	fprintf(stderr,
+		"nunatak: '%s' was never finalized (nunatak was killed, or its "
+		"finalize was stopped): finalizing it now\n",
+		run_dir);
 	/* as `nunatak run` does: only a program no other user can change */
 	err = 0;
 	if (cli_resolve_symbolizer(symbolizer, trusted, sizeof(trusted), &dname, why, sizeof(why),
@@ -37,11 +39,13 @@ static struct pivot *finalize_interrupted(int dirfd, const char *run_dir, const 
 		fprintf(stderr, "nunatak: %s\n", why);
 		err = pivot_add_degradation(p, dname, why, remedy);
 	}
-	err = err ?: pivot_add_degradation(p, "run-interrupted",
-					   "nunatak stopped before the Run was finalized (it was "
-					   "killed, or its finalize was stopped): the Run holds what "
-					   "was published until then, and no exit code",
-					   "keep nunatak running until it prints the summary");
+	err =
+	    err
+		?: pivot_add_degradation(p, "run-interrupted",
+					 "nunatak stopped before the Run was finalized (it was "
+					 "killed, or its finalize was stopped): the Run holds what "
+					 "was published until then, and no exit code",
+					 "keep nunatak running until it prints the summary");
 	err = err ?: finalize_run(p, dirfd, manifest, trusted);
 	pivot__free(p);
 	if (!err) /* the killed Aggregator's room for the end: the end is now */
@@ -88,20 +92,25 @@ static int run_may_write(const char *run_dir, const json_t *manifest, int lock, 
 	char why[128];
 
 	if (lock == -EWOULDBLOCK) {
-		fprintf(stderr, "nunatak: '%s' is still being written (its nunatak is running): "
-				"this is what it holds so far, not final\n", run_dir);
+		fprintf(stderr,
+			"nunatak: '%s' is still being written (its nunatak is running): "
+			"this is what it holds so far, not final\n",
+			run_dir);
 		return 0;
 	}
 	if (lock) {
-		fprintf(stderr, "nunatak: cannot lock '%s' to tell whether it is still being "
-				"written (%s): read as it is\n", run_dir,
-			errno_text(lock, why, sizeof(why)));
+		fprintf(stderr,
+			"nunatak: cannot lock '%s' to tell whether it is still being "
+			"written (%s): read as it is\n",
+			run_dir, errno_text(lock, why, sizeof(why)));
 		return 0;
 	}
 	if (!run_is_private(dirfd)) {
 		if (!manifest_finalized(manifest))
-			fprintf(stderr, "nunatak: '%s' was never finalized, but it is not a private "
-					"(0700) Run of yours: read as it is, not finalized\n", run_dir);
+			fprintf(stderr,
+				"nunatak: '%s' was never finalized, but it is not a private "
+				"(0700) Run of yours: read as it is, not finalized\n",
+				run_dir);
 		return 0;
 	}
 	return 1;
