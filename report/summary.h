@@ -51,7 +51,8 @@ int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p);
  * by rank, balance{ranks, imbalance, efficiency, busiest_rank, busiest_factor,
  * mpi_share} (null when unavailable), mpi[{function, call_site{file, line,
  * function, module, offset}, calls, total_time, mean_time, min_time,
- * max_time, bytes|null, bytes_reason|null, cov|null, per_rank[{rank, calls,
+ * max_time, bytes|null, bytes_reason|null, cov|null, lifetime (MPI_Init,
+ * MPI_Init_thread, MPI_Finalize: not MPI time), per_rank[{rank, calls,
  * total_time}]}] by decreasing total time. Times in seconds.
  * Shares are fractions of 1. NULL + errno (EINVAL, ENOMEM, EIO); the caller
  * owns the reference. */
