@@ -15,6 +15,8 @@ static const char *const sampling_counters[] = {"cpu-clock", "cycles"};
 struct collect {
 	struct hotspot_share *all;
 	size_t n, cap;
+	struct unresolved_module *mods;
+	size_t n_mods;
 	uint64_t launcher_samples;
 	double launcher_value;
 };
@@ -25,6 +27,40 @@ static void hotspot_share_release(struct hotspot_share *h)
 	free(h->module);
 	free(h->source_file);
 	free(h->resolution_level);
+}
+
+static void unresolved_module_release(struct unresolved_module *m)
+{
+	free(m->module);
+	free(m->path);
+	free(m->identity);
+}
+
+/* adds an unresolved Hotspot's samples to its module's */
+static int collect_unresolved(struct collect *c, const struct pivot_hotspot_total *t)
+{
+	const char *identity = t->module_identity ? t->module_identity : "";
+	struct unresolved_module *m;
+	size_t i;
+
+	for (i = 0; i < c->n_mods && strcmp(c->mods[i].identity, identity); i++)
+		;
+	if (i == c->n_mods) {
+		m = reallocarray(c->mods, c->n_mods + 1, sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		c->mods = m;
+		m = &c->mods[c->n_mods++];
+		memset(m, 0, sizeof(*m));
+		m->identity = strdup(identity);
+		m->module = strdup(t->module ? t->module : "");
+		m->path = strdup(t->module_path ? t->module_path : "");
+		if (!m->identity || !m->module || !m->path)
+			return -ENOMEM;
+	}
+	c->mods[i].samples += t->sample_count;
+	c->mods[i].share += t->value; /* the value until compute() */
+	return 0;
 }
 
 static int collect_one(const struct pivot_hotspot_total *t, void *ctx)
@@ -39,6 +75,9 @@ static int collect_one(const struct pivot_hotspot_total *t, void *ctx)
 		c->launcher_value += t->value;
 		return 0;
 	}
+	if (t->resolution_level && !strcmp(t->resolution_level, "unresolved") &&
+	    collect_unresolved(c, t))
+		return -ENOMEM;
 	if (c->n && c->all[c->n - 1].id == t->id) { /* the same Hotspot in other processes */
 		c->all[c->n - 1].samples += t->sample_count;
 		c->all[c->n - 1].value += t->value;
@@ -67,11 +106,14 @@ static int collect_one(const struct pivot_hotspot_total *t, void *ctx)
 	return 0;
 }
 
+/* above the floor first, then by decreasing share */
 static int by_share(const void *a, const void *b)
 {
 	const struct hotspot_share *x = a, *y = b;
 	int c;
 
+	if (x->above_floor != y->above_floor)
+		return y->above_floor - x->above_floor;
 	if (x->value != y->value)
 		return x->value > y->value ? -1 : 1;
 	c = strcmp(x->name, y->name);
@@ -80,15 +122,42 @@ static int by_share(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+static int by_module_share(const void *a, const void *b)
+{
+	const struct unresolved_module *x = a, *y = b;
+
+	if (x->share != y->share)
+		return x->share > y->share ? -1 : 1;
+	return strcmp(x->identity, y->identity);
+}
+
+static void compute_unresolved(struct diagnosis *d, struct collect *c)
+{
+	double unresolved = 0;
+	size_t i;
+
+	for (i = 0; i < c->n_mods; i++) {
+		unresolved += c->mods[i].share;
+		c->mods[i].share = d->total_value > 0 ? c->mods[i].share / d->total_value : NAN;
+	}
+	if (c->n_mods) /* qsort of NULL: undefined */
+		qsort(c->mods, c->n_mods, sizeof(*c->mods), by_module_share);
+	d->unresolved_share = d->total_value > 0 ? unresolved / d->total_value : NAN;
+	d->unresolved_modules = c->mods;
+	d->n_unresolved_modules = c->n_mods;
+	c->mods = NULL;
+	c->n_mods = 0;
+}
+
 static void compute(struct diagnosis *d, struct collect *c)
 {
 	int is_time = !strcmp(d->counter, "cpu-clock");
-	double unresolved = 0;
-	size_t i, kept = 0;
+	size_t i;
 
 	for (i = 0; i < c->n; i++) {
 		d->total_samples += c->all[i].samples;
 		d->total_value += c->all[i].value;
+		c->all[i].above_floor = c->all[i].samples >= DIAGNOSIS_SAMPLE_FLOOR;
 	}
 	d->total_hotspots = c->n;
 	d->others.share = 0;
@@ -100,10 +169,8 @@ static void compute(struct diagnosis *d, struct collect *c)
 
 		h->share = d->total_value > 0 ? h->value / d->total_value : 0;
 		h->seconds = is_time ? h->value / 1e9 : NAN;
-		if (!strcmp(h->resolution_level, "unresolved"))
-			unresolved += h->value;
-		if (h->samples >= DIAGNOSIS_SAMPLE_FLOOR) {
-			c->all[kept++] = *h; /* kept <= i: moves down, order kept */
+		if (h->above_floor) {
+			d->n_hotspots++;
 			continue;
 		}
 		d->others.hotspots++;
@@ -111,12 +178,11 @@ static void compute(struct diagnosis *d, struct collect *c)
 		d->others.share += h->share;
 		if (is_time)
 			d->others.seconds += h->seconds;
-		hotspot_share_release(h);
 	}
-	d->unresolved_share = d->total_value > 0 ? unresolved / d->total_value : NAN;
+	compute_unresolved(d, c);
 	if (!(d->total_value > 0))
 		d->others.share = NAN;
-	d->n_hotspots = kept;
+	d->n_all = c->n;
 	d->hotspots = c->all;
 	c->all = NULL;
 	c->n = 0;
@@ -159,6 +225,9 @@ cleanup:
 	for (i = 0; i < c.n; i++)
 		hotspot_share_release(&c.all[i]);
 	free(c.all);
+	for (i = 0; i < c.n_mods; i++)
+		unresolved_module_release(&c.mods[i]);
+	free(c.mods);
 	diagnosis__free(d);
 	errno = -err;
 	return NULL;
@@ -170,8 +239,11 @@ void diagnosis__free(struct diagnosis *d)
 
 	if (!d)
 		return;
-	for (i = 0; i < d->n_hotspots; i++)
+	for (i = 0; i < d->n_all; i++)
 		hotspot_share_release(&d->hotspots[i]);
 	free(d->hotspots);
+	for (i = 0; i < d->n_unresolved_modules; i++)
+		unresolved_module_release(&d->unresolved_modules[i]);
+	free(d->unresolved_modules);
 	free(d);
 }

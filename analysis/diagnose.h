@@ -8,10 +8,14 @@
  *  - share = Hotspot value / total sampled value (fraction of 1); the shares
  *    of hotspots[] and others.share add up to 1 when anything was sampled;
  *  - statistical floor: a Hotspot with at least DIAGNOSIS_SAMPLE_FLOOR
- *    samples is listed in hotspots[]; the rest is counted in others;
- *  - hotspots[] by decreasing share, ties by name, then by id;
- *  - unresolved_share: share of every Hotspot (listed or not) whose
- *    Resolution level is "unresolved".
+ *    samples is above the floor (gets a Diagnostic); the rest is also
+ *    counted in others;
+ *  - hotspots[] holds every Hotspot: the n_hotspots above the floor first,
+ *    then the others; each part by decreasing share, ties by name, then
+ *    by id;
+ *  - unresolved_share: share of every Hotspot whose Resolution level is
+ *    "unresolved"; unresolved_modules[] splits it by module (identity),
+ *    by decreasing share.
  * Unavailable values are NAN, never 0: seconds without a time counter,
  * shares when nothing was sampled.
  */
@@ -31,15 +35,26 @@ struct hotspot_share {
 	char *module;		/* display name */
 	char *source_file;	/* NULL when unknown */
 	char *resolution_level; /* "line", "function", "symbol", "unresolved" */
+	int above_floor;	/* samples >= DIAGNOSIS_SAMPLE_FLOOR */
 	uint64_t samples;
 	double value;	/* Σ value in the counter's unit */
 	double seconds; /* NAN when unavailable */
 	double share;	/* fraction of 1 */
 };
 
+/* the unresolved Hotspots of one module, summed */
+struct unresolved_module {
+	char *module;	/* display name */
+	char *path;	/* the file sampled, or the pseudo module's name */
+	char *identity; /* build-id, "pseudo:kernel", ... */
+	uint64_t samples;
+	double share; /* of the total sampled value */
+};
+
 struct diagnosis {
 	const char *counter; /* static: "cpu-clock", "cycles", or NULL: nothing sampled */
-	size_t n_hotspots;   /* above the floor */
+	size_t n_hotspots;   /* above the floor: hotspots[0 .. n_hotspots) */
+	size_t n_all;	     /* every Hotspot: hotspots[0 .. n_all) */
 	struct hotspot_share *hotspots;
 	struct {
 		size_t hotspots; /* below the floor */
@@ -52,6 +67,8 @@ struct diagnosis {
 	double total_value;
 	double total_seconds;	 /* NAN when unavailable */
 	double unresolved_share; /* NAN when nothing was sampled */
+	size_t n_unresolved_modules;
+	struct unresolved_module *unresolved_modules;
 	/* samples of launcher processes (mpirun, orted, srun, ...): not the
 	 * application's, left out of every figure above */
 	struct {

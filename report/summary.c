@@ -7,9 +7,12 @@
 
 #include "analysis/balance.h"
 #include "analysis/diagnose.h"
+#include "analysis/processes.h"
 #include "report/summary.h"
 #include "report/summary_format.h"
 #include "report/summary_mpi.h"
+#include "report/summary_processes.h"
+#include "report/summary_unresolved.h"
 #include "userspace/log/json_text.h"
 #include "userspace/pivot/pivot.h"
 
@@ -157,10 +160,7 @@ static int print_not_said(FILE *out, const struct diagnosis *d, const struct bal
 			d->others.hotspots, d->others.hotspots == 1 ? "" : "s",
 			DIAGNOSIS_SAMPLE_FLOOR, d->others.samples,
 			summary_fmt_share(share, sizeof(share), d->others.share), share_subject(d));
-	if (d->counter)
-		fprintf(out, "  - unresolved: %s of the %s is in code no symbol names\n",
-			summary_fmt_share(share, sizeof(share), d->unresolved_share),
-			share_subject(d));
+	summary_print_unresolved(out, d, share_subject(d));
 	if (d->launchers.samples)
 		fprintf(out,
 			"  - launchers: %" PRIu64 " samples of the launcher processes (mpirun, its "
@@ -185,6 +185,7 @@ static int count_degradation(const char *name, const char *message, const char *
 
 int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 {
+	struct processes *ps = NULL;
 	struct balance *b = NULL;
 	size_t n_degradations = 0;
 	int err;
@@ -193,8 +194,11 @@ int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 		return -EINVAL;
 	if (p) {
 		b = balance__new(p);
-		if (!b)
-			return -errno;
+		ps = b ? processes__new(p, d->counter) : NULL;
+		if (!ps) {
+			err = -errno;
+			goto cleanup;
+		}
 	}
 	if (!d->counter || !d->total_samples) {
 		err = p ? pivot_for_each_degradation(p, count_degradation, &n_degradations) : 0;
@@ -210,6 +214,8 @@ int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 	} else {
 		print_headline(out, d);
 		print_table(out, d);
+		summary_print_kernel(out, ps);
+		summary_print_processes(out, ps);
 	}
 	summary_print_mpi(out, b);
 	err = print_not_said(out, d, b, p);
@@ -218,6 +224,7 @@ int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 	if (fflush(out) || ferror(out))
 		err = -EIO;
 cleanup:
+	processes__free(ps);
 	balance__free(b);
 	return err;
 }
@@ -226,11 +233,11 @@ cleanup:
  * names, symbols): json_text keeps a name that is not UTF-8, escaped */
 static json_t *hotspot_json(const struct hotspot_share *h)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o}", "name", json_text(h->name),
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b}", "name", json_text(h->name),
 			 "module", json_text(h->module), "source_file", json_text(h->source_file),
 			 "resolution_level", json_text(h->resolution_level), "share",
 			 summary_json_number(h->share), "samples", (json_int_t)h->samples,
-			 "seconds", summary_json_number(h->seconds));
+			 "seconds", summary_json_number(h->seconds), "above_floor", h->above_floor);
 }
 
 /* a Degradation's message quotes paths and names; node "": the Run's */
@@ -246,10 +253,58 @@ static int degradation_json(const char *node, const char *name, const char *mess
 	return 0;
 }
 
+/* root's others, totals, launcher_samples, unresolved_share and
+ * unresolved_modules: 0 or -ENOMEM */
+static int totals_json(json_t *root, const struct diagnosis *d)
+{
+	json_t *o;
+
+	o = json_pack("{s:I, s:I, s:o}", "hotspots", (json_int_t)d->others.hotspots, "samples",
+		      (json_int_t)d->others.samples, "share", summary_json_number(d->others.share));
+	if (!o || json_object_set_new(root, "others", o))
+		return -ENOMEM;
+	o = json_pack("{s:I, s:o, s:I}", "samples", (json_int_t)d->total_samples, "seconds",
+		      summary_json_number(d->total_seconds), "hotspots",
+		      (json_int_t)d->total_hotspots);
+	if (!o || json_object_set_new(root, "totals", o))
+		return -ENOMEM;
+	if (json_object_set_new(root, "launcher_samples",
+				json_integer((json_int_t)d->launchers.samples)) ||
+	    json_object_set_new(root, "unresolved_share", summary_json_number(d->unresolved_share)))
+		return -ENOMEM;
+	o = summary_unresolved_json(d);
+	if (!o || json_object_set_new(root, "unresolved_modules", o))
+		return -ENOMEM;
+	return 0;
+}
+
+/* what root takes from the pivot (p NULL: the empty sections) */
+static int pivot_parts_json(json_t *root, const struct diagnosis *d, struct pivot *p)
+{
+	struct processes *ps = NULL;
+	struct balance *b = NULL;
+	int err = 0;
+
+	if (p) {
+		err = pivot_for_each_node_degradation(p, degradation_json,
+						      json_object_get(root, "degradations"));
+		if (err)
+			return err;
+		b = balance__new(p);
+		ps = b ? processes__new(p, d->counter) : NULL;
+		if (!ps)
+			err = -errno;
+	}
+	err = err ?: summary_mpi_json(root, b);
+	err = err ?: summary_processes_json(root, ps);
+	processes__free(ps);
+	balance__free(b);
+	return err;
+}
+
 json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 {
-	json_t *root = NULL, *hotspots, *degradations, *o;
-	struct balance *b = NULL;
+	json_t *root = NULL, *hotspots, *o;
 	size_t i;
 	int err = -ENOMEM;
 
@@ -262,43 +317,17 @@ json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 	if (!root)
 		goto cleanup;
 	hotspots = json_object_get(root, "hotspots");
-	degradations = json_object_get(root, "degradations");
-	for (i = 0; i < d->n_hotspots; i++) {
+	for (i = 0; i < d->n_all; i++) { /* every one: above_floor says which */
 		o = hotspot_json(&d->hotspots[i]);
 		if (!o || json_array_append_new(hotspots, o))
 			goto cleanup;
 	}
-	o = json_pack("{s:I, s:I, s:o}", "hotspots", (json_int_t)d->others.hotspots, "samples",
-		      (json_int_t)d->others.samples, "share", summary_json_number(d->others.share));
-	if (!o || json_object_set_new(root, "others", o))
-		goto cleanup;
-	o = json_pack("{s:I, s:o, s:I}", "samples", (json_int_t)d->total_samples, "seconds",
-		      summary_json_number(d->total_seconds), "hotspots",
-		      (json_int_t)d->total_hotspots);
-	if (!o || json_object_set_new(root, "totals", o))
-		goto cleanup;
-	if (json_object_set_new(root, "launcher_samples",
-				json_integer((json_int_t)d->launchers.samples)))
-		goto cleanup;
-	if (json_object_set_new(root, "unresolved_share", summary_json_number(d->unresolved_share)))
-		goto cleanup;
-	if (p) {
-		err = pivot_for_each_node_degradation(p, degradation_json, degradations);
-		if (err)
-			goto cleanup;
-		b = balance__new(p);
-		if (!b) {
-			err = -errno;
-			goto cleanup;
-		}
-	}
-	err = summary_mpi_json(root, b);
+	err = totals_json(root, d);
+	err = err ?: pivot_parts_json(root, d, p);
 	if (err)
 		goto cleanup;
-	balance__free(b);
 	return root;
 cleanup:
-	balance__free(b);
 	json_decref(root);
 	errno = -err;
 	return NULL;

@@ -1,19 +1,24 @@
 /* summary — the terminal summary of a Run and its JSON twin.
  *
  * Both say the same things from one diagnosis (analysis/diagnose.h), the
- * balance of the ranks (analysis/balance.h, computed here from the pivot)
- * and the pivot's Degradations: a headline, the Hotspots by decreasing
- * share, "others", the ranks and the top MPI call sites (by time, by bytes;
- * nothing for a Run without MPI data: report/summary_mpi.h), then what the
- * summary does not say (others, unresolved share, ranks whose app time is
- * estimated or unavailable, call sites without bytes, Degradations with
- * their remedies). An unavailable value is written "unavailable" (text) or
- * null (JSON), never 0.
+ * balance of the ranks (analysis/balance.h), the processes and threads
+ * (analysis/processes.h), both computed here from the pivot, and the
+ * pivot's Degradations: a headline, the Hotspots by decreasing share,
+ * "others", the kernel's share of the samples, the processes when the Run
+ * ran several executables and the busy threads of a process that has
+ * several (report/summary_processes.h), the ranks and the MPI call sites
+ * (nothing for a Run without MPI data: report/summary_mpi.h), then what
+ * the summary does not say (others, unresolved share and the modules
+ * behind it with what would name them: report/summary_unresolved.h, ranks
+ * whose app time is estimated or unavailable, call sites without bytes,
+ * Degradations with their remedies). An unavailable value is written
+ * "unavailable" (text) or null (JSON), never 0.
  *
  * The text lists at most SUMMARY_MAX_HOTSPOTS Hotspots and folds the rest
  * of those above the floor into its "others" line; the JSON lists every
- * Hotspot above the floor, and its `others` holds only those below it.
- * The CLI adds the Run's path, name and exit code itself.
+ * Hotspot, each saying whether it is above the floor, and its `others`
+ * sums those below it. The CLI adds the Run's path, name and exit code
+ * itself.
  */
 #ifndef NUNATAK_REPORT_SUMMARY_H
 #define NUNATAK_REPORT_SUMMARY_H
@@ -33,15 +38,21 @@ struct pivot;
 int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p);
 
 /* One object: hotspots[{name, module, source_file|null, resolution_level,
- * share, samples, seconds|null}], others{hotspots, samples, share|null},
- * totals{samples, seconds|null, hotspots}, unresolved_share|null, counter
- * (null: nothing sampled), floor, degradations[{name, message, remedy}],
+ * share, samples, seconds|null, above_floor}] (every Hotspot: those above
+ * the floor first, each part by decreasing share), others{hotspots,
+ * samples, share|null} (those below the floor), totals{samples,
+ * seconds|null, hotspots}, launcher_samples, unresolved_share|null,
+ * unresolved_modules[{module, path, identity, samples, share, remedy}],
+ * kernel_share|null, kernel_share_source, processes[...], threads[...]
+ * (report/summary_processes.h), counter (null: nothing sampled), floor,
+ * degradations[{name, node, message, remedy}],
  * ranks[{rank, node, app_time|null, app_time_quality, app_time_reason|null,
  * mpi_time|null, mpi_fraction|null, cpu_time|null, outside_mpi_time|null}]
  * by rank, balance{ranks, imbalance, efficiency, busiest_rank, busiest_factor,
  * mpi_share} (null when unavailable), mpi[{function, call_site{file, line,
  * function, module, offset}, calls, total_time, mean_time, min_time,
- * max_time, bytes|null, bytes_reason|null, cov|null, per_rank[{rank, calls,
+ * max_time, bytes|null, bytes_reason|null, cov|null, lifetime (MPI_Init,
+ * MPI_Init_thread, MPI_Finalize: not MPI time), per_rank[{rank, calls,
  * total_time}]}] by decreasing total time. Times in seconds.
  * Shares are fractions of 1. NULL + errno (EINVAL, ENOMEM, EIO); the caller
  * owns the reference. */

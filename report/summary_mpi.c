@@ -10,6 +10,7 @@
 #include "report/summary_format.h"
 #include "report/summary_mpi.h"
 #include "userspace/log/json_text.h"
+#include "userspace/pivot/pivot.h"
 
 #define NUM_WIDTH 11 /* strlen("unavailable") */
 #define NAME_WIDTH_MAX 40
@@ -51,15 +52,17 @@ static void print_ranks(FILE *out, const struct balance *b)
 		/* estimated: marked here, explained in what is not said */
 		if (!strcmp(r->app_time_quality, "estimated") && a == app)
 			strcat(app, "*");
-		fprintf(out, "  %6d  %-*.*s  %*s  %*s  %*s  %*s\n", r->rank, node_w, NAME_WIDTH_MAX,
-			r->node, NUM_WIDTH, a, NUM_WIDTH,
-			summary_fmt_seconds(mpi, sizeof(mpi), r->mpi_time), NUM_WIDTH,
-			summary_fmt_share(frac, sizeof(frac), r->mpi_fraction), NUM_WIDTH,
-			summary_fmt_seconds(cpu, sizeof(cpu), r->cpu_time));
+		/* a longer node name moves the columns: never cut (names alike) */
+		fprintf(out, "  %6d  %-*s  %*s  %*s  %*s  %*s\n", r->rank, node_w, r->node,
+			NUM_WIDTH, a, NUM_WIDTH, summary_fmt_seconds(mpi, sizeof(mpi), r->mpi_time),
+			NUM_WIDTH, summary_fmt_share(frac, sizeof(frac), r->mpi_fraction),
+			NUM_WIDTH, summary_fmt_seconds(cpu, sizeof(cpu), r->cpu_time));
 	}
 }
 
-/* "location (containing function)"; caller frees, NULL when out of memory */
+/* "location (containing function)", whole: two call sites never look the
+ * same (a cut label made CommBrick::forward_comm and reverse_comm one);
+ * caller frees, NULL when out of memory */
 static char *call_site_label(const struct balance_call_site *cs)
 {
 	/* the terminal shows the file's base name: "pattern.c:128 (main)" */
@@ -76,45 +79,91 @@ static char *call_site_label(const struct balance_call_site *cs)
 	return n < 0 ? NULL : s;
 }
 
+/* the call sites of the tables: MPI time's, not MPI_Init's or
+ * MPI_Finalize's (said apart); at most SUMMARY_MPI_TOP in shown[] */
+static size_t pick_call_sites(const struct balance *b, size_t *shown, size_t *n_timed)
+{
+	size_t i, n = 0;
+
+	*n_timed = 0;
+	for (i = 0; i < b->n_call_sites; i++) {
+		if (pivot_mpi_is_lifetime(b->call_sites[i].function))
+			continue;
+		(*n_timed)++;
+		if (n < SUMMARY_MPI_TOP)
+			shown[n++] = i;
+	}
+	return n;
+}
+
+/* the call site comes last, whole, so a long one moves no column */
 static void print_call_sites(FILE *out, const struct balance *b, const char *by)
 {
-	size_t shown = b->n_call_sites < SUMMARY_MPI_TOP ? b->n_call_sites : SUMMARY_MPI_TOP;
-	char total[32], mean[32], bytes[32], cov[32];
-	int fn_w = (int)strlen("function"), site_w = (int)strlen("call site");
-	char *labels[SUMMARY_MPI_TOP] = {0};
-	size_t i;
+	char total[32], mean[32], bytes[32], cov[32], *label;
+	int fn_w = (int)strlen("function");
+	size_t shown[SUMMARY_MPI_TOP], n, n_timed, i;
 
-	for (i = 0; i < shown; i++) {
-		int len = (int)strlen(b->call_sites[i].function);
+	n = pick_call_sites(b, shown, &n_timed);
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		int len = (int)strlen(b->call_sites[shown[i]].function);
 
 		if (len > fn_w)
-			fn_w = len < NAME_WIDTH_MAX ? len : NAME_WIDTH_MAX;
-		labels[i] = call_site_label(&b->call_sites[i]);
-		len = labels[i] ? (int)strlen(labels[i]) : 1;
-		if (len > site_w)
-			site_w = len < NAME_WIDTH_MAX ? len : NAME_WIDTH_MAX;
+			fn_w = len;
 	}
-	fprintf(out, "\nMPI call sites by %s (top %zu of %zu)\n", by, shown, b->n_call_sites);
-	fprintf(out, "  %-*s  %-*s  %10s  %*s  %*s  %*s  %*s\n", fn_w, "function", site_w,
-		"call site", "calls", NUM_WIDTH, "total s", NUM_WIDTH + 1, "mean µs", NUM_WIDTH,
-		"bytes", NUM_WIDTH, "COV");
-	for (i = 0; i < shown; i++) {
-		const struct balance_call_site *cs = &b->call_sites[i];
+	fprintf(out, "\nMPI call sites by %s (top %zu of %zu)\n", by, n, n_timed);
+	fprintf(out, "  %-*s  %10s  %*s  %*s  %*s  %*s  %s\n", fn_w, "function", "calls", NUM_WIDTH,
+		"total s", NUM_WIDTH + 1, "mean µs", NUM_WIDTH, "bytes", NUM_WIDTH, "COV",
+		"call site");
+	for (i = 0; i < n; i++) {
+		const struct balance_call_site *cs = &b->call_sites[shown[i]];
 
 		if (cs->has_bytes)
 			snprintf(bytes, sizeof(bytes), "%" PRIu64, cs->bytes);
 		else
 			snprintf(bytes, sizeof(bytes), SUMMARY_UNAVAILABLE);
-		fprintf(out, "  %-*.*s  %-*.*s  %10" PRIu64 "  %*s  %*s  %*s  %*s\n", fn_w,
-			NAME_WIDTH_MAX, cs->function, site_w, NAME_WIDTH_MAX,
-			labels[i] ? labels[i] : "?", cs->calls, NUM_WIDTH,
+		label = call_site_label(cs);
+		fprintf(out, "  %-*s  %10" PRIu64 "  %*s  %*s  %*s  %*s  %s\n", fn_w, cs->function,
+			cs->calls, NUM_WIDTH,
 			summary_fmt_seconds(total, sizeof(total), (double)cs->total_ns / 1e9),
 			NUM_WIDTH,
 			summary_fmt_double(mean, sizeof(mean), "%.1f", cs->mean_ns / 1e3),
 			NUM_WIDTH, bytes, NUM_WIDTH,
-			summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov));
-		free(labels[i]);
+			summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov),
+			label ? label : cs->location);
+		free(label);
 	}
+}
+
+/* what MPI time is, and MPI_Init / MPI_Finalize apart: summed over their
+ * call sites and ranks */
+static void print_lifetime_calls(FILE *out, const struct balance *b)
+{
+	static const char *const lifetime[] = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize"};
+	char total[32];
+	size_t i, k, said = 0;
+
+	fprintf(out, "\nMPI time is the time inside MPI calls between the end of MPI_Init and "
+		     "the start of MPI_Finalize\n");
+	for (k = 0; k < sizeof(lifetime) / sizeof(lifetime[0]); k++) {
+		uint64_t calls = 0, ns = 0;
+
+		for (i = 0; i < b->n_call_sites; i++) {
+			if (strcmp(b->call_sites[i].function, lifetime[k]))
+				continue;
+			calls += b->call_sites[i].calls;
+			ns += b->call_sites[i].total_ns;
+		}
+		if (!calls)
+			continue;
+		fprintf(out, "%s %s %s s in %" PRIu64 " call%s",
+			said++ ? "," : "  not in it:", lifetime[k],
+			summary_fmt_seconds(total, sizeof(total), (double)ns / 1e9), calls,
+			calls == 1 ? "" : "s");
+	}
+	if (said)
+		fputc('\n', out);
 }
 
 void summary_print_mpi(FILE *out, struct balance *b)
@@ -127,6 +176,7 @@ void summary_print_mpi(FILE *out, struct balance *b)
 		fprintf(out, "\nMPI: no call site was recorded\n");
 		return;
 	}
+	print_lifetime_calls(out, b);
 	print_call_sites(out, b, "time");
 	balance_sort_call_sites(b, BALANCE_BY_BYTES);
 	print_call_sites(out, b, "bytes");
@@ -188,18 +238,18 @@ static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks
 	size_t i;
 
 	/* names and paths of the call site come from outside: json_text */
-	o = json_pack("{s:o, s:{s:o, s:o, s:o, s:o, s:I}, s:I, s:f, s:o, s:f, s:f, s:o, s:o,"
-		      " s:o, s:[]}",
-		      "function", json_text(cs->function), "call_site", "file", json_text(cs->file),
-		      "line", cs->line > 0 ? json_integer(cs->line) : json_null(), "function",
-		      json_text(cs->containing_function), "module", json_text(cs->module), "offset",
-		      (json_int_t)cs->offset, "calls", (json_int_t)cs->calls, "total_time",
-		      (double)cs->total_ns / 1e9, "mean_time",
-		      summary_json_number(cs->mean_ns / 1e9), "min_time", (double)cs->min_ns / 1e9,
-		      "max_time", (double)cs->max_ns / 1e9, "bytes",
-		      cs->has_bytes ? json_integer((json_int_t)cs->bytes) : json_null(),
-		      "bytes_reason", json_text(cs->has_bytes ? NULL : cs->bytes_reason), "cov",
-		      summary_json_number(cs->cov), "per_rank");
+	o = json_pack(
+	    "{s:o, s:{s:o, s:o, s:o, s:o, s:I}, s:I, s:f, s:o, s:f, s:f, s:o, s:o,"
+	    " s:o, s:b, s:[]}",
+	    "function", json_text(cs->function), "call_site", "file", json_text(cs->file), "line",
+	    cs->line > 0 ? json_integer(cs->line) : json_null(), "function",
+	    json_text(cs->containing_function), "module", json_text(cs->module), "offset",
+	    (json_int_t)cs->offset, "calls", (json_int_t)cs->calls, "total_time",
+	    (double)cs->total_ns / 1e9, "mean_time", summary_json_number(cs->mean_ns / 1e9),
+	    "min_time", (double)cs->min_ns / 1e9, "max_time", (double)cs->max_ns / 1e9, "bytes",
+	    cs->has_bytes ? json_integer((json_int_t)cs->bytes) : json_null(), "bytes_reason",
+	    json_text(cs->has_bytes ? NULL : cs->bytes_reason), "cov", summary_json_number(cs->cov),
+	    "lifetime", pivot_mpi_is_lifetime(cs->function), "per_rank");
 	if (!o)
 		return NULL;
 	per_rank = json_object_get(o, "per_rank");

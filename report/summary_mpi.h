@@ -3,7 +3,11 @@
  *
  * Text: a ranks headline (ranks, busiest rank and its factor over the mean
  * time outside MPI, load-balance efficiency, MPI share of time), a per-rank
- * table, then the top SUMMARY_MPI_TOP call sites by time and by bytes.
+ * table, what MPI time is (the time inside MPI calls between the end of
+ * MPI_Init and the start of MPI_Finalize) with MPI_Init and MPI_Finalize
+ * apart, then the top SUMMARY_MPI_TOP call sites of MPI time by time and
+ * by bytes, each call site written whole (the last column: never cut, so
+ * two call sites never look alike).
  * Nothing is written for a Run without MPI data. Unavailable values are
  * written "unavailable", never 0; an estimated app time is marked '*' and
  * explained under "what this summary does not say".

@@ -247,6 +247,34 @@ static void test_find_skips_others(void **state)
 	assert_string_equal(found, theirs);
 }
 
+/* RUN naming a runs directory (`nunatak run -o DIR`): its most recent
+ * Run, as without RUN; a directory without Runs is said as such */
+static void test_find_in_named_runs_dir(void **state)
+{
+	char runs[PATH_MAX], path[PATH_MAX], newest[PATH_MAX], found[PATH_MAX], err[1024] = "";
+
+	(void)state;
+	snprintf(runs, sizeof(runs), "%s/elsewhere", tmpdir);
+	assert_int_equal(
+	    run_dir_create(runs, "app", when, path, sizeof(path), NULL, err, sizeof(err)), 0);
+	assert_int_equal(write_file(path_in(path, MANIFEST_FILE), "{}\n"), 0);
+	assert_int_equal(
+	    run_dir_create(runs, "app", when + 60, newest, sizeof(newest), NULL, err, sizeof(err)),
+	    0);
+	assert_int_equal(write_file(path_in(newest, MANIFEST_FILE), "{}\n"), 0);
+	/* the configured runs directory is another one */
+	assert_int_equal(run_dir_find(tmpdir, runs, found, sizeof(found), err, sizeof(err)), 0);
+	assert_string_equal(found, newest);
+	/* a Run itself is still that Run */
+	assert_int_equal(run_dir_find(tmpdir, path, found, sizeof(found), err, sizeof(err)), 0);
+	assert_string_equal(found, path);
+	assert_int_equal(mkdir(path_in(tmpdir, "empty"), 0700), 0);
+	assert_int_equal(
+	    run_dir_find(tmpdir, path_in(tmpdir, "empty"), found, sizeof(found), err, sizeof(err)),
+	    -ENOENT);
+	assert_in("is neither a Run", err);
+}
+
 /* a runs path that fits, a Run path that would not: said, nothing left */
 static void test_path_too_long(void **state)
 {
@@ -347,6 +375,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_runs_dir_group_writable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_runs_dir_chain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_find_skips_others, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_find_in_named_runs_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_path_too_long, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_space, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_discard, setup, teardown),

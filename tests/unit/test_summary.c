@@ -3,7 +3,8 @@
  * share, summing over Loci; the summary text (lines, "unavailable", no
  * samples) and its JSON twin, also of names that are not UTF-8 (Hotspots,
  * Degradations, ranks, MPI call sites); the ranks and MPI sections on the
- * 4-rank pivot of mpi_fixture.h, and their absence without MPI data. */
+ * 4-rank pivot of mpi_fixture.h (call sites whole, MPI_Init and
+ * MPI_Finalize apart), and their absence without MPI data. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -232,8 +233,11 @@ static char *print_to_string(const struct diagnosis *d, struct pivot *p)
 
 static void assert_contains(const char *text, const char *needle)
 {
-	if (!strstr(text, needle))
-		fail_msg("missing line:\n%s\nin:\n%s", needle, text);
+	if (!strstr(text, needle)) {
+		/* cmocka cuts its messages: the whole text on stderr */
+		fprintf(stderr, "missing:\n%s\nin:\n%s\n", needle, text);
+		fail_msg("missing line (see above)");
+	}
 }
 
 static void test_summary_text(void **state)
@@ -418,7 +422,16 @@ static void test_summary_json(void **state)
 	j = summary_json(d, p);
 	assert_non_null(j);
 	hs = json_object_get(j, "hotspots");
-	assert_int_equal(json_array_size(hs), 3);
+	/* every Hotspot: the 3 above the floor first, then the 2 below */
+	assert_int_equal(json_array_size(hs), 5);
+	assert_true(json_is_true(json_object_get(json_array_get(hs, 2), "above_floor")));
+	h = json_array_get(hs, 3);
+	assert_string_equal(json_string_value(json_object_get(h, "name")), "solver+0x3000");
+	assert_int_equal(json_integer_value(json_object_get(h, "samples")), 29);
+	assert_true(json_is_false(json_object_get(h, "above_floor")));
+	h = json_array_get(hs, 4);
+	assert_string_equal(json_string_value(json_object_get(h, "name")), "tiny");
+	assert_true(json_is_false(json_object_get(h, "above_floor")));
 	h = json_array_get(hs, 0);
 	assert_string_equal(json_string_value(json_object_get(h, "name")), "compute");
 	assert_string_equal(json_string_value(json_object_get(h, "module")), "solver");
@@ -522,26 +535,29 @@ static void test_summary_mpi_text(void **state)
 	/* estimated app time marked, unavailable CPU time never 0 */
 	assert_contains(text,
 			"       3  n2         4.600*        0.600        13.0%  unavailable\n");
-	assert_contains(text, "\nMPI call sites by time (top 5 of 6)\n"
-			      "  function       call site                    calls      total s"
-			      "      mean µs        bytes          COV\n"
-			      "  MPI_Allreduce  solver.c:42 (compute)          400        5.000"
-			      "      12500.0         3200         0.45\n"
-			      "  MPI_Init       solver.c:10 (main)               4        1.200"
-			      "     300000.0            0         0.00\n"
-			      "  MPI_Alltoallv  app+0x1300                      20        0.400"
-			      "      20000.0  unavailable         0.00\n"
-			      "  MPI_Send       solver.c:77 (exchange)          20        0.400"
-			      "      20000.0         2000         1.00\n"
-			      "  MPI_Finalize   solver.c:90 (main)               4        0.200"
-			      "      50000.0            0         0.00\n");
-	assert_contains(text, "\nMPI call sites by bytes (top 5 of 6)\n");
-	assert_contains(text, "         3200         0.45\n"
-			      "  MPI_Send       solver.c:77 (exchange)          20        0.400"
-			      "      20000.0         2000         1.00\n"
-			      "  MPI_Init  ");
-	/* MPI_Recv (0 s, bytes unavailable) is 6th in both */
-	assert_null(strstr(text, "  MPI_Recv  "));
+	/* what MPI time is, and MPI_Init / MPI_Finalize apart, not in the tables */
+	assert_contains(text, "\nMPI time is the time inside MPI calls between the end of"
+			      " MPI_Init and the start of MPI_Finalize\n"
+			      "  not in it: MPI_Init 1.200 s in 4 calls, MPI_Finalize 0.200 s in 4"
+			      " calls\n");
+	assert_contains(text, "\nMPI call sites by time (top 4 of 4)\n"
+			      "  function            calls      total s      mean µs        bytes"
+			      "          COV  call site\n"
+			      "  MPI_Allreduce         400        5.000      12500.0         3200"
+			      "         0.45  solver.c:42 (compute)\n"
+			      "  MPI_Alltoallv          20        0.400      20000.0  unavailable"
+			      "         0.00  app+0x1300\n"
+			      "  MPI_Send               20        0.400      20000.0         2000"
+			      "         1.00  solver.c:77 (exchange)\n"
+			      "  MPI_Recv               10        0.000          0.0  unavailable"
+			      "  unavailable  solver.c:80 (exchange)\n");
+	assert_contains(text, "\nMPI call sites by bytes (top 4 of 4)\n");
+	assert_contains(text, "         3200         0.45  solver.c:42 (compute)\n"
+			      "  MPI_Send               20        0.400      20000.0         2000"
+			      "         1.00  solver.c:77 (exchange)\n"
+			      "  MPI_Alltoallv  ");
+	assert_null(strstr(text, "  MPI_Init  "));
+	assert_null(strstr(text, "  MPI_Finalize  "));
 	assert_contains(text, "  - rank 3: app time estimated (*): MPI_Finalize not reached\n");
 	assert_contains(text, "  - bytes of MPI_Alltoallv at app+0x1300: unavailable (vector"
 			      " counts not read)\n");
@@ -551,6 +567,37 @@ static void test_summary_mpi_text(void **state)
 	assert_true(strstr(text, "no samples were recorded") < strstr(text, "ranks: 4"));
 	assert_true(strstr(text, "MPI call sites by bytes") <
 		    strstr(text, "what this summary does not say"));
+	free(text);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
+/* two call sites whose labels agree on their first 40 characters (a cut
+ * made CommBrick::forward_comm and reverse_comm one) are shown whole */
+static void test_summary_mpi_sites_whole(void **state)
+{
+	struct pivot *p = fx_build(tmpdir, "mpi-whole.sqlite");
+	struct diagnosis *d;
+	char *text;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(
+	    sqlite3_exec(pivot_sqlite(p),
+			 "UPDATE hotspots SET name = 'LAMMPS_NS::CommBrick::forward_comm"
+			 "(LAMMPS_NS::Pair*, int)' WHERE name = 'compute';"
+			 "UPDATE hotspots SET name = 'LAMMPS_NS::CommBrick::reverse_comm"
+			 "(LAMMPS_NS::Pair*, int)' WHERE name = 'exchange';"
+			 "UPDATE addresses SET line = 42 WHERE line IN (77, 80)",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	d = diagnosis__new(p);
+	assert_non_null(d);
+	text = print_to_string(d, p);
+	assert_contains(text, "  solver.c:42 (LAMMPS_NS::CommBrick::forward_comm(LAMMPS_NS::Pair*,"
+			      " int))\n");
+	assert_contains(text, "  solver.c:42 (LAMMPS_NS::CommBrick::reverse_comm(LAMMPS_NS::Pair*,"
+			      " int))\n");
 	free(text);
 	diagnosis__free(d);
 	pivot__free(p);
@@ -658,6 +705,10 @@ static void test_summary_mpi_json(void **state)
 	assert_int_equal(json_integer_value(JGET(json_array_get(pr, 3), "calls")), 100);
 	assert_near(json_real_value(JGET(json_array_get(pr, 3), "total_time")), 0.5, EPS);
 
+	assert_true(json_is_false(JGET(cs, "lifetime")));
+	cs = json_array_get(mpi, 1); /* in the JSON, marked */
+	assert_string_equal(json_string_value(JGET(cs, "function")), "MPI_Init");
+	assert_true(json_is_true(JGET(cs, "lifetime")));
 	cs = json_array_get(mpi, 2);
 	assert_string_equal(json_string_value(JGET(cs, "function")), "MPI_Alltoallv");
 	assert_true(json_is_null(JGET(cs, "bytes")));
@@ -740,6 +791,7 @@ int main(void)
 	    cmocka_unit_test(test_summary_node_degradations),
 	    cmocka_unit_test(test_summary_json_not_utf8),
 	    cmocka_unit_test(test_summary_mpi_text),
+	    cmocka_unit_test(test_summary_mpi_sites_whole),
 	    cmocka_unit_test(test_summary_no_mpi),
 	    cmocka_unit_test(test_summary_mpi_json),
 	    cmocka_unit_test(test_summary_mpi_json_not_utf8),

@@ -415,28 +415,13 @@ static int newest_own_run(DIR *d, char *best, size_t bestlen)
 	return skipped;
 }
 
-int run_dir_find(const char *runs_dir, const char *which, char *path, size_t pathlen, char *err,
-		 size_t errlen)
+/* the most recent Run of ours in runs_dir into path: 0 or -ENOENT, said */
+static int newest_run_in(const char *runs_dir, char *path, size_t pathlen, char *err, size_t errlen)
 {
-	char best[256], candidate[PATH_MAX], why[128], me[160];
+	char best[256], why[128], me[160];
 	int skipped;
 	DIR *d;
 
-	if (which) {
-		if (is_run(which)) {
-			snprintf(path, pathlen, "%s", which);
-			return 0;
-		}
-		snprintf(candidate, sizeof(candidate), "%s/%s", runs_dir, which);
-		if (is_run(candidate)) {
-			snprintf(path, pathlen, "%s", candidate);
-			return 0;
-		}
-		snprintf(err, errlen,
-			 "no Run at '%s' nor '%s' (a Run directory holds manifest.json)", which,
-			 candidate);
-		return -ENOENT;
-	}
 	d = opendir(runs_dir);
 	if (!d) {
 		snprintf(err, errlen, "no Run yet: cannot open runs directory '%s': %s", runs_dir,
@@ -459,4 +444,43 @@ int run_dir_find(const char *runs_dir, const char *which, char *path, size_t pat
 	}
 	snprintf(path, pathlen, "%s/%s", runs_dir, best);
 	return 0;
+}
+
+/* 1 when dir is a directory (links followed: the user named it) */
+static int is_directory(const char *dir)
+{
+	struct stat st;
+
+	return !stat(dir, &st) && S_ISDIR(st.st_mode);
+}
+
+int run_dir_find(const char *runs_dir, const char *which, char *path, size_t pathlen, char *err,
+		 size_t errlen)
+{
+	char candidate[PATH_MAX];
+
+	if (!which)
+		return newest_run_in(runs_dir, path, pathlen, err, errlen);
+	if (is_run(which)) {
+		snprintf(path, pathlen, "%s", which);
+		return 0;
+	}
+	snprintf(candidate, sizeof(candidate), "%s/%s", runs_dir, which);
+	if (is_run(candidate)) {
+		snprintf(path, pathlen, "%s", candidate);
+		return 0;
+	}
+	/* a runs directory (`nunatak run -o DIR`): its most recent Run */
+	if (is_directory(which)) {
+		if (!newest_run_in(which, path, pathlen, err, errlen))
+			return 0;
+		snprintf(err + strlen(err), errlen - strlen(err),
+			 ": '%s' is neither a Run (it holds no manifest.json) nor a runs "
+			 "directory holding one",
+			 which);
+		return -ENOENT;
+	}
+	snprintf(err, errlen, "no Run at '%s' nor '%s' (a Run directory holds manifest.json)",
+		 which, candidate);
+	return -ENOENT;
 }

@@ -56,7 +56,9 @@ int run_dir_discard(const char *path);
  * -EWOULDBLOCK when a writer holds the lock (nothing left open), -errno. */
 int run_dir_lock(const char *path, int *dirfd);
 
-/* which given: the Run at that path, else runs_dir/which. No which: the
+/* which given: the Run at that path, else runs_dir/which, else, when which
+ * is a directory (a runs directory, as `nunatak run -o DIR` makes), the
+ * most recent Run of ours in it. No which: the
  * most recent Run of ours in runs_dir: an entry that is not a directory,
  * is a symbolic link or is owned by another user than the euid is skipped
  * (a Run planted in a shared runs directory is not read in place of

@@ -1,6 +1,6 @@
 /* cmd_summary — `nunatak summary [RUN] [--json]`: the terminal summary of
- * a Run read back from disk, or its JSON twin on stdout. Also the one
- * place that prints a summary for `nunatak run`. */
+ * a Run read back from disk (userspace/cli/run_read.h), or its JSON twin on
+ * stdout. Also the one place that prints a summary for `nunatak run`. */
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,9 +14,9 @@
 
 #include "analysis/diagnose.h"
 #include "report/summary.h"
-#include "userspace/aggregator/finalize.h"
 #include "userspace/aggregator/manifest.h"
 #include "userspace/cli/cli.h"
+#include "userspace/cli/run_read.h"
 #include "userspace/aggregator/run_dir.h"
 #include "userspace/config/config.h"
 #include "userspace/attribution/symbolizer.h"
@@ -35,12 +35,14 @@ static struct summary_env {
 static const char doc[] =
 	"Print the summary of a Run again, from its directory.\n"
 	"\n"
-	"RUN is a Run directory, or a directory name under the runs directory;\n"
-	"without it, the most recent Run there.\n"
+	"RUN is a Run directory, a directory name under the runs directory, or a\n"
+	"runs directory (its most recent Run); without it, the most recent Run in\n"
+	"the runs directory.\n"
 	"\v"
 	"EXAMPLES:\n"
 	"  nunatak summary                           the most recent Run\n"
 	"  nunatak summary .nunatak/solver-20261130-101500\n"
+	"  nunatak summary /scratch/runs              the most recent Run there\n"
 	"  nunatak summary --json | jq '.hotspots[0]'";
 
 static const struct argp_option options[] = {
@@ -76,140 +78,6 @@ static int count_degradation(const char *name, const char *message, const char *
 	(void)remedy;
 	(*(int *)ctx)++;
 	return 0;
-}
-
-/* The Aggregator stopped before the end (nunatak was killed): what was
- * stored is kept, attributed and derived now, and the Run says so; written
- * under dirfd, the Run directory, locked. */
-static struct pivot *finalize_interrupted(int dirfd, const char *run_dir, const char *path,
-					  json_t *manifest, const char *symbolizer)
-{
-	struct pivot *p = pivot__open_at(dirfd, PIVOT_FILE, 0, path);
-	char trusted[PATH_MAX], why[PATH_MAX + 600];
-	const char *dname, *remedy;
-	int err;
-
-	if (!p)
-		return NULL;
-	fprintf(stderr, "nunatak: '%s' was never finalized (nunatak was killed, or its "
-			"finalize was stopped): finalizing it now\n", run_dir);
-	/* as `nunatak run` does: only a program no other user can change */
-	err = 0;
-	if (cli_resolve_symbolizer(symbolizer, trusted, sizeof(trusted), &dname, why, sizeof(why),
-				   &remedy)) {
-		fprintf(stderr, "nunatak: %s\n", why);
-		err = pivot_add_degradation(p, dname, why, remedy);
-	}
-	err = err ?: pivot_add_degradation(p, "run-interrupted",
-					   "nunatak stopped before the Run was finalized (it was "
-					   "killed, or its finalize was stopped): the Run holds what "
-					   "was published until then, and no exit code",
-					   "keep nunatak running until it prints the summary");
-	err = err ?: finalize_run(p, dirfd, manifest, trusted);
-	pivot__free(p);
-	if (!err) /* the killed Aggregator's room for the end: the end is now */
-		unlinkat(dirfd, RUN_STORAGE_RESERVE_FILE, 0);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	return pivot__open_at(dirfd, PIVOT_FILE, 1, path);
-}
-
-/* A finalized Run whose pivot was left in WAL mode (a reader held it at
- * the end, or an older nunatak wrote it) is sealed now: plain files. */
-static struct pivot *seal_finalized(int dirfd, const char *path, struct pivot *p)
-{
-	struct pivot *rw;
-
-	if (pivot_is_sealed(p) != 0)
-		return p;
-	pivot__free(p); /* the one connection: leaving WAL mode needs it */
-	rw = pivot__open_at(dirfd, PIVOT_FILE, 0, path);
-	if (rw)
-		pivot_seal(rw); /* on failure (logged) the Run is read as it is */
-	pivot__free(rw);
-	return pivot__open_at(dirfd, PIVOT_FILE, 1, path);
-}
-
-/* 1 when `nunatak summary` may write the Run (finalize or seal it): its
- * writer is gone (lock, what run_dir_lock() answered, is 0: dirfd holds
- * the lock) and it is a private
- * Run of ours (root never writes into a directory another user can
- * change). Otherwise 0, saying on stderr why a Run never finalized is read
- * as it is. */
-static int summary_may_write(const char *run_dir, const json_t *manifest, int lock, int dirfd)
-{
-	char why[128];
-	struct stat st;
-
-	if (lock == -EWOULDBLOCK) {
-		fprintf(stderr, "nunatak: '%s' is still being written (its nunatak is running): "
-				"this is what it holds so far, not final\n", run_dir);
-		return 0;
-	}
-	if (lock) {
-		fprintf(stderr, "nunatak: cannot lock '%s' to tell whether it is still being "
-				"written (%s): read as it is\n", run_dir,
-			errno_text(lock, why, sizeof(why)));
-		return 0;
-	}
-	if (fstat(dirfd, &st) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
-		if (!manifest_finalized(manifest))
-			fprintf(stderr, "nunatak: '%s' was never finalized, but it is not a private "
-					"(0700) Run of yours: read as it is, not finalized\n", run_dir);
-		return 0;
-	}
-	return 1;
-}
-
-/* The Run's pivot opened read-only under *read_fd (a descriptor of the
- * Run directory, for the caller to close: SQLite opens no path longer than
- * 512 characters, a Run's may be up to PATH_MAX); NULL + errno, said. */
-static struct pivot *summary_open_pivot(const char *run_dir, const char *path, int *read_fd)
-{
-	char why[128];
-	struct pivot *p;
-	int e;
-
-	*read_fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	p = *read_fd < 0 ? NULL : pivot__open_at(*read_fd, PIVOT_FILE, 1, path);
-	if (!p) {
-		e = errno;
-		fprintf(stderr, "nunatak: cannot read '%s': %s\n", path,
-			e == EPROTONOSUPPORT ? "written by a newer nunatak: upgrade nunatak"
-			: e == EBADMSG	     ? "not a nunatak pivot (corrupt, or not SQLite)"
-					     : errno_text(e, why, sizeof(why)));
-		errno = e;
-	}
-	return p;
-}
-
-/* With a symbolizer (summary may write), a Run never finalized is
- * finalized now and a finalized one left in WAL mode sealed, under the
- * lock dirfd holds. The pivot to read (p or its replacement), or NULL +
- * errno, said. */
-static struct pivot *summary_finish_run(const char *run_dir, const char *path, json_t *manifest,
-					const char *symbolizer, struct pivot *p, int lock, int dirfd)
-{
-	char why[128];
-	int e;
-
-	if (!symbolizer || !summary_may_write(run_dir, manifest, lock, dirfd))
-		return p;
-	if (manifest_finalized(manifest)) {
-		p = seal_finalized(dirfd, path, p);
-	} else {
-		pivot__free(p);
-		p = finalize_interrupted(dirfd, run_dir, path, manifest, symbolizer);
-	}
-	if (!p) {
-		e = errno;
-		fprintf(stderr, "nunatak: cannot finalize '%s': %s\n", run_dir,
-			errno_text(e, why, sizeof(why)));
-		errno = e;
-	}
-	return p;
 }
 
 /* A Run still written: what it holds so far. Its hotspots are derived
@@ -289,52 +157,33 @@ static int summary_status(const char *run_dir, const json_t *manifest, struct pi
 int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json,
 		 const char *symbolizer)
 {
-	char path[PATH_MAX], err[1024], why[128];
 	struct diagnosis *d = NULL;
-	struct pivot *p;
-	json_t *manifest;
-	int ret, dirfd = -1, read_fd = -1, lock, live;
+	struct run_read r;
+	char why[128];
+	int ret;
 
-	manifest = manifest_read(run_dir, err, sizeof(err));
-	if (!manifest) {
-		ret = -errno;
-		fprintf(stderr, "nunatak: %s\n", err);
+	ret = run_read_open(&r, run_dir, symbolizer);
+	if (ret)
 		return ret;
-	}
-	snprintf(path, sizeof(path), "%s/" PIVOT_FILE, run_dir);
-	p = summary_open_pivot(run_dir, path, &read_fd);
-	/* asked once: may this summary write the Run, is it still written */
-	lock = p ? run_dir_lock(run_dir, &dirfd) : -EBADF;
-	live = lock == -EWOULDBLOCK;
-	if (p)
-		p = summary_finish_run(run_dir, path, manifest, symbolizer, p, lock, dirfd);
-	if (!p) {
-		ret = -errno;
-		goto out;
-	}
-	d = diagnosis__new(p);
+	d = diagnosis__new(r.p);
 	if (!d) {
 		ret = -errno;
-		fprintf(stderr, "nunatak: cannot analyse '%s': %s\n", path,
+		fprintf(stderr, "nunatak: cannot analyse '%s': %s\n", r.path,
 			errno_text(ret, why, sizeof(why)));
 		goto out;
 	}
-	if (text_out && live)
-		summary_print_live(text_out, p);
+	if (text_out && r.live)
+		summary_print_live(text_out, r.p);
 	else if (text_out)
-		summary_print(text_out, d, p);
-	ret = json_out ? summary_print_json(json_out, run_dir, manifest, d, p, extra_json, live)
+		summary_print(text_out, d, r.p);
+	ret = json_out ? summary_print_json(json_out, run_dir, r.manifest, d, r.p, extra_json,
+					    r.live)
 		       : 0;
 	if (!ret)
-		ret = summary_status(run_dir, manifest, p, live);
+		ret = summary_status(run_dir, r.manifest, r.p, r.live);
 out:
 	diagnosis__free(d);
-	pivot__free(p);
-	if (dirfd >= 0)
-		close(dirfd); /* the lock */
-	if (read_fd >= 0)
-		close(read_fd);
-	json_decref(manifest);
+	run_read_close(&r);
 	return ret;
 }
 

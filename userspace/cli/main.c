@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run, "profile a command and everything it starts, write a Run" },
 	{ "summary", cmd_summary, "print the summary of a Run again" },
+	{ "export", cmd_export, "write a Run's stacks for other tools (--format folded)" },
 	{ "status", cmd_status, "show the local node service (nunatakd) and its aggregators" },
 	{ "keygen", cmd_keygen, "make a CURVE key pair for the service (DIR NAME)" },
 	{ "attach", cmd_attach, "profile a running Slurm job (JOBID) on all its nodes" },
@@ -32,6 +33,7 @@ static void usage(FILE *out)
 		     "examples:\n"
 		     "  nunatak run -- ./solver input.dat\n"
 		     "  nunatak summary --json\n"
+		     "  nunatak export --format folded -o run.folded\n"
 		     "  nunatak status\n"
 		     "  nunatak attach 12345 --duration 30\n");
 }

@@ -151,6 +151,10 @@ int pivot_store_attribution(struct pivot *p, int64_t module_id, const struct att
  * the same transaction. -EROFS, -EIO. */
 int pivot_derive_measurements(struct pivot *p);
 
+/* 1 when function is one of the calls that frame the application time
+ * (MPI_Init, MPI_Init_thread, MPI_Finalize): never part of mpi_time. */
+int pivot_mpi_is_lifetime(const char *function);
+
 /* Derives the Locus-level MPI Measurements (hotspot NULL) of every Locus
  * with an mpi_processes row, replacing the earlier ones (idempotent):
  *  - app_time (ns): finalize_start - init_end, measured; without finalize,
@@ -214,6 +218,8 @@ struct pivot_hotspot_total {
 	int64_t id;
 	const char *name;
 	const char *module;	      /* display name */
+	const char *module_path;      /* the file sampled ("[kernel]" for pseudo modules) */
+	const char *module_identity;  /* build-id, or "pseudo:kernel", "pseudo:vdso", ... */
 	const char *source_file;      /* NULL when unknown */
 	const char *resolution_level; /* "line", "function", "symbol", "unresolved" */
 	uint64_t sample_count;
@@ -232,6 +238,54 @@ struct pivot_locus_value {
 	const char *quality;
 	const char *reason;
 };
+
+/* What one Locus (a thread) was sampled for one counter, with the CPU time
+ * its process' exit left on it. */
+struct pivot_locus_total {
+	int64_t locus; /* loci.id */
+	const char *node;
+	int64_t tgid, tid;
+	const char *comm, *exe; /* NULL when unknown */
+	uint64_t sample_count;	/* Σ of its sampling Measurements (attributed samples) */
+	double value;		/* Σ value of those, in the counter's unit */
+	uint64_t stack_samples; /* Σ sample_count of its rows in `samples` */
+	/* of those, the samples whose leaf (stack_frames position 0) is in the
+	 * module "pseudo:kernel", and those flagged in_kernel by the sampler */
+	uint64_t kernel_leaf_samples, in_kernel_samples;
+	/* ProcessExit Measurements on this Locus (quality NULL: none) */
+	struct pivot_locus_value cpu_time_user, cpu_time_system; /* ns */
+};
+
+/* Walks every Locus (node, tgid, tid order) with its totals for counter.
+ * A Locus with nothing sampled is walked too (its process' exit may be
+ * there). */
+int pivot_for_each_locus_total(struct pivot *p, const char *counter,
+			       int (*cb)(const struct pivot_locus_total *t, void *ctx), void *ctx);
+
+/* One frame of a Stack as read: its module (display name), module-relative
+ * offset, and the name of its Hotspot (NULL when the address has none). */
+struct pivot_stack_frame {
+	const char *module;
+	uint64_t offset;
+	const char *hotspot;
+};
+
+/* A Stack with the samples of counter taken on it, summed over every
+ * Locus (and in_kernel flag); frames innermost first (frames[0] is the
+ * leaf), truncated as the sampler stored it. */
+struct pivot_stack_total {
+	int64_t id;
+	int truncated;
+	uint64_t sample_count;
+	double value;
+	size_t n_frames;
+	const struct pivot_stack_frame *frames;
+};
+
+/* Walks the Stacks that have samples of counter, by id; strings and frames
+ * are borrowed for the callback. -ENOMEM, -EIO, or cb's non-zero return. */
+int pivot_for_each_stack_total(struct pivot *p, const char *counter,
+			       int (*cb)(const struct pivot_stack_total *s, void *ctx), void *ctx);
 
 /* A Locus with an mpi_processes row and its derived MPI Measurements. */
 struct pivot_mpi_locus {

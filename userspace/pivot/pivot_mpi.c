@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
@@ -12,6 +13,13 @@
 /* The lifetime calls frame the application time; they are not time spent
  * communicating. */
 #define MPI_LIFETIME_FUNCTIONS "('MPI_Init', 'MPI_Init_thread', 'MPI_Finalize')"
+
+int pivot_mpi_is_lifetime(const char *function)
+{
+	/* the same three as MPI_LIFETIME_FUNCTIONS */
+	return function && (!strcmp(function, "MPI_Init") || !strcmp(function, "MPI_Init_thread") ||
+			    !strcmp(function, "MPI_Finalize"));
+}
 
 static const char derive_delete_sql[] =
     "DELETE FROM measurements WHERE hotspot IS NULL AND counter IN"

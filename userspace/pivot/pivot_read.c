@@ -191,6 +191,8 @@ static int hotspot_row(sqlite3_stmt *stmt, void *arg)
 	    .sample_count = (uint64_t)sqlite3_column_int64(stmt, 5),
 	    .value = sqlite3_column_double(stmt, 6),
 	    .comm = pivot_column_text(stmt, 7),
+	    .module_path = pivot_column_text(stmt, 8),
+	    .module_identity = pivot_column_text(stmt, 9),
 	};
 
 	return w->cb(&t, w->ctx);
@@ -209,7 +211,8 @@ int pivot_for_each_hotspot_total(struct pivot *p, const char *counter,
 	err =
 	    pivot_prepare(p,
 			  "SELECT h.id, h.name, m.display_name, h.source_file, h.resolution_level,"
-			  " coalesce(sum(x.sample_count), 0), coalesce(sum(x.value), 0.0), l.comm"
+			  " coalesce(sum(x.sample_count), 0), coalesce(sum(x.value), 0.0), l.comm,"
+			  " m.path, m.identity"
 			  " FROM measurements x JOIN hotspots h ON h.id = x.hotspot"
 			  " JOIN modules m ON m.id = h.module JOIN loci l ON l.id = x.locus"
 			  " WHERE x.counter = ?"

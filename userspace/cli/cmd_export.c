@@ -1,0 +1,263 @@
+/* cmd_export — `nunatak export [RUN] --format folded [-o FILE [--force]]`:
+ * a Run's Stacks in an interchange format (report/export_folded.h says
+ * what the folded one holds), on stdout or into FILE.
+ *
+ * FILE is created under a descriptor of its directory, O_EXCL|O_NOFOLLOW,
+ * 0600 (nunatak runs as root: a link planted at FILE is never followed);
+ * an existing FILE is refused unless --force, which writes a new file
+ * beside it and renames it over FILE, so a link there is replaced, never
+ * followed. A failed export leaves no file behind. Exit: 0, 1 when the
+ * export failed, 125 for bad usage. */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/export_folded.h"
+#include "userspace/aggregator/manifest.h"
+#include "userspace/aggregator/run_dir.h"
+#include "userspace/cli/cli.h"
+#include "userspace/cli/run_read.h"
+#include "userspace/config/config.h"
+#include "userspace/launch/launch.h"
+#include "userspace/log/log.h"
+
+static struct export_env {
+	const char *run;
+	const char *format;
+	const char *output;
+	const char *runs_dir;
+	int force;
+} env;
+
+enum { OPT_FORCE = 0x100, OPT_RUNS_DIR };
+
+static const char doc[] =
+    "Write the Stacks of a Run in an interchange format, for other tools.\n"
+    "\n"
+    "RUN is a Run directory, a directory name under the runs directory, or a\n"
+    "runs directory (its most recent Run); without it, the most recent Run.\n"
+    "\n"
+    "--format folded: one line per distinct call stack, its functions from the\n"
+    "root (main, the thread's start) to the sampled one separated by ';', a space\n"
+    "and its number of samples (cpu-clock; cycles when only cycles were sampled).\n"
+    "The counts add up to the Run's samples. A frame without a function name is\n"
+    "MODULE+0xOFFSET; kernel frames are the kernel's functions (module [kernel]);\n"
+    "a stack the sampler could not walk to its root starts with [truncated].\n"
+    "In names, ';' becomes ':', control characters '?'.\n"
+    "\v"
+    "EXAMPLES:\n"
+    "  nunatak export --format folded > run.folded         the most recent Run\n"
+    "  nunatak export .nunatak/solver-20261130-101500 -f folded -o solver.folded\n"
+    "  nunatak export /scratch/runs -f folded | flamegraph.pl > solver.svg\n"
+    "  nunatak export -f folded -o run.folded --force      replace run.folded";
+
+static const struct argp_option options[] = {
+    {"format", 'f', "FORMAT", 0, "Format to write: folded (required)", 0},
+    {"output", 'o', "FILE", 0, "Write to FILE (created 0600, never overwritten) instead of stdout",
+     0},
+    {"force", OPT_FORCE, NULL, 0, "Replace FILE when it exists", 0},
+    {"runs-dir", OPT_RUNS_DIR, "DIR", 0, "Runs directory to look in (default: config `runs_dir`)",
+     0},
+    {},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'f':
+		if (strcmp(arg, "folded"))
+			argp_error(state, "unknown format '%s': the formats are: folded", arg);
+		env.format = arg;
+		break;
+	case 'o':
+		if (!arg[0])
+			argp_error(state, "--output needs a file name");
+		env.output = arg;
+		break;
+	case OPT_FORCE:
+		env.force = 1;
+		break;
+	case OPT_RUNS_DIR:
+		env.runs_dir = arg;
+		break;
+	case ARGP_KEY_ARG:
+		if (env.run)
+			argp_error(state, "one Run at a time: '%s' and '%s'", env.run, arg);
+		env.run = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env.format)
+			argp_error(state, "--format is required: --format folded");
+		if (env.force && !env.output)
+			argp_error(state, "--force replaces the file of --output: give -o FILE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* The output file, written under dirfd: FILE itself (new), or with
+ * --force a new temporary name beside it (tmp) renamed over FILE at the
+ * end. */
+struct output {
+	int dirfd;
+	char base[NAME_MAX + 1], tmp[NAME_MAX + 1];
+	FILE *f;
+};
+
+/* 0, or -errno said */
+static int output_open(struct output *o, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], why[128];
+	int fd = -1, e;
+
+	o->dirfd = -1;
+	o->f = NULL;
+	o->tmp[0] = '\0';
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	if (snprintf(o->base, sizeof(o->base), "%s", slash ? slash + 1 : path) >=
+		(int)sizeof(o->base) ||
+	    !o->base[0] || !strcmp(o->base, ".") || !strcmp(o->base, "..")) {
+		fprintf(stderr, "nunatak: cannot write '%s': not a file name; give -o DIR/FILE\n",
+			path);
+		return -EINVAL;
+	}
+	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (o->dirfd < 0) {
+		e = -errno;
+		fprintf(stderr, "nunatak: cannot write '%s': its directory '%s': %s\n", path, dir,
+			errno_text(e, why, sizeof(why)));
+		return e;
+	}
+	if (env.force)
+		snprintf(o->tmp, sizeof(o->tmp), ".%.200s.%d.tmp", o->base, (int)getpid());
+	fd = openat(o->dirfd, o->tmp[0] ? o->tmp : o->base,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0 && fchmod(fd, 0600) == 0 && (o->f = fdopen(fd, "w")))
+		return 0;
+	e = -errno;
+	if (fd >= 0) {
+		close(fd);
+		unlinkat(o->dirfd, o->tmp[0] ? o->tmp : o->base, 0);
+	}
+	if (e == -EEXIST && !o->tmp[0])
+		fprintf(stderr,
+			"nunatak: '%s' exists: not overwritten; give another -o FILE, or "
+			"--force to replace it\n",
+			path);
+	else
+		fprintf(stderr, "nunatak: cannot create '%s': %s\n", path,
+			errno_text(e, why, sizeof(why)));
+	close(o->dirfd);
+	o->dirfd = -1;
+	return e;
+}
+
+/* closes o: kept (renamed over FILE with --force) when ok, else removed.
+ * 0 or -errno, said. */
+static int output_close(struct output *o, const char *path, int ok)
+{
+	char why[128];
+	int e = 0;
+
+	if (!o->f)
+		return 0;
+	if (fclose(o->f) && ok) {
+		e = -errno;
+		fprintf(stderr, "nunatak: cannot write '%s': %s\n", path,
+			errno_text(e, why, sizeof(why)));
+	}
+	o->f = NULL;
+	if (!e && ok && o->tmp[0] && renameat(o->dirfd, o->tmp, o->dirfd, o->base)) {
+		e = -errno;
+		fprintf(stderr, "nunatak: cannot replace '%s': %s\n", path,
+			errno_text(e, why, sizeof(why)));
+	}
+	if (e || !ok)
+		unlinkat(o->dirfd, o->tmp[0] ? o->tmp : o->base, 0);
+	close(o->dirfd);
+	o->dirfd = -1;
+	return e;
+}
+
+/* the export of the Run in run_dir to out (path: its name, NULL for
+ * stdout): 0 or -errno, said */
+static int export_run(const char *run_dir, FILE *out, const char *path)
+{
+	struct export_folded_stats st;
+	struct run_read r;
+	char why[128];
+	int err;
+
+	/* no symbolizer: a Run never finalized is read as it is (summary
+	 * finalizes it), a finalized one left in WAL mode is sealed */
+	err = run_read_open(&r, run_dir, NULL);
+	if (err)
+		return err;
+	if (r.live)
+		fprintf(stderr,
+			"nunatak: '%s' is still being written: these are the stacks it "
+			"holds so far\n",
+			run_dir);
+	else if (!manifest_finalized(r.manifest))
+		fprintf(stderr,
+			"nunatak: '%s' was never finalized: frames may be unnamed; "
+			"'nunatak summary %s' finalizes it\n",
+			run_dir, run_dir);
+	errno = 0;
+	err = export_folded(r.p, out, &st);
+	if (err)
+		fprintf(stderr, "nunatak: cannot export '%s'%s%s: %s\n", run_dir,
+			path ? " to " : "", path ? path : "", errno_text(err, why, sizeof(why)));
+	else if (!st.counter)
+		fprintf(stderr, "nunatak: '%s' holds no sample: nothing to export\n", run_dir);
+	else
+		fprintf(stderr,
+			"nunatak: %" PRIu64 " folded stacks, %" PRIu64 " %s samples (%" PRIu64
+			" on truncated stacks) written to %s\n",
+			st.lines, st.samples, st.counter, st.truncated, path ? path : "stdout");
+	run_read_close(&r);
+	return err;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct argp argp = {options, parse_arg, "[RUN]", doc, NULL, NULL, NULL};
+	char run_dir[PATH_MAX], err[1024];
+	struct output o = {.dirfd = -1};
+	struct config cfg;
+	int ret;
+
+	memset(&env, 0, sizeof(env));
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_NUNATAK_FAILED;
+	config_init(&cfg);
+	if (cli_load_config(&cfg)) {
+		config_release(&cfg);
+		return EXIT_NUNATAK_FAILED;
+	}
+	if (env.runs_dir)
+		config_set_runs_dir(&cfg, env.runs_dir);
+	ret = run_dir_find(cfg.runs_dir, env.run, run_dir, sizeof(run_dir), err, sizeof(err));
+	config_release(&cfg);
+	if (ret) {
+		fprintf(stderr, "nunatak: %s\n", err);
+		return 1;
+	}
+	if (env.output && output_open(&o, env.output))
+		return 1;
+	ret = export_run(run_dir, o.f ? o.f : stdout, env.output);
+	if (env.output)
+		ret = output_close(&o, env.output, !ret) ?: ret;
+	return ret ? 1 : 0;
+}
