@@ -97,6 +97,7 @@ struct unwind_rule {
 	__u16 pad;
 	__s32 cfa_offset;
 	__s32 rbp_offset;
+	__u32 reserved; /* 0; 16 bytes: an array map's stride, which the Agent writes in place */
 };
 
 struct unwind_row {
@@ -123,6 +124,12 @@ struct unwind_proc {
 	__u32 pad;
 	struct unwind_mapping mappings[MAX_PROC_MAPPINGS];
 };
+
+/* In a recorded user frame: its ip is not a return address (the
+ * interrupted leaf, a signal trampoline the handler "returned" to, the
+ * frame a signal interrupted), so it is looked up as it is, not at ip - 1.
+ * User addresses never have bit 63 set on x86-64 and arm64. */
+#define UNWIND_IP_NOT_RETURN (1ull << 63)
 
 /* how the user part of a stack ended (struct stack_value.user_end) */
 enum unwind_end {

@@ -26,13 +26,19 @@ struct stack_entry {
 	uint32_t index;
 };
 
+/* a pseudo module's symbol offset, unique by (module, offset) in the Batch */
+struct symbol_entry {
+	uint32_t module;
+	uint64_t offset;
+};
+
 struct batch_builder {
 	wire_envelope env;
 	Nunatak__Wire__Batch batch;
 	struct ptr_vec modules, loci, stacks, samples, degradations, counters, exits;
 	struct ptr_vec mpi_sites, mpi_processes, mpi_events;
 	struct ptr_vec owned; /* every other allocation, freed at the end */
-	void *locus_tree, *stack_tree;
+	void *locus_tree, *stack_tree, *symbol_tree;
 	uint64_t seq;
 	/* tags the modules indexed by this builder: unique per builder, not
 	 * the seq, which a Batch rebuilt after a failed send reuses */
@@ -120,6 +126,9 @@ void batch_builder__free(struct batch_builder *b)
 		free(b->owned.items[i]);
 	tdestroy(b->locus_tree, tree_noop);
 	tdestroy(b->stack_tree, tree_noop);
+	tdestroy(b->symbol_tree, tree_noop);
+	for (i = 0; i < b->modules.n; i++) /* grown by module_add_symbol() */
+		free(((Nunatak__Wire__Module *)b->modules.items[i])->symbols);
 	vec_free(&b->owned);
 	vec_free(&b->modules);
 	vec_free(&b->loci);
@@ -305,6 +314,65 @@ int batch_builder_add_sample(struct batch_builder *b, const struct batch_locus *
 	sc->value = value;
 	sc->in_kernel = in_kernel;
 	return vec_push(&b->samples, sc);
+}
+
+static int symbol_cmp(const void *a, const void *b)
+{
+	const struct symbol_entry *x = a, *y = b;
+
+	if (x->module != y->module)
+		return x->module < y->module ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Appends ws to wm's symbols: the array grows to the next power of two,
+ * its capacity is implied by n_symbols. 0 or -ENOMEM. */
+static int module_add_symbol(Nunatak__Wire__Module *wm, Nunatak__Wire__Symbol *ws)
+{
+	size_t n = wm->n_symbols;
+	Nunatak__Wire__Symbol **grown;
+
+	if ((n & (n - 1)) == 0) { /* 0 or a power of two: full */
+		grown = reallocarray(wm->symbols, n ? 2 * n : 1, sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		wm->symbols = grown;
+	}
+	wm->symbols[wm->n_symbols++] = ws;
+	return 0;
+}
+
+int batch_builder_add_module_symbol(struct batch_builder *b, struct module *m, uint64_t offset,
+				    uint64_t size, const char *name)
+{
+	struct symbol_entry key = {.offset = offset}, *e;
+	Nunatak__Wire__Symbol *ws;
+	int err;
+
+	if (!m || !name || !size)
+		return -EINVAL;
+	err = module_index(b, m, &key.module);
+	if (err)
+		return err;
+	if (tfind(&key, &b->symbol_tree, symbol_cmp))
+		return 0;
+	e = owned_alloc(b, sizeof(*e));
+	ws = owned_alloc(b, sizeof(*ws));
+	if (!e || !ws)
+		return -ENOMEM;
+	nunatak__wire__symbol__init(ws);
+	ws->offset = offset;
+	ws->size = size;
+	ws->name = owned_strdup(b, name);
+	if (!ws->name)
+		return -ENOMEM;
+	*e = key;
+	if (!tsearch(e, &b->symbol_tree, symbol_cmp))
+		return -ENOMEM;
+	err = module_add_symbol(b->modules.items[key.module], ws);
+	if (err)
+		tdelete(e, &b->symbol_tree, symbol_cmp);
+	return err;
 }
 
 int batch_builder_add_exit(struct batch_builder *b, const struct batch_locus *locus,

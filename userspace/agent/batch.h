@@ -46,6 +46,13 @@ int batch_builder_add_sample(struct batch_builder *b, const struct batch_locus *
 			     struct module *const *modules, const uint64_t *offsets, int depth,
 			     int truncated, int in_kernel, const char *counter, uint64_t samples,
 			     uint64_t value);
+/* Names [offset, offset + size) of pseudo module m ("[kernel]") in this
+ * Batch, for the Aggregator that has no file to symbolize it from; m
+ * enters the Batch if it was not in it. The first symbol given at one
+ * offset of m is kept, later ones are ignored (0). 0, -EINVAL (NULL m or
+ * name, size 0), -ENOMEM. */
+int batch_builder_add_module_symbol(struct batch_builder *b, struct module *m, uint64_t offset,
+				    uint64_t size, const char *name);
 int batch_builder_add_exit(struct batch_builder *b, const struct batch_locus *locus,
 			   const Nunatak__Wire__ProcessExit *exit_template);
 int batch_builder_add_degradation(struct batch_builder *b, const char *name, const char *message,

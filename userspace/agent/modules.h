@@ -10,8 +10,12 @@
  *
  * Pseudo modules (no file to symbolize): "[vdso]", "[anon]" for anonymous
  * executable memory (JIT), "[unmapped]" for an address no known mapping
- * covers. Their identity starts with "pseudo:"; offsets into "[anon]" and
- * "[unmapped]" are 0, since an absolute address must not leave the Agent.
+ * covers, "[kernel]" for the kernel's code. Their identity starts with
+ * "pseudo:"; offsets into "[anon]" and "[unmapped]" are 0, since an
+ * absolute address must not leave the Agent; offsets into "[kernel]" are
+ * from the kernel's text base (kernel_symbols.h), 0 when the kernel hides
+ * its addresses, and its functions travel as the module's symbols
+ * (batch_builder_add_module_symbol()), there being no file to symbolize.
  */
 #ifndef NUNATAK_AGENT_MODULES_H
 #define NUNATAK_AGENT_MODULES_H
@@ -28,6 +32,8 @@ struct module {
 	int has_build_id;
 	struct elf_file *elf; /* NULL for pseudo modules and unreadable files */
 	uint64_t dev, inode;
+	uint32_t unwind_table; /* bpf/unwind.h table id, 0: none (yet) */
+	int unwind_err;        /* why it has none: 0 not tried yet, or -errno */
 	uint32_t index;       /* scratch for batch building */
 	uint64_t batch_seq;   /* scratch: the builder that last indexed this module */
 };
@@ -80,6 +86,23 @@ int module_table_for_each_live(const struct module_table *table,
 void module_table_resolve(struct module_table *table, pid_t tgid, uint32_t exec_seq, uint64_t ip,
 			  struct module **module, uint64_t *offset);
 
+/* The processes whose current code mappings changed (added, mapped,
+ * exec'd, exited) since the previous call, each once: *tgids is the
+ * table's, valid until the next change. */
+size_t module_table_take_changed(struct module_table *table, pid_t **tgids);
+
+struct module_mapping {
+	uint64_t start, end, pgoff;
+	struct module *module;
+};
+/* Calls cb for each code mapping of the current image of tgid, by start;
+ * stops at cb's first non-zero return, which it returns; -ESRCH when the
+ * process is unknown or exited. */
+int module_table_for_each_mapping(struct module_table *table, pid_t tgid,
+				  int (*cb)(const struct module_mapping *m, void *ctx), void *ctx);
+/* 1 for the pseudo module of the vDSO */
+int module_is_vdso(const struct module *m);
+
 /* Calls fn for every file module opened from now on (e.g. to probe the
  * MPI library the moment a Target maps it). */
 void module_table_on_new_module(struct module_table *table,
@@ -100,7 +123,10 @@ uint32_t module_table_exec_seq(const struct module_table *table, pid_t tgid);
 
 const char *module_table_comm(const struct module_table *table, pid_t tgid); /* NULL unknown */
 const char *module_table_exe(const struct module_table *table, pid_t tgid);  /* NULL unknown */
-/* Calls cb for every module opened so far. */
+/* The "[kernel]" pseudo module (identity "pseudo:kernel"), owned by the
+ * table. */
+struct module *module_table_kernel(struct module_table *table);
+/* Calls cb for every module opened so far, the pseudo ones included. */
 void module_table_for_each_module(struct module_table *table, void (*cb)(struct module *m, void *ctx),
 				  void *ctx);
 

@@ -7,6 +7,7 @@
 
 #include "userspace/aggregator/finalize.h"
 #include "userspace/aggregator/manifest.h"
+#include "userspace/aggregator/stack_losses.h"
 #include "userspace/attribution/attribution.h"
 #include "userspace/attribution/symbolizer.h"
 #include "userspace/log/log.h"
@@ -24,6 +25,9 @@ struct module_job {
 	struct attributed_address *aa;
 	int err, symbolizer_missing;
 	char reason[512];
+	int kernel; /* "[kernel]": named from syms, sent by the Agents */
+	struct pseudo_symbol *syms;
+	size_t n_syms;
 };
 
 struct attribute_ctx {
@@ -48,6 +52,21 @@ static void list_append(char *list, size_t size, const char *item)
 	snprintf(list + len, size - len, "%s%s", len ? ", " : "", item);
 }
 
+static int collect_symbol(uint64_t start, uint64_t size, const char *name, void *ctx)
+{
+	struct module_job *job = ctx;
+	struct pseudo_symbol *syms = reallocarray(job->syms, job->n_syms + 1, sizeof(*syms));
+
+	if (!syms)
+		return -ENOMEM;
+	job->syms = syms;
+	syms[job->n_syms] = (struct pseudo_symbol){start, size, strdup(name)};
+	if (!syms[job->n_syms].name)
+		return -ENOMEM;
+	job->n_syms++;
+	return 0;
+}
+
 static int collect_module(const struct pivot_module *m, const uint64_t *offsets, size_t n,
 			  void *ctx)
 {
@@ -70,6 +89,9 @@ static int collect_module(const struct pivot_module *m, const uint64_t *offsets,
 	if (!job->identity || !job->path || !job->display_name || !job->offsets || !job->aa)
 		return -ENOMEM;
 	memcpy(job->offsets, offsets, n * sizeof(*offsets));
+	job->kernel = !strcmp(m->identity, ATTRIBUTION_KERNEL_MODULE);
+	if (job->kernel)
+		return pivot_for_each_module_symbol(ac->p, m->id, collect_symbol, job);
 	return 0;
 }
 
@@ -110,11 +132,15 @@ static void attribute_all(struct module_job *jobs, size_t n, const char *symboli
 	for (i = 0; i < n; i++) {
 		struct module_job *job = &jobs[i];
 
-		job->err = attribution_attribute_symbolized(
-			symbolizer, job->path, job->display_name, job->identity, job->offsets,
-			job->n, results && results[i] ? results[i] : NULL,
-			results && results[i] ? sym_err : -ENOMEM, job->aa,
-			&job->symbolizer_missing, job->reason, sizeof(job->reason));
+		if (job->kernel)
+			job->err = attribution_attribute_kernel(job->syms, job->n_syms, job->offsets,
+								job->n, job->aa);
+		else
+			job->err = attribution_attribute_symbolized(
+			    symbolizer, job->path, job->display_name, job->identity, job->offsets,
+			    job->n, results && results[i] ? results[i] : NULL,
+			    results && results[i] ? sym_err : -ENOMEM, job->aa,
+			    &job->symbolizer_missing, job->reason, sizeof(job->reason));
 		for (k = 0; results && results[i] && k < job->n; k++)
 			symbolizer_result_release(&results[i][k]);
 		if (results)
@@ -181,6 +207,9 @@ static void job_release(struct module_job *job)
 	free(job->identity);
 	free(job->path);
 	free(job->display_name);
+	for (i = 0; i < job->n_syms; i++)
+		free((char *)job->syms[i].name);
+	free(job->syms);
 }
 
 /* A symbolizer stopped at a bound, or by the user, is a named loss. */
@@ -265,9 +294,16 @@ static const struct counter_degradation counter_degradations[] = {
 	  "samples added after it was read are lost, uncounted",
 	  "report it: a sampling program runs for microseconds" },
 	{ "stacks_dropped", "stacks-dropped",
-	  "samples lost their call stack: the stack map was full; they are kept, attributed to "
-	  "their leaf only",
+	  "samples lost their call stack: the kernel's stack map was full (more distinct Stacks "
+	  "in one drain than it holds); they are kept, attributed to their leaf only",
 	  "lower --frequency; flame graphs miss these stacks" },
+	{ "stacks_dropped_collisions", "stacks-dropped-collisions",
+	  "samples lost their call stack: their Stack's digest and the next ones were held by "
+	  "other Stacks; they are kept, attributed to their leaf only",
+	  "report it: 64-bit digests should not collide so" },
+	{ "kernel_stacks_truncated", "kernel-stacks-truncated",
+	  "samples have kernel call paths deeper than 64 frames, cut there",
+	  "none: the kernel frames nearest the sample are kept" },
 	{ "processes_not_followed", "processes-not-followed",
 	  "child processes were not followed: the target map was full", "profile fewer processes" },
 	{ "task_reports_dropped", "task-reports-dropped",
@@ -320,6 +356,8 @@ static int counter_to_degradation(const char *node, const char *name, uint64_t v
 
 	if (!value)
 		return 0;
+	if (!strcmp(name, "stacks_complete")) /* and the stacks_ended_* ones */
+		return stack_losses_truncated(p, node, node_counter);
 	/* three counters make one message: how many samples, Batches, and why */
 	if (!strcmp(name, "storage_failed_batches")) {
 		wire_storage_failed_message(message, sizeof(message),

@@ -23,6 +23,10 @@
  *  - A stale file (identity differs from the one sampled) is never
  *    symbolized: its current symbols describe other code.
  * Lines and inline frames are details inside the Hotspot, never Hotspots.
+ *
+ * Pseudo module "[kernel]" (identity "pseudo:kernel"): no file, its
+ * functions come with it (the Agent's /proc/kallsyms, see
+ * userspace/agent/kernel_symbols.h): attribution_attribute_kernel().
  */
 #ifndef NUNATAK_ATTRIBUTION_H
 #define NUNATAK_ATTRIBUTION_H
@@ -98,5 +102,33 @@ int attribution_attribute_symbolized(const char *symbolizer_tool, const char *pa
 				     struct symbolizer_result *results, int symbolizer_err,
 				     struct attributed_address *out, int *symbolizer_missing,
 				     char *reason, size_t reasonlen);
+
+/* A function of a pseudo module as the Agent named it: [start, start +
+ * size) in module offsets. */
+struct pseudo_symbol {
+	uint64_t start, size;
+	const char *name;
+};
+
+#define ATTRIBUTION_KERNEL_MODULE "pseudo:kernel"
+#define ATTRIBUTION_KERNEL_NAME "[kernel]"
+/* the function_start of the one '[kernel]' Hotspot: no symbol starts
+ * there (a kernel offset is far below 2^64 - 1) */
+#define ATTRIBUTION_KERNEL_UNNAMED_START UINT64_MAX
+
+/* Attributes the offsets addrs[0..n) of the "[kernel]" pseudo module from
+ * syms[0..n_syms) (sorted by start; where extents overlap, the latest
+ * start covering an offset names it): an offset a symbol covers is the
+ * Hotspot of that symbol (function_start its start, its name, level
+ * "function": kallsyms is the kernel's whole symbol table, static
+ * functions included, as .symtab is a file's; no source file); any other
+ * offset (no symbol covers it, or the kernel hid its addresses and every
+ * offset is 0) is the one Hotspot '[kernel]' (function_start
+ * ATTRIBUTION_KERNEL_UNNAMED_START, unresolved). Never named after a
+ * neighbour. 0; -EINVAL (bad arguments, syms not sorted: out untouched);
+ * -ENOMEM (an entry may then have no name). Release each out[i] with
+ * attributed_address_release(). */
+int attribution_attribute_kernel(const struct pseudo_symbol *syms, size_t n_syms,
+				 const uint64_t *addrs, size_t n, struct attributed_address *out);
 
 #endif

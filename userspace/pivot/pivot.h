@@ -42,9 +42,9 @@
 #include "userspace/attribution/attribution.h"
 #include "userspace/wire/nunatak.pb-c.h"
 
-#define PIVOT_SCHEMA_VERSION 2 /* 2: batches by (node, incarnation, seq), degradations
-				 * by (node, name); a pivot of 1 is migrated when opened
-				 * to write, read as it is otherwise */
+#define PIVOT_SCHEMA_VERSION 3 /* 2: batches by (node, incarnation, seq), degradations
+				 * by (node, name); 3: module_symbols; an older pivot is
+				 * migrated when opened to write, read as it is otherwise */
 #define PIVOT_FILE "pivot.sqlite"
 
 struct pivot;
@@ -101,8 +101,10 @@ sqlite3 *pivot_sqlite(struct pivot *p);
  * its Locus' row and never turns a present one to NULL (init and finalize
  * keep the first value, last_seen the latest). An MpiEvent becomes an Event
  * (name = function).
- * A Batch bringing a new address into an already attributed module marks
- * the module as not attributed again. */
+ * A Module's symbols (a pseudo module's functions) are kept by (module,
+ * start), the first stored winning.
+ * A Batch bringing a new address, or a new symbol, into an already
+ * attributed module marks the module as not attributed again. */
 int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch);
 
 /* A module as the pivot knows it; strings borrowed for the callback. */
@@ -120,6 +122,13 @@ int pivot_for_each_module_to_attribute(struct pivot *p,
 				       int (*cb)(const struct pivot_module *m,
 						 const uint64_t *offsets, size_t n, void *ctx),
 				       void *ctx);
+
+/* Calls cb for each symbol of module (a pseudo module's functions, sent
+ * with its Batches), by start. A pivot older than schema 3 has none (0). */
+int pivot_for_each_module_symbol(struct pivot *p, int64_t module,
+				 int (*cb)(uint64_t start, uint64_t size, const char *name,
+					   void *ctx),
+				 void *ctx);
 
 /* Stores the attribution of aa[0..n) in module_id, one transaction:
  * upserts each Hotspot (module, function_start) — its name and source file

@@ -136,6 +136,44 @@ int pivot_for_each_module_to_attribute(struct pivot *p,
 	return err;
 }
 
+struct symbol_walk {
+	int (*cb)(uint64_t start, uint64_t size, const char *name, void *ctx);
+	void *ctx;
+};
+
+static int symbol_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct symbol_walk *w = arg;
+	const char *name = pivot_column_text(stmt, 2);
+
+	return w->cb((uint64_t)sqlite3_column_int64(stmt, 0), (uint64_t)sqlite3_column_int64(stmt, 1),
+		     name ? name : "", w->ctx);
+}
+
+int pivot_for_each_module_symbol(struct pivot *p, int64_t module,
+				 int (*cb)(uint64_t start, uint64_t size, const char *name,
+					   void *ctx),
+				 void *ctx)
+{
+	struct symbol_walk w = {cb, ctx};
+	sqlite3_stmt *stmt;
+	int err;
+
+	if (!p || !cb)
+		return -EINVAL;
+	if (p->schema < 3)
+		return 0;
+	/* unsigned order: a start stored as a negative int64 sorts last */
+	err = pivot_prepare(p,
+			    "SELECT start, size, name FROM module_symbols WHERE module = ?"
+			    " ORDER BY start >= 0 DESC, start",
+			    &stmt);
+	if (err)
+		return err;
+	sqlite3_bind_int64(stmt, 1, module);
+	return pivot_walk(p, stmt, symbol_row, &w, "list module symbols");
+}
+
 static int status_valid(const char *status)
 {
 	static const char *const valid[] = {"done", "missing", "stale", "pseudo", "no-symbolizer"};

@@ -11,9 +11,16 @@ struct pivot {
 	sqlite3 *db;
 	char *path;
 	int read_only;
-	int schema; /* PRAGMA user_version: 1 is read as it is (read-only) or
-		     * migrated when opened to write */
+	int schema; /* PRAGMA user_version: an older one is read as it is
+		     * (read-only) or migrated when opened to write */
 };
+
+/* The tables of a new pivot and PRAGMA user_version = PIVOT_SCHEMA_VERSION
+ * (pivot_schema.c); inside the caller's transaction. 0 or -EIO. */
+int pivot_schema_create(struct pivot *p);
+/* Brings a pivot of schema p->schema (older) to PIVOT_SCHEMA_VERSION, its
+ * rows kept; inside the caller's transaction. 0 or -EIO. */
+int pivot_schema_migrate(struct pivot *p);
 
 /* The errno the last SQLite failure of p stands for: -ENOSPC for a full
  * disk, -EBUSY for a lock another connection holds, -EROFS, -ENOMEM, the
@@ -71,6 +78,7 @@ enum {
 	ST_BATCH,
 	ST_MODULE,
 	ST_MODULE_UNATTRIBUTE,
+	ST_MODULE_SYMBOL,
 	ST_LOCUS,
 	ST_STACK,
 	ST_STACK_FRAME,

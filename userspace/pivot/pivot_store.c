@@ -26,6 +26,9 @@ static int batch_check(const Nunatak__Wire__Batch *b)
 
 		if (!m || !m->identity || !m->path || !m->display_name)
 			return -EINVAL;
+		for (j = 0; j < m->n_symbols; j++)
+			if (!m->symbols[j] || !m->symbols[j]->name)
+				return -EINVAL;
 	}
 	for (i = 0; i < b->n_loci; i++)
 		if (!b->loci[i] || !b->loci[i]->node)
@@ -82,6 +85,8 @@ static const char *const store_sql[ST_COUNT] = {
 		  " identity = excluded.identity RETURNING id",
     [ST_MODULE_UNATTRIBUTE] = "UPDATE modules SET attribution = NULL, attribution_reason = NULL"
 			      " WHERE id = ? AND attribution IS NOT NULL",
+    [ST_MODULE_SYMBOL] = "INSERT OR IGNORE INTO module_symbols(module, start, size, name)"
+			 " VALUES(?, ?, ?, ?)",
     [ST_LOCUS] = "INSERT INTO loci(node, tgid, tid, comm, exe, rank, world_size)"
 		 " VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(node, tgid, tid) DO UPDATE SET"
 		 " comm = coalesce(excluded.comm, comm), exe = coalesce(excluded.exe, exe),"
@@ -198,6 +203,33 @@ static int store_modules(struct store *s)
 		err = step_id(s, st, &s->module_ids[i], "store a module");
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/* A pseudo module's symbols, the first stored at each start kept; a new
+ * one may name addresses attributed before: the module is attributed
+ * again. */
+static int store_module_symbols(struct store *s)
+{
+	sqlite3_stmt *st = s->st[ST_MODULE_SYMBOL];
+	size_t i, j;
+	int err;
+
+	for (i = 0; i < s->b->n_modules; i++) {
+		const Nunatak__Wire__Module *m = s->b->modules[i];
+
+		for (j = 0; j < m->n_symbols; j++) {
+			sqlite3_bind_int64(st, 1, s->module_ids[i]);
+			sqlite3_bind_int64(st, 2, (int64_t)m->symbols[j]->offset);
+			sqlite3_bind_int64(st, 3, (int64_t)m->symbols[j]->size);
+			pivot_bind_text(st, 4, m->symbols[j]->name);
+			err = pivot_step_done(s->p, st, "store a module symbol");
+			if (err)
+				return err;
+			if (sqlite3_changes(s->p->db))
+				s->new_address[i] = 1;
+		}
 	}
 	return 0;
 }
@@ -486,6 +518,8 @@ int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch)
 		goto cleanup;
 	}
 	err = store_modules(&s);
+	if (!err)
+		err = store_module_symbols(&s);
 	if (!err)
 		err = store_loci(&s);
 	if (!err)

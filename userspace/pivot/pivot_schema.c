@@ -1,0 +1,123 @@
+/* pivot_schema — the tables of the pivot and the migrations of a pivot
+ * written by an older nunatak, each in the caller's transaction. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "userspace/pivot/pivot.h"
+#include "userspace/pivot/pivot_internal.h"
+
+/* schema 3: a pseudo module's function [start, start + size) is name
+ * (from the Agent's /proc/kallsyms for "[kernel]"); first stored wins */
+#define MODULE_SYMBOLS_TABLE                                                                       \
+	"CREATE TABLE IF NOT EXISTS module_symbols(module INTEGER NOT NULL REFERENCES modules(id),"            \
+	" start INTEGER NOT NULL, size INTEGER NOT NULL, name TEXT NOT NULL,"                    \
+	" PRIMARY KEY(module, start));\n"
+
+static const char pivot_schema[] =
+    "CREATE TABLE batches(node TEXT NOT NULL, incarnation INTEGER NOT NULL DEFAULT 0,"
+    " seq INTEGER NOT NULL, received TEXT NOT NULL, last INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY(node, incarnation, seq));\n"
+    "CREATE TABLE modules(id INTEGER PRIMARY KEY, identity TEXT NOT NULL UNIQUE,"
+    " path TEXT NOT NULL, display_name TEXT NOT NULL, has_build_id INTEGER NOT NULL,"
+    " attribution TEXT, attribution_reason TEXT);\n"
+    "CREATE TABLE loci(id INTEGER PRIMARY KEY, node TEXT NOT NULL, rank INTEGER,"
+    " world_size INTEGER, tgid INTEGER NOT NULL, tid INTEGER NOT NULL, comm TEXT, exe TEXT,"
+    " UNIQUE(node, tgid, tid));\n"
+    "CREATE TABLE hotspots(id INTEGER PRIMARY KEY, module INTEGER NOT NULL REFERENCES"
+    " modules(id), function_start INTEGER NOT NULL, name TEXT NOT NULL, source_file TEXT,"
+    " resolution_level TEXT NOT NULL CHECK(resolution_level IN"
+    " ('line','function','symbol','unresolved')), UNIQUE(module, function_start));\n"
+    "CREATE TABLE addresses(id INTEGER PRIMARY KEY, module INTEGER NOT NULL REFERENCES"
+    " modules(id), offset INTEGER NOT NULL, hotspot INTEGER REFERENCES hotspots(id),"
+    " resolution_level TEXT, source_file TEXT, line INTEGER, UNIQUE(module, offset));\n"
+    "CREATE TABLE frames(address INTEGER NOT NULL REFERENCES addresses(id),"
+    " depth INTEGER NOT NULL, function TEXT, file TEXT, line INTEGER, column INTEGER,"
+    " PRIMARY KEY(address, depth));\n"
+    "CREATE TABLE extracts(file TEXT NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL,"
+    " PRIMARY KEY(file, line));\n"
+    "CREATE TABLE stacks(id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,"
+    " depth INTEGER NOT NULL, truncated INTEGER NOT NULL);\n"
+    "CREATE TABLE stack_frames(stack INTEGER NOT NULL REFERENCES stacks(id),"
+    " position INTEGER NOT NULL, address INTEGER NOT NULL REFERENCES addresses(id),"
+    " PRIMARY KEY(stack, position));\n"
+    "CREATE TABLE samples(locus INTEGER NOT NULL REFERENCES loci(id), stack INTEGER NOT NULL"
+    " REFERENCES stacks(id), counter TEXT NOT NULL, in_kernel INTEGER NOT NULL,"
+    " sample_count INTEGER NOT NULL, value INTEGER NOT NULL,"
+    " PRIMARY KEY(locus, stack, counter, in_kernel));\n"
+    "CREATE TABLE measurements(id INTEGER PRIMARY KEY, hotspot INTEGER REFERENCES"
+    " hotspots(id), locus INTEGER NOT NULL REFERENCES loci(id), counter TEXT NOT NULL,"
+    " value REAL, unit TEXT NOT NULL, quality TEXT NOT NULL CHECK(quality IN"
+    " ('measured','estimated','unavailable')), reason TEXT, sample_count INTEGER,"
+    " coverage REAL, pass INTEGER NOT NULL DEFAULT 0);\n"
+    "CREATE TABLE events(id INTEGER PRIMARY KEY, locus INTEGER NOT NULL REFERENCES loci(id),"
+    " name TEXT NOT NULL, start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,"
+    " bytes INTEGER, peer INTEGER);\n"
+    "CREATE TABLE steps(id INTEGER PRIMARY KEY);\n"
+    "CREATE TABLE component_costs(id INTEGER PRIMARY KEY);\n"
+    "CREATE TABLE calibration_rows(id INTEGER PRIMARY KEY);\n"
+    "CREATE TABLE degradations(node TEXT NOT NULL DEFAULT '', name TEXT NOT NULL,"
+    " message TEXT NOT NULL, remedy TEXT NOT NULL, PRIMARY KEY(node, name));\n"
+    "CREATE TABLE counters(node TEXT NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL,"
+    " PRIMARY KEY(node, name));\n"
+    /* MPI per (rank process, function, call site): running totals, the
+     * report with the most calls kept */
+    "CREATE TABLE mpi_calls(locus INTEGER NOT NULL REFERENCES loci(id),"
+    " function TEXT NOT NULL, call_site INTEGER NOT NULL REFERENCES addresses(id),"
+    " calls INTEGER NOT NULL, total_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL,"
+    " max_ns INTEGER NOT NULL, bytes INTEGER, bytes_reason TEXT, sends INTEGER NOT NULL,"
+    " PRIMARY KEY(locus, function, call_site));\n"
+    "CREATE TABLE mpi_processes(locus INTEGER PRIMARY KEY REFERENCES loci(id),"
+    " init_end_ns INTEGER, finalize_start_ns INTEGER, last_seen_ns INTEGER);\n"
+    MODULE_SYMBOLS_TABLE
+    /* what finalize and the readers look up */
+    "CREATE INDEX addresses_hotspot ON addresses(hotspot);\n"
+    "CREATE INDEX stack_frames_address ON stack_frames(address);\n"
+    "CREATE INDEX samples_stack ON samples(stack);\n"
+    "CREATE INDEX measurements_hotspot ON measurements(hotspot, counter);\n"
+    "CREATE INDEX measurements_locus ON measurements(locus, counter);\n"
+    "CREATE INDEX events_locus ON events(locus, start_ns);\n"
+    "CREATE INDEX mpi_calls_call_site ON mpi_calls(call_site);\n";
+
+/* schema 1 -> 2: Batches unique by (node, incarnation, seq), Degradations
+ * by (node, name); what schema 1 held keeps incarnation 0 and node '' */
+static const char pivot_migrate_v1[] =
+    "CREATE TABLE batches_v2(node TEXT NOT NULL, incarnation INTEGER NOT NULL DEFAULT 0,"
+    " seq INTEGER NOT NULL, received TEXT NOT NULL, last INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY(node, incarnation, seq));\n"
+    "INSERT INTO batches_v2(node, incarnation, seq, received)"
+    " SELECT node, 0, seq, received FROM batches;\n"
+    "DROP TABLE batches;\n"
+    "ALTER TABLE batches_v2 RENAME TO batches;\n"
+    "CREATE TABLE degradations_v2(node TEXT NOT NULL DEFAULT '', name TEXT NOT NULL,"
+    " message TEXT NOT NULL, remedy TEXT NOT NULL, PRIMARY KEY(node, name));\n"
+    "INSERT INTO degradations_v2(node, name, message, remedy)"
+    " SELECT '', name, message, remedy FROM degradations;\n"
+    "DROP TABLE degradations;\n"
+    "ALTER TABLE degradations_v2 RENAME TO degradations;\n"
+    "PRAGMA user_version = 2;\n";
+
+/* schema 2 -> 3: the symbols of pseudo modules ("[kernel]") */
+static const char pivot_migrate_v2[] = MODULE_SYMBOLS_TABLE "PRAGMA user_version = 3;\n";
+
+int pivot_schema_create(struct pivot *p)
+{
+	char version[64];
+	int err;
+
+	err = pivot_exec(p, pivot_schema);
+	if (err)
+		return err;
+	snprintf(version, sizeof(version), "PRAGMA user_version = %d", PIVOT_SCHEMA_VERSION);
+	return pivot_exec(p, version);
+}
+
+int pivot_schema_migrate(struct pivot *p)
+{
+	int err = 0;
+
+	if (p->schema < 2)
+		err = pivot_exec(p, pivot_migrate_v1);
+	if (!err && p->schema < 3)
+		err = pivot_exec(p, pivot_migrate_v2);
+	return err;
+}
