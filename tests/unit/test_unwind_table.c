@@ -82,7 +82,8 @@ static void assert_sane_table(const struct table_fixture *t)
 		}
 	}
 	for (size_t i = 0; i < count; i++)
-		assert_int_equal(unwind_rules_get(t->rules, (uint32_t)i)->pad, 0);
+		assert_int_equal(unwind_rules_get(t->rules, (uint32_t)i)->pad |
+				 unwind_rules_get(t->rules, (uint32_t)i)->reserved, 0);
 }
 
 static void assert_rule(const struct unwind_rule *r, int cfa_type, int cfa_offset, int rbp_type,
