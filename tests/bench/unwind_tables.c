@@ -1,7 +1,8 @@
 /* unwind-tables — compiles the unwind table of each ELF file named on the
  * command line (userspace/unwind/) and prints, per file: compile time,
- * FDEs, CFI rows, rows emitted, their bytes (8 per row), invalid rows and
- * the size of the shared rule dictionary; then the totals and peak RSS.
+ * FDEs, CFI rows, rows emitted, their bytes (8 per row), invalid rows, FDEs
+ * not tabled (skipped or unreadable) and the size of the shared rule
+ * dictionary; then the totals and peak RSS.
  *
  *   build/bench/unwind-tables /lib/x86_64-linux-gnu/libc.so.6 ...
  */
@@ -36,8 +37,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unwind-tables: %s\n", strerror(errno));
 		return 1;
 	}
-	printf("%-48s %8s %8s %9s %9s %10s %7s %6s\n", "file", "seconds", "FDEs", "CFI rows",
-	       "rows", "bytes", "invalid", "rules");
+	printf("%-44s %7s %7s %8s %8s %9s %7s %7s %6s\n", "file", "seconds", "FDEs", "CFI rows",
+	       "rows", "bytes", "invalid", "skipped", "rules");
 	for (int i = 1; i < argc; i++) {
 		struct unwind_table_stats st = { 0 };
 		struct unwind_row *rows = NULL;
@@ -58,9 +59,10 @@ int main(int argc, char **argv)
 			status = 1;
 			continue;
 		}
-		printf("%-48s %8.3f %8lu %9lu %9zu %10zu %7lu %6zu\n", argv[i], dt,
+		printf("%-44s %7.3f %7lu %8lu %8zu %9zu %7lu %7lu %6zu\n", argv[i], dt,
 		       (unsigned long)st.fdes, (unsigned long)st.cfi_rows, n, n * sizeof(*rows),
-		       (unsigned long)st.invalid_rows, unwind_rules_count(rules));
+		       (unsigned long)st.invalid_rows,
+		       (unsigned long)(st.skipped_fdes + st.unreadable_fdes), unwind_rules_count(rules));
 		total_rows += n;
 		total_s += dt;
 		free(rows);

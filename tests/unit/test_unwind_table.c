@@ -82,7 +82,8 @@ static void assert_sane_table(const struct table_fixture *t)
 		}
 	}
 	for (size_t i = 0; i < count; i++)
-		assert_int_equal(unwind_rules_get(t->rules, (uint32_t)i)->pad, 0);
+		assert_int_equal(unwind_rules_get(t->rules, (uint32_t)i)->pad |
+				 unwind_rules_get(t->rules, (uint32_t)i)->reserved, 0);
 }
 
 static void assert_rule(const struct unwind_rule *r, int cfa_type, int cfa_offset, int rbp_type,
@@ -174,6 +175,35 @@ static void test_workload_rules(void **state)
 	/* _start: the outermost frame (crt1 marks its return address undefined) */
 	assert_int_equal(elf_file__lookup_name(f, "_start", &s), 0);
 	assert_int_equal(table_rule_at(&t, file_offset(f, s.start) + 1)->cfa_type, UNWIND_CFA_STOP);
+	table_release(&t);
+	elf_file__free(f);
+}
+
+/* a program whose own code has only .debug_frame (crt files keep
+ * .eh_frame): its functions are tabled from .debug_frame */
+static void test_debug_frame_rules(void **state)
+{
+	static const char *const opts[] = { "-O2", "-g", "-fomit-frame-pointer",
+					    "-fno-asynchronous-unwind-tables", "-fno-unwind-tables",
+					    NULL };
+	const char *bin = path_in(tmpdir, "wdbg");
+	struct elf_file *f;
+	struct table_fixture t;
+	struct elf_symbol s;
+	uint64_t after_push;
+
+	(void)state;
+	assert_int_equal(build_c(tmpdir, "wdbg", workload_src, opts), 0);
+	f = elf_file__open(bin);
+	assert_non_null(f);
+	assert_int_equal(table_compile_path(bin, &t), 0);
+	assert_sane_table(&t);
+	assert_true(t.st.has_debug_frame);
+	assert_int_equal(elf_file__lookup_name(f, "mid_b", &s), 0);
+	assert_rule(table_rule_at(&t, file_offset(f, s.start)), UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0);
+	after_push = insn_after(bin, "mid_b", "push");
+	assert_true(after_push != 0);
+	assert_int_equal(table_rule_at(&t, file_offset(f, after_push))->cfa_offset, 16);
 	table_release(&t);
 	elf_file__free(f);
 }
@@ -528,6 +558,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_workload_rules),
 	    cmocka_unit_test(test_workload_plt),
+	    cmocka_unit_test(test_debug_frame_rules),
 	    cmocka_unit_test(test_libc_matches_readelf),
 	    cmocka_unit_test(test_malformed),
 	    cmocka_unit_test(test_corrupt_eh_frame),

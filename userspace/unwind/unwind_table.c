@@ -218,12 +218,17 @@ static int emit_all(struct compile *c)
 /* libdw's CFI of both sections, and the FDE list: 0, -ENODATA, -ENOEXEC, -ENOMEM */
 static int open_cfi(struct compile *c)
 {
+	struct cfi_section probe;
 	int err, found = 0;
 
 	err = unwind_exec_segments_read(c->elf, &c->segs);
 	if (err)
 		return err;
-	c->cfi[0] = dwarf_getcfi_elf(c->elf);
+	/* FDEs are listed from the sections; without an .eh_frame section
+	 * libdw would fall back to PT_GNU_EH_FRAME (a path that leaks in
+	 * libdw 0.188 on malformed files, and one sections never need) */
+	if (cfi_section_find(c->elf, ".eh_frame", &probe) == 0)
+		c->cfi[0] = dwarf_getcfi_elf(c->elf);
 	if (c->cfi[0]) {
 		err = list_fdes(c, ".eh_frame", 0);
 		if (err && err != -ENOENT)
@@ -231,7 +236,8 @@ static int open_cfi(struct compile *c)
 		c->st.has_eh_frame = !err;
 		found |= !err;
 	}
-	c->dwarf = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
+	if (cfi_section_find(c->elf, ".debug_frame", &probe) == 0)
+		c->dwarf = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
 	c->cfi[1] = c->dwarf ? dwarf_getcfi(c->dwarf) : NULL;
 	if (c->cfi[1]) {
 		err = list_fdes(c, ".debug_frame", 1);
