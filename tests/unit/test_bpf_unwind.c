@@ -88,7 +88,9 @@ static int teardown(void **state)
 static void load_self(void)
 {
 	assert_int_equal(module_table_load_proc(table, getpid(), 0), 0);
-	assert_int_equal(unwinder_sync(unwinder, table), 0);
+	assert_int_equal(unwinder_sync(unwinder, table), 0); /* asks the worker for tables */
+	assert_int_equal(unwinder_wait_idle(unwinder, 30000), 0);
+	assert_int_equal(unwinder_sync(unwinder, table), 0); /* the entry with its tables */
 }
 
 static void forget_self(void)

@@ -286,6 +286,49 @@ static void test_overlapping_map_replaces(void **state)
 	module_table__free(t);
 }
 
+/* a remap of one page inside a file's text (an mprotect splitting libc's
+ * text, as a runtime patching it does): the rest of the text stays the
+ * file's, at the same offsets */
+static void test_overlap_keeps_the_rest(void **state)
+{
+	struct module_table *t;
+	struct fmap a;
+	uint64_t mid, before, after, page_off;
+
+	(void)state;
+	SKIP_WITHOUT_TOOLS();
+	t = module_table__new();
+	assert_non_null(t);
+	a = file_map("prog_a", PIE_BASE);
+	a.len = 3 * PAGE; /* as if the text had three pages */
+	assert_int_equal(module_table_add_process(t, PID_A, 0), 0);
+	map_file(t, PID_A, &a);
+	mid = a.start + PAGE;
+	before = a.start + 0x10;
+	after = a.start + 2 * PAGE + 0x20;
+	page_off = a.pgoff + PAGE; /* the middle page's file offset */
+	assert_int_equal(module_table_map(t, PID_A, mid, PAGE, page_off, a.dev, a.inode, a.path), 0);
+	assert_int_equal(module_table_map(t, PID_A, mid + 0x100, 0x100, 0, 0, 0, ""), 0);
+	expect(t, PID_A, 0, mid + 0x180, "[anon]", 0);
+	/* the parts outside the remaps are still the file's */
+	{
+		struct module *m = NULL;
+		uint64_t off_before, off_after, off_mid;
+
+		module_table_resolve(t, PID_A, 0, before, &m, &off_before);
+		assert_non_null(m);
+		assert_string_equal(m->path, a.path);
+		module_table_resolve(t, PID_A, 0, after, &m, &off_after);
+		assert_string_equal(m->path, a.path);
+		module_table_resolve(t, PID_A, 0, mid + 0x20, &m, &off_mid);
+		assert_string_equal(m->path, a.path);
+		/* offsets keep their distances: one mapping's arithmetic */
+		assert_int_equal(off_after - off_before, (after - before));
+		assert_int_equal(off_mid - off_before, (mid + 0x20 - before));
+	}
+	module_table__free(t);
+}
+
 static void test_exec_generations(void **state)
 {
 	struct module_table *t;
@@ -634,6 +677,7 @@ int main(void)
 	    cmocka_unit_test(test_resolve_pie_and_library),
 	    cmocka_unit_test(test_pseudo_modules),
 	    cmocka_unit_test(test_overlapping_map_replaces),
+	    cmocka_unit_test(test_overlap_keeps_the_rest),
 	    cmocka_unit_test(test_exec_generations),
 	    cmocka_unit_test(test_fork_copies_mappings),
 	    cmocka_unit_test(test_exit_and_reap),

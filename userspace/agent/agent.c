@@ -4,6 +4,7 @@
  * agent_send.c. */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <link.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,32 @@ static void agent_sampler_refused(struct agent *a, const char *err)
 					   "use a kernel with BPF and BTF (/sys/kernel/btf/vmlinux)");
 }
 
+/* the runtime libraries nearly every process maps, by file name */
+static const char *const common_runtime[] = {
+	"libc.so.6", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "libm.so.6",
+	"libgcc_s.so.1", "libstdc++.so.6", "libpthread.so.0",
+};
+
+static int prepare_common(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct agent *a = ctx;
+	const char *base = strrchr(info->dlpi_name, '/');
+	struct module *m;
+	size_t i;
+
+	(void)size;
+	if (!base)
+		return 0;
+	for (i = 0; i < sizeof(common_runtime) / sizeof(common_runtime[0]); i++) {
+		if (strcmp(base + 1, common_runtime[i]))
+			continue;
+		m = module_table_open_file(a->modules, info->dlpi_name);
+		if (m)
+			unwinder_prepare(a->unwinder, m);
+	}
+	return 0;
+}
+
 void agent_unwinder_sync(struct agent *a)
 {
 	int err;
@@ -218,7 +245,13 @@ static void agent_start_stacks(struct agent *a)
 
 	if (!sampler_unwind_maps(a->sampler, &maps)) {
 		a->unwinder = unwinder__new(&maps);
-		if (!a->unwinder) {
+		if (a->unwinder) {
+			struct epoll_event ev = {.events = EPOLLIN, .data.fd = unwinder_fd(a->unwinder)};
+
+			epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+			/* the same files as the applications': tables ready first */
+			dl_iterate_phdr(prepare_common, a);
+		} else {
 			snprintf(msg, sizeof(msg), "the unwind tables cannot be loaded: %s",
 				 strerror(errno));
 			agent_add_node_degradation(a, "unwinder-unavailable", msg,

@@ -261,10 +261,12 @@ int agent_target_follow(struct agent *a, const char *run_id, pid_t pid)
 		return -ENOENT;
 	if (!a->sampler)
 		return 0;
-	/* until it execs, the child runs our own image */
+	/* until it execs, the child runs our own image: no unwind tables
+	 * for it (its samples until then end at their leaf, counted) */
 	err = module_table_load_proc(a->modules, pid, 0);
 	if (err)
 		return err;
+	module_table_unchanged(a->modules, pid);
 	err = agent_sampler_add_target(a, pid, t);
 	agent_unwinder_sync(a);
 	/* probed before it execs: its MPI_Init is seen */

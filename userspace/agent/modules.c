@@ -267,31 +267,56 @@ static struct module *module_get(struct module_table *table, const char *path, u
 	return m;
 }
 
+static int process_reserve(struct process *proc, size_t more)
+{
+	size_t cap = proc->cap_mappings ? proc->cap_mappings : 16;
+	struct mapping *maps;
+
+	while (proc->n_mappings + more > cap)
+		cap *= 2;
+	if (cap == proc->cap_mappings)
+		return 0;
+	maps = realloc(proc->mappings, cap * sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	proc->mappings = maps;
+	proc->cap_mappings = cap;
+	return 0;
+}
+
+/* The new mapping replaces only what it covers of the ones it overlaps
+ * (a MAP_FIXED remap; an mprotect that splits a library's text, as
+ * runtimes that patch libc do): their parts outside it stay, as the
+ * kernel keeps them. */
 static int process_add_mapping(struct process *proc, const struct mapping *nm)
 {
-	size_t i, j;
+	size_t i, j, n = proc->n_mappings;
+	int err;
 
-	/* drop what the new mapping overlaps (a MAP_FIXED remap) */
-	for (i = 0, j = 0; i < proc->n_mappings; i++) {
-		struct mapping *m = &proc->mappings[i];
+	err = process_reserve(proc, n + 2); /* each overlap leaves at most two parts */
+	if (err)
+		return err;
+	for (i = 0, j = n; i < n; i++) {
+		struct mapping m = proc->mappings[i];
 
-		if (m->end <= nm->start || m->start >= nm->end)
-			proc->mappings[j++] = *m;
+		if (m.end <= nm->start || m.start >= nm->end) {
+			proc->mappings[j++] = m;
+			continue;
+		}
+		if (m.start < nm->start)
+			proc->mappings[j++] = (struct mapping){ m.start, nm->start, m.pgoff, m.module };
+		if (m.end > nm->end)
+			proc->mappings[j++] = (struct mapping){ nm->end, m.end,
+							       m.pgoff + (nm->end - m.start), m.module };
 	}
-	proc->n_mappings = j;
-	if (proc->n_mappings == proc->cap_mappings) {
-		size_t cap = proc->cap_mappings ? proc->cap_mappings * 2 : 16;
-		struct mapping *maps = realloc(proc->mappings, cap * sizeof(*maps));
-
-		if (!maps)
-			return -ENOMEM;
-		proc->mappings = maps;
-		proc->cap_mappings = cap;
-	}
+	/* the survivors were appended after the old ones: move them down */
+	memmove(proc->mappings, proc->mappings + n, (j - n) * sizeof(*proc->mappings));
+	proc->n_mappings = j - n;
 	for (i = proc->n_mappings; i > 0 && proc->mappings[i - 1].start > nm->start; i--)
 		proc->mappings[i] = proc->mappings[i - 1];
 	proc->mappings[i] = *nm;
 	proc->n_mappings++;
+	/* the parts kept are in order among themselves, and so were the rest */
 	return 0;
 }
 

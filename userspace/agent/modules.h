@@ -91,6 +91,10 @@ void module_table_resolve(struct module_table *table, pid_t tgid, uint32_t exec_
  * table's, valid until the next change. */
 size_t module_table_take_changed(struct module_table *table, pid_t **tgids);
 
+/* tgid's mappings changed, but nobody needs to hear of it (a child of
+ * the Agent's own process, its image nunatak's until it execs) */
+void module_table_unchanged(struct module_table *table, pid_t tgid);
+
 struct module_mapping {
 	uint64_t start, end, pgoff;
 	struct module *module;

@@ -185,3 +185,19 @@ int module_is_vdso(const struct module *m)
 {
 	return m && m->identity && !strcmp(m->identity, "pseudo:vdso");
 }
+
+void module_table_unchanged(struct module_table *table, pid_t tgid)
+{
+	struct process *proc = process_find(table, tgid);
+	size_t i;
+
+	if (!proc || !proc->changed)
+		return;
+	for (i = 0; i < table->n_changed; i++) {
+		if (table->changed[i] != tgid)
+			continue;
+		table->changed[i] = table->changed[--table->n_changed];
+		break;
+	}
+	proc->changed = 0;
+}

@@ -1,44 +1,22 @@
-/* unwinder — see unwinder.h. */
+/* unwinder — see unwinder.h; the worker thread is unwinder_tables.c. */
 #include <errno.h>
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "userspace/agent/modules.h"
 #include "userspace/agent/unwinder.h"
-#include "userspace/elf/elf_open.h"
-#include "userspace/log/clock.h"
+#include "userspace/agent/unwinder_internal.h"
 #include "userspace/log/log.h"
-#include "userspace/unwind/unwind_table.h"
-
-/* a table already loaded, by module identity (one file at two paths,
- * or in two mount namespaces, is tabled once) */
-struct loaded_table {
-	char *identity;
-	uint32_t id;
-	int err;
-};
 
 /* written in place through the maps' mmap: an array's stride is its value
  * size rounded up to 8 */
 _Static_assert(sizeof(struct unwind_rule) % 8 == 0, "unwind_rule: a multiple of 8 bytes");
 _Static_assert(sizeof(struct unwind_row) % 8 == 0, "unwind_row: a multiple of 8 bytes");
-
-struct unwinder {
-	struct sampler_unwind_maps maps;
-	struct unwind_rules *rules;
-	struct unwind_rule *rules_mem; /* the kernel's unwind_rules, mapped */
-	struct unwind_row *rows_mem;   /* the kernel's unwind_rows, mapped */
-	size_t rules_bytes, rows_bytes;
-	uint32_t rules_loaded, rows_used, next_table;
-	void *by_identity; /* tsearch tree of struct loaded_table * */
-	struct unwind_proc *proc; /* scratch: one process' entry */
-	struct unwinder_stats stats;
-};
 
 static int loaded_cmp(const void *a, const void *b)
 {
@@ -60,6 +38,17 @@ static size_t page_round(size_t bytes)
 	return (bytes + page - 1) / page * page;
 }
 
+static int unwinder_map(struct unwinder *u, const struct sampler_unwind_maps *maps)
+{
+	u->rules_bytes = page_round((size_t)maps->max_rules * sizeof(struct unwind_rule));
+	u->rows_bytes = page_round((size_t)maps->max_rows * sizeof(struct unwind_row));
+	u->rules_mem = map_shared(maps->rules_fd, u->rules_bytes);
+	if (!u->rules_mem)
+		return -errno;
+	u->rows_mem = map_shared(maps->rows_fd, u->rows_bytes);
+	return u->rows_mem ? 0 : -errno;
+}
+
 struct unwinder *unwinder__new(const struct sampler_unwind_maps *maps)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
@@ -68,21 +57,29 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *maps)
 	if (!u)
 		return NULL;
 	u->maps = *maps;
+	u->event_fd = -1;
+	u->jobs_tail = &u->jobs;
+	u->next_table = 1;
+	u->stats.rows_max = maps->max_rows;
+	u->stats.rules_max = maps->max_rules;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->wake, NULL);
 	u->rules = unwind_rules__new();
 	u->proc = calloc(1, sizeof(*u->proc));
 	if (!u->rules || !u->proc)
 		goto fail;
-	u->rules_bytes = page_round((size_t)maps->max_rules * sizeof(struct unwind_rule));
-	u->rows_bytes = page_round((size_t)maps->max_rows * sizeof(struct unwind_row));
-	u->rules_mem = map_shared(maps->rules_fd, u->rules_bytes);
-	u->rows_mem = u->rules_mem ? map_shared(maps->rows_fd, u->rows_bytes) : NULL;
-	if (!u->rows_mem) {
+	err = unwinder_map(u, maps);
+	if (err)
+		goto fail;
+	u->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (u->event_fd < 0) {
 		err = -errno;
 		goto fail;
 	}
-	u->next_table = 1;
-	u->stats.rows_max = maps->max_rows;
-	u->stats.rules_max = maps->max_rules;
+	err = -pthread_create(&u->worker, NULL, unwinder_worker, u);
+	if (err)
+		goto fail;
+	u->worker_started = 1;
 	return u;
 fail:
 	unwinder__free(u);
@@ -95,6 +92,7 @@ static void loaded_free(void *p)
 	struct loaded_table *l = p;
 
 	free(l->identity);
+	free(l->path);
 	free(l);
 }
 
@@ -102,79 +100,58 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	if (u->worker_started) {
+		pthread_mutex_lock(&u->lock);
+		u->stopping = 1;
+		pthread_cond_signal(&u->wake);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->worker, NULL); /* a compile in progress ends first */
+	}
 	if (u->rules_mem)
 		munmap(u->rules_mem, u->rules_bytes);
 	if (u->rows_mem)
 		munmap(u->rows_mem, u->rows_bytes);
+	if (u->event_fd >= 0)
+		close(u->event_fd);
 	tdestroy(u->by_identity, loaded_free);
 	unwind_rules__free(u->rules);
+	pthread_cond_destroy(&u->wake);
+	pthread_mutex_destroy(&u->lock);
+	free(u->waiting);
 	free(u->proc);
 	free(u);
 }
 
-/* the rules interned since the last call, into the kernel's array */
-static void publish_rules(struct unwinder *u)
+int unwinder_fd(const struct unwinder *u)
 {
-	size_t n = unwind_rules_count(u->rules);
-
-	for (; u->rules_loaded < n && u->rules_loaded < u->maps.max_rules; u->rules_loaded++)
-		u->rules_mem[u->rules_loaded] = *unwind_rules_get(u->rules, u->rules_loaded);
-	u->stats.rules_used = u->rules_loaded;
+	return u->event_fd;
 }
 
-/* rows[0..n) into the pool as table id: 0 or -ENOSPC */
-static int publish_table(struct unwinder *u, const struct unwind_row *rows, size_t n, uint32_t *id)
+/* a new entry for m, its table asked of the worker; with the lock held */
+static struct loaded_table *ask_table(struct unwinder *u, const struct module *m)
 {
-	struct unwind_table t = { .first_row = u->rows_used, .n_rows = (uint32_t)n };
-	uint32_t key = u->next_table;
+	struct loaded_table *l = calloc(1, sizeof(*l));
 
-	if (n > (size_t)(u->maps.max_rows - u->rows_used) || n > (1u << 24) ||
-	    key >= u->maps.max_tables)
-		return -ENOSPC;
-	publish_rules(u);
-	memcpy(&u->rows_mem[u->rows_used], rows, n * sizeof(*rows));
-	/* rows before the table that names them: a syscall orders both */
-	if (bpf_map_update_elem(u->maps.tables_fd, &key, &t, BPF_ANY))
-		return -errno;
-	u->rows_used += (uint32_t)n;
-	u->next_table++;
-	*id = key;
-	return 0;
+	if (!l)
+		return NULL;
+	l->identity = strdup(m->identity);
+	l->path = strdup(m->path);
+	l->inode = m->inode;
+	if (!l->identity || !l->path || !tsearch(l, &u->by_identity, loaded_cmp)) {
+		loaded_free(l);
+		return NULL;
+	}
+	*u->jobs_tail = l;
+	u->jobs_tail = &l->next_job;
+	pthread_cond_signal(&u->wake);
+	return l;
 }
 
-/* compiles module m's CFI and loads it: 0 and *id, or -errno */
-static int load_module(struct unwinder *u, const struct module *m, uint32_t *id)
-{
-	struct unwind_table_stats ts = { 0 };
-	struct unwind_row *rows = NULL;
-	uint64_t t0 = clock_monotonic_ns();
-	size_t n = 0, before = unwind_rules_count(u->rules);
-	struct stat st;
-	int fd, err;
-
-	fd = elf_open_regular(m->path, m->inode, &st);
-	if (fd < 0)
-		return fd;
-	err = unwind_table_compile(fd, u->rules, &rows, &n, &ts);
-	close(fd);
-	if (!err && unwind_rules_count(u->rules) > u->maps.max_rules)
-		err = -ENOSPC;
-	if (!err)
-		err = publish_table(u, rows, n, id);
-	free(rows);
-	u->stats.compile_ns += clock_monotonic_ns() - t0;
-	if (err == -ENOSPC && unwind_rules_count(u->rules) > before && !u->rules_loaded)
-		pr_debug("rule dictionary grew past the kernel's %u", u->maps.max_rules);
-	pr_debug("unwind table of '%s': %zu rows from %llu FDEs in %.1f ms: %s", m->path, n,
-		 (unsigned long long)ts.fdes, (clock_monotonic_ns() - t0) / 1e6,
-		 err ? strerror(-err) : "loaded");
-	return err;
-}
-
-/* the table id of module m, loading it the first time: 0 when it has none */
+/* the table id of module m: 0 while the worker compiles it (asked the
+ * first time), or when it has none */
 static uint32_t module_table_id(struct unwinder *u, struct module *m)
 {
-	struct loaded_table key = { .identity = m->identity }, *l;
+	struct loaded_table key = { .identity = m->identity }, *l = NULL;
 	void **node;
 
 	if (m->unwind_table || m->unwind_err)
@@ -183,32 +160,25 @@ static uint32_t module_table_id(struct unwinder *u, struct module *m)
 		m->unwind_err = -ENOENT;
 		return 0;
 	}
+	pthread_mutex_lock(&u->lock);
 	node = tfind(&key, &u->by_identity, loaded_cmp);
-	if (!node) {
-		l = calloc(1, sizeof(*l));
-		if (!l || !(l->identity = strdup(m->identity))) {
-			free(l);
-			return 0; /* tried again at the next mapping */
-		}
-		l->err = load_module(u, m, &l->id);
-		if (!l->err)
-			u->stats.tables_loaded++;
-		else if (l->err == -ENODATA)
-			u->stats.tables_empty++;
-		else if (l->err == -ENOSPC)
-			u->stats.tables_refused++;
-		else
-			u->stats.tables_failed++;
-		if (!tsearch(l, &u->by_identity, loaded_cmp)) {
-			loaded_free(l);
-			return 0;
-		}
-		node = (void **)&l;
+	if (node)
+		l = *(struct loaded_table **)node;
+	else
+		ask_table(u, m); /* NULL (ENOMEM): asked again at the next change */
+	if (!l || l->state != TABLE_DONE)
+		u->proc_waits = 1;
+	if (l && l->state == TABLE_DONE) {
+		m->unwind_table = l->id;
+		m->unwind_err = l->id ? 0 : (l->err ? l->err : -ENODATA);
 	}
-	l = *(struct loaded_table **)node;
-	m->unwind_table = l->id;
-	m->unwind_err = l->id ? 0 : (l->err ? l->err : -ENODATA);
-	return l->id;
+	pthread_mutex_unlock(&u->lock);
+	return m->unwind_table;
+}
+
+void unwinder_prepare(struct unwinder *u, struct module *m)
+{
+	module_table_id(u, m);
 }
 
 static int add_mapping(const struct module_mapping *mm, void *ctx)
@@ -217,7 +187,7 @@ static int add_mapping(const struct module_mapping *mm, void *ctx)
 	struct unwind_mapping *out;
 
 	if (u->proc->n >= MAX_PROC_MAPPINGS) {
-		u->stats.mappings_dropped++;
+		u->mappings_dropped++;
 		return 0;
 	}
 	out = &u->proc->mappings[u->proc->n++];
@@ -229,13 +199,42 @@ static int add_mapping(const struct module_mapping *mm, void *ctx)
 	return 0;
 }
 
+/* tgid waits for a table (listed once), or no more */
+static void set_waiting(struct unwinder *u, pid_t tgid, int waits)
+{
+	size_t i;
+	pid_t *grown;
+
+	for (i = 0; i < u->n_waiting && u->waiting[i] != tgid; i++)
+		;
+	if (!waits) {
+		if (i < u->n_waiting)
+			u->waiting[i] = u->waiting[--u->n_waiting];
+		return;
+	}
+	if (i < u->n_waiting)
+		return;
+	if (u->n_waiting == u->cap_waiting) {
+		size_t cap = u->cap_waiting ? u->cap_waiting * 2 : 16;
+
+		grown = realloc(u->waiting, cap * sizeof(*grown));
+		if (!grown)
+			return; /* its next change brings its tables */
+		u->waiting = grown;
+		u->cap_waiting = cap;
+	}
+	u->waiting[u->n_waiting++] = tgid;
+}
+
 static int sync_process(struct unwinder *u, struct module_table *table, pid_t tgid)
 {
 	__u32 key = (__u32)tgid;
 	int err;
 
 	u->proc->n = 0;
+	u->proc_waits = 0;
 	err = module_table_for_each_mapping(table, tgid, add_mapping, u);
+	set_waiting(u, tgid, !err && u->proc_waits);
 	if (err == -ESRCH) { /* exited, or never known: no entry */
 		if (bpf_map_delete_elem(u->maps.procs_fd, &key) && errno != ENOENT)
 			return -errno;
@@ -245,7 +244,7 @@ static int sync_process(struct unwinder *u, struct module_table *table, pid_t tg
 		return err;
 	if (bpf_map_update_elem(u->maps.procs_fd, &key, u->proc, BPF_ANY)) {
 		err = -errno;
-		u->stats.procs_refused++;
+		u->procs_refused++;
 		return err;
 	}
 	return 0;
@@ -253,21 +252,50 @@ static int sync_process(struct unwinder *u, struct module_table *table, pid_t tg
 
 int unwinder_sync(struct unwinder *u, struct module_table *table)
 {
+	uint64_t events;
 	pid_t *tgids;
 	size_t n, i;
-	int err, first = 0;
+	int err, first = 0, completed;
 
+	if (read(u->event_fd, &events, sizeof(events)) < 0 && errno != EAGAIN)
+		pr_debug("unwinder event: %s", strerror(errno));
+	pthread_mutex_lock(&u->lock);
+	completed = u->completed;
+	u->completed = 0;
+	pthread_mutex_unlock(&u->lock);
 	n = module_table_take_changed(table, &tgids);
 	for (i = 0; i < n; i++) {
 		err = sync_process(u, table, tgids[i]);
 		if (err && !first)
 			first = err;
 	}
+	/* tables arrived: the processes that waited for one get them (a
+	 * process synced again may wait on, for another table) */
+	for (i = u->n_waiting; completed && i > 0; i--)
+		sync_process(u, table, u->waiting[i - 1]);
 	return first;
 }
 
 void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out)
 {
+	pthread_mutex_lock((pthread_mutex_t *)&u->lock);
 	*out = u->stats;
-	out->rows_used = u->rows_used;
+	pthread_mutex_unlock((pthread_mutex_t *)&u->lock);
+	out->mappings_dropped = u->mappings_dropped;
+	out->procs_refused = u->procs_refused;
+}
+
+int unwinder_wait_idle(struct unwinder *u, int timeout_ms)
+{
+	int idle = 0, waited;
+
+	for (waited = 0; waited <= timeout_ms; waited += 5) {
+		pthread_mutex_lock(&u->lock);
+		idle = !u->jobs && !u->working;
+		pthread_mutex_unlock(&u->lock);
+		if (idle)
+			return 0;
+		usleep(5000);
+	}
+	return -ETIMEDOUT;
 }

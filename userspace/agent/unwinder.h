@@ -8,10 +8,14 @@
  * allocator: a table that does not fit in what is left is not loaded, and
  * that module's frames end their Stacks (UNWIND_END_NO_TABLE), counted
  * here (tables_refused). Tables are never unloaded while the Agent runs.
- * Tables are compiled on the Agent's thread the first time a module is
- * mapped by a followed process (libLLVM-14: see README's figures).
+ * Tables are compiled by a worker thread the first time a module is
+ * mapped by a followed process (libLLVM-14 in ~0.4 s: never on the
+ * Agent's thread, which meanwhile follows execs and attaches MPI probes);
+ * until its table is loaded, a module's frames end their Stacks
+ * (UNWIND_END_NO_TABLE, counted).
  *
- * Not thread-safe: the Agent's loop owns it.
+ * The functions below are for one thread, the Agent's loop; the worker
+ * is the unwinder's own.
  */
 #ifndef NUNATAK_AGENT_UNWINDER_H
 #define NUNATAK_AGENT_UNWINDER_H
@@ -21,6 +25,7 @@
 
 #include "userspace/agent/sampler.h"
 
+struct module;
 struct module_table;
 struct unwinder;
 
@@ -48,5 +53,17 @@ void unwinder__free(struct unwinder *u); /* NULL-safe */
 int unwinder_sync(struct unwinder *u, struct module_table *table);
 
 void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out);
+
+/* Asks the worker for m's table now, before a process maps it (the C
+ * runtime every process maps: the first samples of a Run get their call
+ * paths). */
+void unwinder_prepare(struct unwinder *u, struct module *m);
+
+/* readable when the worker loaded tables: call unwinder_sync() then */
+int unwinder_fd(const struct unwinder *u);
+
+/* Waits until the worker has no table left to compile (tests, and the
+ * first Batch of a Run): 0, or -ETIMEDOUT after timeout_ms. */
+int unwinder_wait_idle(struct unwinder *u, int timeout_ms);
 
 #endif
