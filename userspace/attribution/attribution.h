@@ -117,8 +117,9 @@ struct pseudo_symbol {
 #define ATTRIBUTION_KERNEL_UNNAMED_START UINT64_MAX
 
 /* Attributes the offsets addrs[0..n) of the "[kernel]" pseudo module from
- * syms[0..n_syms) (sorted by start; where extents overlap, the latest
- * start covering an offset names it): an offset a symbol covers is the
+ * syms[0..n_syms) (sorted by start; the one with the latest start at or
+ * before an offset covers it when its extent reaches it: kallsyms extents
+ * never nest): an offset a symbol covers is the
  * Hotspot of that symbol (function_start its start, its name, level
  * "function": kallsyms is the kernel's whole symbol table, static
  * functions included, as .symtab is a file's; no source file); any other
