@@ -28,7 +28,7 @@ PREFIX ?= /usr/local
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 # Debian 12 packages the build, the tests and the demo need.
-DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
 	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran util-linux procps python3 \
@@ -37,7 +37,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
-LDLIBS := -lbpf -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson -lslurm -lmunge -lpthread
+LDLIBS := -lbpf -ldw -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson -lslurm -lmunge -lpthread
 ifneq ($(SAN),)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
