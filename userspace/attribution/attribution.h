@@ -116,6 +116,9 @@ struct pseudo_symbol {
 };
 
 #define ATTRIBUTION_KERNEL_MODULE "pseudo:kernel"
+/* 1 for the identity of a "[kernel]" module: "pseudo:kernel", or
+ * "pseudo:kernel:" followed by what tells one kernel build from another */
+int attribution_is_kernel(const char *identity);
 #define ATTRIBUTION_KERNEL_NAME "[kernel]"
 /* the function_start of the one '[kernel]' Hotspot: no symbol starts
  * there (a kernel offset is far below 2^64 - 1) */
