@@ -70,6 +70,9 @@ static int read_all(const char *path, char **out)
 		len += (size_t)got;
 	}
 	buf[len] = '\0';
+	grown = realloc(buf, len + 1); /* the names stay in it: no slack kept */
+	if (grown)
+		buf = grown;
 cleanup:
 	if (fd >= 0)
 		close(fd);

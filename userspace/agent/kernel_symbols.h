@@ -28,8 +28,10 @@
  * Hotspot. The Agent then records the kernel-addresses-hidden Degradation
  * (kernel_symbols_degradation_message()/_remedy()).
  *
- * Cost: about 120 000 lines on a distribution kernel, read in ~50 ms, kept
- * in ~4 MB; each lookup is a binary search, O(log n).
+ * Cost (measured here: 122 000 lines, 121 800 text symbols): ~100 ms to
+ * read (mostly the kernel formatting the file), ~8 MB kept (the file's
+ * text, where the names stay, and 24 bytes per symbol); a lookup is a
+ * binary search, O(log n), ~0.1 us.
  *
  * Thread-safety: the queries take a const table and may run concurrently;
  * kernel_symbols_reload() must not run alongside them.

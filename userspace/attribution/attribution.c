@@ -212,6 +212,33 @@ static int name_by_extents(int fd, const char *display_name, struct attributed_a
 	return err;
 }
 
+/* The module at path, as a descriptor (what its extents are read from)
+ * and the elf_file of the same inode: what is named is the one file, and
+ * the one sampled (expected_identity, NULL: unchecked). 0, or -errno with
+ * *reason said (-ESTALE: another identity now); *fd -1 and *elf NULL
+ * then, or left for the caller to close and free. */
+static int open_module(const char *path, const char *expected_identity, int *fd,
+		       struct elf_file **elf, char *reason, size_t reasonlen)
+{
+	struct stat st;
+	int err;
+
+	*fd = elf_open_regular(path, 0, &st);
+	*elf = *fd < 0 ? NULL : elf_file__open_mapped(path, (uint64_t)st.st_ino);
+	if (!*elf) {
+		err = *fd < 0 ? *fd : -errno;
+		set_reason(reason, reasonlen, "cannot read module '%s': %s", path, strerror(-err));
+		return err;
+	}
+	if (expected_identity && strcmp(elf_file__identity(*elf), expected_identity) != 0) {
+		set_reason(reason, reasonlen,
+			   "module '%s' changed after sampling: identity %s at sampling, %s now",
+			   path, expected_identity, elf_file__identity(*elf));
+		return -ESTALE;
+	}
+	return 0;
+}
+
 /* given: symbolizer results computed by the caller (given_err their
  * error), or NULL to run the symbolizer here */
 static int attribute(const char *symbolizer_tool, const char *path, const char *display_name,
@@ -222,7 +249,6 @@ static int attribute(const char *symbolizer_tool, const char *path, const char *
 {
 	struct symbolizer_result *results = NULL;
 	struct elf_file *elf = NULL;
-	struct stat st;
 	size_t i;
 	int err = 0, sym_err, fd = -1;
 
@@ -236,35 +262,18 @@ static int attribute(const char *symbolizer_tool, const char *path, const char *
 
 	/* unresolved first: every error path below leaves storable entries */
 	for (i = 0; i < n; i++) {
-		int e;
-
 		memset(&out[i], 0, sizeof(out[i]));
-		e = attribution_set_unresolved(&out[i], addrs[i], display_name, addrs[i]);
-
-		if (e && !err)
-			err = e;
+		if (attribution_set_unresolved(&out[i], addrs[i], display_name, addrs[i]))
+			err = -ENOMEM;
 	}
 	if (err)
 		goto cleanup;
 	if (n == 0)
 		goto cleanup;
 
-	/* the descriptor the extents are read from, and the elf_file of the
-	 * same inode: what is named is the one file */
-	fd = elf_open_regular(path, 0, &st);
-	elf = fd < 0 ? NULL : elf_file__open_mapped(path, (uint64_t)st.st_ino);
-	if (!elf) {
-		err = fd < 0 ? fd : -errno;
-		set_reason(reason, reasonlen, "cannot read module '%s': %s", path, strerror(-err));
+	err = open_module(path, expected_identity, &fd, &elf, reason, reasonlen);
+	if (err)
 		goto cleanup;
-	}
-	if (expected_identity && strcmp(elf_file__identity(elf), expected_identity) != 0) {
-		err = -ESTALE;
-		set_reason(reason, reasonlen,
-			   "module '%s' changed after sampling: identity %s at sampling, %s now",
-			   path, expected_identity, elf_file__identity(elf));
-		goto cleanup;
-	}
 
 	if (given) {
 		sym_err = given_err;
