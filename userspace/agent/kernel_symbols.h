@@ -28,6 +28,19 @@
  * Hotspot. The Agent then records the kernel-addresses-hidden Degradation
  * (kernel_symbols_degradation_message()/_remedy()).
  *
+ * Use, for each kernel frame of a drained stack (ip stepped back by one
+ * for a return address, as for user frames):
+ *
+ *	if (!kernel_symbols_resolve(ks, ip, &offset, &sym))
+ *		err = batch_builder_add_module_symbol(b, module_table_kernel(mt),
+ *						      sym.start, sym.size, sym.name);
+ *	mods[f] = module_table_kernel(mt);
+ *	offsets[f] = offset;
+ *
+ * and once per Run, when kernel_symbols__new() failed or the table is
+ * hidden, the KERNEL_SYMBOLS_DEGRADATION Degradation with
+ * kernel_symbols_degradation_message() and _remedy().
+ *
  * Cost (measured here: 122 000 lines, 121 800 text symbols): ~100 ms to
  * read (mostly the kernel formatting the file), ~8 MB kept (the file's
  * text, where the names stay, and 24 bytes per symbol); a lookup is a

@@ -30,14 +30,16 @@ static void free_list(char **list, size_t n)
  * why in err (when err is still empty) */
 static int check_dir(const char *dir, char *err, size_t errlen)
 {
-	char why[512] = "";
+	char why[512] = "", reached[4096];
 	int fd, ret;
 
+	/* what the tool reads there: said in the refusal */
+	snprintf(reached, sizeof(reached), "%s/.build-id", dir);
 	if (dir[0] != '/' || strchr(dir, '\n')) {
 		ret = -EINVAL;
 		snprintf(why, sizeof(why), "'%s' is not an absolute path", dir);
 	} else {
-		ret = trust_open_dir_chain(NULL, dir, &fd, why, sizeof(why));
+		ret = trust_open_dir_chain(reached, dir, &fd, why, sizeof(why));
 		if (!ret)
 			close(fd);
 	}
