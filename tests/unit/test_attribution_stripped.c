@@ -2,14 +2,16 @@
  * against programs built here with gcc and the real llvm-symbolizer:
  *  - no symbol at all: every byte of N functions attributed gives N
  *    Hotspots "MODULE+0xSTART", START the function's start as its FDE (and
- *    the unstripped file's nm) says; padding between functions stays its
- *    own, never named after a neighbour;
+ *    the unstripped file's nm) says, in attribution and in a finalized
+ *    Run; padding between functions stays its own, never named after a
+ *    neighbour;
  *  - the debug information split out (objcopy --only-keep-debug) into
  *    DIR/.build-id/xx/rest.debug: with DIR among the debug directories
  *    (symbolizer_set_debug_dirs, config [tools] debug_dirs) the functions
  *    are named with their lines; a directory others may write is left out.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,9 +26,13 @@
 #include <cmocka.h>
 
 #include "tests/unit/test_helpers.h"
+#include "userspace/agent/batch.h"
+#include "userspace/agent/modules.h"
+#include "userspace/aggregator/finalize.h"
 #include "userspace/attribution/attribution.h"
 #include "userspace/attribution/symbolizer.h"
 #include "userspace/elf/elf_file.h"
+#include "userspace/pivot/pivot.h"
 
 #define N_HOT 4
 
@@ -170,6 +176,68 @@ static void test_extents_name_stripped_functions(void **state)
 	free(addrs);
 }
 
+/* The same through a Run: the samples stored as an Agent sends them, the
+ * Run finalized: N Hotspots in the pivot, holding every sample. */
+static void test_stripped_run_has_n_hotspots(void **state)
+{
+	struct module mod = {.path = stripped_path, .display_name = "hot-stripped"};
+	struct batch_locus locus = {.tgid = 1, .tid = 1, .comm = "hot", .world_size = -1};
+	struct nm_symbol syms[N_HOT];
+	struct module *frame[] = {&mod};
+	struct batch_builder *b;
+	json_t *manifest = json_object();
+	char id[128], sql[256];
+	struct pivot *p;
+	uint64_t *addrs;
+	sqlite3_stmt *st;
+	size_t n, i;
+	int dirfd;
+
+	(void)state;
+	NEED_BUILT();
+	symbolizer_set_debug_dirs(NULL, 0, NULL, 0);
+	assert_int_equal(elf_read_build_id(stripped_path, id, sizeof(id)), 0);
+	mod.identity = id;
+	mod.has_build_id = 1;
+	n = hot_addresses(&addrs, syms);
+	b = batch_builder__new("run-s", "node1", 1);
+	assert_non_null(b);
+	for (i = 0; i < n; i++)
+		assert_int_equal(batch_builder_add_sample(b, &locus, frame, &addrs[i], 1, 0, 0,
+							  "cpu-clock", 1, 1000),
+				 0);
+	p = pivot__create(path_in(tmpdir, "run.sqlite"));
+	assert_non_null(p);
+	assert_int_equal(pivot_store_batch(p, batch_builder_envelope(b)->batch), 0);
+	batch_builder__free(b);
+	dirfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dirfd >= 0);
+	assert_int_equal(finalize_run(p, dirfd, manifest, tool), 0);
+	close(dirfd);
+	json_decref(manifest);
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT h.name, h.function_start, h.resolution_level, sum(m.sample_count) FROM"
+		 " hotspots h JOIN measurements m ON m.hotspot = h.id GROUP BY h.id ORDER BY"
+		 " h.function_start");
+	assert_int_equal(sqlite3_prepare_v2(pivot_sqlite(p), sql, -1, &st, NULL), SQLITE_OK);
+	for (i = 0; sqlite3_step(st) == SQLITE_ROW; i++) {
+		char expect[64];
+
+		assert_true(i < N_HOT);
+		snprintf(expect, sizeof(expect), "hot-stripped+0x%llx",
+			 (unsigned long long)syms[i].addr);
+		assert_string_equal((const char *)sqlite3_column_text(st, 0), expect);
+		assert_int_equal(sqlite3_column_int64(st, 1), syms[i].addr);
+		assert_string_equal((const char *)sqlite3_column_text(st, 2), "unresolved");
+		assert_int_equal(sqlite3_column_int64(st, 3), syms[i].size); /* one per byte */
+	}
+	sqlite3_finalize(st);
+	assert_int_equal(i, N_HOT);
+	pivot__free(p);
+	free(addrs);
+}
+
 static void test_debug_dirs_name_stripped_functions(void **state)
 {
 	const char *dirs[2] = {"/nonexistent/debug", debug_root};
@@ -244,6 +312,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_extents_name_stripped_functions),
+	    cmocka_unit_test(test_stripped_run_has_n_hotspots),
 	    cmocka_unit_test(test_debug_dirs_name_stripped_functions),
 	    cmocka_unit_test(test_untrusted_debug_dir_left_out),
 	};
