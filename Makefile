@@ -181,6 +181,11 @@ $(BUILD)/bench/bare-uprobe: tests/bench/bare_uprobe.c | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -lbpf -lelf -lz
 
+# compile time and size of unwind tables (userspace/unwind/) for the files named
+$(BUILD)/bench/unwind-tables: tests/bench/unwind_tables.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 	@mkdir -p $(@D)
 	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<

@@ -2,10 +2,13 @@
 /* sample.bpf.c — timed samples of Target processes, aggregated in the kernel.
  *
  * Contract in bpf/sample.h. Runs on every sample of every CPU: a task
- * outside the Target set costs one map lookup and returns. The user stack is
- * unwound by frame pointers; the leaf ip comes from the user registers and
- * is always right even where the unwinder is not. What is decided (key,
- * addition, slot) is in bpf/sample.bpf.h, tested apart.
+ * outside the Target set costs one map lookup and returns. A sample taken
+ * in the kernel gets its kernel frames (bpf_get_stack); the user Stack is
+ * walked from the unwind tables the Agent loaded (bpf/unwind.bpf.h), or by
+ * the kernel's frame-pointer walk when the Agent asks for it (`unwinder`).
+ * The leaf ip comes from the user registers and is always right even
+ * where the unwinder is not. What is decided (key, addition, slot, Stack
+ * storage) is in bpf/sample.bpf.h, tested apart.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -15,8 +18,7 @@
 #include "bpf/sample.h"
 #include "bpf/target.bpf.h"
 #include "bpf/sample.bpf.h"
-
-#define EFAULT 14
+#include "bpf/unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -30,13 +32,15 @@ struct sample_map {
 struct sample_map samples0 SEC(".maps");
 struct sample_map samples1 SEC(".maps");
 
-/* stacks0 holds the stacks of samples0's keys, stacks1 of samples1's:
- * the Agent empties the inactive pair without racing the program */
+/* stacks0 holds the Stacks of samples0's keys, stacks1 of samples1's:
+ * the Agent empties the inactive pair without racing the program.
+ * Allocated as Stacks arrive (a Stack is 1.5 KiB). */
 struct stack_map {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_STACKS);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct stack_value);
 };
 
 struct stack_map stacks0 SEC(".maps");
@@ -44,20 +48,95 @@ struct stack_map stacks1 SEC(".maps");
 
 __u64 sample_counters[SAMPLE_COUNTERS];
 
-/* the stack and the sample of one slot's pair */
-static __always_inline void sample_record(struct bpf_perf_event_data *ctx, struct sample_key *key,
-					  int slot)
+/* enum sample_unwinder, set by the Agent before load */
+const volatile __u32 unwinder = SAMPLE_UNWINDER_TABLES;
+
+static __always_inline void count(__u32 counter)
 {
-	if (slot)
-		key->user_stack_id = bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK);
+	if (counter < SAMPLE_COUNTERS)
+		__sync_fetch_and_add(&sample_counters[counter], 1);
+}
+
+/* the kernel frames of a sample taken in the kernel, into s->stack */
+static __always_inline void stack_kernel(struct bpf_perf_event_data *ctx,
+					 struct unwind_scratch *s)
+{
+	long n = bpf_get_stack(ctx, s->stack.ips, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
+	__u32 i;
+
+	if (n <= 0)
+		return;
+	s->stack.n_kernel = n / sizeof(__u64);
+	if (s->stack.n_kernel >= MAX_KERNEL_FRAMES) {
+		s->stack.kernel_truncated = 1;
+		count(SAMPLE_KERNEL_TRUNCATED);
+	}
+	for (i = 0; i < MAX_KERNEL_FRAMES; i++) {
+		if (i >= s->stack.n_kernel)
+			break;
+		s->digest = unwind_digest_add(s->digest, s->stack.ips[i]);
+	}
+}
+
+/* the kernel's own frame-pointer walk of the user stack, after the kernel frames */
+static __always_inline void stack_user_frame_pointers(struct bpf_perf_event_data *ctx,
+						      struct unwind_scratch *s)
+{
+	__u32 at = s->stack.n_kernel, i;
+	long n;
+
+	if (at > MAX_KERNEL_FRAMES)
+		return;
+	n = bpf_get_stack(ctx, &s->stack.ips[at], MAX_USER_FRAMES * sizeof(__u64),
+			  BPF_F_USER_STACK);
+	if (n <= 0) {
+		s->stack.user_end = UNWIND_END_READ_FAILED;
+		return;
+	}
+	s->stack.n_user = n / sizeof(__u64);
+	/* the walk stops at rbp 0 or an unreadable frame: it cannot tell */
+	s->stack.user_end = s->stack.n_user >= MAX_USER_FRAMES ? UNWIND_END_DEPTH
+							       : UNWIND_END_COMPLETE;
+	for (i = 0; i < MAX_USER_FRAMES; i++) {
+		if (i >= s->stack.n_user || at + i >= MAX_FRAMES)
+			break;
+		s->digest = unwind_digest_add(s->digest, s->stack.ips[at + i]);
+	}
+}
+
+/* The Stack of this sample into the per-CPU scratch: its digest */
+static __always_inline __u64 stack_walk(struct bpf_perf_event_data *ctx, struct unwind_scratch *s,
+					__u32 tgid, struct pt_regs *user_regs, int in_kernel)
+{
+	s->digest = 0xcbf29ce484222325ull;
+	s->stack.n_kernel = 0;
+	s->stack.n_user = 0;
+	s->stack.kernel_truncated = 0;
+	if (in_kernel)
+		stack_kernel(ctx, s);
+	if (unwinder == SAMPLE_UNWINDER_FRAME_POINTERS)
+		stack_user_frame_pointers(ctx, s);
 	else
-		key->user_stack_id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
-	if (key->user_stack_id == -EFAULT)
-		__sync_fetch_and_add(&sample_counters[SAMPLE_STACK_UNREADABLE], 1);
-	else if (key->user_stack_id < 0)
-		__sync_fetch_and_add(&sample_counters[SAMPLE_DROP_STACKS], 1);
+		unwind_user(s, tgid, PT_REGS_IP_CORE(user_regs), PT_REGS_SP_CORE(user_regs),
+			    PT_REGS_FP_CORE(user_regs));
+	count(SAMPLE_UNWIND_END + s->stack.user_end);
+	return unwind_digest_add(s->digest, ((__u64)s->stack.user_end << 32) | s->stack.n_kernel);
+}
+
+/* the Stack and the sample of one slot's pair */
+static __always_inline void sample_record(struct bpf_perf_event_data *ctx, struct sample_key *key,
+					  struct unwind_scratch *s, __u64 digest, int slot)
+{
+	__u32 why = 0, collisions = 0;
+
+	key->stack = stack_store(slot ? (void *)&stacks1 : (void *)&stacks0, &s->stack, digest,
+				 &why, &collisions);
+	if (!key->stack)
+		count(why);
+	if (collisions)
+		__sync_fetch_and_add(&sample_counters[SAMPLE_STACK_COLLISIONS], collisions);
 	if (sample_add(slot ? (void *)&samples1 : (void *)&samples0, key, ctx->sample_period))
-		__sync_fetch_and_add(&sample_counters[SAMPLE_DROP_KEYS], 1);
+		count(SAMPLE_DROP_KEYS);
 }
 
 SEC("perf_event")
@@ -69,6 +148,8 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct sample_key key;
 	struct pt_regs *user_regs;
+	struct unwind_scratch *s;
+	__u64 digest;
 	__u32 cpu;
 	int slot;
 
@@ -82,22 +163,26 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	if (target->uid != TARGET_UID_ANY) {
 		target_cred_read(task, &cred);
 		if (!target_cred_allows(target->uid, &cred)) {
-			__sync_fetch_and_add(&sample_counters[SAMPLE_SKIP_CREDENTIALS], 1);
+			count(SAMPLE_SKIP_CREDENTIALS);
 			return 0;
 		}
 	}
-	__sync_fetch_and_add(&sample_counters[SAMPLE_SEEN], 1);
+	count(SAMPLE_SEEN);
 	user_regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	sample_key_fill(&key, target, pid_tgid, PT_REGS_IP_CORE(user_regs),
 			PT_REGS_IP(&ctx->regs));
+	s = unwind_scratch_get();
+	if (!s)
+		return 0;
+	digest = stack_walk(ctx, s, key.tgid, user_regs, key.flags & SAMPLE_FLAG_KERNEL);
 
 	cpu = bpf_get_smp_processor_id();
 	slot = sample_slot_enter(cpu);
 	if (slot < 0) {
-		__sync_fetch_and_add(&sample_counters[SAMPLE_DROP_FLIP], 1);
+		count(SAMPLE_DROP_FLIP);
 		return 0;
 	}
-	sample_record(ctx, &key, slot);
+	sample_record(ctx, &key, s, digest, slot);
 	sample_slot_exit(cpu, slot);
 	return 0;
 }

@@ -25,8 +25,8 @@ struct sample_inflight sample_inflight[MAX_SAMPLE_CPUS];
 /* The key of a sample of thread pid_tgid (bpf_get_current_pid_tgid()
  * layout) of Target process target: user_ip is where its user registers
  * point (always right, the unwinder or not), interrupted_ip where the
- * sample interrupted it; they differ when it was in the kernel. The stack
- * id is the caller's to set. */
+ * sample interrupted it; they differ when it was in the kernel. The Stack
+ * digest is the caller's to set. */
 static __always_inline void sample_key_fill(struct sample_key *key,
 					    const struct target_info *target, __u64 pid_tgid,
 					    __u64 user_ip, __u64 interrupted_ip)
@@ -94,6 +94,56 @@ static __always_inline int sample_slot_enter(__u32 cpu)
 		sample_fetch_add(&in->count[slot], (__u64)-1);
 	}
 	return -EBUSY;
+}
+
+static __always_inline int stack_equal(const struct stack_value *a, const struct stack_value *b)
+{
+	__u32 n = (__u32)a->n_kernel + a->n_user, i;
+
+	if (a->n_kernel != b->n_kernel || a->n_user != b->n_user || a->user_end != b->user_end)
+		return 0;
+	for (i = 0; i < MAX_FRAMES; i++) {
+		if (i >= n)
+			break;
+		if (a->ips[i] != b->ips[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* Stores Stack v of digest in stack map map: the digest it is stored
+ * under (0 never is one), or 0 when it could not be stored: *why is then
+ * SAMPLE_DROP_STACKS (the map is full) or SAMPLE_DROP_COLLISIONS.
+ * *collisions counts the digests other Stacks held. */
+static __always_inline __u64 stack_store(void *map, const struct stack_value *v, __u64 digest,
+					 __u32 *why, __u32 *collisions)
+{
+	const struct stack_value *old;
+	__u64 key;
+	__u32 probe;
+	long err;
+
+	for (probe = 0; probe < UNWIND_DIGEST_PROBES; probe++) {
+		key = (digest + probe) ?: 1;
+		old = bpf_map_lookup_elem(map, &key);
+		if (!old) {
+			err = bpf_map_update_elem(map, &key, v, BPF_NOEXIST);
+			if (!err)
+				return key;
+			if (err != -EEXIST) {
+				*why = SAMPLE_DROP_STACKS;
+				return 0;
+			}
+			old = bpf_map_lookup_elem(map, &key); /* another CPU stored it first */
+			if (!old)
+				continue;
+		}
+		if (stack_equal(old, v))
+			return key;
+		(*collisions)++;
+	}
+	*why = SAMPLE_DROP_COLLISIONS;
+	return 0;
 }
 
 /* Leaves slot: what the program wrote is visible before the count drops */

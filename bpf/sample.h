@@ -1,7 +1,7 @@
 /* sample.h — contract between bpf/sample.bpf.c and the Agent's sampler.
  *
  * The kernel aggregates timed samples of Target processes per
- * (Target, tgid, tid, user stack id, leaf ip); the Agent drains the inactive one of
+ * (Target, tgid, tid, stack, leaf ip); the Agent drains the inactive one of
  * two map pairs (double buffering: `active_slot` says which pair of sample
  * and stack maps the program writes) so that no increment and no stack is
  * lost while draining.
@@ -23,9 +23,8 @@
 #ifndef MAX_STACKS
 #define MAX_STACKS 32768
 #endif
-#ifndef MAX_STACK_DEPTH
-#define MAX_STACK_DEPTH 127
-#endif
+
+#include "bpf/unwind.h"
 
 #ifndef MAX_SAMPLE_CPUS
 #define MAX_SAMPLE_CPUS 1024 /* CPUs beyond share the last entry: slower, still exact */
@@ -42,14 +41,30 @@ struct sample_inflight {
  * code entered the kernel */
 #define SAMPLE_FLAG_KERNEL 1u
 
+/* A Stack: kernel frames first (innermost first, only for a sample taken
+ * in the kernel), then user frames (innermost first, ips[n_kernel] is
+ * the user leaf). Stored once per drain in the stack map of the active
+ * slot under its 64-bit digest; two different Stacks with one digest
+ * are told apart by comparing them (the second goes to the next free
+ * digest), so no sample loses its Stack to a collision. */
+struct stack_value {
+	__u16 n_kernel;
+	__u16 n_user;
+	__u8 user_end;   /* enum unwind_end: how the user part ended */
+	__u8 kernel_truncated; /* 1: deeper than MAX_KERNEL_FRAMES */
+	__u8 pad[2];
+	__u64 ips[MAX_FRAMES];
+};
+
 struct sample_key {
 	__u32 tgid;
 	__u32 tid;
 	__u64 leaf_ip;       /* user instruction pointer: always right */
-	__s32 user_stack_id; /* frame-pointer stack in `stacks`, or -errno */
+	__u64 stack;         /* digest of the Stack in the slot's stack map; 0: no Stack */
 	__u32 flags;
 	__u32 exec_seq;      /* target_info.exec_seq: the image sampled */
 	__u32 target_id;     /* target_info.target_id: the Target sampled */
+	__u32 pad;
 };
 
 struct sample_value {
@@ -60,12 +75,24 @@ struct sample_value {
 enum sample_counter {
 	SAMPLE_SEEN = 0,         /* samples of Target processes */
 	SAMPLE_DROP_KEYS,        /* sample map full: sample lost */
-	SAMPLE_DROP_STACKS,      /* stack map full: leaf kept, stack lost */
-	SAMPLE_STACK_UNREADABLE, /* no user stack to read (e.g. mid-exec): leaf kept */
+	SAMPLE_DROP_STACKS,      /* stack map full (not a collision): leaf kept, Stack lost */
+	SAMPLE_STACK_COLLISIONS, /* digests another Stack held: stored under the next one */
+	SAMPLE_DROP_COLLISIONS,  /* ... UNWIND_DIGEST_PROBES times: leaf kept, Stack lost */
 	SAMPLE_DROP_FLIP,        /* the slot flipped twice under the program: sample lost */
 	SAMPLE_SKIP_CREDENTIALS, /* a Target process whose credentials are not its
 				  * owner's (between its setuid exec and leaving) */
-	SAMPLE_COUNTERS,
+	SAMPLE_KERNEL_TRUNCATED, /* kernel part deeper than MAX_KERNEL_FRAMES */
+	SAMPLE_UNWIND_END,       /* + enum unwind_end: how each sample's user Stack ended */
+	SAMPLE_COUNTERS = SAMPLE_UNWIND_END + UNWIND_END_COUNT,
+};
+
+/* different Stacks with one digest tried before the Stack is given up */
+#define UNWIND_DIGEST_PROBES 4
+
+/* how user Stacks are walked (rodata `unwinder` of bpf/sample.bpf.c) */
+enum sample_unwinder {
+	SAMPLE_UNWINDER_TABLES = 0,         /* unwind tables, bpf/unwind.h */
+	SAMPLE_UNWINDER_FRAME_POINTERS = 1, /* the kernel's frame-pointer walk only */
 };
 
 #endif

@@ -30,8 +30,8 @@
  * pc - 1, since its pc is a return address), then apply the rule:
  *   CFA = rsp + cfa_offset (UNWIND_CFA_RSP), rbp + cfa_offset
  *   (UNWIND_CFA_RBP), the PLT rule (UNWIND_CFA_PLT: rsp + 8, + 8 more when
- *   (pc & 15) >= cfa_offset), *(rsp + cfa_offset) (UNWIND_CFA_DEREF_RSP:
- *   a realigned stack, rbp_offset then adds to the loaded value);
+ *   (pc & 15) >= cfa_offset), *(rsp + cfa_offset) (UNWIND_CFA_DEREF_RSP),
+ *   *(rbp + cfa_offset) (UNWIND_CFA_DEREF_RBP: a realigned stack);
  *   return address at CFA - 8; caller's rsp = CFA; caller's rbp =
  *   *(CFA + rbp_offset) for UNWIND_RBP_AT_CFA, unchanged for
  *   UNWIND_RBP_SAME.
@@ -79,12 +79,16 @@ enum unwind_cfa_type {
 	UNWIND_CFA_DEREF_RSP = 4,
 	UNWIND_CFA_SIGNAL = 5,
 	UNWIND_CFA_STOP = 6,
+	UNWIND_CFA_DEREF_RBP = 7, /* CFA = *(rbp + cfa_offset): gcc's realigned main
+				   * (DW_OP_breg6 N; DW_OP_deref) */
 };
 
 enum unwind_rbp_type {
 	UNWIND_RBP_SAME = 0,     /* the caller's rbp is this frame's */
 	UNWIND_RBP_AT_CFA = 1,   /* saved at CFA + rbp_offset */
 	UNWIND_RBP_INVALID = 2,  /* a rule the unwinder cannot apply: the caller's rbp is unknown */
+	UNWIND_RBP_AT_RBP = 3,   /* saved at this frame's rbp + rbp_offset (DW_CFA_expression
+				  * r6: DW_OP_breg6 N, with a realigned stack) */
 };
 
 struct unwind_rule {
@@ -93,6 +97,7 @@ struct unwind_rule {
 	__u16 pad;
 	__s32 cfa_offset;
 	__s32 rbp_offset;
+	__u32 reserved; /* 0; 16 bytes: an array map's stride, which the Agent writes in place */
 };
 
 struct unwind_row {
@@ -119,6 +124,12 @@ struct unwind_proc {
 	__u32 pad;
 	struct unwind_mapping mappings[MAX_PROC_MAPPINGS];
 };
+
+/* In a recorded user frame: its ip is not a return address (the
+ * interrupted leaf, a signal trampoline the handler "returned" to, the
+ * frame a signal interrupted), so it is looked up as it is, not at ip - 1.
+ * User addresses never have bit 63 set on x86-64 and arm64. */
+#define UNWIND_IP_NOT_RETURN (1ull << 63)
 
 /* how the user part of a stack ended (struct stack_value.user_end) */
 enum unwind_end {

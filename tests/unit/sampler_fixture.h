@@ -75,12 +75,12 @@ struct sampler_tally {
 };
 
 static inline int sampler_tally_sample(const struct sample_key *key,
-				       const struct sample_value *value, const uint64_t *ips,
-				       int depth, int stack_lost, void *ctx)
+				       const struct sample_value *value,
+				       const struct stack_value *stack, void *ctx)
 {
 	struct sampler_tally *t = ctx;
 
-	(void)ips, (void)depth, (void)stack_lost;
+	(void)stack;
 	if ((pid_t)key->tgid != t->tgid)
 		return 0;
 	t->samples += value->samples;

@@ -226,7 +226,7 @@ static void test_sample_key(void **state)
 	assert_int_equal(a.key.exec_seq, 3);
 	assert_int_equal(a.key.leaf_ip, 0x401000);
 	assert_int_equal(a.key.flags, 0);
-	assert_int_equal(a.key.user_stack_id, 0);
+	assert_int_equal(a.key.stack, 0);
 	assert_int_equal(a.key.target_id, 7);
 	/* interrupted elsewhere than the user ip: in the kernel */
 	a = sample_key_of((1000ull << 32) | 1000, 0x401000, 0xffffffff81000000ull);

@@ -145,14 +145,16 @@ struct tally {
 };
 
 static int tally_sample(const struct sample_key *key, const struct sample_value *value,
-			const uint64_t *ips, int depth, int stack_lost, void *ctx)
+			const struct stack_value *stack, void *ctx)
 {
 	struct tally *t = ctx;
 
 	if (t->fail)
 		return -ENOMEM;
-	if (depth < 1 || ips[0] != key->leaf_ip || (stack_lost && depth != 1) ||
-	    value->samples == 0 || value->period_sum == 0)
+	/* the user leaf of the Stack is the key's; a lost Stack has no digest */
+	if ((stack && (stack->n_user < 1 ||
+		       (stack->ips[stack->n_kernel] & ~UNWIND_IP_NOT_RETURN) != key->leaf_ip)) ||
+	    (!stack && key->stack) || value->samples == 0 || value->period_sum == 0)
 		t->bad++;
 	t->all += value->samples;
 	if ((pid_t)key->tgid == t->tgid) {

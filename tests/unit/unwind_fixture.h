@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "userspace/unwind/unwind_table.h"
+
 extern char **environ;
 
 /* Runs argv[0] (an absolute path, or a name searched in PATH) with argv,
@@ -109,5 +111,68 @@ static inline char *slurp(const char *path, size_t *len)
 }
 
 #define LIBC_PATH "/lib/x86_64-linux-gnu/libc.so.6"
+
+/* A compiled table, for the tests: rows and the dictionary they index */
+struct table_fixture {
+	struct unwind_rules *rules;
+	struct unwind_row *rows;
+	size_t n;
+	struct unwind_table_stats st;
+};
+
+/* compiles path into t (a fresh dictionary): unwind_table_compile's result */
+static inline int table_compile_path(const char *path, struct table_fixture *t)
+{
+	int fd = open_ro(path), err;
+
+	memset(t, 0, sizeof(*t));
+	t->rules = unwind_rules__new();
+	assert_non_null(t->rules);
+	err = unwind_table_compile(fd, t->rules, &t->rows, &t->n, &t->st);
+	close(fd);
+	return err;
+}
+
+static inline void table_release(struct table_fixture *t)
+{
+	free(t->rows);
+	unwind_rules__free(t->rules);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The rule that covers file offset off, as the in-kernel unwinder finds
+ * it (the last row whose pc <= off); the INVALID rule before the first */
+static inline const struct unwind_rule *table_rule_at(const struct table_fixture *t, uint64_t off)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return unwind_rules_get(t->rules, lo ? t->rows[lo - 1].rule : 0);
+}
+
+/* the row (index) that covers off, -1 before the first */
+static inline long table_row_at(const struct table_fixture *t, uint64_t off)
+{
+	long i = -1;
+
+	for (size_t lo = 0, hi = t->n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= off) {
+			i = (long)mid;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return i;
+}
 
 #endif

@@ -16,11 +16,13 @@
 #include "userspace/agent/agent.h"
 #include "userspace/agent/agent_internal.h"
 #include "userspace/agent/hardware_counters.h"
+#include "userspace/agent/kernel_symbols.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sideband.h"
 #include "userspace/agent/spool.h"
+#include "userspace/agent/unwinder.h"
 #include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 #include "userspace/machine/machine.h"
@@ -195,9 +197,48 @@ static void agent_sampler_refused(struct agent *a, const char *err)
 					   "use a kernel with BPF and BTF (/sys/kernel/btf/vmlinux)");
 }
 
+void agent_unwinder_sync(struct agent *a)
+{
+	int err;
+
+	if (!a->unwinder)
+		return;
+	err = unwinder_sync(a->unwinder, a->modules);
+	if (err)
+		pr_debug("unwind tables not up to date: %s", strerror(-err));
+}
+
+/* the unwind tables (none when frame pointers were asked for) and the
+ * names of kernel frames: what is missing is a node Degradation */
+static void agent_start_stacks(struct agent *a)
+{
+	struct sampler_unwind_maps maps;
+	char msg[512];
+	int err = 0;
+
+	if (!sampler_unwind_maps(a->sampler, &maps)) {
+		a->unwinder = unwinder__new(&maps);
+		if (!a->unwinder) {
+			snprintf(msg, sizeof(msg), "the unwind tables cannot be loaded: %s",
+				 strerror(errno));
+			agent_add_node_degradation(a, "unwinder-unavailable", msg,
+						   "call paths end at the sampled function; run "
+						   "as root on a kernel with BTF (5.17 or later)");
+		}
+	}
+	a->kernel_symbols = kernel_symbols__new(NULL);
+	if (!a->kernel_symbols)
+		err = -errno;
+	if (err || kernel_symbols_hidden(a->kernel_symbols))
+		agent_add_node_degradation(a, KERNEL_SYMBOLS_DEGRADATION,
+					   kernel_symbols_degradation_message(err, msg, sizeof(msg)),
+					   kernel_symbols_degradation_remedy(err));
+}
+
 static void agent_start_sampling(struct agent *a)
 {
-	struct sampler_opts so = {.frequency = a->opts.frequency, .netns_only = a->opts.netns_only};
+	struct sampler_opts so = {.frequency = a->opts.frequency, .netns_only = a->opts.netns_only,
+				  .unwinder = a->opts.unwinder};
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
@@ -222,6 +263,7 @@ static void agent_start_sampling(struct agent *a)
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	ev.data.fd = sampler_task_events_fd(a->sampler);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	agent_start_stacks(a);
 	agent_start_mpi(a);
 	a->hw = hardware_counters__new();
 	a->active = 0; /* sampler__new opens them disabled: on with the first Target */
@@ -314,6 +356,8 @@ void agent__free(struct agent *a)
 	hardware_counters__free(a->hw);
 	tdestroy(a->processes, free);
 	sideband__free(a->sideband);
+	unwinder__free(a->unwinder);
+	kernel_symbols__free(a->kernel_symbols);
 	sampler__free(a->sampler);
 	module_table__free(a->modules);
 	spool__free(a->spool);

@@ -74,6 +74,7 @@ struct agent_opts {
 	uint64_t spool_cap_bytes;	/* 0: 1 GiB */
 	int netns_only;	       /* token adoption only in this network namespace */
 	int drain_interval_ms; /* 0: AGENT_DRAIN_DEFAULT_MS */
+	int unwinder;	       /* enum sample_unwinder (bpf/sample.h): how user Stacks are walked */
 };
 
 /* Loads BPF once; no perf event is enabled until a Target exists. NULL +

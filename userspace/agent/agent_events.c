@@ -202,11 +202,12 @@ int agent_process_events(struct agent *a)
 			module_table_exit(a->modules, t->exits[j].tgid);
 	}
 	free(first);
+	agent_unwinder_sync(a);
 	return err;
 }
 
 static int agent_keep_sample(const struct sample_key *key, const struct sample_value *value,
-			     const uint64_t *ips, int depth, int stack_lost, void *ctx)
+			     const struct stack_value *stack, void *ctx)
 {
 	struct agent *a = ctx;
 	struct agent_target *t = agent_target_by_id(a, key->target_id);
@@ -228,9 +229,14 @@ static int agent_keep_sample(const struct sample_key *key, const struct sample_v
 	ds = &t->drained[t->n_drained++];
 	ds->key = *key;
 	ds->value = *value;
-	ds->depth = depth;
-	ds->stack_lost = stack_lost;
-	memcpy(ds->ips, ips, depth * sizeof(*ips));
+	ds->stack_lost = !stack;
+	if (stack) {
+		ds->stack = *stack;
+	} else { /* the leaf alone */
+		memset(&ds->stack, 0, offsetof(struct stack_value, ips));
+		ds->stack.n_user = 1;
+		ds->stack.ips[0] = key->leaf_ip;
+	}
 	return 0;
 }
 
@@ -260,6 +266,7 @@ int agent_target_follow(struct agent *a, const char *run_id, pid_t pid)
 	if (err)
 		return err;
 	err = agent_sampler_add_target(a, pid, t);
+	agent_unwinder_sync(a);
 	/* probed before it execs: its MPI_Init is seen */
 	if (!err && a->mpi)
 		mpi_probes_process_exec(a->mpi, pid);

@@ -45,9 +45,8 @@ struct degradation_list {
 struct drained_sample {
 	struct sample_key key;
 	struct sample_value value;
-	int depth;
-	int stack_lost;
-	uint64_t ips[MAX_STACK_DEPTH];
+	int stack_lost; /* stack holds the leaf alone */
+	struct stack_value stack;
 };
 
 /* what the Agent knows of one observed process beyond its mappings */
@@ -176,6 +175,8 @@ struct agent {
 	struct sampler *sampler;
 	struct module_table *modules;
 	struct sideband *sideband;
+	struct unwinder *unwinder;             /* NULL: frame pointers, or no tables */
+	struct kernel_symbols *kernel_symbols; /* NULL: kernel frames stay unnamed */
 	int epoll_fd;
 	int active;	 /* perf events enabled */
 	struct degradation_list degradations; /* node level */
@@ -190,6 +191,9 @@ struct agent {
 };
 
 /* agent.c */
+/* the kernel's unwind tables and process mappings up to date with the
+ * module table (unwinder_sync) */
+void agent_unwinder_sync(struct agent *a);
 int degradation_list_add(struct degradation_list *l, const char *name, const char *message,
 			 const char *remedy);
 void degradation_list_free(struct degradation_list *l);

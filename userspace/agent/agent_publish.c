@@ -12,6 +12,7 @@
 #include "userspace/agent/agent_internal.h"
 #include "userspace/agent/batch.h"
 #include "userspace/agent/hardware_counters.h"
+#include "userspace/agent/kernel_symbols.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_report.h"
@@ -82,28 +83,67 @@ static int agent_add_mpi(struct agent_target *t, struct batch_builder *b)
 	return err;
 }
 
+/* a kernel frame: "[kernel]" and its offset from the text base, its
+ * function named in the Batch (the Aggregator has no file to read) */
+static int agent_kernel_frame(struct agent *a, struct batch_builder *b, uint64_t ip,
+			      struct module **mod, uint64_t *offset)
+{
+	struct kernel_symbol sym;
+
+	*mod = module_table_kernel(a->modules);
+	*offset = 0;
+	if (!a->kernel_symbols || kernel_symbols_resolve(a->kernel_symbols, ip, offset, &sym))
+		return 0;
+	return batch_builder_add_module_symbol(b, *mod, sym.start, sym.size, sym.name);
+}
+
+/* ds's frames as (module, offset), innermost first: its kernel frames,
+ * then its user frames; a user frame that is a return address (all but
+ * the leaf and signal frames: UNWIND_IP_NOT_RETURN) is looked up in its
+ * call (- 1) */
+static int agent_frames(struct agent_target *t, struct batch_builder *b,
+			const struct drained_sample *ds, struct module **mods, uint64_t *offsets)
+{
+	const struct stack_value *st = &ds->stack;
+	int f, n = st->n_kernel + st->n_user, err;
+
+	for (f = 0; f < st->n_kernel; f++) {
+		err = agent_kernel_frame(t->a, b, st->ips[f], &mods[f], &offsets[f]);
+		if (err)
+			return err;
+	}
+	for (; f < n; f++) {
+		uint64_t ip = st->ips[f] & ~UNWIND_IP_NOT_RETURN;
+
+		if (f > st->n_kernel && !(st->ips[f] & UNWIND_IP_NOT_RETURN))
+			ip--;
+
+		module_table_resolve(t->a->modules, ds->key.tgid, ds->key.exec_seq, ip, &mods[f],
+				     &offsets[f]);
+	}
+	return n;
+}
+
 static int agent_add_drained(struct agent_target *t, struct batch_builder *b)
 {
-	struct module *mods[MAX_STACK_DEPTH];
-	uint64_t offsets[MAX_STACK_DEPTH];
+	struct module *mods[MAX_FRAMES];
+	uint64_t offsets[MAX_FRAMES];
 	struct batch_locus locus;
 	size_t i;
-	int f, err;
+	int n, err;
 
 	for (i = 0; i < t->n_drained; i++) {
 		const struct drained_sample *ds = &t->drained[i];
 
-		for (f = 0; f < ds->depth; f++) {
-			/* callers are return addresses: step back into the call */
-			uint64_t ip = f == 0 ? ds->ips[f] : ds->ips[f] - 1;
-
-			module_table_resolve(t->a->modules, ds->key.tgid, ds->key.exec_seq, ip,
-					     &mods[f], &offsets[f]);
-		}
+		n = agent_frames(t, b, ds, mods, offsets);
+		if (n < 0)
+			return n;
 		agent_locus(t->a, ds->key.tgid, ds->key.tid, &locus);
-		err = batch_builder_add_sample(b, &locus, mods, offsets, ds->depth, ds->stack_lost,
-					       !!(ds->key.flags & SAMPLE_FLAG_KERNEL), "cpu-clock",
-					       ds->value.samples, ds->value.period_sum);
+		err = batch_builder_add_sample(
+		    b, &locus, mods, offsets, n,
+		    ds->stack_lost || ds->stack.user_end != UNWIND_END_COMPLETE,
+		    !!(ds->key.flags & SAMPLE_FLAG_KERNEL), "cpu-clock", ds->value.samples,
+		    ds->value.period_sum);
 		if (err)
 			return err;
 	}
@@ -170,6 +210,39 @@ static uint64_t since(uint64_t now, uint64_t base)
 	return now > base ? now - base : 0;
 }
 
+/* the names of enum unwind_end's counters (bpf/unwind.h) */
+static const char *const unwind_end_counters[UNWIND_END_COUNT] = {
+	[UNWIND_END_COMPLETE] = "stacks_complete",
+	[UNWIND_END_NO_PROCESS] = "stacks_ended_no_process",
+	[UNWIND_END_NO_MAPPING] = "stacks_ended_no_mapping",
+	[UNWIND_END_NO_TABLE] = "stacks_ended_no_table",
+	[UNWIND_END_NO_CFI] = "stacks_ended_no_cfi",
+	[UNWIND_END_READ_FAILED] = "stacks_ended_unreadable",
+	[UNWIND_END_DEPTH] = "stacks_ended_depth",
+	[UNWIND_END_BAD_FRAME] = "stacks_ended_bad_frame",
+	[UNWIND_END_KERNEL_THREAD] = "stacks_ended_kernel_thread",
+};
+
+/* how the Stacks of the samples ended, and the Stacks lost, by cause */
+static int agent_add_stack_counters(const struct sampler_counters *c,
+				    const struct sampler_counters *o, struct batch_builder *b)
+{
+	int i, err = 0;
+
+	err = err ?: batch_builder_add_counter(b, "stacks_dropped",
+					       since(c->drop_stacks, o->drop_stacks));
+	err = err ?: batch_builder_add_counter(b, "stacks_dropped_collisions",
+					       since(c->drop_collisions, o->drop_collisions));
+	err = err ?: batch_builder_add_counter(b, "stack_digest_collisions",
+					       since(c->stack_collisions, o->stack_collisions));
+	err = err ?: batch_builder_add_counter(b, "kernel_stacks_truncated",
+					       since(c->kernel_truncated, o->kernel_truncated));
+	for (i = 0; i < UNWIND_END_COUNT; i++)
+		err = err ?: batch_builder_add_counter(b, unwind_end_counters[i],
+						       since(c->unwind_end[i], o->unwind_end[i]));
+	return err;
+}
+
 /* Node-level kernel counters as the growth since t started (another
  * Target's losses during t's life are reported to t too: a Run is told
  * it may have lost samples rather than not). samples_seen = what t got
@@ -194,11 +267,7 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
 	err = err ?: batch_builder_add_counter(b, "samples_lost_in_drain", lost);
 	err = err ?: batch_builder_add_counter(b, "sample_flip_timeouts",
 					       since(c.flip_timeouts, o->s.flip_timeouts));
-	err = err ?: batch_builder_add_counter(b, "stacks_dropped",
-					       since(c.drop_stacks, o->s.drop_stacks));
-	/* counted, not a Degradation: nothing was lost that could be read */
-	err = err ?: batch_builder_add_counter(b, "stacks_unreadable",
-					       since(c.stacks_unreadable, o->s.stacks_unreadable));
+	err = err ?: agent_add_stack_counters(&c, &o->s, b);
 	err = err ?: batch_builder_add_counter(b, "processes_not_followed",
 					       since(c.drop_targets, o->s.drop_targets));
 	err = err ?: batch_builder_add_counter(b, "task_reports_dropped",

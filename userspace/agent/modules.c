@@ -8,36 +8,30 @@
 #include <sys/sysmacros.h>
 
 #include "userspace/agent/modules.h"
+#include "userspace/agent/modules_internal.h"
 #include "userspace/agent/proc_maps.h"
 #include "userspace/elf/elf_file.h"
 #include "userspace/log/log.h"
 
-struct mapping {
-	uint64_t start, end, pgoff;
-	struct module *module;
-};
+/* proc's current mappings changed: listed once until taken */
+void process_changed(struct module_table *table, struct process *proc)
+{
+	pid_t *grown;
 
-struct process {
-	pid_t tgid;
-	int exited;      /* 1: exited, 2: exited and survived one reap */
-	char comm[16];
-	char *exe;       /* the first file mapped after exec */
-	int want_exe;
-	struct mapping *mappings; /* sorted by start, disjoint */
-	size_t n_mappings, cap_mappings;
-	uint32_t exec_seq;        /* of the current image */
-	struct mapping *previous; /* the image before the last exec */
-	size_t n_previous;
-};
+	if (proc->changed)
+		return;
+	if (table->n_changed == table->cap_changed) {
+		size_t cap = table->cap_changed ? table->cap_changed * 2 : 64;
 
-struct module_table {
-	void *processes; /* tsearch tree of struct process *, by tgid */
-	struct module **modules;
-	size_t n_modules, cap_modules;
-	struct module *vdso, *anon, *unmapped, *kernel;
-	void (*on_new_module)(struct module *m, void *ctx);
-	void *on_new_module_ctx;
-};
+		grown = realloc(table->changed, cap * sizeof(*grown));
+		if (!grown)
+			return; /* the next change lists it */
+		table->changed = grown;
+		table->cap_changed = cap;
+	}
+	table->changed[table->n_changed++] = proc->tgid;
+	proc->changed = 1;
+}
 
 static int process_cmp(const void *a, const void *b)
 {
@@ -46,7 +40,7 @@ static int process_cmp(const void *a, const void *b)
 	return (pa->tgid > pb->tgid) - (pa->tgid < pb->tgid);
 }
 
-static struct process *process_find(const struct module_table *table, pid_t tgid)
+struct process *process_find(const struct module_table *table, pid_t tgid)
 {
 	struct process key = { .tgid = tgid };
 	void *node = tfind(&key, &table->processes, process_cmp);
@@ -141,6 +135,7 @@ void module_table__free(struct module_table *table)
 	for (i = 0; i < table->n_modules; i++)
 		module_free(table->modules[i]);
 	free(table->modules);
+	free(table->changed);
 	module_free(table->vdso);
 	module_free(table->anon);
 	module_free(table->unmapped);
@@ -194,6 +189,7 @@ int module_table_add_process(struct module_table *table, pid_t tgid, pid_t paren
 		if (pproc->exe)
 			proc->exe = strdup(pproc->exe);
 	}
+	process_changed(table, proc);
 	return 0;
 }
 
@@ -218,6 +214,7 @@ int module_table_exec(struct module_table *table, pid_t tgid, const char *comm)
 	proc->exe = NULL;
 	proc->want_exe = 1;
 	snprintf(proc->comm, sizeof(proc->comm), "%s", comm);
+	process_changed(table, proc);
 	return 0;
 }
 
@@ -328,6 +325,7 @@ int module_table_map(struct module_table *table, pid_t tgid, uint64_t start, uin
 		proc->exe = strdup(path);
 		proc->want_exe = 0;
 	}
+	process_changed(table, proc);
 	return process_add_mapping(proc, &m);
 }
 
@@ -387,8 +385,10 @@ void module_table_exit(struct module_table *table, pid_t tgid)
 {
 	struct process *proc = process_find(table, tgid);
 
-	if (proc && !proc->exited)
+	if (proc && !proc->exited) {
 		proc->exited = 1;
+		process_changed(table, proc);
+	}
 }
 
 struct reap_ctx {
@@ -434,145 +434,11 @@ void module_table_reap(struct module_table *table)
 	free(rc.list);
 }
 
-struct live_ctx {
-	int (*cb)(pid_t tgid, const char *comm, void *ctx);
-	void *ctx;
-	int err;
-};
-
-static void live_visit(const void *node, VISIT which, void *closure)
-{
-	const struct process *proc = *(const struct process *const *)node;
-	struct live_ctx *lc = closure;
-
-	if ((which == postorder || which == leaf) && !proc->exited && !lc->err)
-		lc->err = lc->cb(proc->tgid, proc->comm, lc->ctx);
-}
-
-int module_table_for_each_live(const struct module_table *table,
-			       int (*cb)(pid_t tgid, const char *comm, void *ctx), void *ctx)
-{
-	struct live_ctx lc = { cb, ctx, 0 };
-
-	twalk_r(table->processes, live_visit, &lc);
-	return lc.err;
-}
-
-void module_table_resolve(struct module_table *table, pid_t tgid, uint32_t exec_seq, uint64_t ip,
-			  struct module **module, uint64_t *offset)
-{
-	struct process *proc = process_find(table, tgid);
-	const struct mapping *maps;
-	size_t lo = 0, hi;
-
-	*module = table->unmapped;
-	*offset = 0;
-	if (!proc)
-		return;
-	if (exec_seq == proc->exec_seq) {
-		maps = proc->mappings;
-		hi = proc->n_mappings;
-	} else if (exec_seq + 1 == proc->exec_seq) {
-		maps = proc->previous;
-		hi = proc->n_previous;
-	} else {
-		return; /* an image older than we keep */
-	}
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct mapping *m = &maps[mid];
-
-		if (ip < m->start) {
-			hi = mid;
-		} else if (ip >= m->end) {
-			lo = mid + 1;
-		} else {
-			uint64_t file_offset = ip - m->start + m->pgoff;
-
-			*module = m->module;
-			if (m->module == table->anon)
-				return;
-			if (m->module == table->vdso) {
-				*offset = ip - m->start;
-				return;
-			}
-			if (!m->module->elf ||
-			    elf_file__offset_to_vaddr(m->module->elf, file_offset, offset))
-				*offset = file_offset; /* no PT_LOAD: keep the file offset */
-			return;
-		}
-	}
-}
-
 void module_table_on_new_module(struct module_table *table,
 				void (*fn)(struct module *m, void *ctx), void *ctx)
 {
 	table->on_new_module = fn;
 	table->on_new_module_ctx = ctx;
-}
-
-int module_table_bias(const struct module_table *table, pid_t tgid, const struct module *m,
-		      uint64_t *bias)
-{
-	const struct process *proc = process_find(table, tgid);
-	uint64_t vaddr;
-	size_t i;
-
-	for (i = 0; proc && i < proc->n_mappings; i++) {
-		const struct mapping *map = &proc->mappings[i];
-
-		if (map->module != m || !m->elf)
-			continue;
-		if (elf_file__mapping_vaddr(m->elf, map->pgoff, &vaddr))
-			continue;
-		*bias = map->start - vaddr;
-		return 0;
-	}
-	return -ENOENT;
-}
-
-int module_table_find_object(const struct module_table *table, pid_t tgid, uint64_t addr,
-			     const char **name)
-{
-	const struct process *proc = process_find(table, tgid);
-	struct elf_symbol sym;
-	uint64_t bias;
-	size_t i;
-
-	for (i = 0; proc && i < proc->n_mappings; i++) {
-		const struct module *m = proc->mappings[i].module;
-
-		if (!m->elf || (i > 0 && proc->mappings[i - 1].module == m))
-			continue;
-		if (module_table_bias(table, tgid, m, &bias))
-			continue;
-		if (!elf_file__find_object(m->elf, addr - bias, &sym) && sym.start == addr - bias) {
-			*name = sym.name;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-uint32_t module_table_exec_seq(const struct module_table *table, pid_t tgid)
-{
-	const struct process *proc = process_find(table, tgid);
-
-	return proc ? proc->exec_seq : 0;
-}
-
-const char *module_table_comm(const struct module_table *table, pid_t tgid)
-{
-	const struct process *proc = process_find(table, tgid);
-
-	return proc && proc->comm[0] ? proc->comm : NULL;
-}
-
-const char *module_table_exe(const struct module_table *table, pid_t tgid)
-{
-	const struct process *proc = process_find(table, tgid);
-
-	return proc ? proc->exe : NULL;
 }
 
 void module_table_for_each_module(struct module_table *table, void (*cb)(struct module *m, void *ctx),

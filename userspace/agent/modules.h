@@ -32,6 +32,8 @@ struct module {
 	int has_build_id;
 	struct elf_file *elf; /* NULL for pseudo modules and unreadable files */
 	uint64_t dev, inode;
+	uint32_t unwind_table; /* bpf/unwind.h table id, 0: none (yet) */
+	int unwind_err;        /* why it has none: 0 not tried yet, or -errno */
 	uint32_t index;       /* scratch for batch building */
 	uint64_t batch_seq;   /* scratch: the builder that last indexed this module */
 };
@@ -83,6 +85,23 @@ int module_table_for_each_live(const struct module_table *table,
  * gives a module: a pseudo one when nothing better is known. */
 void module_table_resolve(struct module_table *table, pid_t tgid, uint32_t exec_seq, uint64_t ip,
 			  struct module **module, uint64_t *offset);
+
+/* The processes whose current code mappings changed (added, mapped,
+ * exec'd, exited) since the previous call, each once: *tgids is the
+ * table's, valid until the next change. */
+size_t module_table_take_changed(struct module_table *table, pid_t **tgids);
+
+struct module_mapping {
+	uint64_t start, end, pgoff;
+	struct module *module;
+};
+/* Calls cb for each code mapping of the current image of tgid, by start;
+ * stops at cb's first non-zero return, which it returns; -ESRCH when the
+ * process is unknown or exited. */
+int module_table_for_each_mapping(struct module_table *table, pid_t tgid,
+				  int (*cb)(const struct module_mapping *m, void *ctx), void *ctx);
+/* 1 for the pseudo module of the vDSO */
+int module_is_vdso(const struct module *m);
 
 /* Calls fn for every file module opened from now on (e.g. to probe the
  * MPI library the moment a Target maps it). */

@@ -106,6 +106,7 @@ struct node_service_opts {
 	void *zmq_ctx;		   /* NULL: one of its own */
 	int signal_fd;		   /* a signalfd whose INT/TERM stop the service; -1 none */
 	int quiet;		   /* 1: Degradations and Runs are not logged (embedded) */
+	int unwinder;		   /* enum sample_unwinder: how user Stacks are walked */
 };
 
 /* The Agent (BPF loaded once), the Aggregator thread when needed, the

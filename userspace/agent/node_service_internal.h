@@ -105,6 +105,7 @@ struct node_service {
 	char server_public[CURVE_KEY_Z85_LEN + 1];
 	char node[256];
 	long frequency;
+	int unwinder; /* enum sample_unwinder */
 	int epfd, listen_fd, stop_fd, signal_fd, quiet;
 	char control_path[108];
 	struct ns_client *clients;

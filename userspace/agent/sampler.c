@@ -116,6 +116,8 @@ static void sampler_size_maps(struct sampler *s, long frequency)
 									       : per_drain;
 	uint32_t stacks = keys > MAX_STACKS ? MAX_STACKS : keys;
 
+	/* Stacks are allocated as they come (BPF_F_NO_PREALLOC): room for
+	 * one per sample of a drain costs nothing until used */
 	bpf_map__set_max_entries(s->sample->maps.samples0, keys);
 	bpf_map__set_max_entries(s->sample->maps.samples1, keys);
 	bpf_map__set_max_entries(s->sample->maps.stacks0, stacks);
@@ -150,6 +152,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t 
 	 * one key per sample, frequency × CPUs a second — with a margin, so
 	 * a small machine does not preallocate for a big one */
 	sampler_size_maps(s, opts->frequency);
+	s->sample->rodata->unwinder = opts->unwinder;
 	/* 3. load */
 	e = task_bpf__load(s->task);
 	if (e) {
@@ -292,7 +295,7 @@ static int sampler_collect_keys(struct sampler *s, int map_fd, size_t *n)
  * delete would cost the map's size per stack */
 static void sampler_empty_stacks(int stacks_fd)
 {
-	__u32 *ids = NULL, *grown, id, last;
+	__u64 *ids = NULL, *grown, id, last;
 	size_t n = 0, cap = 0, i;
 
 	while (!bpf_map_get_next_key(stacks_fd, n ? &last : NULL, &id)) {
@@ -355,24 +358,17 @@ static __u32 sampler_flip(struct sampler *s)
 	return old;
 }
 
-/* one drained key: its stack, or the leaf alone when the unwinder gave
- * nothing to trust */
+/* one drained key with its Stack, or NULL when the Stack was lost */
 static int sampler_deliver(int stacks_fd, const struct sample_key *key,
 			   const struct sample_value *value, sampler_sample_fn fn, void *ctx)
 {
-	uint64_t ips[MAX_STACK_DEPTH];
-	int depth = 0, stack_lost = 0;
+	struct stack_value stack;
 
-	if (key->user_stack_id >= 0 && !bpf_map_lookup_elem(stacks_fd, &key->user_stack_id, ips)) {
-		while (depth < MAX_STACK_DEPTH && ips[depth])
-			depth++;
-	}
-	if (depth == 0 || ips[0] != key->leaf_ip) {
-		ips[0] = key->leaf_ip;
-		depth = 1;
-		stack_lost = 1;
-	}
-	return fn(key, value, ips, depth, stack_lost, ctx);
+	if (key->stack && !bpf_map_lookup_elem(stacks_fd, &key->stack, &stack) &&
+	    (uint32_t)stack.n_kernel + stack.n_user <= MAX_FRAMES &&
+	    stack.n_kernel <= MAX_KERNEL_FRAMES && stack.n_user <= MAX_USER_FRAMES)
+		return fn(key, value, &stack, ctx);
+	return fn(key, value, NULL, ctx);
 }
 
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx)
@@ -417,7 +413,10 @@ void sampler_read_counters(const struct sampler *s, struct sampler_counters *out
 	out->seen = sc[SAMPLE_SEEN];
 	out->drop_keys = sc[SAMPLE_DROP_KEYS];
 	out->drop_stacks = sc[SAMPLE_DROP_STACKS];
-	out->stacks_unreadable = sc[SAMPLE_STACK_UNREADABLE];
+	out->drop_collisions = sc[SAMPLE_DROP_COLLISIONS];
+	out->stack_collisions = sc[SAMPLE_STACK_COLLISIONS];
+	out->kernel_truncated = sc[SAMPLE_KERNEL_TRUNCATED];
+	memcpy(out->unwind_end, &sc[SAMPLE_UNWIND_END], sizeof(out->unwind_end));
 	out->drop_targets = tc[TASK_DROP_TARGETS];
 	out->drop_events = tc[TASK_DROP_EVENTS];
 	out->drop_totals = tc[TASK_DROP_TOTALS];
@@ -426,4 +425,16 @@ void sampler_read_counters(const struct sampler *s, struct sampler_counters *out
 	out->skipped_credentials = sc[SAMPLE_SKIP_CREDENTIALS];
 	out->adopted = tc[TASK_ADOPTED];
 	out->left = tc[TASK_LEFT];
+}
+
+int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *out)
+{
+	out->rules_fd = bpf_map__fd(s->sample->maps.unwind_rules);
+	out->rows_fd = bpf_map__fd(s->sample->maps.unwind_rows);
+	out->tables_fd = bpf_map__fd(s->sample->maps.unwind_tables);
+	out->procs_fd = bpf_map__fd(s->sample->maps.unwind_procs);
+	out->max_rules = bpf_map__max_entries(s->sample->maps.unwind_rules);
+	out->max_rows = bpf_map__max_entries(s->sample->maps.unwind_rows);
+	out->max_tables = bpf_map__max_entries(s->sample->maps.unwind_tables);
+	return s->sample->rodata->unwinder == SAMPLE_UNWINDER_TABLES ? 0 : -ENOENT;
 }

@@ -35,6 +35,7 @@ struct sampler;
 
 struct sampler_opts {
 	long frequency; /* samples per second per CPU */
+	int unwinder;   /* enum sample_unwinder (bpf/sample.h) */
 	int netns_only; /* as sampler_set_netns_only(s, 1) */
 };
 
@@ -42,8 +43,12 @@ struct sampler_opts {
 struct sampler_counters {
 	uint64_t seen;         /* samples of Target processes */
 	uint64_t drop_keys;    /* samples lost: sample map full */
-	uint64_t drop_stacks;  /* stacks lost (leaf kept): map full */
-	uint64_t stacks_unreadable; /* no user stack to read (leaf kept) */
+	uint64_t drop_stacks;  /* Stacks lost (leaf kept): the stack map was full */
+	uint64_t drop_collisions; /* Stacks lost (leaf kept): UNWIND_DIGEST_PROBES
+				   * other Stacks held their digests */
+	uint64_t stack_collisions; /* digests another Stack held (stored all the same) */
+	uint64_t kernel_truncated; /* kernel parts deeper than MAX_KERNEL_FRAMES */
+	uint64_t unwind_end[UNWIND_END_COUNT]; /* samples by how their user Stack ended */
 	uint64_t drop_targets; /* children not followed: target map full */
 	uint64_t drop_events;  /* exec/exit reports lost: ring buffer full */
 	uint64_t drop_totals;  /* processes whose counters are partial */
@@ -141,10 +146,11 @@ typedef int (*sampler_task_event_fn)(const struct task_event *e, void *ctx);
 int sampler_task_events_fd(const struct sampler *s);
 int sampler_poll_task_events(struct sampler *s, sampler_task_event_fn fn, void *ctx);
 
-/* One aggregated sample: ips[0..depth) innermost first (ips[0] = the leaf;
- * depth 1 when the stack was lost). */
+/* One aggregated sample and its Stack (bpf/sample.h: kernel frames, then
+ * user frames, innermost first), NULL when the Stack was lost (the leaf
+ * is key->leaf_ip). */
 typedef int (*sampler_sample_fn)(const struct sample_key *key, const struct sample_value *value,
-				 const uint64_t *ips, int depth, int stack_lost, void *ctx);
+				 const struct stack_value *stack, void *ctx);
 /* Drain every sample aggregated since the previous drain. 0 or -errno; a
  * non-zero return of fn stops the drain and is returned: the samples not
  * handed over are counted in drain_lost (those fn received are fn's). */
@@ -157,5 +163,13 @@ int sampler_wait_slot_quiet(const struct sample_inflight *inflight, int n, unsig
 			    uint64_t timeout_ns);
 
 void sampler_read_counters(const struct sampler *s, struct sampler_counters *out);
+
+/* the maps of the unwind tables (bpf/unwind.h), filled by unwinder.h */
+struct sampler_unwind_maps {
+	int rules_fd, rows_fd, tables_fd, procs_fd;
+	uint32_t max_rules, max_rows, max_tables;
+};
+/* 0, or -ENOENT when the sampler walks frame pointers (no tables used) */
+int sampler_unwind_maps(const struct sampler *s, struct sampler_unwind_maps *out);
 
 #endif

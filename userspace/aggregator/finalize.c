@@ -7,6 +7,7 @@
 
 #include "userspace/aggregator/finalize.h"
 #include "userspace/aggregator/manifest.h"
+#include "userspace/aggregator/stack_losses.h"
 #include "userspace/attribution/attribution.h"
 #include "userspace/attribution/symbolizer.h"
 #include "userspace/log/log.h"
@@ -293,9 +294,16 @@ static const struct counter_degradation counter_degradations[] = {
 	  "samples added after it was read are lost, uncounted",
 	  "report it: a sampling program runs for microseconds" },
 	{ "stacks_dropped", "stacks-dropped",
-	  "samples lost their call stack: the stack map was full; they are kept, attributed to "
-	  "their leaf only",
+	  "samples lost their call stack: the kernel's stack map was full (more distinct Stacks "
+	  "in one drain than it holds); they are kept, attributed to their leaf only",
 	  "lower --frequency; flame graphs miss these stacks" },
+	{ "stacks_dropped_collisions", "stacks-dropped-collisions",
+	  "samples lost their call stack: their Stack's digest and the next ones were held by "
+	  "other Stacks; they are kept, attributed to their leaf only",
+	  "report it: 64-bit digests should not collide so" },
+	{ "kernel_stacks_truncated", "kernel-stacks-truncated",
+	  "samples have kernel call paths deeper than 64 frames, cut there",
+	  "none: the kernel frames nearest the sample are kept" },
 	{ "processes_not_followed", "processes-not-followed",
 	  "child processes were not followed: the target map was full", "profile fewer processes" },
 	{ "task_reports_dropped", "task-reports-dropped",
@@ -348,6 +356,8 @@ static int counter_to_degradation(const char *node, const char *name, uint64_t v
 
 	if (!value)
 		return 0;
+	if (!strcmp(name, "stacks_complete")) /* and the stacks_ended_* ones */
+		return stack_losses_truncated(p, node, node_counter);
 	/* three counters make one message: how many samples, Batches, and why */
 	if (!strcmp(name, "storage_failed_batches")) {
 		wire_storage_failed_message(message, sizeof(message),

@@ -344,7 +344,7 @@ static int run_start(struct run *r, int daemon)
 		reply = NULL;
 		run_backend_close(&r->b);
 	}
-	if (run_backend_embedded(&r->b, &r->cfg, r->node))
+	if (run_backend_embedded(&r->b, &r->cfg, r->node, run_env.unwinder))
 		return EXIT_NUNATAK_FAILED;
 	e = run_send_start(r, &reply, err, sizeof(err));
 	if (!e)
@@ -392,6 +392,9 @@ static int run_prepare(struct run *r)
 	}
 	run_iso_time(r->start, sizeof(r->start));
 	daemon = !run_backend_daemon(&r->b, r->cfg.service.agent_socket);
+	if (daemon && run_env.unwinder)
+		fprintf(stderr, "nunatak: --unwinder is not for the node service (nunatakd): it walks "
+				"Stacks with unwind tables\n");
 	e = run_fork_application(r);
 	if (!e)
 		e = run_start(r, daemon);

@@ -31,9 +31,11 @@ static void *service_thread(void *arg)
 	return NULL;
 }
 
-int run_backend_embedded(struct run_backend *b, const struct config *cfg, const char *node)
+int run_backend_embedded(struct run_backend *b, const struct config *cfg, const char *node,
+			 int unwinder)
 {
-	struct node_service_opts o = { .node = node, .cfg = cfg, .signal_fd = -1, .quiet = 1 };
+	struct node_service_opts o = { .node = node, .cfg = cfg, .signal_fd = -1, .quiet = 1,
+				       .unwinder = unwinder };
 	char err[2048] = "";
 	int sv[2], e;
 

@@ -30,8 +30,10 @@ struct run_backend {
 int run_backend_daemon(struct run_backend *b, const char *configured);
 
 /* The embedded node service, started in a thread (run_signals_open()
- * must have run). 0 or -errno (said on stderr). */
-int run_backend_embedded(struct run_backend *b, const struct config *cfg, const char *node);
+ * must have run), walking user Stacks with unwinder (enum
+ * sample_unwinder). 0 or -errno (said on stderr). */
+int run_backend_embedded(struct run_backend *b, const struct config *cfg, const char *node,
+			 int unwinder);
 
 /* Closes the connection; the embedded service is stopped and joined
  * (bounded): thread_stuck says it did not stop (left to the process exit). */

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
+
+#include "bpf/sample.h"
 #include "userspace/cli/run_options.h"
 
 #define LINGER_DEFAULT_MS 5000
@@ -50,7 +53,7 @@ static const char doc[] =
 	"from the current directory, then these options (keys: name, runs_dir,\n"
 	"[sampling] frequency, [tools] llvm-symbolizer).";
 
-enum { OPT_LINGER = 0x100, OPT_SYMBOLIZER_BUDGET };
+enum { OPT_LINGER = 0x100, OPT_SYMBOLIZER_BUDGET, OPT_UNWINDER };
 
 static const struct argp_option options[] = {
 	{ "name", 'n', "NAME", 0, "Run name (default: config `name`, else the command's name)", 0 },
@@ -63,6 +66,10 @@ static const struct argp_option options[] = {
 	{ "symbolizer-budget", OPT_SYMBOLIZER_BUDGET, "S", 0,
 	  "At most S seconds of llvm-symbolizer for the Run (default 60); addresses it did not "
 	  "name keep their ELF names",
+	  0 },
+	{ "unwinder", OPT_UNWINDER, "HOW", 0,
+	  "How call paths are walked: 'tables' (default: the modules' unwind tables, right "
+	  "without frame pointers) or 'frame-pointers' (cheaper, wrong where code has none)",
 	  0 },
 	{ "json", 'j', NULL, 0, "Print the result as one JSON object on stdout", 0 },
 	{ "strict", 's', NULL, 0, "Exit 121 when a Degradation occurred", 0 },
@@ -114,6 +121,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SYMBOLIZER_BUDGET:
 		run_env.symbolizer_budget_ms = parse_seconds(state, "symbolizer-budget", arg, 0.001);
+		break;
+	case OPT_UNWINDER:
+		if (!strcmp(arg, "tables"))
+			run_env.unwinder = SAMPLE_UNWINDER_TABLES;
+		else if (!strcmp(arg, "frame-pointers"))
+			run_env.unwinder = SAMPLE_UNWINDER_FRAME_POINTERS;
+		else
+			argp_error(state, "invalid --unwinder '%s': 'tables' or 'frame-pointers'", arg);
 		break;
 	case 'j':
 		run_env.json = 1;

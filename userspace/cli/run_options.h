@@ -15,6 +15,7 @@ struct run_env {
 	int strict;
 	int verbose;
 	int mpi_events;
+	int unwinder; /* enum sample_unwinder: --unwinder */
 	char **cmd; /* the application's command line, cmd[0..ncmd) */
 	int ncmd;
 };

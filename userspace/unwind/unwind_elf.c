@@ -1,19 +1,40 @@
 /* unwind_elf — see unwind_elf.h */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "userspace/unwind/unwind_elf.h"
 
+/* 1 when the headers libelf will read lie inside the file: a truncated
+ * file (its section headers sit at its end) is refused up front rather
+ * than read as one without sections */
+static int headers_inside(Elf *elf, uint64_t size)
+{
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh))
+		return 0;
+	if (eh.e_phoff && (eh.e_phoff > size || (uint64_t)eh.e_phnum * eh.e_phentsize > size - eh.e_phoff))
+		return 0;
+	if (eh.e_shoff && (eh.e_shoff > size || (uint64_t)eh.e_shnum * eh.e_shentsize > size - eh.e_shoff))
+		return 0;
+	return 1;
+}
+
 int unwind_elf_begin(int fd, Elf **out)
 {
+	struct stat sb;
 	Elf *elf;
 
 	*out = NULL;
+	if (fstat(fd, &sb))
+		return -errno;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC; /* libelf does not tell an allocation failure apart */
-	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) == ELFCLASSNONE) {
+	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) == ELFCLASSNONE ||
+	    !headers_inside(elf, (uint64_t)sb.st_size)) {
 		elf_end(elf);
 		return -ENOEXEC;
 	}

@@ -16,7 +16,8 @@
 #include <gelf.h>
 
 /* libelf handle of the ELF file open on fd (not consumed): 0 or -ENOEXEC
- * (not an ELF file), -ENOMEM. The caller ends it with elf_end(). */
+ * (not an ELF file, or its program or section headers past its end: a
+ * truncated one), -errno of fstat. The caller ends it with elf_end(). */
 int unwind_elf_begin(int fd, Elf **out);
 
 #define UNWIND_MAX_EXEC_SEGMENTS 16

@@ -52,6 +52,10 @@ struct unwind_table_stats {
 	uint64_t rows;          /* rows emitted, end markers included */
 	uint64_t invalid_rows;  /* rows whose rule the unwinder cannot apply */
 	int has_eh_frame, has_debug_frame;
+	/* FDEs read but not tabled: outside the executable PT_LOADs, or
+	 * overlapping one already tabled (a function both sections describe) */
+	uint64_t skipped_fdes;
+	uint64_t unreadable_fdes; /* FDEs or CIEs malformed or in an encoding not decoded */
 };
 
 /* Compiles the CFI of the ELF file open on fd (not consumed; read with

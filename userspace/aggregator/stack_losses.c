@@ -1,0 +1,62 @@
+/* stack_losses — see stack_losses.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "userspace/aggregator/stack_losses.h"
+#include "userspace/pivot/pivot.h"
+
+struct truncation_cause {
+	const char *counter, *what, *remedy;
+};
+
+static const struct truncation_cause causes[] = {
+	{ "stacks_ended_no_process", "before the Agent knew the process' code mappings",
+	  "none: the first milliseconds of a process" },
+	{ "stacks_ended_no_table", "in a module whose unwind table is not loaded",
+	  "see the unwind-tables Degradation if any; else the first milliseconds of a library" },
+	{ "stacks_ended_no_mapping", "at code outside every known mapping (JIT code)",
+	  "JIT code has no unwind tables; its callers are not shown" },
+	{ "stacks_ended_no_cfi",
+	  "at code without unwind information (hand-written assembly) or a rule nunatak cannot "
+	  "apply",
+	  "build with unwind tables (-fasynchronous-unwind-tables, the default of gcc on x86-64)" },
+	{ "stacks_ended_unreadable", "at stack memory that could not be read (not present)",
+	  "none: the kernel cannot fault pages in while it samples" },
+	{ "stacks_ended_depth", "deeper than 128 frames (kept, truncated)",
+	  "deep recursion: the innermost 128 frames are shown" },
+	{ "stacks_ended_bad_frame", "at a frame that did not look like one (corrupt stack or wrong "
+				    "unwind information)",
+	  "report it with the module named by the summary" },
+};
+
+int stack_losses_truncated(struct pivot *p, const char *node, stack_losses_counter_fn counter)
+{
+	uint64_t complete = counter(p, node, "stacks_complete"), truncated = 0, n;
+	char message[1600], remedy[800];
+	size_t i, len, rlen = 0;
+
+	remedy[0] = '\0';
+	for (i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
+		truncated += counter(p, node, causes[i].counter);
+	if (!truncated || truncated * 1000 <= (truncated + complete) * STACK_LOSSES_TRUNCATED_PERMILLE)
+		return 0;
+	len = (size_t)snprintf(message, sizeof(message),
+			       "%llu of %llu samples (%.1f%%) have an incomplete call path (node %s):",
+			       (unsigned long long)truncated,
+			       (unsigned long long)(truncated + complete),
+			       100.0 * (double)truncated / (double)(truncated + complete), node);
+	for (i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+		n = counter(p, node, causes[i].counter);
+		if (!n || len >= sizeof(message))
+			continue;
+		len += (size_t)snprintf(message + len, sizeof(message) - len, " %llu %s;",
+					(unsigned long long)n, causes[i].what);
+		if (rlen < sizeof(remedy))
+			rlen += (size_t)snprintf(remedy + rlen, sizeof(remedy) - rlen, "%s%s",
+						 rlen ? "; " : "", causes[i].remedy);
+	}
+	if (len && len < sizeof(message) && message[len - 1] == ';')
+		message[len - 1] = '\0';
+	return pivot_add_node_degradation(p, node, "stacks-truncated", message, remedy);
+}
