@@ -137,8 +137,8 @@ static void test_extents_name_stripped_functions(void **state)
 	n = hot_addresses(&addrs, syms);
 	out = calloc(n, sizeof(*out));
 	assert_non_null(out);
-	assert_int_equal(attribution_attribute_module(tool, stripped_path, NULL, NULL, addrs, n, out,
-						      NULL, NULL, 0),
+	assert_int_equal(attribution_attribute_module(tool, stripped_path, NULL, NULL, addrs, n,
+						      out, NULL, NULL, 0),
 			 0);
 	for (i = 0; i < n; i++) {
 		assert_int_equal(out[i].level, RESOLUTION_UNRESOLVED);
@@ -160,8 +160,8 @@ static void test_extents_name_stripped_functions(void **state)
 	/* the byte after a function, if padding: its own, not the function's */
 	for (i = 0; i < N_HOT; i++) {
 		gap = syms[i].addr + syms[i].size;
-		for (j = 0; j < N_HOT && !(syms[j].addr <= gap && gap < syms[j].addr + syms[j].size);
-		     j++)
+		for (j = 0;
+		     j < N_HOT && !(syms[j].addr <= gap && gap < syms[j].addr + syms[j].size); j++)
 			;
 		if (j < N_HOT)
 			continue;
@@ -291,9 +291,8 @@ static void test_untrusted_debug_dir_left_out(void **state)
 	(void)state;
 	NEED_BUILT();
 	snprintf(open_dir, sizeof(open_dir), "%s/open", tmpdir);
-	assert_int_equal(run_cmd("cp -a '%s' '%s' && chmod 0777 '%s'", debug_root, open_dir,
-				 open_dir),
-			 0);
+	assert_int_equal(
+	    run_cmd("cp -a '%s' '%s' && chmod 0777 '%s'", debug_root, open_dir, open_dir), 0);
 	assert_int_equal(symbolizer_set_debug_dirs(dirs, 1, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, open_dir));
 	assert_int_equal(nm_lookup(full_path, "hot_xor", &sym), 0);

@@ -51,11 +51,11 @@ static int64_t sql_int(struct pivot *p, const char *sql)
 	return v;
 }
 
-static struct module mod_kernel = {.path = "[kernel]", .display_name = "[kernel]",
-				   .identity = "pseudo:kernel"};
+static struct module mod_kernel = {
+    .path = "[kernel]", .display_name = "[kernel]", .identity = "pseudo:kernel"};
 static const struct batch_locus locus = {.tgid = 10, .tid = 10, .comm = "memset", .world_size = -1};
-static const struct batch_locus hidden_locus = {.tgid = 20, .tid = 20, .comm = "hidden",
-						.world_size = -1};
+static const struct batch_locus hidden_locus = {
+    .tgid = 20, .tid = 20, .comm = "hidden", .world_size = -1};
 
 struct ksym {
 	uint64_t start, size;
@@ -65,8 +65,7 @@ struct ksym {
 /* One Batch: a sample per kernel offset (a one-frame stack), then the
  * symbols; the pivot stores it. Returns pivot_store_batch()'s answer. */
 static int store_kernel_batch(struct pivot *p, uint64_t seq, const uint64_t *offsets, size_t n,
-			      const struct ksym *syms, size_t n_syms,
-			      const struct batch_locus *l)
+			      const struct ksym *syms, size_t n_syms, const struct batch_locus *l)
 {
 	struct module *const frame[] = {&mod_kernel};
 	struct batch_builder *b = batch_builder__new("run-k", "node1", seq);
@@ -138,7 +137,8 @@ static void test_symbols_stored_once(void **state)
 	assert_int_equal(sql_int(p, "SELECT count(*) FROM modules WHERE attribution IS NULL"), 1);
 	assert_int_equal(sql_int(p, "SELECT count(*) FROM module_symbols"), 3);
 	assert_int_equal(pivot_for_each_module_symbol(
-			     p, sql_int(p, "SELECT id FROM modules WHERE identity = 'pseudo:kernel'"),
+			     p,
+			     sql_int(p, "SELECT id FROM modules WHERE identity = 'pseudo:kernel'"),
 			     append_symbol, seen),
 			 0);
 	/* by start (unsigned), the first name kept */

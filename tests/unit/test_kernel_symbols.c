@@ -37,22 +37,21 @@ static void assert_sane_symbols(const struct kernel_symbols *ks, const uint64_t 
 	}
 }
 
-static const char fixture[] =
-    "0000000000001000 A fixed_percpu_data\n"
-    "ffffffff81000000 T __pi__text\n"
-    "ffffffff81000000 T _stext\n"
-    "ffffffff81000000 T _text\n"
-    "ffffffff81000000 T srso_alias_untrain_ret\n"
-    "ffffffff81000040 t local_helper\n"
-    "ffffffff81000080 W weak_one\n"
-    "ffffffff81000080 t __weak_alias\n"
-    "ffffffff810000c0 T schedule\n"
-    "ffffffff81000200 T _etext\n"
-    "ffffffff81000300 D some_data\n"
-    "ffffffffa0001000 t mod_fn\t[mymod]\n"
-    "ffffffffa0001100 t mod_fn2\t[mymod]\n"
-    "ffffffffa0002000 t other_fn\t[othermod]\n"
-    "ffffffffa0002040 t other_last\t[othermod]\n";
+static const char fixture[] = "0000000000001000 A fixed_percpu_data\n"
+			      "ffffffff81000000 T __pi__text\n"
+			      "ffffffff81000000 T _stext\n"
+			      "ffffffff81000000 T _text\n"
+			      "ffffffff81000000 T srso_alias_untrain_ret\n"
+			      "ffffffff81000040 t local_helper\n"
+			      "ffffffff81000080 W weak_one\n"
+			      "ffffffff81000080 t __weak_alias\n"
+			      "ffffffff810000c0 T schedule\n"
+			      "ffffffff81000200 T _etext\n"
+			      "ffffffff81000300 D some_data\n"
+			      "ffffffffa0001000 t mod_fn\t[mymod]\n"
+			      "ffffffffa0001100 t mod_fn2\t[mymod]\n"
+			      "ffffffffa0002000 t other_fn\t[othermod]\n"
+			      "ffffffffa0002040 t other_last\t[othermod]\n";
 
 struct fixture_dir {
 	char dir[PATH_MAX];

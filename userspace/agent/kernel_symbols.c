@@ -13,7 +13,7 @@
 
 struct kernel_symbols {
 	char *path;
-	char *text;			  /* the file, its lines cut in place: names point in */
+	char *text;		       /* the file, its lines cut in place: names point in */
 	struct kernel_symbol *symbols; /* sorted by start, disjoint */
 	size_t n;
 	uint64_t base;
