@@ -273,6 +273,30 @@ static void test_schema_2_migrated(void **state)
 	pivot__free(p);
 }
 
+/* a symbol without a name is a malformed Batch: nothing is stored */
+static void test_unnamed_symbol_refused(void **state)
+{
+	static const uint64_t offs[] = {0x1010};
+	struct module *const frame[] = {&mod_kernel};
+	struct pivot *p = new_pivot("unnamed.sqlite");
+	struct batch_builder *b = batch_builder__new("run-k", "node1", 1);
+	Nunatak__Wire__Batch *wb;
+
+	(void)state;
+	mod_kernel.batch_seq = 0;
+	assert_non_null(b);
+	assert_int_equal(
+	    batch_builder_add_sample(b, &locus, frame, offs, 1, 0, 1, "cpu-clock", 1, 1000), 0);
+	assert_int_equal(batch_builder_add_module_symbol(b, &mod_kernel, 0x1000, 0x100, "f"), 0);
+	wb = batch_builder_envelope(b)->batch;
+	wb->modules[0]->symbols[0]->name = NULL; /* the builder still frees its copy */
+	assert_int_equal(pivot_store_batch(p, wb), -EINVAL);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM batches"), 0);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM module_symbols"), 0);
+	batch_builder__free(b);
+	pivot__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +304,7 @@ int main(void)
 	    cmocka_unit_test(test_finalize_names_kernel),
 	    cmocka_unit_test(test_attribute_kernel_rules),
 	    cmocka_unit_test(test_schema_2_migrated),
+	    cmocka_unit_test(test_unnamed_symbol_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
