@@ -1,10 +1,11 @@
 /* seed_wire — writes the seed corpus of fuzz_wire_aggregator: Envelopes as
  * an Agent sends them (Batches built with the real batch builder over real
- * modules of this machine: /usr/bin/cat and libc), a Control START and
+ * modules of this machine: /usr/bin/cat and libc; one with kernel frames
+ * and the kernel's symbols), a Control START and
  * FINALIZE as the launcher sends them, an Ack and an Error.
  * Not built by `make`; to make the seeds again:
  *   make build && cc -std=gnu11 -D_GNU_SOURCE -I. -Ibuild tests/fuzz/seed_wire.c \
- *      build/libnunatak.a -lbpf -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson \
+ *      build/libnunatak.a -lbpf -ldw -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson \
  *      -lpthread -o /tmp/seed_wire && /tmp/seed_wire tests/fuzz/corpus/wire_aggregator
  */
 #include <stdio.h>
@@ -76,6 +77,25 @@ static void batch_seed(const char *dir, const char *name, struct module *app, st
 	batch_builder__free(b);
 }
 
+/* A sample taken in the kernel: kernel frames ("[kernel]", offsets from
+ * the text base) above the user ones, and the kernel functions' names. */
+static void kernel_seed(const char *dir, struct module_table *t, struct module *app,
+			struct module *libc)
+{
+	struct batch_builder *b = batch_builder__new("solver-20261201-090000", "node07", 3);
+	struct batch_locus main_thread = { .tgid = 4242, .tid = 4242, .comm = "cat",
+					   .exe = app->path, .world_size = -1 };
+	struct module *kernel = module_table_kernel(t);
+	struct module *frames[] = { kernel, kernel, libc, app };
+	uint64_t offs[] = { 0x1a2b47, 0x122a1c, 0x28f40, 0x2a10 };
+
+	batch_builder_add_sample(b, &main_thread, frames, offs, 4, 0, 1, "cpu-clock", 7, 7007007);
+	batch_builder_add_module_symbol(b, kernel, 0x1a2b00, 0x80, "clear_page_erms");
+	batch_builder_add_module_symbol(b, kernel, 0x122a00, 0x40, "asm_exc_page_fault");
+	write_envelope(dir, "batch_kernel", batch_builder_envelope(b));
+	batch_builder__free(b);
+}
+
 int main(int argc, char **argv)
 {
 	struct module_table *t = module_table__new();
@@ -93,6 +113,7 @@ int main(int argc, char **argv)
 		return 1;
 	batch_seed(argv[1], "batch_samples", app, libc, 1, 0);
 	batch_seed(argv[1], "batch_mpi", app, libc, 2, 1);
+	kernel_seed(argv[1], t, app, libc);
 
 	control.action = NUNATAK__WIRE__CONTROL__ACTION__START;
 	control.run_id = "solver-20261201-090000";

@@ -30,6 +30,15 @@ static void assert_sane_batch(const Nunatak__Wire__Batch *b)
 		assert_non_null(b->modules[i]->display_name);
 		for (j = 0; j < i; j++)
 			assert_string_not_equal(b->modules[i]->identity, b->modules[j]->identity);
+		/* symbols: named, of positive size, one per offset */
+		for (j = 0; j < b->modules[i]->n_symbols; j++) {
+			const Nunatak__Wire__Symbol *sy = b->modules[i]->symbols[j];
+
+			assert_non_null(sy->name);
+			assert_true(sy->size > 0);
+			for (k = 0; k < j; k++)
+				assert_true(b->modules[i]->symbols[k]->offset != sy->offset);
+		}
 	}
 	for (i = 0; i < b->n_loci; i++) {
 		const Nunatak__Wire__Locus *l = b->loci[i];
@@ -386,6 +395,86 @@ static void test_same_seq_rebuilt(void **state)
 	batch_builder__free(b);
 }
 
+static struct module mod_kernel = { .path = "[kernel]", .display_name = "[kernel]",
+				    .identity = "pseudo:kernel", .has_build_id = 0 };
+
+/* A pseudo module's symbols: one per offset (the first kept), the module
+ * listed once whether it came by a sample or by a symbol, and the same
+ * after a protobuf round trip. */
+static void test_module_symbols(void **state)
+{
+	static struct module *const st_kernel[] = { &mod_kernel, &mod_kernel, &mod_app };
+	static const uint64_t off_kernel[] = { 0x1a2b40, 0x22a1c, 0x1234 };
+	struct batch_builder *b;
+	wire_envelope *env, *back;
+	const Nunatak__Wire__Module *km;
+	uint8_t *buf;
+	size_t len, i;
+	int n = 0;
+
+	(void)state;
+	reset_modules();
+	mod_kernel.index = 0;
+	mod_kernel.batch_seq = 0;
+	b = batch_builder__new("run-42", "node07", 3);
+	assert_non_null(b);
+	/* a symbol before any sample brings the module in */
+	assert_int_equal(batch_builder_add_module_symbol(b, &mod_kernel, 0x1a2b00, 0x80,
+							 "clear_page_erms"),
+			 0);
+	assert_int_equal(batch_builder_add_sample(b, &rank0, st_kernel, off_kernel, 3, 0, 1,
+						  "cpu-clock", 5, 5000000),
+			 0);
+	assert_int_equal(batch_builder_add_module_symbol(b, &mod_kernel, 0x22a00, 0x100,
+							 "asm_exc_page_fault"),
+			 0);
+	/* the same offset again, even under another name: ignored */
+	assert_int_equal(batch_builder_add_module_symbol(b, &mod_kernel, 0x1a2b00, 0x80,
+							 "clear_page_erms"),
+			 0);
+	assert_int_equal(batch_builder_add_module_symbol(b, &mod_kernel, 0x1a2b00, 0x40, "other"),
+			 0);
+	/* refused: nothing added */
+	assert_int_equal(batch_builder_add_module_symbol(b, &mod_kernel, 0x5000, 0, "empty"),
+			 -EINVAL);
+	assert_int_equal(batch_builder_add_module_symbol(b, &mod_kernel, 0x5000, 8, NULL), -EINVAL);
+	/* many more: the module's array grows */
+	for (i = 0; i < 100; i++)
+		assert_int_equal(
+		    batch_builder_add_module_symbol(b, &mod_kernel, 0x100000 + 0x10 * i, 0x10, "f"),
+		    0);
+	env = batch_builder_envelope(b);
+	assert_sane_batch(env->batch);
+	env->protocol_major = WIRE_PROTOCOL_MAJOR;
+	env->protocol_minor = WIRE_PROTOCOL_MINOR;
+	len = nunatak__wire__envelope__get_packed_size(env);
+	buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(nunatak__wire__envelope__pack(env, buf), len);
+	batch_builder__free(b);
+
+	back = nunatak__wire__envelope__unpack(NULL, len, buf);
+	free(buf);
+	assert_non_null(back);
+	assert_sane_batch(back->batch);
+	assert_int_equal(back->batch->n_modules, 2);
+	km = back->batch->modules[0];
+	assert_string_equal(km->identity, "pseudo:kernel");
+	assert_int_equal(km->n_symbols, 102);
+	assert_int_equal(km->symbols[0]->offset, 0x1a2b00);
+	assert_int_equal(km->symbols[0]->size, 0x80);
+	assert_string_equal(km->symbols[0]->name, "clear_page_erms");
+	assert_int_equal(km->symbols[1]->offset, 0x22a00);
+	assert_string_equal(km->symbols[1]->name, "asm_exc_page_fault");
+	assert_int_equal(back->batch->modules[1]->n_symbols, 0);
+	for (i = 0; i < km->n_symbols; i++)
+		n += !strcmp(km->symbols[i]->name, "other") || !strcmp(km->symbols[i]->name, "empty");
+	assert_int_equal(n, 0);
+	assert_int_equal(back->batch->stacks[0]->frames[0]->module, 0);
+	assert_int_equal(back->batch->stacks[0]->frames[2]->module, 1);
+	nunatak__wire__envelope__free_unpacked(back, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +482,7 @@ int main(void)
 	    cmocka_unit_test(test_pack_unpack_round_trip),
 	    cmocka_unit_test(test_next_batch_relists_modules),
 	    cmocka_unit_test(test_same_seq_rebuilt),
+	    cmocka_unit_test(test_module_symbols),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

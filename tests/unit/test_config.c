@@ -100,6 +100,11 @@ static void assert_sane_config(const struct config *cfg)
 	assert_true(cfg->sampling_frequency >= CONFIG_MIN_SAMPLING_FREQUENCY);
 	assert_true(cfg->sampling_frequency <= CONFIG_MAX_SAMPLING_FREQUENCY);
 	assert_true(cfg->name || !cfg->source[CONFIG_NAME]);
+	/* debug directories: absolute, a list only when a file set it */
+	assert_true(cfg->n_debug_dirs <= CONFIG_MAX_DEBUG_DIRS);
+	assert_true(cfg->n_debug_dirs == 0 || cfg->source[CONFIG_DEBUG_DIRS]);
+	for (size_t i = 0; i < cfg->n_debug_dirs; i++)
+		assert_true(cfg->debug_dirs[i][0] == '/');
 	for (key = 0; key < CONFIG_KEY_COUNT; key++) {
 		assert_non_null(config_key_name(key));
 		assert_non_null(config_source(cfg, key));
@@ -305,6 +310,15 @@ static const struct refusal refusals[] = {
     {"name = \"\"\n", 1, 8, "empty value for 'name'"},
     {"name = \"x\n", 1, 8, "unterminated string"},
     {"[sampling]\nfrequency = 1\nfrequency = 2\n", 3, 1, "duplicate key 'sampling.frequency'"},
+    {"[tools]\ndebug_dirs = \"/opt/dbg\"\n", 2, 14,
+     "wrong type for 'tools.debug_dirs': expected an array, got a string"},
+    {"[tools]\ndebug_dirs = [\"/opt/dbg\", 3]\n", 2, 27,
+     "wrong type in 'tools.debug_dirs': expected a string, got an integer"},
+    {"[tools]\ndebug_dirs = [\"debug\"]\n", 2, 15,
+     "bad directory 'debug' in 'tools.debug_dirs': write an absolute path"},
+    {"[tools]\ndebug_dirs = [\"/a\",\"/b\",\"/c\",\"/d\",\"/e\",\"/f\",\"/g\",\"/h\",\"/i\","
+     "\"/j\",\"/k\",\"/l\",\"/m\",\"/n\",\"/o\",\"/p\",\"/q\"]\n",
+     2, 14, "'tools.debug_dirs' lists 17 directories: give at most 16"},
 };
 
 static void test_refusals_have_positions(void **state)
@@ -445,6 +459,52 @@ static void test_load_file(void **state)
 	config_release(&cfg);
 }
 
+/* [tools] debug_dirs: a list, replaced whole by a later file, in the
+ * effective configuration with its source */
+static void test_debug_dirs(void **state)
+{
+	struct tree *t = *state;
+	char site[PATH_MAX], project[PATH_MAX], err[512] = "";
+	struct config cfg;
+	json_t *json, *entry;
+
+	tree_mkdirs(t, "proj");
+	tree_write(t, "site.toml", "[tools]\ndebug_dirs = [\"/opt/dbg\", \"/srv/debug\"]\n");
+	snprintf(site, sizeof(site), "%s", tree_path(t, "site.toml"));
+	config_init(&cfg);
+	assert_int_equal(config_load_file(&cfg, site, err, sizeof(err)), 0);
+	assert_sane_config(&cfg);
+	assert_int_equal(cfg.n_debug_dirs, 2);
+	assert_string_equal(cfg.debug_dirs[0], "/opt/dbg");
+	assert_string_equal(cfg.debug_dirs[1], "/srv/debug");
+	assert_string_equal(config_source(&cfg, CONFIG_DEBUG_DIRS), site);
+
+	tree_write(t, "proj/nunatak.toml", "tools.debug_dirs = [\"/home/me/debug\"]\n");
+	snprintf(project, sizeof(project), "%s", tree_path(t, "proj/nunatak.toml"));
+	config_release(&cfg);
+	assert_int_equal(config_load(&cfg, site, tree_path(t, "proj"), err, sizeof(err)), 0);
+	assert_sane_config(&cfg);
+	assert_int_equal(cfg.n_debug_dirs, 1);
+	assert_string_equal(cfg.debug_dirs[0], "/home/me/debug");
+	json = config_effective_json(&cfg);
+	assert_non_null(json);
+	entry = json_object_get(json, "tools.debug_dirs");
+	assert_int_equal(json_array_size(json_object_get(entry, "value")), 1);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(entry, "value"), 0)),
+			    "/home/me/debug");
+	assert_string_equal(json_string_value(json_object_get(entry, "source")), project);
+	json_decref(json);
+	config_release(&cfg);
+	assert_int_equal(cfg.n_debug_dirs, 0);
+	assert_null(cfg.debug_dirs);
+	/* an empty list is a list: none but /usr/lib/debug */
+	tree_write(t, "proj/nunatak.toml", "[tools]\ndebug_dirs = []\n");
+	assert_int_equal(config_load(&cfg, site, tree_path(t, "proj"), err, sizeof(err)), 0);
+	assert_int_equal(cfg.n_debug_dirs, 0);
+	assert_string_equal(config_source(&cfg, CONFIG_DEBUG_DIRS), project);
+	config_release(&cfg);
+}
+
 static void test_setters(void **state)
 {
 	struct config cfg;
@@ -492,6 +552,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_untrusted_project_file_refused, setup_tree,
 					    teardown_tree),
 	    cmocka_unit_test_setup_teardown(test_load_file, setup_tree, teardown_tree),
+	    cmocka_unit_test_setup_teardown(test_debug_dirs, setup_tree, teardown_tree),
 	    cmocka_unit_test(test_setters),
 	};
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -36,22 +37,21 @@ static void assert_sane_symbols(const struct kernel_symbols *ks, const uint64_t 
 	}
 }
 
-static const char fixture[] =
-    "0000000000001000 A fixed_percpu_data\n"
-    "ffffffff81000000 T __pi__text\n"
-    "ffffffff81000000 T _stext\n"
-    "ffffffff81000000 T _text\n"
-    "ffffffff81000000 T srso_alias_untrain_ret\n"
-    "ffffffff81000040 t local_helper\n"
-    "ffffffff81000080 W weak_one\n"
-    "ffffffff81000080 t __weak_alias\n"
-    "ffffffff810000c0 T schedule\n"
-    "ffffffff81000200 T _etext\n"
-    "ffffffff81000300 D some_data\n"
-    "ffffffffa0001000 t mod_fn\t[mymod]\n"
-    "ffffffffa0001100 t mod_fn2\t[mymod]\n"
-    "ffffffffa0002000 t other_fn\t[othermod]\n"
-    "ffffffffa0002040 t other_last\t[othermod]\n";
+static const char fixture[] = "0000000000001000 A fixed_percpu_data\n"
+			      "ffffffff81000000 T __pi__text\n"
+			      "ffffffff81000000 T _stext\n"
+			      "ffffffff81000000 T _text\n"
+			      "ffffffff81000000 T srso_alias_untrain_ret\n"
+			      "ffffffff81000040 t local_helper\n"
+			      "ffffffff81000080 W weak_one\n"
+			      "ffffffff81000080 t __weak_alias\n"
+			      "ffffffff810000c0 T schedule\n"
+			      "ffffffff81000200 T _etext\n"
+			      "ffffffff81000300 D some_data\n"
+			      "ffffffffa0001000 t mod_fn\t[mymod]\n"
+			      "ffffffffa0001100 t mod_fn2\t[mymod]\n"
+			      "ffffffffa0002000 t other_fn\t[othermod]\n"
+			      "ffffffffa0002040 t other_last\t[othermod]\n";
 
 struct fixture_dir {
 	char dir[PATH_MAX];
@@ -145,6 +145,7 @@ static void test_hidden(void **state)
 	assert_int_equal(off, 0);
 	kernel_symbols_degradation_message(0, message, sizeof(message));
 	assert_non_null(strstr(message, "kernel addresses are hidden (kptr_restrict="));
+	assert_non_null(strstr(message, "perf_event_paranoid="));
 	assert_non_null(strstr(message, "[kernel] Hotspot"));
 	assert_non_null(strstr(kernel_symbols_degradation_remedy(0), "kptr_restrict=0"));
 	kernel_symbols_degradation_message(-ENOENT, message, sizeof(message));
@@ -257,6 +258,39 @@ static void test_real_kallsyms(void **state)
 	kernel_symbols__free(ks);
 }
 
+/* As nobody: hidden exactly when the file, read as nobody, shows the
+ * kernel image at 0. Exit status of the child: 0 agree, 1 disagree, 2
+ * not run. */
+static void test_real_hidden_for_nobody(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	SKIP_UNLESS(geteuid() == 0, "not root: cannot become nobody");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct kernel_symbols *ks;
+		uint64_t text = 1;
+		int zero;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		if (kallsyms_lookup("_text", &text) && kallsyms_lookup("_stext", &text))
+			_exit(2);
+		zero = text == 0;
+		ks = kernel_symbols__new(NULL);
+		if (!ks)
+			_exit(2);
+		_exit(kernel_symbols_hidden(ks) == zero ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	SKIP_UNLESS(WEXITSTATUS(status) != 2, "nobody cannot read /proc/kallsyms here");
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +299,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_no_base_or_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stext_and_reload, setup, teardown),
 	    cmocka_unit_test(test_real_kallsyms),
+	    cmocka_unit_test(test_real_hidden_for_nobody),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

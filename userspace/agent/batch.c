@@ -122,13 +122,13 @@ void batch_builder__free(struct batch_builder *b)
 
 	if (!b)
 		return;
+	for (i = 0; i < b->modules.n; i++) /* grown by module_add_symbol() */
+		free(((Nunatak__Wire__Module *)b->modules.items[i])->symbols);
 	for (i = 0; i < b->owned.n; i++)
 		free(b->owned.items[i]);
 	tdestroy(b->locus_tree, tree_noop);
 	tdestroy(b->stack_tree, tree_noop);
 	tdestroy(b->symbol_tree, tree_noop);
-	for (i = 0; i < b->modules.n; i++) /* grown by module_add_symbol() */
-		free(((Nunatak__Wire__Module *)b->modules.items[i])->symbols);
 	vec_free(&b->owned);
 	vec_free(&b->modules);
 	vec_free(&b->loci);

@@ -13,7 +13,7 @@
 
 struct kernel_symbols {
 	char *path;
-	char *text;			  /* the file, its lines cut in place: names point in */
+	char *text;		       /* the file, its lines cut in place: names point in */
 	struct kernel_symbol *symbols; /* sorted by start, disjoint */
 	size_t n;
 	uint64_t base;
@@ -70,6 +70,9 @@ static int read_all(const char *path, char **out)
 		len += (size_t)got;
 	}
 	buf[len] = '\0';
+	grown = realloc(buf, len + 1); /* the names stay in it: no slack kept */
+	if (grown)
+		buf = grown;
 cleanup:
 	if (fd >= 0)
 		close(fd);
@@ -326,9 +329,10 @@ int kernel_symbols_resolve(const struct kernel_symbols *ks, uint64_t ip, uint64_
 	return 0;
 }
 
-static int read_kptr_restrict(void)
+/* the integer in a /proc/sys file, -1 when unreadable */
+static int read_sysctl(const char *path)
 {
-	FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "re");
+	FILE *f = fopen(path, "re");
 	int v = -1;
 
 	if (f) {
@@ -342,7 +346,6 @@ static int read_kptr_restrict(void)
 const char *kernel_symbols_degradation_message(int err, char *buf, size_t len)
 {
 	char why[128];
-	int kr;
 
 	if (err) {
 		snprintf(buf, len,
@@ -351,15 +354,14 @@ const char *kernel_symbols_degradation_message(int err, char *buf, size_t len)
 			 KERNEL_SYMBOLS_PATH, errno_text(err, why, sizeof(why)));
 		return buf;
 	}
-	kr = read_kptr_restrict();
-	if (kr >= 0)
-		snprintf(why, sizeof(why), "kptr_restrict=%d", kr);
-	else
-		snprintf(why, sizeof(why), "kptr_restrict unreadable");
+	/* the kernel shows the addresses to CAP_SYSLOG, or to anyone when
+	 * kptr_restrict is 0 and perf_event_paranoid at most 1 */
 	snprintf(buf, len,
-		 "kernel addresses are hidden (%s, effective uid %u): kernel time is one [kernel] "
-		 "Hotspot, its functions are not named",
-		 why, (unsigned)geteuid());
+		 "kernel addresses are hidden (kptr_restrict=%d, perf_event_paranoid=%d, effective "
+		 "uid %u without CAP_SYSLOG): kernel time is one [kernel] Hotspot, its functions "
+		 "are not named",
+		 read_sysctl("/proc/sys/kernel/kptr_restrict"),
+		 read_sysctl("/proc/sys/kernel/perf_event_paranoid"), (unsigned)geteuid());
 	return buf;
 }
 
@@ -367,6 +369,7 @@ const char *kernel_symbols_degradation_remedy(int err)
 {
 	if (err)
 		return "use a kernel built with CONFIG_KALLSYMS and a readable /proc/kallsyms";
-	return "run the Agent as root (CAP_SYSLOG), or set kernel.kptr_restrict=0 "
-	       "(sysctl -w kernel.kptr_restrict=0) while profiling";
+	return "run the Agent as root (CAP_SYSLOG) with kernel.kptr_restrict at most 1, or set "
+	       "kernel.kptr_restrict=0 and kernel.perf_event_paranoid=1 (sysctl -w) while "
+	       "profiling";
 }

@@ -89,7 +89,7 @@ static int collect_module(const struct pivot_module *m, const uint64_t *offsets,
 	if (!job->identity || !job->path || !job->display_name || !job->offsets || !job->aa)
 		return -ENOMEM;
 	memcpy(job->offsets, offsets, n * sizeof(*offsets));
-	job->kernel = !strcmp(m->identity, ATTRIBUTION_KERNEL_MODULE);
+	job->kernel = attribution_is_kernel(m->identity);
 	if (job->kernel)
 		return pivot_for_each_module_symbol(ac->p, m->id, collect_symbol, job);
 	return 0;

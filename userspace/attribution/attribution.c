@@ -4,11 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "userspace/attribution/attribution.h"
 #include "userspace/attribution/symbolizer.h"
 #include "userspace/elf/elf_file.h"
+#include "userspace/elf/elf_open.h"
 #include "userspace/log/log.h"
+#include "userspace/unwind/unwind_table.h"
 
 const char *resolution_level_name(enum resolution_level l)
 {
@@ -73,15 +77,16 @@ static char *strdup_or_null(const char *s)
 	return s && s[0] ? strdup(s) : NULL;
 }
 
-/* Empties a and makes it the unresolved "MODULE+0x1a2b" Hotspot. */
+/* Empties a and makes it the unresolved Hotspot "MODULE+0x1a2b" that
+ * starts at start (the address itself, or its FDE extent's start). */
 static int attribution_set_unresolved(struct attributed_address *a, uint64_t address,
-				      const char *display_name)
+				      const char *display_name, uint64_t start)
 {
-	memset(a, 0, sizeof(*a));
+	attributed_address_release(a);
 	a->address = address;
 	a->level = RESOLUTION_UNRESOLVED;
-	a->function_start = address;
-	if (asprintf(&a->function, "%s+0x%llx", display_name, (unsigned long long)address) < 0) {
+	a->function_start = start;
+	if (asprintf(&a->function, "%s+0x%llx", display_name, (unsigned long long)start) < 0) {
 		a->function = NULL;
 		return -ENOMEM;
 	}
@@ -176,6 +181,64 @@ static int attribute_address(struct attributed_address *a, const struct elf_symb
 	return 0;
 }
 
+/* The addresses left unresolved that an FDE extent covers become the
+ * unresolved Hotspot of that extent: "MODULE+0xSTART", function_start
+ * START, one per function. fd is the module file. No CFI (or an
+ * unreadable one) leaves each its own; 0 or -ENOMEM. */
+static int name_by_extents(int fd, const char *display_name, struct attributed_address *out,
+			   size_t n)
+{
+	struct fde_extent *extents = NULL;
+	size_t n_extents, i;
+	int err, k;
+
+	for (i = 0; i < n && out[i].level != RESOLUTION_UNRESOLVED; i++)
+		;
+	if (i == n)
+		return 0;
+	err = unwind_fde_extents(fd, &extents, &n_extents);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	for (; i < n && !err; i++) {
+		if (out[i].level != RESOLUTION_UNRESOLVED)
+			continue;
+		k = unwind_fde_extent_find(extents, n_extents, out[i].address);
+		if (k < 0)
+			continue;
+		err = attribution_set_unresolved(&out[i], out[i].address, display_name,
+						 extents[k].start);
+	}
+	free(extents);
+	return err;
+}
+
+/* The module at path, as a descriptor (what its extents are read from)
+ * and the elf_file of the same inode: what is named is the one file, and
+ * the one sampled (expected_identity, NULL: unchecked). 0, or -errno with
+ * *reason said (-ESTALE: another identity now); *fd -1 and *elf NULL
+ * then, or left for the caller to close and free. */
+static int open_module(const char *path, const char *expected_identity, int *fd,
+		       struct elf_file **elf, char *reason, size_t reasonlen)
+{
+	struct stat st;
+	int err;
+
+	*fd = elf_open_regular(path, 0, &st);
+	*elf = *fd < 0 ? NULL : elf_file__open_mapped(path, (uint64_t)st.st_ino);
+	if (!*elf) {
+		err = *fd < 0 ? *fd : -errno;
+		set_reason(reason, reasonlen, "cannot read module '%s': %s", path, strerror(-err));
+		return err;
+	}
+	if (expected_identity && strcmp(elf_file__identity(*elf), expected_identity) != 0) {
+		set_reason(reason, reasonlen,
+			   "module '%s' changed after sampling: identity %s at sampling, %s now",
+			   path, expected_identity, elf_file__identity(*elf));
+		return -ESTALE;
+	}
+	return 0;
+}
+
 /* given: symbolizer results computed by the caller (given_err their
  * error), or NULL to run the symbolizer here */
 static int attribute(const char *symbolizer_tool, const char *path, const char *display_name,
@@ -187,7 +250,7 @@ static int attribute(const char *symbolizer_tool, const char *path, const char *
 	struct symbolizer_result *results = NULL;
 	struct elf_file *elf = NULL;
 	size_t i;
-	int err = 0, sym_err;
+	int err = 0, sym_err, fd = -1;
 
 	if (!path || (n && (!addrs || !out)))
 		return -EINVAL;
@@ -199,29 +262,18 @@ static int attribute(const char *symbolizer_tool, const char *path, const char *
 
 	/* unresolved first: every error path below leaves storable entries */
 	for (i = 0; i < n; i++) {
-		int e = attribution_set_unresolved(&out[i], addrs[i], display_name);
-
-		if (e && !err)
-			err = e;
+		memset(&out[i], 0, sizeof(out[i]));
+		if (attribution_set_unresolved(&out[i], addrs[i], display_name, addrs[i]))
+			err = -ENOMEM;
 	}
 	if (err)
 		goto cleanup;
 	if (n == 0)
 		goto cleanup;
 
-	elf = elf_file__open(path);
-	if (!elf) {
-		err = -errno;
-		set_reason(reason, reasonlen, "cannot read module '%s': %s", path, strerror(-err));
+	err = open_module(path, expected_identity, &fd, &elf, reason, reasonlen);
+	if (err)
 		goto cleanup;
-	}
-	if (expected_identity && strcmp(elf_file__identity(elf), expected_identity) != 0) {
-		err = -ESTALE;
-		set_reason(reason, reasonlen,
-			   "module '%s' changed after sampling: identity %s at sampling, %s now",
-			   path, expected_identity, elf_file__identity(elf));
-		goto cleanup;
-	}
 
 	if (given) {
 		sym_err = given_err;
@@ -259,11 +311,11 @@ static int attribute(const char *symbolizer_tool, const char *path, const char *
 					given ? &given[i] : &results[i]);
 		if (err) {
 			/* a half-named entry is worse than an unresolved one */
-			attributed_address_release(&out[i]);
-			attribution_set_unresolved(&out[i], addrs[i], display_name);
+			attribution_set_unresolved(&out[i], addrs[i], display_name, addrs[i]);
 			goto cleanup;
 		}
 	}
+	err = name_by_extents(fd, display_name, out, n);
 
 cleanup:
 	if (results) {
@@ -272,6 +324,8 @@ cleanup:
 	}
 	free(results);
 	elf_file__free(elf);
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 

@@ -12,11 +12,16 @@
  *    names the function with a file and a line; DWARF is then trusted.
  *  - Name: the demangled FunctionName of the outermost (physical) frame of
  *    llvm-symbolizer when it is neither "" nor "??", else the raw symbol
- *    name; "MODULE+0x1a2b" (MODULE = display name) when unresolved.
+ *    name; "MODULE+0xSTART" (MODULE = display name) when unresolved.
  *  - function_start is the physical identity within the module: the
  *    covering symbol's start, so every address of one function shares it
- *    (DWARF's StartAddress in the exception; the address itself when
- *    unresolved).
+ *    (DWARF's StartAddress in the exception). Unresolved: the start of the
+ *    function extent an FDE of the file's .eh_frame or .debug_frame states
+ *    (unwind_fde_extents()) when one covers the address, so a stripped
+ *    function is one Hotspot, never one per instruction, and still never
+ *    named after a neighbour; else the address itself (padding, code
+ *    without CFI). START in the name is function_start, a module-relative
+ *    vaddr as every offset here (what `nm`/`objdump -d` of the file show).
  *  - Level: line when the innermost frame has a file and a line > 0; else
  *    function when the symbol comes from .symtab; symbol when only from
  *    .dynsym; unresolved otherwise.
@@ -111,14 +116,18 @@ struct pseudo_symbol {
 };
 
 #define ATTRIBUTION_KERNEL_MODULE "pseudo:kernel"
+/* 1 for the identity of a "[kernel]" module: "pseudo:kernel", or
+ * "pseudo:kernel:" followed by what tells one kernel build from another */
+int attribution_is_kernel(const char *identity);
 #define ATTRIBUTION_KERNEL_NAME "[kernel]"
 /* the function_start of the one '[kernel]' Hotspot: no symbol starts
  * there (a kernel offset is far below 2^64 - 1) */
 #define ATTRIBUTION_KERNEL_UNNAMED_START UINT64_MAX
 
 /* Attributes the offsets addrs[0..n) of the "[kernel]" pseudo module from
- * syms[0..n_syms) (sorted by start; where extents overlap, the latest
- * start covering an offset names it): an offset a symbol covers is the
+ * syms[0..n_syms) (sorted by start; the one with the latest start at or
+ * before an offset covers it when its extent reaches it: kallsyms extents
+ * never nest): an offset a symbol covers is the
  * Hotspot of that symbol (function_start its start, its name, level
  * "function": kallsyms is the kernel's whole symbol table, static
  * functions included, as .symtab is a file's; no source file); any other

@@ -6,6 +6,14 @@
 
 #include "userspace/attribution/attribution.h"
 
+int attribution_is_kernel(const char *identity)
+{
+	size_t len = strlen(ATTRIBUTION_KERNEL_MODULE);
+
+	return identity && !strncmp(identity, ATTRIBUTION_KERNEL_MODULE, len) &&
+	       (identity[len] == '\0' || identity[len] == ':');
+}
+
 /* the symbol covering offset, or NULL: the last start <= offset, if its
  * extent reaches offset */
 static const struct pseudo_symbol *covering(const struct pseudo_symbol *syms, size_t n,

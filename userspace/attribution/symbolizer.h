@@ -2,8 +2,8 @@
  *
  * At the end of a Run every distinct module-relative address (an ELF vaddr,
  * what llvm-symbolizer expects) of one module is written to ONE
- * `llvm-symbolizer --output-style=JSON --inlining --demangle --obj=PATH`
- * process, one "0x%llx" per line; it answers one JSON line per address, in
+ * `llvm-symbolizer --output-style=JSON --inlining --demangle
+ * --debug-file-directory=DIR... --obj=PATH` process, one "0x%llx" per line; it answers one JSON line per address, in
  * order. This module runs that process and parses its lines; it does not
  * decide what a Hotspot is (see attribution.h), so a result is a faithful
  * copy of what the tool said, including its "??" and empty names.
@@ -90,6 +90,23 @@ struct symbolizer_batch {
  * what was answered, on another error no batch has results. -EINVAL for a
  * path holding a quote or a newline (use symbolizer_run() for it). */
 int symbolizer_run_modules(const char *tool, struct symbolizer_batch *batches, size_t n_batches);
+
+/* ---- debug directories ---- */
+
+#define SYMBOLIZER_SYSTEM_DEBUG_DIR "/usr/lib/debug"
+
+/* Where every later invocation (of any thread) also looks for the split
+ * debug information of a module, by its build-id (DIR/.build-id/xx/
+ * rest.debug): SYMBOLIZER_SYSTEM_DEBUG_DIR always, first, then dirs[0..n)
+ * (config [tools] debug_dirs), each passed as --debug-file-directory. A
+ * directory is kept only if it is absolute and passes
+ * trust_open_dir_chain() (config/trust.h): one another user could write
+ * would let that user choose what this (root) process' symbolizer parses
+ * and how the Run's functions are named. Replaces the previous list.
+ * 0; -EPERM, -ENOENT, -EINVAL... when a directory was left out (the first
+ * one said in err, "" otherwise; the others are kept); -ENOMEM (the list
+ * unchanged). */
+int symbolizer_set_debug_dirs(const char *const *dirs, size_t n, char *err, size_t errlen);
 
 /* ---- bounds ---- */
 

@@ -43,20 +43,32 @@ static int symbolizer_spawn(const char *tool, const char *module_path, pid_t *pi
 			    int *out_fd, int *err_fd)
 {
 	int in_sv[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-	char *obj_arg = NULL;
+	char *obj_arg = NULL, **debug_args = NULL, **argv = NULL;
+	size_t n_debug = 0, k = 0, j;
 	int i, err;
 
 	/* no module: each input line names its own ("path" 0xaddr) */
 	if (module_path && asprintf(&obj_arg, "--obj=%s", module_path) < 0)
 		return -ENOMEM;
+	err = symbolizer_debug_dir_args(&debug_args, &n_debug);
+	argv = err ? NULL : calloc(n_debug + 6, sizeof(*argv));
+	if (!argv) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv) || pipe2(out_p, O_CLOEXEC) ||
 	    pipe2(err_p, O_CLOEXEC)) {
 		err = -errno;
 		goto cleanup;
 	}
+	argv[k++] = (char *)tool;
+	argv[k++] = "--output-style=JSON";
+	argv[k++] = "--inlining";
+	argv[k++] = "--demangle";
+	for (j = 0; j < n_debug; j++)
+		argv[k++] = debug_args[j];
+	argv[k++] = obj_arg; /* NULL ends argv without a module */
 	{
-		char *argv[] = {
-		    (char *)tool, "--output-style=JSON", "--inlining", "--demangle", obj_arg, NULL};
 		const int stdio[3] = {in_sv[1], out_p[1], err_p[1]};
 
 		err = tool_spawn(tool, argv, stdio, pid);
@@ -79,6 +91,10 @@ cleanup:
 		if (err_p[i] >= 0)
 			close(err_p[i]);
 	}
+	for (j = 0; debug_args && j < n_debug; j++)
+		free(debug_args[j]);
+	free(debug_args);
+	free(argv);
 	free(obj_arg);
 	return err;
 }

@@ -24,7 +24,13 @@ struct growbuf {
 /* room for @more bytes after len. 0 or -ENOMEM. */
 int growbuf_reserve(struct growbuf *b, size_t more);
 
-/* Runs `tool --output-style=JSON --inlining --demangle [--obj=module_path]`
+/* The --debug-file-directory=DIR arguments of an invocation
+ * (symbolizer_set_debug_dirs()), copied: *args (n strings, NULL-ended)
+ * for the caller to free, each and the array. 0 or -ENOMEM. */
+int symbolizer_debug_dir_args(char ***args, size_t *n);
+
+/* Runs `tool --output-style=JSON --inlining --demangle
+ * [--debug-file-directory=DIR...] [--obj=module_path]`
  * on @input (@n_lines addresses, one per line), charged to @budget (its
  * spent_ms, asked and stopped are updated); @output receives its
  * stdout (the caller frees output->data, whatever the return). @label

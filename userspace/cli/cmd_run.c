@@ -42,6 +42,7 @@
 #include "userspace/cli/run_options.h"
 #include "userspace/cli/run_report.h"
 #include "userspace/cli/run_token.h"
+#include "userspace/attribution/symbolizer.h"
 #include "userspace/config/config.h"
 #include "userspace/control/control.h"
 #include "userspace/control/control_client.h"
@@ -166,6 +167,16 @@ static void run_resolve_symbolizer(struct run *r)
 						json_text(message), "remedy", remedy));
 	if (!json_text_is_clean(r->symbolizer, strlen(r->symbolizer)))
 		r->symbolizer[0] = '\0';
+	/* for the Aggregator of this process; a service's has its own */
+	if (symbolizer_set_debug_dirs((const char *const *)r->cfg.debug_dirs, r->cfg.n_debug_dirs,
+				      message, sizeof(message)) &&
+	    message[0])
+		json_array_append_new(
+		    r->degradations,
+		    json_pack("{s:s, s:o, s:s}", "name", "debug-dir-untrusted", "message",
+			      json_text(message), "remedy",
+			      "give [tools] debug_dirs only directories that you or root own and no "
+			      "one else may write"));
 }
 
 /* The gated child, with the Run's token in its environment. 0 or the

@@ -27,6 +27,7 @@ static const struct {
     [CONFIG_RUNS_DIR] = {"runs_dir", TOML_STRING},
     [CONFIG_SAMPLING_FREQUENCY] = {"sampling.frequency", TOML_INT},
     [CONFIG_LLVM_SYMBOLIZER] = {"tools.llvm-symbolizer", TOML_STRING},
+    [CONFIG_DEBUG_DIRS] = {"tools.debug_dirs", TOML_ARRAY},
 };
 
 static const char *const config_tables[] = {"sampling", "tools"};
@@ -97,6 +98,7 @@ void config_release(struct config *cfg)
 			free(*field);
 		free(cfg->source[key]);
 	}
+	tools_free_debug_dirs(cfg->debug_dirs, cfg->n_debug_dirs);
 	service_release(&cfg->service);
 	config_init(cfg);
 }
@@ -146,6 +148,19 @@ static int set_frequency(struct config *cfg, long frequency, const char *source)
 	free(cfg->source[CONFIG_SAMPLING_FREQUENCY]);
 	cfg->sampling_frequency = frequency;
 	cfg->source[CONFIG_SAMPLING_FREQUENCY] = source_copy;
+	return 0;
+}
+
+static int set_debug_dirs(struct config *cfg, const struct toml_value *array, const char *source)
+{
+	char *source_copy = strdup(source);
+
+	if (!source_copy || tools_set_debug_dirs(cfg, array)) {
+		free(source_copy);
+		return -ENOMEM;
+	}
+	free(cfg->source[CONFIG_DEBUG_DIRS]);
+	cfg->source[CONFIG_DEBUG_DIRS] = source_copy;
 	return 0;
 }
 
@@ -296,6 +311,11 @@ static int check_entry(const struct toml_entry *entry, void *data)
 			return check_error(ctx, line, col, -EINVAL, "empty value for '%s'",
 					   entry->path);
 	}
+	if (key == CONFIG_DEBUG_DIRS) {
+		ret = tools_check_debug_dirs(entry, ctx->file->path, ctx->err, ctx->errlen);
+		if (ret)
+			return ret;
+	}
 	if (key == CONFIG_SAMPLING_FREQUENCY) {
 		toml_value_int(entry->value, &ll);
 		if (ll < CONFIG_MIN_SAMPLING_FREQUENCY || ll > CONFIG_MAX_SAMPLING_FREQUENCY)
@@ -353,6 +373,8 @@ static int config_file_apply(struct config *cfg, const struct config_file *file)
 		if (key == CONFIG_SAMPLING_FREQUENCY) {
 			toml_value_int(file->value[key], &frequency);
 			ret = set_frequency(cfg, (long)frequency, file->path);
+		} else if (key == CONFIG_DEBUG_DIRS) {
+			ret = set_debug_dirs(cfg, file->value[key], file->path);
 		} else {
 			toml_value_string(file->value[key], &s);
 			ret = set_string(cfg, key, s, file->path);
@@ -527,6 +549,9 @@ json_t *config_effective_json(const struct config *cfg)
 		if (key == CONFIG_SAMPLING_FREQUENCY)
 			entry = json_pack("{s:I,s:s}", "value", (json_int_t)cfg->sampling_frequency,
 					  "source", config_source(cfg, key));
+		else if (key == CONFIG_DEBUG_DIRS)
+			entry = json_pack("{s:o,s:s}", "value", tools_debug_dirs_json(cfg), "source",
+					  config_source(cfg, key));
 		else
 			/* a value is text from a file or an option (--name): json_text */
 			entry = json_pack("{s:o,s:s}", "value", json_text(string_value(cfg, key)),

@@ -16,6 +16,10 @@
  *	frequency = 997                    # integer, 1..100000 (Hz)
  *	[tools]
  *	llvm-symbolizer = "llvm-symbolizer" # string, not empty
+ *	debug_dirs = ["/opt/debug"]        # array of absolute paths, at most 16:
+ *	                                   # where llvm-symbolizer also looks for split
+ *	                                   # debug files (DIR/.build-id/xx/rest.debug),
+ *	                                   # after /usr/lib/debug (always searched)
  *	[service]                          # the daemons; see struct service_config
  *
  * A file is obeyed only if trust_file() (trust.h) accepts it: a regular
@@ -47,6 +51,7 @@
 #define CONFIG_MIN_SAMPLING_FREQUENCY 1
 #define CONFIG_MAX_SAMPLING_FREQUENCY 100000
 #define CONFIG_DEFAULT_LLVM_SYMBOLIZER "llvm-symbolizer"
+#define CONFIG_MAX_DEBUG_DIRS 16
 #define CONFIG_SITE_PATH "/etc/nunatak.toml"
 #define CONFIG_PROJECT_FILENAME "nunatak.toml"
 #define CONFIG_SOURCE_COMMAND_LINE "command line"
@@ -111,6 +116,7 @@ enum config_key {
 	CONFIG_RUNS_DIR,
 	CONFIG_SAMPLING_FREQUENCY,
 	CONFIG_LLVM_SYMBOLIZER,
+	CONFIG_DEBUG_DIRS,
 	CONFIG_KEY_COUNT,
 };
 
@@ -119,6 +125,8 @@ struct config {
 	char *runs_dir;
 	long sampling_frequency; /* Hz */
 	char *llvm_symbolizer;
+	char **debug_dirs; /* n_debug_dirs absolute paths; NULL, 0 by default */
+	size_t n_debug_dirs;
 	/* who set each value: NULL for the default, else a file path or
 	 * CONFIG_SOURCE_COMMAND_LINE; owned */
 	char *source[CONFIG_KEY_COUNT];
@@ -176,7 +184,8 @@ int config_set_llvm_symbolizer(struct config *cfg, const char *path);
 
 /* The effective configuration for manifest.json:
  *   {"name": {"value": "x" | null, "source": "default" | path | "command line"},
- *    "runs_dir": {...}, "sampling.frequency": {...}, "tools.llvm-symbolizer": {...}}
+ *    "runs_dir": {...}, "sampling.frequency": {...}, "tools.llvm-symbolizer": {...},
+ *    "tools.debug_dirs": {"value": ["/opt/debug"], "source": ...}}
  * A new reference for the caller to json_decref(), or NULL with errno ENOMEM.
  */
 json_t *config_effective_json(const struct config *cfg);

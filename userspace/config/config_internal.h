@@ -50,6 +50,16 @@ int service_check_file(const struct service_file *sf, const char *file, char *er
 /* Sets what @sf holds over @svc. 0 or -ENOMEM. */
 int service_apply(struct service_config *svc, const struct service_file *sf);
 
+/* [tools] debug_dirs (config_tools.c): the check of one entry (0 or
+ * -EINVAL with the position in @err), setting it over @cfg (0 or -ENOMEM;
+ * the list it replaces is freed), freeing a list, the list as JSON (NULL
+ * on ENOMEM). */
+int tools_check_debug_dirs(const struct toml_entry *entry, const char *file, char *err,
+			   size_t errlen);
+int tools_set_debug_dirs(struct config *cfg, const struct toml_value *array);
+void tools_free_debug_dirs(char **dirs, size_t n);
+json_t *tools_debug_dirs_json(const struct config *cfg);
+
 void service_init(struct service_config *svc);
 void service_release(struct service_config *svc);
 

@@ -26,6 +26,7 @@
 
 #include "userspace/aggregator/aggregator.h"
 #include "userspace/log/version.h"
+#include "userspace/attribution/symbolizer.h"
 #include "userspace/config/config.h"
 #include "userspace/log/log.h"
 #include "userspace/wire/curve.h"
@@ -353,6 +354,10 @@ int main(int argc, char **argv)
 		config_release(&cfg);
 		return EXIT_USAGE;
 	}
+	if (symbolizer_set_debug_dirs((const char *const *)cfg.debug_dirs, cfg.n_debug_dirs, err,
+				      sizeof(err)) &&
+	    err[0])
+		pr_warn("%s", err);
 	listen = o.listen ? o.listen : cfg.service.listen;
 	state_dir = o.state_dir		    ? o.state_dir
 		    : cfg.service.state_dir ? cfg.service.state_dir

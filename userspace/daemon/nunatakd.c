@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "userspace/agent/node_service.h"
+#include "userspace/attribution/symbolizer.h"
 #include "userspace/config/config.h"
 #include "userspace/control/control_client.h"
 #include "userspace/log/log.h"
@@ -145,6 +146,11 @@ static int load_config(struct config *cfg)
 		fprintf(stderr, "nunatakd: %s\n", err);
 		return -1;
 	}
+	/* for the Aggregator it is when no other is configured */
+	if (symbolizer_set_debug_dirs((const char *const *)cfg->debug_dirs, cfg->n_debug_dirs, err,
+				      sizeof(err)) &&
+	    err[0])
+		pr_warn("%s", err);
 	return 0;
 }
 

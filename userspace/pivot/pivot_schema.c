@@ -9,9 +9,9 @@
 /* schema 3: a pseudo module's function [start, start + size) is name
  * (from the Agent's /proc/kallsyms for "[kernel]"); first stored wins */
 #define MODULE_SYMBOLS_TABLE                                                                       \
-	"CREATE TABLE IF NOT EXISTS module_symbols(module INTEGER NOT NULL REFERENCES modules(id),"            \
-	" start INTEGER NOT NULL, size INTEGER NOT NULL, name TEXT NOT NULL,"                    \
-	" PRIMARY KEY(module, start));\n"
+	"CREATE TABLE IF NOT EXISTS module_symbols(module INTEGER NOT NULL"                        \
+	" REFERENCES modules(id), start INTEGER NOT NULL, size INTEGER NOT NULL,"                  \
+	" name TEXT NOT NULL, PRIMARY KEY(module, start));\n"
 
 static const char pivot_schema[] =
     "CREATE TABLE batches(node TEXT NOT NULL, incarnation INTEGER NOT NULL DEFAULT 0,"
@@ -67,8 +67,7 @@ static const char pivot_schema[] =
     " max_ns INTEGER NOT NULL, bytes INTEGER, bytes_reason TEXT, sends INTEGER NOT NULL,"
     " PRIMARY KEY(locus, function, call_site));\n"
     "CREATE TABLE mpi_processes(locus INTEGER PRIMARY KEY REFERENCES loci(id),"
-    " init_end_ns INTEGER, finalize_start_ns INTEGER, last_seen_ns INTEGER);\n"
-    MODULE_SYMBOLS_TABLE
+    " init_end_ns INTEGER, finalize_start_ns INTEGER, last_seen_ns INTEGER);\n" MODULE_SYMBOLS_TABLE
     /* what finalize and the readers look up */
     "CREATE INDEX addresses_hotspot ON addresses(hotspot);\n"
     "CREATE INDEX stack_frames_address ON stack_frames(address);\n"
