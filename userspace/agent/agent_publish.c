@@ -108,7 +108,9 @@ static int agent_frames(struct agent_target *t, struct batch_builder *b,
 	int f, n = st->n_kernel + st->n_user, err;
 
 	for (f = 0; f < st->n_kernel; f++) {
-		err = agent_kernel_frame(t->a, b, st->ips[f], &mods[f], &offsets[f]);
+		/* above the interrupted one, kernel frames are return addresses too */
+		err = agent_kernel_frame(t->a, b, f ? st->ips[f] - 1 : st->ips[f], &mods[f],
+					 &offsets[f]);
 		if (err)
 			return err;
 	}
