@@ -68,3 +68,8 @@ $(UW)/stripped: $(UW)/stripped.debug
 $(UW)/openmp: $(UW_SRC)/openmp.c
 	@mkdir -p $(@D)
 	$(CC) $(UW_NOFP) -fopenmp $(UW_WARN) -o $@ $<
+
+# the unwind benchmark's large-library process (tests/bench/unwind.sh)
+$(BUILD)/bench/llvm-load: tests/bench/llvm_load.c
+	@mkdir -p $(@D)
+	$(CC) $(UW_NOFP) $(UW_WARN) -o $@ $< -ldl
