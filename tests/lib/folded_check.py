@@ -29,7 +29,9 @@ a '[truncated]' frame), for the unwind integration tests.
 
 A frame pattern RE matches a frame name when it matches the whole name, or
 the name up to its parameter list ("ns::f(double) const" matches
-"ns::f"). Failures print the reason and the heaviest offending stacks.
+"ns::f"). A frame written the way some flame graph tools write them,
+"module`name" or a kernel frame "name_[k]", is compared by its name.
+Failures print the reason and the heaviest offending stacks.
 """
 import argparse
 import re
@@ -50,10 +52,17 @@ def parse(path):
     return stacks
 
 
+def norm(name):
+    if name.endswith("_[k]"):
+        name = name[:-4]
+    return name.rsplit("`", 1)[-1] if "`" in name else name
+
+
 def matcher(patterns):
     res = [re.compile(p) for p in patterns]
 
     def match(name):
+        name = norm(name)
         base = name.split("(", 1)[0] if "(" in name and not name.startswith("(") else name
         return any(r.fullmatch(name) or r.fullmatch(base) for r in res)
     return match
@@ -77,7 +86,7 @@ def check_chain(stacks, a):
             continue
         total += count
         start = k - len(chain) + 1
-        ok = start >= 0 and frames[0] != "[truncated]"
+        ok = start >= 0 and norm(frames[0]) != "[truncated]"
         ok = ok and all(m(f) for m, f in zip(chain, frames[start:k + 1]))
         if ok and caller:
             ok = start >= 1 and caller(frames[start - 1])
@@ -130,7 +139,7 @@ def check_above(stacks, a):
     n = 0
     for frames, count in stacks:
         k = next((i for i, f in enumerate(frames) if user(f)), None)
-        if k is not None and any(f in names for f in frames[k + 1:]):
+        if k is not None and any(norm(f) in names for f in frames[k + 1:]):
             n += count
     share = n / total if total else 0.0
     print(f"{n} of {total} samples ({100 * share:.1f} %) hold {a.user} with a kernel frame above it")
@@ -145,7 +154,7 @@ def check_above(stacks, a):
 def check_leaf_with(stacks, a):
     names = read_names(a.names)
     want = matcher([a.with_])
-    leafs = [(fr, c) for fr, c in stacks if fr[-1] in names]
+    leafs = [(fr, c) for fr, c in stacks if norm(fr[-1]) in names]
     total = sum(c for _, c in leafs)
     good = sum(c for fr, c in leafs if any(want(f) for f in fr))
     share = good / total if total else 0.0
