@@ -31,7 +31,7 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
-	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran util-linux procps python3 \
+	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ util-linux procps python3 \
 	systemd python3-zmq iproute2 passwd \
 	libslurm-dev libmunge-dev munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins libpmix-dev
 
@@ -154,6 +154,9 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $< -lpthread
 
+# the unwind workloads: chains in C, C++, Fortran without frame pointers, ...
+include tests/workloads/unwind/unwind.mk
+
 # The SPANK plugin of deploy/slurm (--nunatak[=FREQ] for sbatch, srun and
 # salloc): loaded by Slurm's own programs, so -shared -fPIC, no -lslurm (they
 # provide the spank_* symbols), built against this machine's Slurm headers
@@ -234,13 +237,14 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
-BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich)
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load)
 
 bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
 	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
+	tests/bench/unwind.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/slurm.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads) || [ $$? = 77 ]
 
 # The binaries of $(BUILD) (nunatak and the daemons of userspace/daemon/),

@@ -105,6 +105,15 @@ int selftest_totals(void *ctx)
 		args->key = key;
 		args->ret = 0;
 		break;
+	case SELFTEST_THREADS_SET:
+		args->ret = task_threads_set(&key, args->live);
+		break;
+	case SELFTEST_THREADS_NEW:
+		args->ret = task_threads_new(&key, args->live);
+		break;
+	case SELFTEST_THREADS_EXIT:
+		args->ret = task_threads_exit(&key);
+		break;
 	default:
 		args->ret = -EINVAL;
 	}

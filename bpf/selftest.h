@@ -25,6 +25,9 @@ enum selftest_op {
 	SELFTEST_TOTALS_ADD,  /* task_totals_add */
 	SELFTEST_TOTALS_TAKE, /* task_totals_take */
 	SELFTEST_TOTALS_KEY,  /* task_totals_key_of(the calling task) */
+	SELFTEST_THREADS_SET, /* task_threads_set(key, live) */
+	SELFTEST_THREADS_NEW, /* task_threads_new(key, live) */
+	SELFTEST_THREADS_EXIT, /* task_threads_exit(key) */
 	SELFTEST_MPI_ENTRY,   /* what mpi_entry does, registers given */
 	SELFTEST_MPI_RETURN,  /* what mpi_return does */
 	SELFTEST_MPI_RETURN_ADDRESS, /* mpi_return_address(regs) */
@@ -56,6 +59,7 @@ struct selftest_totals_args {
 	__s32 ret;
 	struct task_totals_key key; /* in, out for TOTALS_KEY */
 	struct task_totals totals;  /* in: the share (ADD); out: the totals (TAKE) */
+	__s64 live;		    /* in: THREADS_SET's n, THREADS_NEW's live */
 };
 
 struct selftest_mpi_args {

@@ -4,6 +4,8 @@
  * Contract in bpf/task.h. A fork inside a Target adds the child process
  * before it runs its first instruction, so nothing it does is missed; the
  * exit of a thread group snapshots its counters and removes it. The
+ * threads of a Target process are counted (bpf/task.h, task_threads) so
+ * that the exit is reported by the thread that added the last share. The
  * decisions are the helpers of bpf/target.bpf.h and bpf/task.bpf.h; the
  * programs here only read the task and count what was refused.
  */
@@ -60,6 +62,27 @@ static __always_inline struct task_event *task_event_reserve(__u32 kind, struct 
 	return e;
 }
 
+/* task's process is single-threaded and in a Target from now on (a fork
+ * inside one, an exec, an adoption): its threads are counted from 1 */
+static __always_inline void task_count_from_one(struct task_struct *task)
+{
+	struct task_totals_key key;
+
+	task_totals_key_of(task, &key);
+	if (task_threads_set(&key, 1))
+		__sync_fetch_and_add(&task_counters[TASK_DROP_TOTALS], 1);
+}
+
+/* a thread created in a Target process: one more to wait for at its exit */
+static __always_inline void task_count_thread(struct task_struct *child)
+{
+	struct task_totals_key key;
+
+	task_totals_key_of(child, &key);
+	if (task_threads_new(&key, BPF_CORE_READ(child, signal, live.counter)))
+		__sync_fetch_and_add(&task_counters[TASK_DROP_TOTALS], 1);
+}
+
 /* The Target entry that adopts task (outside every Target), NULL when
  * none: its Run token (at exec, tokens registered), else its job's
  * cgroup (jobs registered), else, at exec, when the Agent asked for it
@@ -113,6 +136,7 @@ static __always_inline int task_adopt(struct task_struct *task, __u32 tgid, int 
 		return 0;
 	}
 	__sync_fetch_and_add(&task_counters[TASK_ADOPTED], 1);
+	task_count_from_one(task);
 	return 1;
 }
 
@@ -138,10 +162,15 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (r < 0)
 		__sync_fetch_and_add(&task_counters[TASK_DROP_TARGETS], 1);
+	else if (r > 0)
+		task_count_from_one(child);
+	else if (child_tgid == parent_tgid) {
+		if (target_lookup(child_tgid))
+			task_count_thread(child);
+	}
 	/* 0 and not a thread: a parent outside every Target, its child may
 	 * be a job's */
-	else if (!r && job_count && child_tgid != parent_tgid &&
-		 task_adopt(child, child_tgid, 0, &info))
+	else if (job_count && task_adopt(child, child_tgid, 0, &info))
 		task_report_adopted(child, &info);
 	return 0;
 }
@@ -168,6 +197,9 @@ int BPF_PROG(task_exec, struct task_struct *task, pid_t old_pid, struct linux_bi
 		__sync_fetch_and_add(&task_counters[TASK_LEFT], 1);
 	if (r == TARGET_EXEC_OUTSIDE)
 		return 0;
+	/* the other threads are gone (de_thread) */
+	if (r != TARGET_EXEC_LEFT)
+		task_count_from_one(task);
 	e = task_event_reserve(r == TARGET_EXEC_LEFT ? TASK_EVENT_LEFT : TASK_EVENT_EXEC, task,
 			       &info);
 	if (!e)
@@ -187,22 +219,28 @@ int BPF_PROG(task_exit, struct task_struct *task)
 	struct task_totals share, totals = {};
 	struct target_info *target, info;
 	struct task_event *e;
-	int have_totals;
+	int have_totals, last;
 
+	task_totals_key_of(task, &key);
 	target = target_lookup(tgid);
-	if (!target)
+	if (!target) {
+		/* a process that left its Target alive: its count goes with
+		 * its last thread */
+		task_threads_exit(&key);
 		return 0;
+	}
 	/* every thread adds its share: followed from its first instruction,
 	 * the process' threads all exit here */
-	task_totals_key_of(task, &key);
 	task_share_read(task, &share);
 	if (task_totals_add(&key, &share))
 		__sync_fetch_and_add(&task_counters[TASK_DROP_TOTALS], 1);
-	/* only the last thread of the group: the process is gone. Two threads
-	 * exiting at once may both read 0: the one whose delete succeeds
-	 * reports; a thread later still finds no target and stops above, or
-	 * adds to a key no later process has (bpf/task.h) */
-	if (BPF_CORE_READ(signal, live.counter) > 0)
+	/* only the thread that added the last share: the process is gone.
+	 * Uncounted threads (bpf/task.h): the last of the group by
+	 * signal->live, which two threads exiting at once may both read 0:
+	 * the one whose delete succeeds reports; a thread later still finds
+	 * no target and stops above, or adds to a key no later process has */
+	last = task_threads_exit(&key);
+	if (!last || (last < 0 && BPF_CORE_READ(signal, live.counter) > 0))
 		return 0;
 	info = *target;
 	if (bpf_map_delete_elem(&targets, &tgid))

@@ -2,8 +2,8 @@
  * only (contract in bpf/task.h).
  *
  * Each exiting thread of a Target process adds its share under the
- * process' identity (task_totals_key_of); the last thread takes the
- * totals and removes them. The helpers are `static __always_inline` so
+ * process' identity (task_totals_key_of); the last thread (by the count
+ * of task_threads) takes the totals and removes them. The helpers are `static __always_inline` so
  * that bpf/selftest.bpf.c drives them through bpf_prog_test_run_opts,
  * late thread included (tests/unit/test_bpf_helpers.c).
  */
@@ -20,6 +20,13 @@ struct {
 	__type(key, struct task_totals_key);
 	__type(value, struct task_totals);
 } task_totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGET_PROCESSES);
+	__type(key, struct task_totals_key);
+	__type(value, struct task_threads);
+} task_threads SEC(".maps");
 
 /* The process task belongs to, as a key no later process can have: a pid
  * is reused, the start time of a thread group leader is not (exec by
@@ -85,6 +92,56 @@ static __always_inline int task_totals_take(const struct task_totals_key *key,
 	*out = *t;
 	bpf_map_delete_elem(&task_totals, key);
 	return 0;
+}
+
+/* The process of key has n threads from now on (it entered a Target
+ * single-threaded: n = 1): 0, or -errno (map full: the caller counts
+ * TASK_DROP_TOTALS; its exit falls back to signal->live) */
+static __always_inline int task_threads_set(const struct task_totals_key *key, __s64 n)
+{
+	struct task_threads t = {.left = n};
+
+	return (int)bpf_map_update_elem(&task_threads, key, &t, BPF_ANY);
+}
+
+/* A thread was created in the process of key (at the fork tracepoint, before
+ * it runs); live: signal->live then, the new thread included, the count of
+ * a process not counted yet. 0, or -errno (map full) */
+static __always_inline int task_threads_new(const struct task_totals_key *key, __s64 live)
+{
+	struct task_threads *t, first = {.left = live};
+	long err;
+
+	t = bpf_map_lookup_elem(&task_threads, key);
+	if (t) {
+		__sync_fetch_and_add(&t->left, 1);
+		return 0;
+	}
+	err = bpf_map_update_elem(&task_threads, key, &first, BPF_NOEXIST);
+	if (err != -EEXIST)
+		return (int)err;
+	/* another thread of the process created it first */
+	t = bpf_map_lookup_elem(&task_threads, key);
+	if (!t)
+		return -ENOENT;
+	__sync_fetch_and_add(&t->left, 1);
+	return 0;
+}
+
+/* A thread of the process of key passed its exit (after adding its
+ * share): 1 when it was the last one counted (the count is removed), 0
+ * when others are left, -ENOENT when the process' threads are not counted */
+static __always_inline int task_threads_exit(const struct task_totals_key *key)
+{
+	struct task_threads *t;
+
+	t = bpf_map_lookup_elem(&task_threads, key);
+	if (!t)
+		return -ENOENT;
+	if (__sync_fetch_and_add(&t->left, -1) > 1)
+		return 0;
+	bpf_map_delete_elem(&task_threads, key);
+	return 1;
 }
 
 #endif

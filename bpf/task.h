@@ -80,10 +80,28 @@ struct task_totals {
 	__u64 runtime_ns;
 };
 
+/* how many threads of a process have not passed their exit yet, as the
+ * task program counted them: set to 1 when the process enters a Target
+ * single-threaded (a fork inside it, an exec, an adoption), +1 at each
+ * thread creation (the first one seen in a process not counted yet starts
+ * from signal->live, which counts the new thread already), -1 after each
+ * exiting thread added its share. The thread that takes it to 0 added the
+ * last share: it reports the exit. signal->live cannot tell that: it drops
+ * before the exit tracepoint, so the thread that sees it at 0 may run
+ * while another one, past its decrement but not yet at the tracepoint,
+ * has not added its share (an OpenMP worker killed by exit_group: half
+ * the process' CPU time lost, now and then). A process with no count (in
+ * the Target before its threads were seen: `nunatak attach`) falls back
+ * to signal->live. Same key as task_totals. */
+struct task_threads {
+	__s64 left;
+};
+
 enum task_counter {
 	TASK_DROP_TARGETS = 0, /* target map full: a child is not observed */
 	TASK_DROP_EVENTS,      /* ring buffer full: an exec/exit is not reported */
-	TASK_DROP_TOTALS,      /* totals map full: a process' counters are partial */
+	TASK_DROP_TOTALS,      /* totals or threads map full: a process' counters
+				* are partial, or may be */
 	TASK_ADOPTED,          /* processes a Run token or a job's cgroup adopted */
 	TASK_LEFT,             /* processes that left their Target at an exec */
 	TASK_COUNTERS,

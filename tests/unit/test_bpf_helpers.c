@@ -78,7 +78,8 @@ static int reset(void **state)
 	struct bpf_map *maps[] = {
 	    skel ? skel->maps.targets : NULL,	       skel ? skel->maps.task_totals : NULL,
 	    skel ? skel->maps.selftest_samples : NULL, skel ? skel->maps.mpi_calls : NULL,
-	    skel ? skel->maps.mpi_sites : NULL,	       skel ? skel->maps.mpi_processes : NULL};
+	    skel ? skel->maps.mpi_sites : NULL,	       skel ? skel->maps.mpi_processes : NULL,
+	    skel ? skel->maps.task_threads : NULL};
 	char key[64], next[64];
 	size_t i;
 
@@ -391,6 +392,40 @@ static void test_totals_late_thread_and_reused_pid(void **state)
 	assert_int_equal(totals_op(SELFTEST_TOTALS_TAKE, &old, &t), -ENOENT);
 }
 
+static int threads_op(__u32 op, struct task_totals_key key, __s64 live)
+{
+	struct selftest_totals_args a = {.op = op, .ret = -99, .key = key, .live = live};
+
+	run(skel->progs.selftest_totals, &a, sizeof(a));
+	return a.ret;
+}
+
+/* the exit is reported by the thread that added the last share, whatever
+ * signal->live said: two threads counted from their creation (live 2),
+ * then a third; the first two to leave are not the last; a process with
+ * no count falls back (-ENOENT); an exec counts from 1 again */
+static void test_threads_last_share(void **state)
+{
+	struct task_totals_key k = {.tgid = 2000, .start_time_ns = 333};
+	struct task_totals_key other = {.tgid = 2000, .start_time_ns = 444};
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(threads_op(SELFTEST_THREADS_EXIT, k, 0), -ENOENT);
+	assert_int_equal(threads_op(SELFTEST_THREADS_NEW, k, 2), 0);
+	assert_int_equal(threads_op(SELFTEST_THREADS_NEW, k, 99), 0); /* counted: +1 */
+	assert_int_equal(threads_op(SELFTEST_THREADS_EXIT, k, 0), 0);
+	assert_int_equal(threads_op(SELFTEST_THREADS_EXIT, other, 0), -ENOENT);
+	assert_int_equal(threads_op(SELFTEST_THREADS_EXIT, k, 0), 0);
+	assert_int_equal(threads_op(SELFTEST_THREADS_EXIT, k, 0), 1);
+	/* removed with its last thread */
+	assert_int_equal(threads_op(SELFTEST_THREADS_EXIT, k, 0), -ENOENT);
+	/* a process that exec'd with 2 threads counted: 1 from then on */
+	assert_int_equal(threads_op(SELFTEST_THREADS_NEW, k, 2), 0);
+	assert_int_equal(threads_op(SELFTEST_THREADS_SET, k, 1), 0);
+	assert_int_equal(threads_op(SELFTEST_THREADS_EXIT, k, 0), 1);
+}
+
 static void test_totals_map_full(void **state)
 {
 	struct task_totals_key k = {.start_time_ns = 1};
@@ -577,6 +612,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_sample_map_full, reset),
 	    cmocka_unit_test_setup(test_wait_slot_quiet, reset),
 	    cmocka_unit_test_setup(test_totals_late_thread_and_reused_pid, reset),
+	    cmocka_unit_test_setup(test_threads_last_share, reset),
 	    cmocka_unit_test_setup(test_totals_map_full, reset),
 	    cmocka_unit_test_setup(test_totals_key_of_task, reset),
 	    cmocka_unit_test_setup(test_mpi_outermost_call, reset),

@@ -2,7 +2,8 @@
  * of nothing else, the map flip losing nothing, a failed drain counted,
  * a double-forked process kept in the Target after its parents exit
  * (re-parented to init, or to this test as a subreaper), and
- * the exit reports (totals of the whole thread group, a reused pid).
+ * the exit reports (totals of the whole thread group, a reused pid,
+ * threads killed by the process' exit).
  *
  * Each test builds its own sampler (its counters start at 0) and forks
  * the processes it observes: they wait on a pipe until they are in the
@@ -513,6 +514,78 @@ static void test_exit_totals_and_reused_pid(void **state)
 	assert_true(second.utime_ns + second.stime_ns < 50000000ull);
 }
 
+/* a thread still there when the process ends, as an OpenMP runtime's
+ * worker is: spinning on after its work (as a worker waits for the next
+ * parallel region), on the other CPU while the main thread calls _exit
+ * (exit_group). Both exit at once: each may pass its signal->live
+ * decrement before the other reaches the exit tracepoint */
+static int threads_done;
+
+static void *spinning_after_work(void *arg)
+{
+	volatile unsigned long n = 0;
+
+	spin((int)(intptr_t)arg);
+	__atomic_add_fetch(&threads_done, 1, __ATOMIC_SEQ_CST);
+	for (;;)
+		n++;
+	return NULL;
+}
+
+static int killed_threads_child(int gate_fd, int cpu_ms)
+{
+	pthread_t th;
+	char c;
+
+	if (read(gate_fd, &c, 1) != 1)
+		return 2;
+	if (pthread_create(&th, NULL, spinning_after_work, (void *)(intptr_t)cpu_ms))
+		return 2;
+	spin(cpu_ms);
+	while (!__atomic_load_n(&threads_done, __ATOMIC_SEQ_CST))
+		;
+	_exit(0);
+}
+
+/* a process' CPU time counts the threads its exit kills (issue 9: an
+ * OpenMP process had half its CPU time, now and then: the thread that saw
+ * the group dead reported before another one had added its share), every
+ * time: a few processes in a row */
+static void test_exit_totals_killed_threads(void **state)
+{
+	struct task_event e;
+	struct rusage ru;
+	uint64_t cpu_ns, reported;
+	int gate[2];
+	pid_t pid;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	for (int round = 0; round < 20; round++) {
+		struct exits x = {0};
+
+		assert_int_equal(pipe(gate), 0);
+		pid = fork();
+		if (pid == 0) {
+			close(gate[1]);
+			_exit(killed_threads_child(gate[0], 60));
+		}
+		close(gate[0]);
+		assert_int_equal(sampler_add_target(s, pid, 1, TARGET_UID_ANY), 0);
+		release(gate);
+		reap(pid, &ru);
+		assert_int_equal(exit_of(&x, pid, &e), 0);
+		/* 2 * 60 ms, and what the spinning thread added meanwhile */
+		cpu_ns = rusage_cpu_ns(&ru);
+		reported = e.utime_ns + e.stime_ns;
+		assert_true(cpu_ns >= 110000000ull);
+		if (reported + reported / 20 + 5000000ull < cpu_ns ||
+		    reported > cpu_ns + cpu_ns / 20 + 5000000ull)
+			fail_msg("round %d: exit report: %llu ns of CPU, wait4: %llu ns", round,
+				 (unsigned long long)reported, (unsigned long long)cpu_ns);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +595,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_double_fork_to_init, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_double_fork_to_subreaper, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_totals_and_reused_pid, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exit_totals_killed_threads, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
