@@ -164,8 +164,11 @@ struct sideband *sideband__new(struct module_table *table)
 		.sample_id_all = 1,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
-		.watermark = 0,
-		.wakeup_events = 1,
+		/* woken at every record: the unwinder needs a process' code
+		 * mappings in the kernel before its samples (wakeup_events
+		 * counts samples only, and this event has none) */
+		.watermark = 1,
+		.wakeup_watermark = 1,
 	};
 	struct sideband *sb;
 	int ncpu, err;
