@@ -262,6 +262,11 @@ static int pivot_configure(struct pivot *p)
 		return err;
 	if (p->read_only)
 		return 0;
+	/* a Batch of deep Stacks writes hundreds of thousands of frame rows in
+	 * one transaction: 32 MiB of page cache keeps it from spilling */
+	err = pivot_exec(p, "PRAGMA cache_size = -32768");
+	if (err)
+		return err;
 	return pivot_exec(p, "PRAGMA synchronous = FULL");
 }
 

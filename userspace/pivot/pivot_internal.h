@@ -82,6 +82,7 @@ enum {
 	ST_LOCUS,
 	ST_STACK,
 	ST_STACK_FRAME,
+	ST_STACK_SELECT,
 	ST_ADDRESS_INSERT,
 	ST_ADDRESS_SELECT,
 	ST_SAMPLE,
@@ -98,17 +99,28 @@ enum {
 
 /* one pivot_store_batch() under way: the Batch, its statements, and the
  * pivot ids its modules, Loci and Stacks were given (by Batch index) */
+struct address_slot {
+	uint32_t module; /* of the Batch */
+	uint64_t offset;
+	int64_t id;      /* 0: an empty slot (rowids start at 1) */
+};
+
 struct store {
 	struct pivot *p;
 	const Nunatak__Wire__Batch *b;
 	sqlite3_stmt *st[ST_COUNT];
 	int64_t *module_ids, *locus_ids, *stack_ids;
 	char *new_address; /* per batch module: a new address arrived */
+	struct address_slot *acache; /* pivot_store_addresses.c */
+	size_t acache_cap, acache_n;
 };
 
 /* The address (module of the Batch, offset) in *id, stored when new (the
  * module then has a new address: its attribution is made again). 0, -EIO. */
 int store_address(struct store *s, uint32_t module, uint64_t offset, int64_t *id);
+/* store_address(), each (module, offset) of the Batch asked of SQLite once */
+int store_address_cached(struct store *s, uint32_t module, uint64_t offset, int64_t *id);
+void store_address_cache_release(struct store *s);
 
 /* The Batch's process exits as Locus-level Measurements; its MPI call
  * sites; its MPI processes and Events: 0, or -EIO (logged). */

@@ -94,6 +94,7 @@ static const char *const store_sql[ST_COUNT] = {
 		 " world_size = coalesce(excluded.world_size, world_size) RETURNING id",
     [ST_STACK] = "INSERT OR IGNORE INTO stacks(digest, depth, truncated) VALUES(?, ?, ?)",
     [ST_STACK_FRAME] = "INSERT INTO stack_frames(stack, position, address) VALUES(?, ?, ?)",
+    [ST_STACK_SELECT] = "SELECT id FROM stacks WHERE digest = ?",
     [ST_ADDRESS_INSERT] = "INSERT OR IGNORE INTO addresses(module, offset) VALUES(?, ?)",
     [ST_ADDRESS_SELECT] = "SELECT id FROM addresses WHERE module = ? AND offset = ?",
     [ST_SAMPLE] = "INSERT INTO samples(locus, stack, counter, in_kernel, sample_count, value)"
@@ -145,6 +146,7 @@ static void store_release(struct store *s)
 	free(s->locus_ids);
 	free(s->stack_ids);
 	free(s->new_address);
+	store_address_cache_release(s);
 }
 
 /* Runs stmt (reset after) and returns the first column of its one row in
@@ -326,20 +328,17 @@ static int store_stack(struct store *s, size_t idx)
 		goto cleanup;
 	if (!sqlite3_changes(s->p->db)) {
 		/* known stack: its addresses are stored already */
-		sqlite3_stmt *sel;
+		sqlite3_stmt *sel = s->st[ST_STACK_SELECT];
 
-		err = pivot_prepare(s->p, "SELECT id FROM stacks WHERE digest = ?", &sel);
-		if (err)
-			goto cleanup;
 		sqlite3_bind_text(sel, 1, digest, -1, SQLITE_STATIC);
 		err = step_id(s, sel, &s->stack_ids[idx], "find a stack");
-		sqlite3_finalize(sel);
+		sqlite3_clear_bindings(sel);
 		goto cleanup;
 	}
 	s->stack_ids[idx] = sqlite3_last_insert_rowid(s->p->db);
 	for (i = 0; i < stack->n_frames; i++) {
-		err =
-		    store_address(s, stack->frames[i]->module, stack->frames[i]->offset, &address);
+		err = store_address_cached(s, stack->frames[i]->module, stack->frames[i]->offset,
+					   &address);
 		if (err)
 			goto cleanup;
 		sqlite3_bind_int64(sf, 1, s->stack_ids[idx]);
