@@ -1,5 +1,7 @@
-# Honest stack accounting: 2 threads descend recursions of depth 1 to 50
-# (up to ~110 frames) through 4 mutually recursive functions, sampled at
+# Honest stack accounting: 2 threads descend recursions of depth 1 to 60
+# (2 frames a level: up to 126 frames, within the 127 issue 9 promises:
+# none truncated)
+# through 4 mutually recursive functions, sampled at
 # 9999 Hz: tens of thousands of distinct stacks. No "stacks-dropped"/"map
 # full" Degradation; every sample is in the folded export (its counts sum
 # to the Run's samples, and the samples match the CPU time); >= 99 % of
