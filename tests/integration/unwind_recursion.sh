@@ -33,5 +33,5 @@ if [ "$truncated" -gt 0 ]; then
 	summary_check recursion has-degradation --match 'truncat|depth' ||
 		fail "$truncated samples have a truncated stack and no Degradation counts them"
 fi
-folded "$T/recursion.folded" chain --what "recursion: bottom" --chain descend,bottom \
+folded "$T/recursion.folded" chain --what "recursion: bottom" --chain 'rec[0-3],bottom' \
 	--via main --via worker --min-samples 1000 || exit 1
