@@ -27,9 +27,9 @@ when the check fails.
       samples
 
 The `processes` and `threads` fields (issue 9 item 5) are read as
-processes[i] = {pid, executable, samples, cpu_time_s | cpu_time_user_s +
-cpu_time_system_s}, threads[i] = {pid, tid, samples} (or threads nested in
-their process).
+processes[i] = {pid, executable, samples, cpu_time (seconds), threads (a
+count)}, threads[i] = {pid, tid, samples} (a list of threads nested in
+their process is taken too).
 """
 import argparse
 import json
@@ -200,8 +200,8 @@ def check_process_cpu(d, a):
 def check_threads(d, a):
     p = the_process(d, a.exe)
     threads = p.get("threads")
-    if threads is None:
-        if d.get("threads") is None:
+    if not isinstance(threads, list):
+        if not isinstance(d.get("threads"), list):
             die("summary --json has no 'threads' (issue 9 item 5)")
         threads = [t for t in d["threads"] if t.get("pid") == p.get("pid")]
     total = sum(t.get("samples", 0) for t in threads)
