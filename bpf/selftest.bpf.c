@@ -114,6 +114,10 @@ int selftest_totals(void *ctx)
 	case SELFTEST_THREADS_EXIT:
 		args->ret = task_threads_exit(&key);
 		break;
+	case SELFTEST_THREADS_FORGET:
+		task_threads_forget(&key);
+		args->ret = 0;
+		break;
 	default:
 		args->ret = -EINVAL;
 	}

@@ -28,6 +28,7 @@ enum selftest_op {
 	SELFTEST_THREADS_SET, /* task_threads_set(key, live) */
 	SELFTEST_THREADS_NEW, /* task_threads_new(key, live) */
 	SELFTEST_THREADS_EXIT, /* task_threads_exit(key) */
+	SELFTEST_THREADS_FORGET, /* task_threads_forget(key) */
 	SELFTEST_MPI_ENTRY,   /* what mpi_entry does, registers given */
 	SELFTEST_MPI_RETURN,  /* what mpi_return does */
 	SELFTEST_MPI_RETURN_ADDRESS, /* mpi_return_address(regs) */

@@ -224,9 +224,7 @@ int BPF_PROG(task_exit, struct task_struct *task)
 	task_totals_key_of(task, &key);
 	target = target_lookup(tgid);
 	if (!target) {
-		/* a process that left its Target alive: its count goes with
-		 * its last thread */
-		task_threads_exit(&key);
+		task_threads_forget(&key);
 		return 0;
 	}
 	/* every thread adds its share: followed from its first instruction,

@@ -144,4 +144,13 @@ static __always_inline int task_threads_exit(const struct task_totals_key *key)
 	return 1;
 }
 
+/* The process of key left every Target alive (its Run ended, it exec'd
+ * out): its thread creations are no longer seen, so its count is dropped,
+ * not kept wrong; a Target that takes it again counts it afresh */
+static __always_inline void task_threads_forget(const struct task_totals_key *key)
+{
+	if (bpf_map_lookup_elem(&task_threads, key))
+		bpf_map_delete_elem(&task_threads, key);
+}
+
 #endif

@@ -91,8 +91,10 @@ struct task_totals {
  * while another one, past its decrement but not yet at the tracepoint,
  * has not added its share (an OpenMP worker killed by exit_group: half
  * the process' CPU time lost, now and then). A process with no count (in
- * the Target before its threads were seen: `nunatak attach`) falls back
- * to signal->live. Same key as task_totals. */
+ * the Target before its threads were seen: `nunatak attach`; or taken
+ * again after a thread of it exited out of every Target, which dropped
+ * its count: its thread creations were not seen meanwhile)
+ * falls back to signal->live. Same key as task_totals. */
 struct task_threads {
 	__s64 left;
 };

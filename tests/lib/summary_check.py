@@ -4,8 +4,9 @@ integration tests. Each prints what it found and exits 1 with the reason
 when the check fails.
 
   summary_check.py JSON kernel [--min-kernel-share X] [--tolerance 0.01]
-      Hotspots of module '[kernel]' exist; `kernel_share` is given and
-      equals their shares' sum; user and kernel shares add up to 1
+      Hotspots of module '[kernel]' exist, named after kernel symbols (the
+      heavier ones: not '[kernel]' nor an address); `kernel_share` is given
+      and equals their shares' sum; user and kernel shares add up to 1
   summary_check.py JSON kernel-names
       prints the kernel Hotspots' names, one a line
   summary_check.py JSON extents --module M --debug FILE --expect NAME=SHARE...
@@ -26,9 +27,9 @@ when the check fails.
       samples
 
 The `processes` and `threads` fields (issue 9 item 5) are read as
-processes[i] = {pid, executable, samples, cpu_time_s | cpu_time_user_s +
-cpu_time_system_s}, threads[i] = {pid, tid, samples} (or threads nested in
-their process).
+processes[i] = {pid, executable, samples, cpu_time (seconds), threads (a
+count)}, threads[i] = {pid, tid, samples} (a list of threads nested in
+their process is taken too).
 """
 import argparse
 import json
@@ -60,6 +61,10 @@ def check_kernel(d, a):
     if not kernel:
         die("no Hotspot of module '[kernel]'; modules seen: "
             + ", ".join(sorted({str(h.get('module')) for h in hs})[:10]))
+    unnamed = [h["name"] for h in kernel if h["share"] >= 0.05 and
+               not re.fullmatch(r"[A-Za-z_][\w.$]*", h["name"])]
+    if unnamed:
+        die("kernel Hotspots not named after a kernel symbol: " + ", ".join(unnamed))
     if "kernel_share" not in d or d["kernel_share"] is None:
         die("summary --json has no 'kernel_share'")
     if abs(d["kernel_share"] - ks) > a.tolerance:
@@ -195,8 +200,8 @@ def check_process_cpu(d, a):
 def check_threads(d, a):
     p = the_process(d, a.exe)
     threads = p.get("threads")
-    if threads is None:
-        if d.get("threads") is None:
+    if not isinstance(threads, list):
+        if not isinstance(d.get("threads"), list):
             die("summary --json has no 'threads' (issue 9 item 5)")
         threads = [t for t in d["threads"] if t.get("pid") == p.get("pid")]
     total = sum(t.get("samples", 0) for t in threads)

@@ -403,7 +403,8 @@ static int threads_op(__u32 op, struct task_totals_key key, __s64 live)
 /* the exit is reported by the thread that added the last share, whatever
  * signal->live said: two threads counted from their creation (live 2),
  * then a third; the first two to leave are not the last; a process with
- * no count falls back (-ENOENT); an exec counts from 1 again */
+ * no count falls back (-ENOENT); an exec counts from 1 again; a process
+ * out of every Target loses its count */
 static void test_threads_last_share(void **state)
 {
 	struct task_totals_key k = {.tgid = 2000, .start_time_ns = 333};
@@ -424,6 +425,10 @@ static void test_threads_last_share(void **state)
 	assert_int_equal(threads_op(SELFTEST_THREADS_NEW, k, 2), 0);
 	assert_int_equal(threads_op(SELFTEST_THREADS_SET, k, 1), 0);
 	assert_int_equal(threads_op(SELFTEST_THREADS_EXIT, k, 0), 1);
+	assert_int_equal(threads_op(SELFTEST_THREADS_NEW, k, 3), 0);
+	assert_int_equal(threads_op(SELFTEST_THREADS_FORGET, other, 0), 0);
+	assert_int_equal(threads_op(SELFTEST_THREADS_FORGET, k, 0), 0);
+	assert_int_equal(threads_op(SELFTEST_THREADS_EXIT, k, 0), -ENOENT);
 }
 
 static void test_totals_map_full(void **state)

@@ -1,6 +1,8 @@
 /* recursion — tens of thousands of distinct stacks: THREADS threads
- * (default 2) each descend, ROUNDS times, a recursion of depth 1 to 60
- * through four mutually recursive functions rec0..rec3, the callee at
+ * (default 2) each descend, round after round, a recursion of depth 1 to
+ * 60 (descend -> rec0..rec3 -> descend ...: 2 frames a level, up to 126
+ * frames with bottom and the thread's start, within the 127 frames issue
+ * 9 promises) through four mutually recursive functions, the callee at
  * every level picked by the bits of a per-round hash, and burn a little at
  * the bottom. Almost every sample is a stack of its own.
  *

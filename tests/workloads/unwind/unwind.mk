@@ -5,8 +5,13 @@
 #                               and Fortran, a and main in the executable, b
 #                               and c in a shared library found next to it
 #                               ($ORIGIN), -O2 -fomit-frame-pointer
-#   chain-fp, chain_cxx-fp,     the same with frame pointers
-#   chain_f-fp
+#   chain-fp, chain_cxx-fp,     the same with frame pointers, leaf functions
+#   chain_f-fp                  asked too (-mno-omit-leaf-frame-pointer);
+#                               gcc 12 still sets up no frame in a leaf that
+#                               needs no stack (chain_c), so a frame-pointer
+#                               walk loses chain_b (perf --call-graph fp
+#                               does): unwinding must take that frame from
+#                               the tables
 #   pagefault                   kernel time: fresh memory faulted in
 #   stripped, stripped.debug    4 hot functions, `strip --strip-all`ed (and
 #                               the unstripped twin, to name the extents)
@@ -19,7 +24,7 @@ UW := $(BUILD)/workloads/unwind
 UW_CXX ?= g++
 UW_FC ?= gfortran
 UW_NOFP := -O2 -g -fomit-frame-pointer
-UW_FP := -O2 -g -fno-omit-frame-pointer
+UW_FP := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 UW_WARN := -Wall -Wextra -Werror
 UW_RPATH := -Wl,-rpath,'$$ORIGIN'
 UNWIND_WORKLOADS := $(addprefix $(UW)/,chain chain-fp chain_cxx chain_cxx-fp chain_f chain_f-fp \
