@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -58,7 +59,6 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *maps)
 		return NULL;
 	u->maps = *maps;
 	u->event_fd = -1;
-	u->jobs_tail = &u->jobs;
 	u->next_table = 1;
 	u->stats.rows_max = maps->max_rows;
 	u->stats.rules_max = maps->max_rules;
@@ -127,6 +127,21 @@ int unwinder_fd(const struct unwinder *u)
 	return u->event_fd;
 }
 
+/* Queues l by size, smallest first: a process' small libraries (its own
+ * code, libgomp) get their tables in milliseconds rather than after a
+ * large one it maps first (libgfortran, libmpich: 30 to 500 ms). */
+static void queue_job(struct unwinder *u, struct loaded_table *l)
+{
+	struct loaded_table **at = &u->jobs;
+	struct stat st;
+
+	l->bytes = stat(l->path, &st) ? UINT64_MAX : (uint64_t)st.st_size;
+	while (*at && (*at)->bytes <= l->bytes)
+		at = &(*at)->next_job;
+	l->next_job = *at;
+	*at = l;
+}
+
 /* a new entry for m, its table asked of the worker; with the lock held */
 static struct loaded_table *ask_table(struct unwinder *u, const struct module *m)
 {
@@ -141,8 +156,7 @@ static struct loaded_table *ask_table(struct unwinder *u, const struct module *m
 		loaded_free(l);
 		return NULL;
 	}
-	*u->jobs_tail = l;
-	u->jobs_tail = &l->next_job;
+	queue_job(u, l);
 	pthread_cond_signal(&u->wake);
 	return l;
 }

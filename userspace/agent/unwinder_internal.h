@@ -23,6 +23,7 @@ struct loaded_table {
 	char *identity;
 	char *path;      /* where the worker reads it (PENDING only) */
 	uint64_t inode;  /* the mapped inode: another file at path is refused */
+	uint64_t bytes;  /* the file's size: small tables are compiled first */
 	enum table_state state;
 	uint32_t id;     /* DONE: the table id, 0 when none */
 	int err;         /* DONE: why none (-ENODATA no CFI, -ENOSPC pool full, ...) */
@@ -38,7 +39,7 @@ struct unwinder {
 	int working;   /* the worker is compiling a job */
 	int event_fd;  /* readable when tables completed */
 	int completed; /* tables completed since the last unwinder_sync */
-	struct loaded_table *jobs, **jobs_tail;
+	struct loaded_table *jobs; /* by size, smallest first */
 	void *by_identity; /* tsearch tree of struct loaded_table * */
 	struct unwinder_stats stats;
 	/* the worker's */

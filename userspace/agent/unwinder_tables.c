@@ -97,8 +97,6 @@ static struct loaded_table *next_job(struct unwinder *u)
 	job = u->jobs;
 	u->working = 1;
 	u->jobs = job->next_job;
-	if (!u->jobs)
-		u->jobs_tail = &u->jobs;
 	return job;
 }
 
