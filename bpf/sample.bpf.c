@@ -61,13 +61,15 @@ static __always_inline void count(__u32 counter)
 static __always_inline void stack_kernel(struct bpf_perf_event_data *ctx,
 					 struct unwind_scratch *s)
 {
-	long n = bpf_get_stack(ctx, s->stack.ips, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
+	/* one frame more than kept: 65 back means deeper than 64 */
+	long n = bpf_get_stack(ctx, s->stack.ips, (MAX_KERNEL_FRAMES + 1) * sizeof(__u64), 0);
 	__u32 i;
 
 	if (n <= 0)
 		return;
 	s->stack.n_kernel = n / sizeof(__u64);
-	if (s->stack.n_kernel >= MAX_KERNEL_FRAMES) {
+	if (s->stack.n_kernel > MAX_KERNEL_FRAMES) {
+		s->stack.n_kernel = MAX_KERNEL_FRAMES;
 		s->stack.kernel_truncated = 1;
 		count(SAMPLE_KERNEL_TRUNCATED);
 	}
@@ -119,7 +121,6 @@ static __always_inline __u64 stack_walk(struct bpf_perf_event_data *ctx, struct 
 	else
 		unwind_user(s, tgid, PT_REGS_IP_CORE(user_regs), PT_REGS_SP_CORE(user_regs),
 			    PT_REGS_FP_CORE(user_regs));
-	count(SAMPLE_UNWIND_END + s->stack.user_end);
 	return unwind_digest_add(s->digest, ((__u64)s->stack.user_end << 32) | s->stack.n_kernel);
 }
 
@@ -131,12 +132,17 @@ static __always_inline void sample_record(struct bpf_perf_event_data *ctx, struc
 
 	key->stack = stack_store(slot ? (void *)&stacks1 : (void *)&stacks0, &s->stack, digest,
 				 &why, &collisions);
-	if (!key->stack)
-		count(why);
 	if (collisions)
 		__sync_fetch_and_add(&sample_counters[SAMPLE_STACK_COLLISIONS], collisions);
-	if (sample_add(slot ? (void *)&samples1 : (void *)&samples0, key, ctx->sample_period))
+	if (sample_add(slot ? (void *)&samples1 : (void *)&samples0, key, ctx->sample_period)) {
 		count(SAMPLE_DROP_KEYS);
+		return;
+	}
+	/* a kept sample: its Stack lost under the cause, or how it ended */
+	if (!key->stack)
+		count(why);
+	else
+		count(SAMPLE_UNWIND_END + s->stack.user_end);
 }
 
 SEC("perf_event")

@@ -170,8 +170,14 @@ static __always_inline int unwind_fp_step(struct unwind_scratch *s)
 
 	if (!s->bp)
 		return UNWIND_END_COMPLETE;
+	/* rbp may be the caller's before the push and after the pop: a
+	 * frame that does not look like one ends the Stack */
+	if (s->bp < s->sp)
+		return UNWIND_END_BAD_FRAME;
 	if (unwind_read(&bp, s->bp) || unwind_read(&ra, s->bp + 8))
 		return UNWIND_END_READ_FAILED;
+	if (ra < 4096)
+		return ra ? UNWIND_END_BAD_FRAME : UNWIND_END_COMPLETE;
 	s->sp = s->bp + 16;
 	s->bp = bp;
 	s->pc = ra;
@@ -254,7 +260,8 @@ static __always_inline int unwind_step(struct unwind_scratch *s)
 	p = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
 	if (!p)
 		return UNWIND_END_NO_PROCESS;
-	m = unwind_find_mapping(p, s->pc);
+	/* a return address may be the end of its call's mapping */
+	m = unwind_find_mapping(p, s->pc - (s->pc_is_return ? 1 : 0));
 	if (!m)
 		return UNWIND_END_NO_MAPPING;
 	if (m->flags & UNWIND_MAPPING_FRAME_POINTER)

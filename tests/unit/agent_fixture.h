@@ -115,6 +115,7 @@ static inline int fx_teardown(void **state)
 
 static inline void fx_spool_dir(struct fixture *fx)
 {
+	mkdir("/tmp/agent", 0700); /* test_spool's too: either may run first */
 	snprintf(fx->spool, sizeof(fx->spool), "/tmp/agent/spool-%d-XXXXXX", (int)getpid());
 	assert_non_null(mkdtemp(fx->spool));
 }

@@ -23,6 +23,7 @@
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/publish_queue.h"
 #include "userspace/agent/sampler.h"
+#include "userspace/agent/unwinder.h"
 #include "userspace/launch/rank_identity.h"
 
 #define AGENT_TOKEN_LEN 32
@@ -69,6 +70,7 @@ enum target_state {
  * growth since then */
 struct counter_base {
 	struct sampler_counters s;
+	struct unwinder_stats u;
 	uint64_t mapping_lost;
 	uint64_t mpi[MPI_COUNTERS];
 };

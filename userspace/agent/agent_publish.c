@@ -143,7 +143,8 @@ static int agent_add_drained(struct agent_target *t, struct batch_builder *b)
 		agent_locus(t->a, ds->key.tgid, ds->key.tid, &locus);
 		err = batch_builder_add_sample(
 		    b, &locus, mods, offsets, n,
-		    ds->stack_lost || ds->stack.user_end != UNWIND_END_COMPLETE,
+		    ds->stack_lost || ds->stack.user_end != UNWIND_END_COMPLETE ||
+			    ds->stack.kernel_truncated,
 		    !!(ds->key.flags & SAMPLE_FLAG_KERNEL), "cpu-clock", ds->value.samples,
 		    ds->value.period_sum);
 		if (err)
@@ -245,6 +246,27 @@ static int agent_add_stack_counters(const struct sampler_counters *c,
 	return err;
 }
 
+/* what the unwinder could not give the kernel, since t started */
+static int agent_add_unwinder_counters(struct agent *a, const struct unwinder_stats *o,
+				       struct batch_builder *b)
+{
+	struct unwinder_stats u;
+	int err = 0;
+
+	if (!a->unwinder)
+		return 0;
+	unwinder_stats(a->unwinder, &u);
+	err = err ?: batch_builder_add_counter(b, "unwind_tables_refused",
+					       since(u.tables_refused, o->tables_refused));
+	err = err ?: batch_builder_add_counter(b, "unwind_tables_failed",
+					       since(u.tables_failed, o->tables_failed));
+	err = err ?: batch_builder_add_counter(b, "unwind_mappings_dropped",
+					       since(u.mappings_dropped, o->mappings_dropped));
+	err = err ?: batch_builder_add_counter(b, "unwind_processes_refused",
+					       since(u.procs_refused, o->procs_refused));
+	return err;
+}
+
 /* Node-level kernel counters as the growth since t started (another
  * Target's losses during t's life are reported to t too: a Run is told
  * it may have lost samples rather than not). samples_seen = what t got
@@ -270,6 +292,7 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
 	err = err ?: batch_builder_add_counter(b, "sample_flip_timeouts",
 					       since(c.flip_timeouts, o->s.flip_timeouts));
 	err = err ?: agent_add_stack_counters(&c, &o->s, b);
+	err = err ?: agent_add_unwinder_counters(a, &o->u, b);
 	err = err ?: batch_builder_add_counter(b, "processes_not_followed",
 					       since(c.drop_targets, o->s.drop_targets));
 	err = err ?: batch_builder_add_counter(b, "task_reports_dropped",

@@ -64,6 +64,8 @@ static void agent_target_base(struct agent_target *t)
 	if (!a->sampler)
 		return;
 	sampler_read_counters(a->sampler, &t->base.s);
+	if (a->unwinder)
+		unwinder_stats(a->unwinder, &t->base.u);
 	t->base.mapping_lost = sideband_lost(a->sideband);
 	if (a->mpi)
 		mpi_probes_read_counters(a->mpi, t->base.mpi);

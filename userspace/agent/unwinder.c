@@ -133,9 +133,7 @@ int unwinder_fd(const struct unwinder *u)
 static void queue_job(struct unwinder *u, struct loaded_table *l)
 {
 	struct loaded_table **at = &u->jobs;
-	struct stat st;
 
-	l->bytes = stat(l->path, &st) ? UINT64_MAX : (uint64_t)st.st_size;
 	while (*at && (*at)->bytes <= l->bytes)
 		at = &(*at)->next_job;
 	l->next_job = *at;
@@ -143,12 +141,13 @@ static void queue_job(struct unwinder *u, struct loaded_table *l)
 }
 
 /* a new entry for m, its table asked of the worker; with the lock held */
-static struct loaded_table *ask_table(struct unwinder *u, const struct module *m)
+static struct loaded_table *ask_table(struct unwinder *u, const struct module *m, uint64_t bytes)
 {
 	struct loaded_table *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return NULL;
+	l->bytes = bytes;
 	l->identity = strdup(m->identity);
 	l->path = strdup(m->path);
 	l->inode = m->inode;
@@ -165,7 +164,8 @@ static struct loaded_table *ask_table(struct unwinder *u, const struct module *m
  * first time), or when it has none */
 static uint32_t module_table_id(struct unwinder *u, struct module *m)
 {
-	struct loaded_table key = { .identity = m->identity }, *l = NULL;
+	struct loaded_table key = { .identity = m->identity }, *l;
+	struct stat st;
 	void **node;
 
 	if (m->unwind_table || m->unwind_err)
@@ -174,15 +174,25 @@ static uint32_t module_table_id(struct unwinder *u, struct module *m)
 		m->unwind_err = -ENOENT;
 		return 0;
 	}
+	/* only this thread adds entries: looked up, then (the size taken
+	 * outside the lock: a stat may block) added */
 	pthread_mutex_lock(&u->lock);
 	node = tfind(&key, &u->by_identity, loaded_cmp);
-	if (node)
-		l = *(struct loaded_table **)node;
-	else
-		ask_table(u, m); /* NULL (ENOMEM): asked again at the next change */
-	if (!l || l->state != TABLE_DONE)
+	pthread_mutex_unlock(&u->lock);
+	if (!node) {
+		uint64_t bytes = stat(m->path, &st) ? UINT64_MAX : (uint64_t)st.st_size;
+
+		pthread_mutex_lock(&u->lock);
+		ask_table(u, m, bytes); /* NULL (ENOMEM): asked again at the next change */
+		pthread_mutex_unlock(&u->lock);
 		u->proc_waits = 1;
-	if (l && l->state == TABLE_DONE) {
+		return 0;
+	}
+	pthread_mutex_lock(&u->lock);
+	l = *(struct loaded_table **)node;
+	if (l->state != TABLE_DONE)
+		u->proc_waits = 1;
+	if (l->state == TABLE_DONE) {
 		m->unwind_table = l->id;
 		m->unwind_err = l->id ? 0 : (l->err ? l->err : -ENODATA);
 	}

@@ -304,6 +304,22 @@ static const struct counter_degradation counter_degradations[] = {
 	{ "kernel_stacks_truncated", "kernel-stacks-truncated",
 	  "samples have kernel call paths deeper than 64 frames, cut there",
 	  "none: the kernel frames nearest the sample are kept" },
+	{ "unwind_tables_refused", "unwind-tables-full",
+	  "modules got no unwind table: the kernel's row pool or rule dictionary was full; "
+	  "call paths end at their frames",
+	  "restart nunatakd to empty the pool (tables are kept while it runs)" },
+	{ "unwind_tables_failed", "unwind-tables-failed",
+	  "modules' unwind tables could not be read (file replaced or unreadable) or compiled; "
+	  "call paths end at their frames",
+	  "keep binaries in place while they run" },
+	{ "unwind_mappings_dropped", "unwind-mappings-dropped",
+	  "code mappings beyond 512 in one process were not given to the kernel's unwinder; "
+	  "call paths end at their frames",
+	  "fewer shared libraries per process" },
+	{ "unwind_processes_refused", "unwind-processes-refused",
+	  "processes were not given to the kernel's unwinder (its process map was full); their "
+	  "call paths end at their leaf",
+	  "profile fewer processes at once per node" },
 	{ "processes_not_followed", "processes-not-followed",
 	  "child processes were not followed: the target map was full", "profile fewer processes" },
 	{ "task_reports_dropped", "task-reports-dropped",
@@ -356,8 +372,6 @@ static int counter_to_degradation(const char *node, const char *name, uint64_t v
 
 	if (!value)
 		return 0;
-	if (!strcmp(name, "stacks_complete")) /* and the stacks_ended_* ones */
-		return stack_losses_truncated(p, node, node_counter);
 	/* three counters make one message: how many samples, Batches, and why */
 	if (!strcmp(name, "storage_failed_batches")) {
 		wire_storage_failed_message(message, sizeof(message),
@@ -379,6 +393,12 @@ static int counter_to_degradation(const char *node, const char *name, uint64_t v
 		return pivot_add_node_degradation(p, node, cd->name, message, cd->remedy);
 	}
 	return 0;
+}
+
+/* the stacks-truncated Degradation of a node, from its stacks_* counters */
+static int node_stack_losses(const char *node, void *ctx)
+{
+	return stack_losses_truncated(ctx, node, node_counter);
 }
 
 static int collect_node(const char *node, void *ctx)
@@ -439,6 +459,8 @@ int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *
 	if (err)
 		return err;
 	err = pivot_for_each_counter(p, counter_to_degradation, p);
+	if (!err)
+		err = pivot_nodes(p, node_stack_losses, p);
 	if (err)
 		return err;
 

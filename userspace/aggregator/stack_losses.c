@@ -14,7 +14,8 @@ static const struct truncation_cause causes[] = {
 	{ "stacks_ended_no_process", "before the Agent knew the process' code mappings",
 	  "none: the first milliseconds of a process" },
 	{ "stacks_ended_no_table", "in a module whose unwind table is not loaded",
-	  "see the unwind-tables Degradation if any; else the first milliseconds of a library" },
+	  "see the unwind-tables-* Degradations if any; else the first milliseconds of a "
+	  "library (its table is compiled when it is first mapped)" },
 	{ "stacks_ended_no_mapping", "at code outside every known mapping (JIT code)",
 	  "JIT code has no unwind tables; its callers are not shown" },
 	{ "stacks_ended_no_cfi",

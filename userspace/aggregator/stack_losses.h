@@ -22,8 +22,8 @@ struct pivot;
 /* value of counter name of node in the pivot; 0 when absent */
 typedef uint64_t (*stack_losses_counter_fn)(struct pivot *p, const char *node, const char *name);
 
-/* The stacks-truncated Degradation of node (once per node: the caller
- * calls it for the "stacks_complete" counter). 0 or -errno. */
+/* The stacks-truncated Degradation of node (the caller calls it once per
+ * node). 0 or -errno. */
 int stack_losses_truncated(struct pivot *p, const char *node, stack_losses_counter_fn counter);
 
 #endif
