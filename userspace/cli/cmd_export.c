@@ -233,7 +233,7 @@ static int export_run(const char *run_dir, FILE *out, const char *path)
 int cmd_export(int argc, char **argv)
 {
 	static const struct argp argp = {options, parse_arg, "[RUN]", doc, NULL, NULL, NULL};
-	char run_dir[PATH_MAX], err[1024];
+	char run_dir[PATH_MAX];
 	struct output o = {.dirfd = -1};
 	struct config cfg;
 	int ret;
@@ -241,19 +241,10 @@ int cmd_export(int argc, char **argv)
 	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_NUNATAK_FAILED;
-	config_init(&cfg);
-	if (cli_load_config(&cfg)) {
-		config_release(&cfg);
-		return EXIT_NUNATAK_FAILED;
-	}
-	if (env.runs_dir)
-		config_set_runs_dir(&cfg, env.runs_dir);
-	ret = run_dir_find(cfg.runs_dir, env.run, run_dir, sizeof(run_dir), err, sizeof(err));
+	ret = run_read_locate(&cfg, env.runs_dir, env.run, run_dir, sizeof(run_dir));
+	if (ret)
+		return ret;
 	config_release(&cfg);
-	if (ret) {
-		fprintf(stderr, "nunatak: %s\n", err);
-		return 1;
-	}
 	if (env.output && output_open(&o, env.output))
 		return 1;
 	ret = export_run(run_dir, o.f ? o.f : stdout, env.output);

@@ -229,7 +229,7 @@ int cli_load_config(struct config *cfg)
 int cmd_summary(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "[RUN]", doc, NULL, NULL, NULL };
-	char run_dir[PATH_MAX], err[1024];
+	char run_dir[PATH_MAX];
 	struct symbolizer_budget budget;
 	struct run_signal sig;
 	struct config cfg;
@@ -238,19 +238,9 @@ int cmd_summary(int argc, char **argv)
 	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_NUNATAK_FAILED;
-	config_init(&cfg);
-	if (cli_load_config(&cfg)) {
-		config_release(&cfg);
-		return EXIT_NUNATAK_FAILED;
-	}
-	if (env.output)
-		config_set_runs_dir(&cfg, env.output);
-	ret = run_dir_find(cfg.runs_dir, env.run, run_dir, sizeof(run_dir), err, sizeof(err));
-	if (ret) {
-		config_release(&cfg);
-		fprintf(stderr, "nunatak: %s\n", err);
-		return 1;
-	}
+	ret = run_read_locate(&cfg, env.output, env.run, run_dir, sizeof(run_dir));
+	if (ret)
+		return ret;
 	/* Ctrl-C while a killed Run is finalized stops llvm-symbolizer (its
 	 * own process group: the terminal's signal does not reach it) and
 	 * ends the finalize at once, the Run saying so */

@@ -12,6 +12,8 @@
 #include "userspace/aggregator/run_dir.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_read.h"
+#include "userspace/config/config.h"
+#include "userspace/launch/launch.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 
@@ -210,4 +212,24 @@ void run_read_close(struct run_read *r)
 	r->dirfd = r->read_fd = -1;
 	json_decref(r->manifest);
 	r->manifest = NULL;
+}
+
+int run_read_locate(struct config *cfg, const char *runs_dir, const char *run, char *run_dir,
+		    size_t len)
+{
+	char err[1024];
+
+	config_init(cfg);
+	if (cli_load_config(cfg)) {
+		config_release(cfg);
+		return EXIT_NUNATAK_FAILED;
+	}
+	if (runs_dir)
+		config_set_runs_dir(cfg, runs_dir);
+	if (run_dir_find(cfg->runs_dir, run, run_dir, len, err, sizeof(err))) {
+		config_release(cfg);
+		fprintf(stderr, "nunatak: %s\n", err);
+		return 1;
+	}
+	return 0;
 }

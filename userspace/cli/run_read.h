@@ -20,7 +20,16 @@
 
 #include <jansson.h>
 
+struct config;
 struct pivot;
+
+/* The Run a reader asked for: the configuration loaded into cfg (the
+ * caller releases it on success), runs_dir (an option; NULL: the
+ * configuration's) applied, then run (a Run, a runs directory, or NULL:
+ * the most recent Run) found into run_dir. 0, or the exit code with the
+ * reason said on stderr (cfg released). */
+int run_read_locate(struct config *cfg, const char *runs_dir, const char *run, char *run_dir,
+		    size_t len);
 
 struct run_read {
 	char path[PATH_MAX]; /* the pivot's, for messages */
