@@ -76,7 +76,7 @@ static __always_inline void stack_kernel(struct bpf_perf_event_data *ctx,
 	for (i = 0; i < MAX_KERNEL_FRAMES; i++) {
 		if (i >= s->stack.n_kernel)
 			break;
-		s->digest = unwind_digest_add(s->digest, s->stack.ips[i]);
+		unwind_fold(s, s->stack.ips[i]);
 	}
 }
 
@@ -102,7 +102,7 @@ static __always_inline void stack_user_frame_pointers(struct bpf_perf_event_data
 	for (i = 0; i < MAX_USER_FRAMES; i++) {
 		if (i >= s->stack.n_user || at + i >= MAX_FRAMES)
 			break;
-		s->digest = unwind_digest_add(s->digest, s->stack.ips[at + i]);
+		unwind_fold(s, s->stack.ips[at + i]);
 	}
 }
 
@@ -111,6 +111,7 @@ static __always_inline __u64 stack_walk(struct bpf_perf_event_data *ctx, struct 
 					__u32 tgid, struct pt_regs *user_regs, int in_kernel)
 {
 	s->digest = 0xcbf29ce484222325ull;
+	s->stack.check = 0x84222325cbf29ce4ull;
 	s->stack.n_kernel = 0;
 	s->stack.n_user = 0;
 	s->stack.kernel_truncated = 0;

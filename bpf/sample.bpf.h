@@ -96,19 +96,15 @@ static __always_inline int sample_slot_enter(__u32 cpu)
 	return -EBUSY;
 }
 
+/* Two Stacks under one digest are the same when their check (a second,
+ * independent 64-bit hash of their frames), their sizes, how they ended
+ * and their leaf agree: a loop over 192 frames cost the verifier 40 % of
+ * the program (0.2 s at every load). */
 static __always_inline int stack_equal(const struct stack_value *a, const struct stack_value *b)
 {
-	__u32 n = (__u32)a->n_kernel + a->n_user, i;
-
-	if (a->n_kernel != b->n_kernel || a->n_user != b->n_user || a->user_end != b->user_end)
-		return 0;
-	for (i = 0; i < MAX_FRAMES; i++) {
-		if (i >= n)
-			break;
-		if (a->ips[i] != b->ips[i])
-			return 0;
-	}
-	return 1;
+	return a->check == b->check && a->n_kernel == b->n_kernel && a->n_user == b->n_user &&
+	       a->user_end == b->user_end && a->kernel_truncated == b->kernel_truncated &&
+	       a->ips[0] == b->ips[0];
 }
 
 /* Stores Stack v of digest in stack map map: the digest it is stored

@@ -45,14 +45,17 @@ struct sample_inflight {
  * in the kernel), then user frames (innermost first, ips[n_kernel] is
  * the user leaf). Stored once per drain in the stack map of the active
  * slot under its 64-bit digest; two different Stacks with one digest
- * are told apart by comparing them (the second goes to the next free
- * digest), so no sample loses its Stack to a collision. */
+ * are told apart by their check, a second 64-bit hash of another mix
+ * (the second goes to the next free digest), so no sample loses its
+ * Stack to a collision; two Stacks are merged only if both hashes, their
+ * sizes and their leaf agree (odds of 2^-128 a pair). */
 struct stack_value {
 	__u16 n_kernel;
 	__u16 n_user;
 	__u8 user_end;   /* enum unwind_end: how the user part ended */
 	__u8 kernel_truncated; /* 1: deeper than MAX_KERNEL_FRAMES */
 	__u8 pad[2];
+	__u64 check;     /* a second hash of the frames (bpf/unwind.bpf.h unwind_fold) */
 	__u64 ips[MAX_FRAMES];
 };
 

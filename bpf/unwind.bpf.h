@@ -79,6 +79,16 @@ static __always_inline __u64 unwind_digest_add(__u64 digest, __u64 ip)
 	return digest;
 }
 
+/* a frame into the Stack's digest and into its check, a second 64-bit
+ * hash of another mix (struct stack_value.check) */
+static __always_inline void unwind_fold(struct unwind_scratch *s, __u64 ip)
+{
+	__u64 c = (s->stack.check + ip) * 0x9e3779b97f4a7c15ull;
+
+	s->digest = unwind_digest_add(s->digest, ip);
+	s->stack.check = c ^ (c >> 31);
+}
+
 static __always_inline struct unwind_scratch *unwind_scratch_get(void)
 {
 	__u32 zero = 0;
@@ -296,7 +306,7 @@ static long unwind_frame_cb(__u32 i, void *ctx)
 	}
 	s->stack.ips[at] = s->pc | (s->pc_is_return ? 0 : UNWIND_IP_NOT_RETURN);
 	s->stack.n_user++;
-	s->digest = unwind_digest_add(s->digest, s->pc);
+	unwind_fold(s, s->pc);
 	end = unwind_step(s);
 	if (end >= 0) {
 		s->stack.user_end = end;

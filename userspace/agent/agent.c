@@ -241,7 +241,6 @@ static void agent_start_stacks(struct agent *a)
 {
 	struct sampler_unwind_maps maps;
 	char msg[512];
-	int err = 0;
 
 	if (!sampler_unwind_maps(a->sampler, &maps)) {
 		a->unwinder = unwinder__new(&maps);
@@ -256,9 +255,19 @@ static void agent_start_stacks(struct agent *a)
 				 strerror(errno));
 			agent_add_node_degradation(a, "unwinder-unavailable", msg,
 						   "call paths end at the sampled function; run "
-						   "as root on a kernel with BTF (5.17 or later)");
+						   "as root on a kernel with BTF (6.1 or later)");
 		}
 	}
+}
+
+struct kernel_symbols *agent_kernel_symbols(struct agent *a)
+{
+	char msg[512];
+	int err = 0;
+
+	if (a->kernel_symbols_read)
+		return a->kernel_symbols;
+	a->kernel_symbols_read = 1;
 	a->kernel_symbols = kernel_symbols__new(NULL);
 	if (!a->kernel_symbols)
 		err = -errno;
@@ -266,6 +275,7 @@ static void agent_start_stacks(struct agent *a)
 		agent_add_node_degradation(a, KERNEL_SYMBOLS_DEGRADATION,
 					   kernel_symbols_degradation_message(err, msg, sizeof(msg)),
 					   kernel_symbols_degradation_remedy(err));
+	return a->kernel_symbols;
 }
 
 static void agent_start_sampling(struct agent *a)
@@ -360,7 +370,9 @@ struct agent *agent__new(const struct agent_opts *o, char *err, size_t errlen)
 	if (e)
 		goto fail;
 	agent_start_sampling(a);
-	a->next_drain_ms = clock_monotonic_ms() + a->opts.drain_interval_ms;
+	/* the first Batch after half an interval: what a Run killed early
+	 * (or ended by a crash of nunatak) holds comes sooner to disk */
+	a->next_drain_ms = clock_monotonic_ms() + a->opts.drain_interval_ms / 2;
 	err[0] = '\0';
 	return a;
 fail:

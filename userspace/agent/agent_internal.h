@@ -179,6 +179,7 @@ struct agent {
 	struct sideband *sideband;
 	struct unwinder *unwinder;             /* NULL: frame pointers, or no tables */
 	struct kernel_symbols *kernel_symbols; /* NULL: kernel frames stay unnamed */
+	int kernel_symbols_read;	       /* read (or tried) at the first kernel frame */
 	int epoll_fd;
 	int active;	 /* perf events enabled */
 	struct degradation_list degradations; /* node level */
@@ -196,6 +197,9 @@ struct agent {
 /* the kernel's unwind tables and process mappings up to date with the
  * module table (unwinder_sync) */
 void agent_unwinder_sync(struct agent *a);
+/* the kernel's symbols, read at the first kernel frame (~100 ms: not while
+ * a Run starts); NULL when they cannot be read (a node Degradation) */
+struct kernel_symbols *agent_kernel_symbols(struct agent *a);
 int degradation_list_add(struct degradation_list *l, const char *name, const char *message,
 			 const char *remedy);
 void degradation_list_free(struct degradation_list *l);

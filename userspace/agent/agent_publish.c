@@ -88,11 +88,12 @@ static int agent_add_mpi(struct agent_target *t, struct batch_builder *b)
 static int agent_kernel_frame(struct agent *a, struct batch_builder *b, uint64_t ip,
 			      struct module **mod, uint64_t *offset)
 {
+	struct kernel_symbols *ks = agent_kernel_symbols(a);
 	struct kernel_symbol sym;
 
 	*mod = module_table_kernel(a->modules);
 	*offset = 0;
-	if (!a->kernel_symbols || kernel_symbols_resolve(a->kernel_symbols, ip, offset, &sym))
+	if (!ks || kernel_symbols_resolve(ks, ip, offset, &sym))
 		return 0;
 	return batch_builder_add_module_symbol(b, *mod, sym.start, sym.size, sym.name);
 }
