@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,17 +261,43 @@ static void agent_start_stacks(struct agent *a)
 	}
 }
 
+/* the kernel's symbols, read beside the Agent's start (~100 ms: neither
+ * in the Run's start nor in the middle of the application's work) */
+static void *read_kernel_symbols(void *arg)
+{
+	struct agent *a = arg;
+
+	a->kernel_symbols = kernel_symbols__new(NULL);
+	a->kernel_symbols_err = a->kernel_symbols ? 0 : -errno;
+	return NULL;
+}
+
+static void agent_start_kernel_symbols(struct agent *a)
+{
+	if (pthread_create(&a->kernel_symbols_thread, NULL, read_kernel_symbols, a))
+		read_kernel_symbols(a); /* no thread: here */
+	else
+		a->kernel_symbols_reading = 1;
+}
+
+/* the reading thread ended; NULL-safe as to the thread */
+static void agent_join_kernel_symbols(struct agent *a)
+{
+	if (a->kernel_symbols_reading)
+		pthread_join(a->kernel_symbols_thread, NULL);
+	a->kernel_symbols_reading = 0;
+}
+
 struct kernel_symbols *agent_kernel_symbols(struct agent *a)
 {
 	char msg[512];
-	int err = 0;
+	int err;
 
 	if (a->kernel_symbols_read)
 		return a->kernel_symbols;
+	agent_join_kernel_symbols(a);
 	a->kernel_symbols_read = 1;
-	a->kernel_symbols = kernel_symbols__new(NULL);
-	if (!a->kernel_symbols)
-		err = -errno;
+	err = a->kernel_symbols_err;
 	if (err || kernel_symbols_hidden(a->kernel_symbols))
 		agent_add_node_degradation(a, KERNEL_SYMBOLS_DEGRADATION,
 					   kernel_symbols_degradation_message(err, msg, sizeof(msg)),
@@ -307,6 +334,7 @@ static void agent_start_sampling(struct agent *a)
 	ev.data.fd = sampler_task_events_fd(a->sampler);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	agent_start_stacks(a);
+	agent_start_kernel_symbols(a);
 	agent_start_mpi(a);
 	a->hw = hardware_counters__new();
 	a->active = 0; /* sampler__new opens them disabled: on with the first Target */
@@ -370,9 +398,7 @@ struct agent *agent__new(const struct agent_opts *o, char *err, size_t errlen)
 	if (e)
 		goto fail;
 	agent_start_sampling(a);
-	/* the first Batch after half an interval: what a Run killed early
-	 * (or ended by a crash of nunatak) holds comes sooner to disk */
-	a->next_drain_ms = clock_monotonic_ms() + a->opts.drain_interval_ms / 2;
+	a->next_drain_ms = clock_monotonic_ms() + a->opts.drain_interval_ms;
 	err[0] = '\0';
 	return a;
 fail:
@@ -402,6 +428,7 @@ void agent__free(struct agent *a)
 	tdestroy(a->processes, free);
 	sideband__free(a->sideband);
 	unwinder__free(a->unwinder);
+	agent_join_kernel_symbols(a);
 	kernel_symbols__free(a->kernel_symbols);
 	sampler__free(a->sampler);
 	module_table__free(a->modules);

@@ -15,6 +15,7 @@
 #ifndef NUNATAK_AGENT_INTERNAL_H
 #define NUNATAK_AGENT_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -179,7 +180,10 @@ struct agent {
 	struct sideband *sideband;
 	struct unwinder *unwinder;             /* NULL: frame pointers, or no tables */
 	struct kernel_symbols *kernel_symbols; /* NULL: kernel frames stay unnamed */
-	int kernel_symbols_read;	       /* read (or tried) at the first kernel frame */
+	int kernel_symbols_read;	       /* its Degradation said, at the first kernel frame */
+	int kernel_symbols_reading;	       /* kernel_symbols_thread runs (or ran, not joined) */
+	int kernel_symbols_err;		       /* why kernel_symbols is NULL */
+	pthread_t kernel_symbols_thread;
 	int epoll_fd;
 	int active;	 /* perf events enabled */
 	struct degradation_list degradations; /* node level */
@@ -197,8 +201,9 @@ struct agent {
 /* the kernel's unwind tables and process mappings up to date with the
  * module table (unwinder_sync) */
 void agent_unwinder_sync(struct agent *a);
-/* the kernel's symbols, read at the first kernel frame (~100 ms: not while
- * a Run starts); NULL when they cannot be read (a node Degradation) */
+/* the kernel's symbols (read by a thread from the Agent's start on,
+ * waited for at the first kernel frame); NULL when they cannot be read
+ * (a node Degradation) */
 struct kernel_symbols *agent_kernel_symbols(struct agent *a);
 int degradation_list_add(struct degradation_list *l, const char *name, const char *message,
 			 const char *remedy);
