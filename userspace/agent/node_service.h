@@ -107,6 +107,7 @@ struct node_service_opts {
 	int signal_fd;		   /* a signalfd whose INT/TERM stop the service; -1 none */
 	int quiet;		   /* 1: Degradations and Runs are not logged (embedded) */
 	int unwinder;		   /* enum sample_unwinder: how user Stacks are walked */
+	int drain_interval_ms;	   /* 0: the Agent's default */
 };
 
 /* The Agent (BPF loaded once), the Aggregator thread when needed, the

@@ -106,6 +106,7 @@ struct node_service {
 	char node[256];
 	long frequency;
 	int unwinder; /* enum sample_unwinder */
+	int drain_interval_ms;
 	int epfd, listen_fd, stop_fd, signal_fd, quiet;
 	char control_path[108];
 	struct ns_client *clients;
