@@ -398,7 +398,10 @@ struct agent *agent__new(const struct agent_opts *o, char *err, size_t errlen)
 	if (e)
 		goto fail;
 	agent_start_sampling(a);
-	a->next_drain_ms = clock_monotonic_ms() + a->opts.drain_interval_ms;
+	/* the first drain a quarter sooner: the sampler's load takes 0.16 s
+	 * more than before the unwinder, and a Run cut short 1.5 s in (nunatak
+	 * killed) should still hold what was sampled */
+	a->next_drain_ms = clock_monotonic_ms() + a->opts.drain_interval_ms * 3 / 4;
 	err[0] = '\0';
 	return a;
 fail:

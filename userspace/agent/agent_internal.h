@@ -31,6 +31,7 @@
 #define AGENT_INTERRUPT_GRACE_MS 3000
 #define AGENT_END_FLUSH_MS 3000 /* the end waits this long for the queue's Acks */
 #define AGENT_FINALIZE_RESEND_MS 5000 /* FINALIZE without answer is sent again */
+#define AGENT_TABLES_WAIT_MS 2000 /* a Run's start waits this long for its program's unwind tables */
 #define AGENT_RETRY_MS 100 /* a send the socket refused (no Aggregator) is tried again */
 
 struct spool;

@@ -36,8 +36,12 @@ int agent_target_exists(const struct agent *a, const char *run_id)
 static void agent_open_library(const char *path, void *ctx)
 {
 	struct agent *a = ctx;
+	struct module *m = module_table_open_file(a->modules, path); /* the hook probes an MPI one */
 
-	module_table_open_file(a->modules, path); /* the hook probes an MPI one */
+	/* its unwind table compiled while the launcher starts, not while
+	 * the ranks work (libmpich: 0.5 s of CPU) */
+	if (m && a->unwinder)
+		unwinder_prepare(a->unwinder, m);
 }
 
 /* Probe the MPI libraries the application can load before it starts:
@@ -47,11 +51,14 @@ static void agent_open_library(const char *path, void *ctx)
  * library installed (those ldconfig knows and those in LD_LIBRARY_PATH). */
 static void agent_probe_mpi(struct agent *a, const char *target_exe)
 {
-	if (!a->mpi)
+	if (!a->mpi && !a->unwinder)
 		return;
-	if (target_exe && !library_closure(target_exe, agent_open_library, a))
-		return;
-	if (a->mpi_installed_probed)
+	if (target_exe) {
+		agent_open_library(target_exe, a);
+		if (!library_closure(target_exe, agent_open_library, a))
+			return;
+	}
+	if (!a->mpi || a->mpi_installed_probed)
 		return;
 	a->mpi_installed_probed = 1;
 	library_installed("mpi", agent_open_library, a);
@@ -249,6 +256,13 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 				     "per-Run Event table is full)",
 				     "fewer Runs with --mpi-events at once");
 	agent_probe_mpi(a, o->target_exe);
+	/* the program's tables before it starts (it waits for this answer):
+	 * compiled while it runs, a large one (libmpich: 0.5 s of CPU) took a
+	 * core from its ranks; bounded, a Degradation-free wait */
+	if (a->unwinder && o->target_exe &&
+	    unwinder_wait_idle(a->unwinder, AGENT_TABLES_WAIT_MS))
+		pr_info("run %s: unwind tables still compiling after %d ms: the first samples' "
+			"call paths may end early", o->run_id, AGENT_TABLES_WAIT_MS);
 	agent_update_active(a);
 	if (!o->start_json) {
 		t->state = TARGET_ACTIVE;

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -110,10 +108,6 @@ void *unwinder_worker(void *arg)
 	uint32_t id = 0;
 	int err;
 
-	/* the application comes first: on a node whose cores it all takes, a
-	 * large table (libmpich: 0.5 s) must not stretch its ranks' work */
-	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10))
-		pr_debug("unwinder: nice: %s", strerror(errno));
 	pthread_mutex_lock(&u->lock);
 	while ((job = next_job(u))) {
 		pthread_mutex_unlock(&u->lock);

@@ -34,10 +34,8 @@ static void *service_thread(void *arg)
 int run_backend_embedded(struct run_backend *b, const struct config *cfg, const char *node,
 			 int unwinder)
 {
-	/* one Run, one node: a Batch every half second costs nothing, and a
-	 * Run cut short (nunatak killed) holds half a second more */
 	struct node_service_opts o = { .node = node, .cfg = cfg, .signal_fd = -1, .quiet = 1,
-				       .unwinder = unwinder, .drain_interval_ms = 500 };
+				       .unwinder = unwinder };
 	char err[2048] = "";
 	int sv[2], e;
 
