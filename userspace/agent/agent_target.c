@@ -36,10 +36,17 @@ int agent_target_exists(const struct agent *a, const char *run_id)
 static void agent_open_library(const char *path, void *ctx)
 {
 	struct agent *a = ctx;
-	struct module *m = module_table_open_file(a->modules, path); /* the hook probes an MPI one */
 
-	/* its unwind table compiled while the launcher starts, not while
-	 * the ranks work (libmpich: 0.5 s of CPU) */
+	module_table_open_file(a->modules, path); /* the hook probes an MPI one */
+}
+
+/* a library of the program about to start: probed, and its unwind table
+ * compiled before it starts, not while its ranks work (libmpich: 0.5 s) */
+static void agent_prepare_library(const char *path, void *ctx)
+{
+	struct agent *a = ctx;
+	struct module *m = module_table_open_file(a->modules, path);
+
 	if (m && a->unwinder)
 		unwinder_prepare(a->unwinder, m);
 }
@@ -54,8 +61,8 @@ static void agent_probe_mpi(struct agent *a, const char *target_exe)
 	if (!a->mpi && !a->unwinder)
 		return;
 	if (target_exe) {
-		agent_open_library(target_exe, a);
-		if (!library_closure(target_exe, agent_open_library, a))
+		agent_prepare_library(target_exe, a);
+		if (!library_closure(target_exe, agent_prepare_library, a))
 			return;
 	}
 	if (!a->mpi || a->mpi_installed_probed)
