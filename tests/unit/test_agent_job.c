@@ -248,8 +248,13 @@ static void test_attach_many(void **state)
 	SKIP_UNLESS(step_dir[0], "no v1 freezer hierarchy at " CG_FREEZER);
 	fx_agent(fx, 0);
 	SKIP_UNLESS(agent_sampling(fx->agent), "BPF sampling unavailable here");
+	/* they sleep long enough to outlive starting the others (300 ASan
+	 * processes take more than SPIN_MS to start on a busy machine); killed
+	 * below */
 	for (i = 0; i < MANY; i++)
-		pids[i] = start_as(user, step_dir, "sleep", "PMIX_RANK=0");
+		pids[i] = cg_exec_child(user, step_dir, "/proc/self/exe",
+					(char *[]){ "test_agent_job", "sleep", "30000", NULL },
+					(char *[]){ "PMIX_RANK=0", NULL });
 	t0 = fx_now_ms();
 	assert_int_equal(agent_target_start(fx->agent, &o, NULL, NULL), 0);
 	took = fx_now_ms() - t0;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -108,6 +110,10 @@ void *unwinder_worker(void *arg)
 	uint32_t id = 0;
 	int err;
 
+	/* the application comes first: tables compiled beside it must not
+	 * take its cores (a Run's start waits for its program's own) */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10))
+		pr_debug("unwinder: nice: %s", strerror(errno));
 	pthread_mutex_lock(&u->lock);
 	while ((job = next_job(u))) {
 		pthread_mutex_unlock(&u->lock);
