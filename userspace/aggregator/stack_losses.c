@@ -19,8 +19,8 @@ static const struct truncation_cause causes[] = {
 	{ "stacks_ended_no_mapping", "at code outside every known mapping (JIT code)",
 	  "JIT code has no unwind tables; its callers are not shown" },
 	{ "stacks_ended_no_cfi",
-	  "at code without unwind information (hand-written assembly) or a rule nunatak cannot "
-	  "apply",
+	  "at code without unwind information (hand-written assembly) or with a rule the "
+	  "unwinder does not handle",
 	  "build with unwind tables (-fasynchronous-unwind-tables, the default of gcc on x86-64)" },
 	{ "stacks_ended_unreadable", "at stack memory that could not be read (not present)",
 	  "none: the kernel cannot fault pages in while it samples" },
@@ -40,7 +40,8 @@ int stack_losses_truncated(struct pivot *p, const char *node, stack_losses_count
 	remedy[0] = '\0';
 	for (i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
 		truncated += counter(p, node, causes[i].counter);
-	if (!truncated || truncated * 1000 <= (truncated + complete) * STACK_LOSSES_TRUNCATED_PERMILLE)
+	if (truncated < STACK_LOSSES_TRUNCATED_MIN ||
+	    truncated * 1000 <= (truncated + complete) * STACK_LOSSES_TRUNCATED_PERMILLE)
 		return 0;
 	len = (size_t)snprintf(message, sizeof(message),
 			       "%llu of %llu samples (%.1f%%) have an incomplete call path (node %s):",

@@ -5,7 +5,8 @@
  * (bpf/unwind.h enum unwind_end), each with its own remedy.
  *
  * An incomplete call path is a Degradation when it concerns more than
- * STACK_LOSSES_TRUNCATED_PERMILLE of the node's samples: the first
+ * STACK_LOSSES_TRUNCATED_PERMILLE of the node's samples, and at least
+ * STACK_LOSSES_TRUNCATED_MIN of them: the first
  * milliseconds of every process are sampled before the Agent has loaded
  * its unwind tables, and a Run is not degraded by that alone; the counts
  * are in the pivot's counters table all the same.
@@ -18,6 +19,7 @@
 struct pivot;
 
 #define STACK_LOSSES_TRUNCATED_PERMILLE 10
+#define STACK_LOSSES_TRUNCATED_MIN 30 /* the statistical floor: 2 samples of `true` say nothing */
 
 /* value of counter name of node in the pivot; 0 when absent */
 typedef uint64_t (*stack_losses_counter_fn)(struct pivot *p, const char *node, const char *name);
