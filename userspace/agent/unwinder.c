@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -64,6 +65,7 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *maps)
 	u->stats.rules_max = maps->max_rules;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
+	pthread_cond_init(&u->idle, NULL);
 	u->rules = unwind_rules__new();
 	u->proc = calloc(1, sizeof(*u->proc));
 	if (!u->rules || !u->proc)
@@ -116,6 +118,7 @@ void unwinder__free(struct unwinder *u)
 	tdestroy(u->by_identity, loaded_free);
 	unwind_rules__free(u->rules);
 	pthread_cond_destroy(&u->wake);
+	pthread_cond_destroy(&u->idle);
 	pthread_mutex_destroy(&u->lock);
 	free(u->waiting);
 	free(u->proc);
@@ -311,15 +314,19 @@ void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out)
 
 int unwinder_wait_idle(struct unwinder *u, int timeout_ms)
 {
-	int idle = 0, waited;
+	struct timespec deadline;
+	int err = 0;
 
-	for (waited = 0; waited <= timeout_ms; waited += 5) {
-		pthread_mutex_lock(&u->lock);
-		idle = !u->jobs && !u->working;
-		pthread_mutex_unlock(&u->lock);
-		if (idle)
-			return 0;
-		usleep(5000);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
 	}
-	return -ETIMEDOUT;
+	pthread_mutex_lock(&u->lock);
+	while ((u->jobs || u->working) && !err)
+		err = pthread_cond_timedwait(&u->idle, &u->lock, &deadline);
+	pthread_mutex_unlock(&u->lock);
+	return err ? -ETIMEDOUT : 0;
 }

@@ -124,6 +124,8 @@ void *unwinder_worker(void *arg)
 		job->err = err;
 		job->state = TABLE_DONE;
 		u->working = 0;
+		if (!u->jobs)
+			pthread_cond_broadcast(&u->idle);
 		free(job->path);
 		job->path = NULL;
 		count_result(&u->stats, err, ns);
