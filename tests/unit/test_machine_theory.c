@@ -240,6 +240,10 @@ static void test_model_keys(void **state)
 	assert_string_equal(cpu_id_microarchitecture("AuthenticAMD", 25, 0x11), "zen4"); /* Genoa */
 	assert_string_equal(cpu_id_microarchitecture("AuthenticAMD", 25, 0x01), "zen3"); /* Milan */
 	assert_string_equal(cpu_id_microarchitecture("AuthenticAMD", 26, 0x02), "zen5"); /* Turin */
+	assert_string_equal(cpu_id_microarchitecture("AuthenticAMD", 23, 0x60), "zen2"); /* Renoir */
+	assert_string_equal(cpu_id_microarchitecture("AuthenticAMD", 25, 0x44), "zen3"); /* Rembrandt */
+	assert_string_equal(cpu_id_microarchitecture("AuthenticAMD", 25, 0xa0), "zen4"); /* Bergamo */
+	assert_null(cpu_id_microarchitecture("AuthenticAMD", 26, 0x24)); /* Strix: 256-bit, not in */
 	assert_string_equal(cpu_id_microarchitecture("ARM", 0x41, 0xd0c), "neoverse-n1");
 	assert_string_equal(cpu_id_microarchitecture("ARM", 0x41, 0xd40), "neoverse-v1");
 	assert_string_equal(cpu_id_microarchitecture("Fujitsu", 0x46, 0x001), "a64fx");
