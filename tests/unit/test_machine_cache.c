@@ -309,6 +309,33 @@ static void test_ceilings_unknown_processor(void **state)
 	json_decref(list), json_decref(m);
 }
 
+static void test_theory_follows_the_allocation(void **state)
+{
+	json_t *m = zen3_machine(-1), *a = json_object_get(m, "allocation");
+	char reason[768];
+	double dp, sp;
+
+	(void)state;
+	/* half a core of quota: calibration may use 1 thread, the peak is 1 core's */
+	json_object_set_new(a, "cpu_quota", json_real(0.5));
+	assert_int_equal(machine_theory_flops(m, &dp, &sp, reason, sizeof(reason)), 0);
+	assert_near(dp, 16 * 2445.404e6, 1);
+	assert_near(sp, 32 * 2445.404e6, 1);
+	assert_non_null(strstr(reason, "x 1 core;"));
+	/* a rated frequency wins over the current one */
+	json_object_set_new(m, "rated_hz", json_real(3.0e9));
+	json_object_set_new(m, "rated_hz_source", json_string("the rated frequency in the model name"));
+	json_object_set_new(a, "cpu_quota", json_null());
+	assert_int_equal(machine_theory_flops(m, &dp, &sp, reason, sizeof(reason)), 0);
+	assert_near(dp, 16 * 3.0e9 * 2, 1);
+	assert_non_null(strstr(reason, "model name"));
+	/* no frequency at all: no peak */
+	json_object_set_new(m, "rated_hz", json_null());
+	json_object_set_new(m, "current_hz", json_null());
+	assert_int_equal(machine_theory_flops(m, &dp, &sp, reason, sizeof(reason)), -ENOENT);
+	json_decref(m);
+}
+
 static void test_snapshot_here(void **state)
 {
 	json_t *s = machine_snapshot(), *c;
@@ -354,6 +381,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ceilings_theory_then_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ceilings_unknown_processor, setup, teardown),
+		cmocka_unit_test(test_theory_follows_the_allocation),
 		cmocka_unit_test_setup_teardown(test_snapshot_here, setup, teardown),
 	};
 
