@@ -33,11 +33,11 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
 	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ util-linux procps python3 \
 	systemd python3-zmq iproute2 passwd \
-	libslurm-dev libmunge-dev munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins libpmix-dev
+	libslurm-dev libmunge-dev munge nettle-dev slurmctld slurmd slurm-client slurm-wlm-basic-plugins libpmix-dev
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
-LDLIBS := -lbpf -ldw -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson -lslurm -lmunge -lpthread
+LDLIBS := -lbpf -ldw -lelf -lz -lnettle -lzmq -lprotobuf-c -lsqlite3 -ljansson -lslurm -lmunge -lpthread
 ifneq ($(SAN),)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined

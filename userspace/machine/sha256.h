@@ -1,4 +1,4 @@
-/* sha256 — the SHA-256 digest (FIPS 180-4) of a byte string, as lowercase
+/* sha256 — the SHA-256 digest (FIPS 180-4, computed by nettle) of a byte string, as lowercase
  * hex. Used for the Machine profile cache's identity: a name that cannot
  * collide by accident between two Machines. Not for secrets.
  */
