@@ -275,7 +275,7 @@ static void placement_of(struct diagnostic *g, const struct hotspot_rows *hr,
 	derived_combine(&g->envelope_fraction, "envelope_fraction", "fraction",
 			"achieved / attainable", in, 2,
 			roofline_envelope_fraction(g->achieved.value, g->attainable.value),
-			"attainable is 0");
+			"no FLOP was sampled in it: attainable is 0 at DRAM intensity 0");
 }
 
 /* the class and its evidence (or why there is none) */

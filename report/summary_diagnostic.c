@@ -125,8 +125,8 @@ static void print_placement(FILE *out, const struct diagnostic *g, struct reason
 	fprintf(out, "      DRAM intensity %s, achieved %s\n",
 		value_text(a, sizeof(a), &g->dram_intensity, rs),
 		value_text(b, sizeof(b), &g->achieved, rs));
-	fprintf(out, "      attainable %s (%s), envelope fraction %s\n",
-		value_text(c, sizeof(c), &g->attainable, rs), g->peak,
+	fprintf(out, "      attainable against %s %s, envelope fraction %s\n", g->peak,
+		value_text(c, sizeof(c), &g->attainable, rs),
 		value_text(e, sizeof(e), &g->envelope_fraction, rs));
 }
 
