@@ -4,7 +4,10 @@
  * samples) and its JSON twin, also of names that are not UTF-8 (Hotspots,
  * Degradations, ranks, MPI call sites); the ranks and MPI sections on the
  * 4-rank pivot of mpi_fixture.h (call sites whole, MPI_Init and
- * MPI_Finalize apart), and their absence without MPI data. */
+ * MPI_Finalize apart), and their absence without MPI data; the class
+ * column, the Diagnostic blocks and their JSON on a Run without a Machine
+ * snapshot nor FLOP/DRAM counters (tests/unit/test_diagnostic.c has the
+ * placed ones). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
