@@ -11,6 +11,7 @@
  *    of its placement, single precision against flops_sp, the floor;
  *  - an estimated Ceiling: what it makes estimated, and the summary's
  *    wording (estimated [n], the reason once, the Ceiling named);
+ *  - estimated or unavailable Measurements carried along the lineage;
  *  - no PMU: every placement unavailable with the Degradation's message
  *    (else the default reason), the imbalance still classified;
  *  - one rank, processes without ranks. */
@@ -68,6 +69,28 @@ static int attribute(const struct pivot_module *m, const uint64_t *offsets, size
 		aa[i].function_start = offsets[i];
 	}
 	return pivot_store_attribution(arg, m->id, aa, n, "done", NULL);
+}
+
+/* the Quality and reason of every dram_bytes Measurement, and FLOP ones
+ * measured */
+static void set_quality(struct pivot *p, const char *quality, const char *reason)
+{
+	sqlite3_stmt *st;
+
+	assert_int_equal(sqlite3_exec(pivot_sqlite(p),
+				      "UPDATE measurements SET quality = 'measured', reason = NULL"
+				      " WHERE counter IN ('flop_dp', 'flop_sp')",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(pivot_sqlite(p),
+					    "UPDATE measurements SET quality = ?, reason = ?"
+					    " WHERE counter = 'dram_bytes'",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_text(st, 1, quality, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
 }
 
 /* Hotspot i at offset 0x100 × (i + 1), a one-frame Stack each */
@@ -140,6 +163,9 @@ static struct pivot *build(const struct locus_spec *ls, size_t nl, const struct 
 	assert_int_equal(pivot_store_batch(p, &b), 0);
 	assert_int_equal(pivot_for_each_module_to_attribute(p, attribute, p), 0);
 	assert_int_equal(pivot_derive_measurements(p), 0);
+	/* each test sets the Quality of its inputs (the derivation may mark
+	 * dram_bytes estimated: the pmu part's DRAM event is a lower bound) */
+	set_quality(p, "measured", NULL);
 	return p;
 }
 
@@ -434,6 +460,52 @@ static void test_estimated_ceiling(void **state)
 	pivot__free(p);
 }
 
+/* DRAM bytes estimated (a lower bound): the intensity and everything
+ * placed from it are estimated with that reason, the achieved rate not */
+static void test_estimated_measurement(void **state)
+{
+	static const char why[] = "cache lines filled from DRAM x 64 B: a lower bound";
+	struct pivot *p = build(two_ranks, 3, ranked, N_RANKED);
+	json_t *m = machine_of("measured", NULL);
+	struct diagnosis *d;
+	const struct diagnostic *g;
+
+	(void)state;
+	set_quality(p, "estimated", why);
+	d = diagnosis__new_on(p, m);
+	g = diag(d, "stream");
+	assert_int_equal(g->achieved.quality, QUALITY_MEASURED);
+	assert_int_equal(g->dram_intensity.quality, QUALITY_ESTIMATED);
+	assert_string_equal(g->dram_intensity.reason, why);
+	assert_int_equal(g->attainable.quality, QUALITY_ESTIMATED);
+	assert_int_equal(g->envelope_fraction.quality, QUALITY_ESTIMATED);
+	assert_string_equal(g->envelope_fraction.reason, why);
+	assert_int_equal(g->share.quality, QUALITY_MEASURED);
+	assert_near(g->envelope_fraction.value, 0.8, REL(0.8)); /* the value is kept */
+	assert_string_equal(g->classification_reason,
+			    "DRAM intensity 0.25 flop/B below the ridge (0.5 flop/B); estimated: "
+			    "cache lines filled from DRAM x 64 B: a lower bound");
+	diagnosis__free(d);
+	/* one unavailable Measurement (no value) makes the sum unavailable */
+	assert_int_equal(sqlite3_exec(pivot_sqlite(p),
+				      "UPDATE measurements SET value = NULL, quality = 'unavailable',"
+				      " reason = 'counter multiplexed out' WHERE counter = 'flop_dp'"
+				      " AND hotspot = (SELECT id FROM hotspots WHERE name = 'dgemm')"
+				      " AND locus = (SELECT id FROM loci WHERE tgid = 101)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	d = diagnosis__new_on(p, m);
+	g = diag(d, "dgemm");
+	assert_int_equal(g->achieved.quality, QUALITY_UNAVAILABLE);
+	assert_string_equal(g->achieved.reason, "counter multiplexed out");
+	assert_true(isnan(g->achieved.value));
+	assert_null(g->classification);
+	assert_int_equal(diag(d, "stream")->achieved.quality, QUALITY_MEASURED);
+	diagnosis__free(d);
+	json_decref(m);
+	pivot__free(p);
+}
+
 /* the ranked Run without its FLOP and DRAM samples */
 static struct pivot *build_time_only(void)
 {
@@ -541,7 +613,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_derived_lineage),	  cmocka_unit_test(test_machine_read),
 	    cmocka_unit_test(test_classified),		  cmocka_unit_test(test_estimated_ceiling),
-	    cmocka_unit_test(test_no_pmu),		  cmocka_unit_test(test_one_rank_and_processes),
+	    cmocka_unit_test(test_estimated_measurement), cmocka_unit_test(test_no_pmu),		  cmocka_unit_test(test_one_rank_and_processes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
