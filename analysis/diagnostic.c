@@ -69,12 +69,14 @@ static int find_degradation(const char *name, const char *message, const char *r
 	return 1;
 }
 
-/* which counters the Run sampled, and why the others are missing */
+/* which counters the Run sampled; why the others are missing when the Run
+ * says it (its Degradation) or none was sampled */
 static int run_counters(struct diagnostic_run *run, const struct hotspot_loci *hl, struct pivot *p)
 {
 	size_t i, c, any = 0;
 	int err;
 
+	run->no_counter_reason[0] = '\0';
 	for (i = 0; i < hl->n; i++)
 		for (c = 0; c < DIAGNOSTIC_N_COUNTERS; c++)
 			if (hl->rows[i].counter == COUNTER_OF(c) && !run->sampled[c]) {
@@ -86,18 +88,9 @@ static int run_counters(struct diagnostic_run *run, const struct hotspot_loci *h
 	err = p ? pivot_for_each_degradation(p, find_degradation, run) : 0;
 	if (err < 0)
 		return err;
-	if (err == 1)
-		return 0;
-	if (!any)
+	if (!err && !any)
 		snprintf(run->no_counter_reason, sizeof(run->no_counter_reason), "%s",
 			 DIAGNOSTIC_NO_COUNTER);
-	else
-		for (c = 0; c < DIAGNOSTIC_N_COUNTERS; c++)
-			if (!run->sampled[c]) {
-				snprintf(run->no_counter_reason, sizeof(run->no_counter_reason),
-					 "no %s counter was sampled in this Run", counter_names[c]);
-				break;
-			}
 	return 0;
 }
 
@@ -204,8 +197,11 @@ static void counter_of(struct derived *out, const struct hotspot_rows *hr,
 	size_t i;
 
 	if (!run->sampled[c]) {
+		char why[DERIVED_REASON_MAX];
+
+		snprintf(why, sizeof(why), "no %s counter was sampled in this Run", counter_names[c]);
 		derived_input(out, counter_names[c], NAN, counter_units[c], QUALITY_UNAVAILABLE,
-			      run->no_counter_reason);
+			      run->no_counter_reason[0] ? run->no_counter_reason : why);
 		return;
 	}
 	for (i = 0; i < hr->n; i++) {
@@ -381,8 +377,6 @@ int diagnostic_compute(struct diagnosis *d, struct pivot *p, const json_t *machi
 		return -ENOMEM;
 	d->diagnostic_run = run;
 	diagnostic_run_read_machine(run, machine);
-	snprintf(run->no_counter_reason, sizeof(run->no_counter_reason), "%s",
-		 DIAGNOSTIC_NO_COUNTER);
 	if (!d->counter)
 		return 0; /* nothing sampled: no Hotspot to diagnose */
 	counters[TIME_COUNTER] = d->counter;

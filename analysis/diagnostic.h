@@ -16,6 +16,7 @@
  *    but not in this Hotspot); a counter the Run never sampled is
  *    unavailable, with the message of the Run's Degradation
  *    `hardware-counters-unavailable`, else "no FLOP or DRAM counter was
+ *    sampled in this Run" (none was), else "no <counter> counter was
  *    sampled in this Run";
  *  - dram_intensity = flop / dram_bytes (flop/B; infinite without DRAM
  *    traffic); achieved = flop / seconds (flop/s over the Hotspot's CPU
@@ -58,6 +59,9 @@ struct diagnostic_run {
 	/* the Ceilings as the manifest gives them, and the cores they cover */
 	struct derived flops_dp, flops_sp, dram_bandwidth, cores;
 	int sampled[DIAGNOSTIC_N_COUNTERS]; /* the Run has Measurements of it */
+	/* why a counter was not sampled: the Degradation's message, else
+	 * DIAGNOSTIC_NO_COUNTER when none was; "" when some were (each missing
+	 * one then says "no <counter> counter was sampled in this Run") */
 	char no_counter_reason[DERIVED_REASON_MAX];
 	const char *loci; /* "ranks", "processes"; NULL when nothing was sampled */
 	size_t n_ranks;	  /* ranks sampled in the Run (loci "ranks") */

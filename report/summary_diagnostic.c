@@ -169,7 +169,8 @@ void summary_print_diagnostic_not_said(FILE *out, const struct diagnosis *d)
 {
 	const struct diagnostic_run *run = d->diagnostic_run;
 	const struct derived *ceilings[3];
-	size_t i, sampled = 0;
+	int no_flop;
+	size_t i;
 
 	if (!run || !d->n_hotspots)
 		return;
@@ -180,10 +181,15 @@ void summary_print_diagnostic_not_said(FILE *out, const struct diagnosis *d)
 		if (ceilings[i]->quality != QUALITY_MEASURED)
 			fprintf(out, "  - %s Ceiling %s\n", quality_name(ceilings[i]->quality),
 				ceilings[i]->reason);
-	for (i = 0; i < DIAGNOSTIC_N_COUNTERS; i++)
-		sampled += run->sampled[i] != 0;
-	if (sampled < DIAGNOSTIC_N_COUNTERS)
+	/* a placement needs FLOP (either precision) and DRAM bytes */
+	no_flop = !run->sampled[DIAGNOSTIC_FLOP_DP] && !run->sampled[DIAGNOSTIC_FLOP_SP];
+	if (!no_flop && run->sampled[DIAGNOSTIC_DRAM_BYTES])
+		return;
+	if (run->no_counter_reason[0])
 		fprintf(out, "  - roofline placements: %s\n", run->no_counter_reason);
+	else
+		fprintf(out, "  - roofline placements: no %s counter was sampled in this Run\n",
+			no_flop ? "FLOP" : "DRAM");
 }
 
 static json_t *derived_json(const struct derived *v)

@@ -566,6 +566,39 @@ static void test_no_pmu(void **state)
 	pivot__free(p);
 }
 
+/* FLOP sampled, DRAM not: the achieved rate stands, the placement not */
+static void test_no_dram_counter(void **state)
+{
+	struct sample_spec no_dram[N_RANKED];
+	struct pivot *p;
+	struct diagnosis *d;
+	const struct diagnostic *g;
+	json_t *m = machine_of("measured", NULL);
+	size_t i, n = 0;
+	char *text;
+
+	(void)state;
+	for (i = 0; i < N_RANKED; i++)
+		if (strcmp(ranked[i].counter, "dram_bytes") && strcmp(ranked[i].counter, "flop_sp"))
+			no_dram[n++] = ranked[i];
+	p = build(two_ranks, 3, no_dram, n);
+	d = diagnosis__new_on(p, m);
+	g = diag(d, "stream");
+	assert_int_equal(g->achieved.quality, QUALITY_MEASURED);
+	assert_near(g->achieved.value, 1.6e9, REL(1.6e9));
+	assert_int_equal(g->achieved.n_lineage, 2); /* flop (dp only here), seconds */
+	assert_string_equal(g->dram_intensity.reason, "no dram_bytes counter was sampled in this Run");
+	assert_string_equal(g->attainable.reason, "no dram_bytes counter was sampled in this Run");
+	assert_null(g->classification);
+	text = print_to_string(d, p);
+	assert_contains(text, "      DRAM intensity unavailable [1], achieved 1.6 Gflop/s\n");
+	assert_contains(text, "  - roofline placements: no DRAM counter was sampled in this Run\n");
+	free(text);
+	json_decref(m);
+	diagnosis__free(d);
+	pivot__free(p);
+}
+
 static void test_one_rank_and_processes(void **state)
 {
 	static const struct locus_spec one_rank[] = {{100, 0, "solver"}};
@@ -613,7 +646,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_derived_lineage),	  cmocka_unit_test(test_machine_read),
 	    cmocka_unit_test(test_classified),		  cmocka_unit_test(test_estimated_ceiling),
-	    cmocka_unit_test(test_estimated_measurement), cmocka_unit_test(test_no_pmu),		  cmocka_unit_test(test_one_rank_and_processes),
+	    cmocka_unit_test(test_estimated_measurement), cmocka_unit_test(test_no_pmu),
+	    cmocka_unit_test(test_no_dram_counter),		  cmocka_unit_test(test_one_rank_and_processes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
