@@ -113,21 +113,27 @@ static int placement_missing(const struct diagnostic *g)
 	return 1;
 }
 
+/* the placement lines and the class line (one line when neither exists) */
 static void print_placement(FILE *out, const struct diagnostic *g, struct reasons *rs)
 {
-	char a[DERIVED_REASON_MAX + 96], b[DERIVED_REASON_MAX + 96], c[DERIVED_REASON_MAX + 96],
-	    e[DERIVED_REASON_MAX + 96];
+	char a[DERIVED_REASON_MAX + 96], b[DERIVED_REASON_MAX + 96];
 
 	if (placement_missing(g)) {
-		fprintf(out, "      placement %s\n", value_text(a, sizeof(a), &g->dram_intensity, rs));
-		return;
+		fprintf(out, "      placement %s%s\n", value_text(a, sizeof(a), &g->dram_intensity, rs),
+			g->classification ? "" : ", so no class");
+	} else {
+		fprintf(out, "      DRAM intensity %s, achieved %s\n",
+			value_text(a, sizeof(a), &g->dram_intensity, rs),
+			value_text(b, sizeof(b), &g->achieved, rs));
+		fprintf(out, "      attainable against %s %s, envelope fraction %s\n", g->peak,
+			value_text(a, sizeof(a), &g->attainable, rs),
+			value_text(b, sizeof(b), &g->envelope_fraction, rs));
+		if (!g->classification)
+			fprintf(out, "      no class: no placement %s\n",
+				reason_mark(a, sizeof(a), rs, g->envelope_fraction.reason));
 	}
-	fprintf(out, "      DRAM intensity %s, achieved %s\n",
-		value_text(a, sizeof(a), &g->dram_intensity, rs),
-		value_text(b, sizeof(b), &g->achieved, rs));
-	fprintf(out, "      attainable against %s %s, envelope fraction %s\n", g->peak,
-		value_text(c, sizeof(c), &g->attainable, rs),
-		value_text(e, sizeof(e), &g->envelope_fraction, rs));
+	if (g->classification)
+		fprintf(out, "      class %s: %s\n", g->classification, g->classification_reason);
 }
 
 static void print_one(FILE *out, const struct hotspot_share *h, struct reasons *rs)
@@ -135,17 +141,12 @@ static void print_one(FILE *out, const struct hotspot_share *h, struct reasons *
 	const struct diagnostic *g = h->diagnostic;
 	char a[DERIVED_REASON_MAX + 96], b[DERIVED_REASON_MAX + 96];
 
-	fprintf(out, "  %s\n      share %s, imbalance %s", h->name,
+	fprintf(out, "  %s: share %s, imbalance %s", h->name,
 		value_text(a, sizeof(a), &g->share, rs), value_text(b, sizeof(b), &g->imbalance, rs));
 	if (derived_available(&g->imbalance))
 		fprintf(out, " over %zu %s", g->n_loci, g->imbalance_over);
 	fputc('\n', out);
 	print_placement(out, g, rs);
-	if (g->classification)
-		fprintf(out, "      class %s: %s\n", g->classification, g->classification_reason);
-	else
-		fprintf(out, "      class none: no placement %s\n",
-			reason_mark(a, sizeof(a), rs, g->envelope_fraction.reason));
 }
 
 void summary_print_diagnostics(FILE *out, const struct diagnosis *d, size_t shown)

@@ -432,15 +432,14 @@ static void test_estimated_ceiling(void **state)
 			    "DRAM intensity 0.25 flop/B below the ridge (0.5 flop/B); estimated: "
 			    "dram_bandwidth: spread 14 % between repetitions");
 	text = print_to_string(d, p);
-	assert_contains(text, "  stream\n"
-			      "      share 29.2%, imbalance 1.00 over 2 ranks\n"
+	assert_contains(text, "  stream: share 29.2%, imbalance 1.00 over 2 ranks\n"
 			      "      DRAM intensity 0.25 flop/B, achieved 1.6 Gflop/s\n"
 			      "      attainable against flops_dp 2 Gflop/s (estimated [1]), envelope"
 			      " fraction 80.0% (estimated [1])\n"
 			      "      class memory-bound: DRAM intensity 0.25 flop/B below the ridge"
 			      " (0.5 flop/B); estimated: dram_bandwidth: spread 14 % between"
 			      " repetitions\n");
-	assert_contains(text, "  io\n      share 5.8%, imbalance infinite [2] over 2 ranks\n");
+	assert_contains(text, "  io: share 5.8%, imbalance infinite [2] over 2 ranks\n");
 	assert_contains(text, "  [1] dram_bandwidth: spread 14 % between repetitions\n"
 			      "  [2] rank 1 ran none of it: max / min is infinite\n");
 	/* said once, however many Hotspots it touches */
@@ -545,9 +544,12 @@ static void test_no_pmu(void **state)
 	assert_string_equal(x->classification_reason, "no placement: no PMU: perf_event_open(cycles)"
 						      " is not supported here");
 	text = print_to_string(d, p);
-	assert_contains(text, "  dgemm\n      share 17.5%, imbalance 1.00 over 2 ranks\n"
+	assert_contains(text, "  dgemm: share 17.5%, imbalance 1.00 over 2 ranks\n"
+			      "      placement unavailable [1], so no class\n"
+			      "  halo: share 17.5%, imbalance 3.00 over 2 ranks\n"
 			      "      placement unavailable [1]\n"
-			      "      class none: no placement [1]\n");
+			      "      class imbalance: its time varies 3.00x across the 2 ranks"
+			      " (max / min >= 2)\n");
 	assert_contains(text, "  [1] no PMU: perf_event_open(cycles) is not supported here\n");
 	assert_null(strstr(text, "0 flop"));
 	assert_null(strstr(text, "0.0%,"));
@@ -591,7 +593,10 @@ static void test_no_dram_counter(void **state)
 	assert_string_equal(g->attainable.reason, "no dram_bytes counter was sampled in this Run");
 	assert_null(g->classification);
 	text = print_to_string(d, p);
-	assert_contains(text, "      DRAM intensity unavailable [1], achieved 1.6 Gflop/s\n");
+	assert_contains(text, "      DRAM intensity unavailable [1], achieved 1.6 Gflop/s\n"
+			      "      attainable against flops_dp unavailable [1], envelope fraction"
+			      " unavailable [1]\n"
+			      "      no class: no placement [1]\n");
 	assert_contains(text, "  - roofline placements: no DRAM counter was sampled in this Run\n");
 	free(text);
 	json_decref(m);

@@ -266,19 +266,14 @@ static void test_summary_text(void **state)
 			      " hotspots\n");
 	/* the Diagnostics: no Machine snapshot, no FLOP or DRAM counter */
 	assert_contains(text, "\ndiagnostic of the hotspots above the floor\n"
-			      "  compute\n"
-			      "      share 52.6%, imbalance 1.50 over 2 processes\n"
-			      "      placement unavailable [1]\n"
-			      "      class none: no placement [1]\n"
-			      "  alpha\n"
-			      "      share 15.8%, imbalance 2.00 over 2 processes\n"
+			      "  compute: share 52.6%, imbalance 1.50 over 2 processes\n"
+			      "      placement unavailable [1], so no class\n"
+			      "  alpha: share 15.8%, imbalance 2.00 over 2 processes\n"
 			      "      placement unavailable [1]\n"
 			      "      class imbalance: its time varies 2.00x across the 2 processes"
 			      " (max / min >= 2)\n"
-			      "  beta\n"
-			      "      share 15.8%, imbalance unavailable [2]\n"
-			      "      placement unavailable [1]\n"
-			      "      class none: no placement [1]\n"
+			      "  beta: share 15.8%, imbalance unavailable [2]\n"
+			      "      placement unavailable [1], so no class\n"
 			      "  [1] no FLOP or DRAM counter was sampled in this Run\n"
 			      "  [2] one Locus: one process ran this Hotspot\n");
 	assert_contains(text, "  - unavailable Ceiling flops_dp: the Run has no Machine snapshot\n"
@@ -323,6 +318,8 @@ static void test_summary_folds_beyond_ten(void **state)
 	text = print_to_string(d, p);
 	assert_contains(text, "  f09\n");
 	assert_null(strstr(text, "  f10\n"));
+	assert_null(strstr(text, "  f10: ")); /* no Diagnostic block beyond the table */
+	assert_contains(text, "  f09: share 8.0%");
 	/* 90 + 89 samples of 1134 */
 	assert_contains(text, "   15.8%       179    0.179                             others: 2"
 			      " hotspots (2 above the floor not listed, 0 under 30 samples)\n");
@@ -348,7 +345,7 @@ static void test_summary_unavailable(void **state)
 	assert_contains(text, "   52.6%       100  unavailable  line        solver  —          compute"
 			      " (src/solver.c)\n");
 	/* only cycles: the shares are of cycles, the placement has no time */
-	assert_contains(text, "  compute\n      share 52.6%, imbalance 1.50 over 2 processes\n");
+	assert_contains(text, "  compute: share 52.6%, imbalance 1.50 over 2 processes\n");
 	assert_null(strstr(text, " 0.000 "));
 	assert_contains(text, "  - unresolved: 15.3% of the cycles is in code no symbol names\n");
 	free(text);
