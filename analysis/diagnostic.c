@@ -17,7 +17,7 @@
 #define COUNTER_OF(c) ((size_t)(c) + 1)
 
 static const char *const counter_names[DIAGNOSTIC_N_COUNTERS] = {"flop_dp", "flop_sp",
-								  "dram_bytes"};
+								 "dram_bytes"};
 static const char *const counter_units[DIAGNOSTIC_N_COUNTERS] = {"flop", "flop", "B"};
 
 /* the rows of one Hotspot: rows[0 .. n) */
@@ -111,8 +111,8 @@ static void share_of(struct diagnostic *g, const struct diagnosis *d, const stru
 }
 
 /* max and min over the Loci of the Hotspot's time, into g->imbalance */
-static void imbalance_set(struct diagnostic *g, size_t n, double max, double min,
-			  const char *unit, const char *missing)
+static void imbalance_set(struct diagnostic *g, size_t n, double max, double min, const char *unit,
+			  const char *missing)
 {
 	int ranks = g->imbalance_over && !strcmp(g->imbalance_over, "ranks");
 	struct derived per_locus;
@@ -199,7 +199,8 @@ static void counter_of(struct derived *out, const struct hotspot_rows *hr,
 	if (!run->sampled[c]) {
 		char why[DERIVED_REASON_MAX];
 
-		snprintf(why, sizeof(why), "no %s counter was sampled in this Run", counter_names[c]);
+		snprintf(why, sizeof(why), "no %s counter was sampled in this Run",
+			 counter_names[c]);
 		derived_input(out, counter_names[c], NAN, counter_units[c], QUALITY_UNAVAILABLE,
 			      run->no_counter_reason[0] ? run->no_counter_reason : why);
 		return;
@@ -291,7 +292,8 @@ static void classify(struct diagnostic *g)
 		if (isinf(g->imbalance.value))
 			n = snprintf(out, len, "%s", g->imbalance.reason);
 		else
-			n = snprintf(out, len, "its time varies %.2fx across the %zu %s (max / min >= %g)",
+			n = snprintf(out, len,
+				     "its time varies %.2fx across the %zu %s (max / min >= %g)",
 				     g->imbalance.value, g->n_loci, g->imbalance_over,
 				     ROOFLINE_IMBALANCE_MIN);
 		break;
@@ -302,8 +304,8 @@ static void classify(struct diagnostic *g)
 	case ROOFLINE_MEMORY_BOUND:
 	case ROOFLINE_COMPUTE_BOUND:
 		n = snprintf(out, len, "DRAM intensity %.3g flop/B %s the ridge (%.3g flop/B)",
-			     g->dram_intensity.value, c == ROOFLINE_MEMORY_BOUND ? "below" : "at or above",
-			     g->ridge.value);
+			     g->dram_intensity.value,
+			     c == ROOFLINE_MEMORY_BOUND ? "below" : "at or above", g->ridge.value);
 		break;
 	case ROOFLINE_NO_CLASS:
 		/* the placement is missing: its reason (the imbalance, when that is

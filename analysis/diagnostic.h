@@ -69,10 +69,10 @@ struct diagnostic_run {
 
 struct diagnostic {
 	struct derived share, imbalance, dram_intensity, achieved, attainable, envelope_fraction;
-	struct derived ridge;	     /* peak / dram_bandwidth (flop/B) */
-	const char *imbalance_over;  /* static: "ranks", "processes"; NULL: nothing to compare */
-	size_t n_loci;		     /* Loci compared */
-	const char *peak;	     /* static: "flops_dp" or "flops_sp" */
+	struct derived ridge;	    /* peak / dram_bandwidth (flop/B) */
+	const char *imbalance_over; /* static: "ranks", "processes"; NULL: nothing to compare */
+	size_t n_loci;		    /* Loci compared */
+	const char *peak;	    /* static: "flops_dp" or "flops_sp" */
 	const char *classification; /* static: roofline_class_name(); NULL: no class */
 	char classification_reason[DERIVED_REASON_MAX];
 };

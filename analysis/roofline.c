@@ -7,8 +7,7 @@
 
 static int roof_valid(const struct roof *r)
 {
-	return r && r->peak > 0 && r->bandwidth > 0 && isfinite(r->peak) &&
-	       isfinite(r->bandwidth);
+	return r && r->peak > 0 && r->bandwidth > 0 && isfinite(r->peak) && isfinite(r->bandwidth);
 }
 
 double roofline_ridge(const struct roof *r)

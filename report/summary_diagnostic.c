@@ -119,7 +119,8 @@ static void print_placement(FILE *out, const struct diagnostic *g, struct reason
 	char a[DERIVED_REASON_MAX + 96], b[DERIVED_REASON_MAX + 96];
 
 	if (placement_missing(g)) {
-		fprintf(out, "      placement %s%s\n", value_text(a, sizeof(a), &g->dram_intensity, rs),
+		fprintf(out, "      placement %s%s\n",
+			value_text(a, sizeof(a), &g->dram_intensity, rs),
 			g->classification ? "" : ", so no class");
 	} else {
 		fprintf(out, "      DRAM intensity %s, achieved %s\n",
@@ -142,7 +143,8 @@ static void print_one(FILE *out, const struct hotspot_share *h, struct reasons *
 	char a[DERIVED_REASON_MAX + 96], b[DERIVED_REASON_MAX + 96];
 
 	fprintf(out, "  %s: share %s, imbalance %s", h->name,
-		value_text(a, sizeof(a), &g->share, rs), value_text(b, sizeof(b), &g->imbalance, rs));
+		value_text(a, sizeof(a), &g->share, rs),
+		value_text(b, sizeof(b), &g->imbalance, rs));
 	if (derived_available(&g->imbalance))
 		fprintf(out, " over %zu %s", g->n_loci, g->imbalance_over);
 	fputc('\n', out);
@@ -218,8 +220,8 @@ json_t *summary_diagnostic_json(const struct hotspot_share *h)
 
 	if (!g)
 		return json_null();
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o}",
-			 "share", derived_json(&g->share), "imbalance", derived_json(&g->imbalance),
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "share",
+			 derived_json(&g->share), "imbalance", derived_json(&g->imbalance),
 			 "dram_intensity", derived_json(&g->dram_intensity), "achieved",
 			 derived_json(&g->achieved), "attainable", derived_json(&g->attainable),
 			 "envelope_fraction", derived_json(&g->envelope_fraction), "ridge",

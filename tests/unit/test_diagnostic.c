@@ -173,8 +173,14 @@ static struct pivot *build(const struct locus_spec *ls, size_t nl, const struct 
 static const struct locus_spec two_ranks[] = {
     {100, 0, "solver"}, {101, 1, "solver"}, {90, -1, "mpirun"}};
 
-#define T(h, l, n) {h, l, "cpu-clock", n, (n) * MS}
-#define C(h, l, ctr, v) {h, l, ctr, 1, v}
+#define T(h, l, n)                                                                                 \
+	{                                                                                          \
+		h, l, "cpu-clock", n, (n)*MS                                                       \
+	}
+#define C(h, l, ctr, v)                                                                            \
+	{                                                                                          \
+		h, l, ctr, 1, v                                                                    \
+	}
 
 /* Per core (2 cores): flops_dp 4e9, flops_sp 8e9, dram 8e9 B/s, ridge 0.5 */
 static const struct sample_spec ranked[] = {
@@ -432,13 +438,14 @@ static void test_estimated_ceiling(void **state)
 			    "DRAM intensity 0.25 flop/B below the ridge (0.5 flop/B); estimated: "
 			    "dram_bandwidth: spread 14 % between repetitions");
 	text = print_to_string(d, p);
-	assert_contains(text, "  stream: share 29.2%, imbalance 1.00 over 2 ranks\n"
-			      "      DRAM intensity 0.25 flop/B, achieved 1.6 Gflop/s\n"
-			      "      attainable against flops_dp 2 Gflop/s (estimated [1]), envelope"
-			      " fraction 80.0% (estimated [1])\n"
-			      "      class memory-bound: DRAM intensity 0.25 flop/B below the ridge"
-			      " (0.5 flop/B); estimated: dram_bandwidth: spread 14 % between"
-			      " repetitions\n");
+	assert_contains(text,
+			"  stream: share 29.2%, imbalance 1.00 over 2 ranks\n"
+			"      DRAM intensity 0.25 flop/B, achieved 1.6 Gflop/s\n"
+			"      attainable against flops_dp 2 Gflop/s (estimated [1]), envelope"
+			" fraction 80.0% (estimated [1])\n"
+			"      class memory-bound: DRAM intensity 0.25 flop/B below the ridge"
+			" (0.5 flop/B); estimated: dram_bandwidth: spread 14 % between"
+			" repetitions\n");
 	assert_contains(text, "  io: share 5.8%, imbalance infinite [2] over 2 ranks\n");
 	assert_contains(text, "  [1] dram_bandwidth: spread 14 % between repetitions\n"
 			      "  [2] rank 1 ran none of it: max / min is infinite\n");
@@ -446,7 +453,8 @@ static void test_estimated_ceiling(void **state)
 	assert_null(strstr(strstr(text, "  [1] dram_bandwidth") + 1, "  [1] dram_bandwidth"));
 	/* io: no FLOP, some DRAM bytes: a measured 0, then no fraction of 0 */
 	assert_contains(text, "      DRAM intensity 0 flop/B, achieved 0 flop/s\n");
-	assert_contains(text, "  [3] no FLOP was sampled in it: attainable is 0 at DRAM intensity 0\n");
+	assert_contains(text,
+			"  [3] no FLOP was sampled in it: attainable is 0 at DRAM intensity 0\n");
 	assert_null(strstr(text, "[4]"));
 	assert_contains(text, "  - estimated Ceiling dram_bandwidth: spread 14 % between"
 			      " repetitions\n");
@@ -486,13 +494,14 @@ static void test_estimated_measurement(void **state)
 			    "cache lines filled from DRAM x 64 B: a lower bound");
 	diagnosis__free(d);
 	/* one unavailable Measurement (no value) makes the sum unavailable */
-	assert_int_equal(sqlite3_exec(pivot_sqlite(p),
-				      "UPDATE measurements SET value = NULL, quality = 'unavailable',"
-				      " reason = 'counter multiplexed out' WHERE counter = 'flop_dp'"
-				      " AND hotspot = (SELECT id FROM hotspots WHERE name = 'dgemm')"
-				      " AND locus = (SELECT id FROM loci WHERE tgid = 101)",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(pivot_sqlite(p),
+			 "UPDATE measurements SET value = NULL, quality = 'unavailable',"
+			 " reason = 'counter multiplexed out' WHERE counter = 'flop_dp'"
+			 " AND hotspot = (SELECT id FROM hotspots WHERE name = 'dgemm')"
+			 " AND locus = (SELECT id FROM loci WHERE tgid = 101)",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
 	d = diagnosis__new_on(p, m);
 	g = diag(d, "dgemm");
 	assert_int_equal(g->achieved.quality, QUALITY_UNAVAILABLE);
@@ -535,14 +544,15 @@ static void test_no_pmu(void **state)
 	assert_string_equal(diag(d, "halo")->classification, "imbalance"); /* needs no placement */
 	diagnosis__free(d);
 
-	assert_int_equal(pivot_add_degradation(p, DIAGNOSTIC_COUNTERS_DEGRADATION, message,
-					       "run on bare metal"),
-			 0);
+	assert_int_equal(
+	    pivot_add_degradation(p, DIAGNOSTIC_COUNTERS_DEGRADATION, message, "run on bare metal"),
+	    0);
 	d = diagnosis__new_on(p, m);
 	x = diag(d, "dgemm");
 	assert_string_equal(x->achieved.reason, message);
-	assert_string_equal(x->classification_reason, "no placement: no PMU: perf_event_open(cycles)"
-						      " is not supported here");
+	assert_string_equal(x->classification_reason,
+			    "no placement: no PMU: perf_event_open(cycles)"
+			    " is not supported here");
 	text = print_to_string(d, p);
 	assert_contains(text, "  dgemm: share 17.5%, imbalance 1.00 over 2 ranks\n"
 			      "      placement unavailable [1], so no class\n"
@@ -589,7 +599,8 @@ static void test_no_dram_counter(void **state)
 	assert_int_equal(g->achieved.quality, QUALITY_MEASURED);
 	assert_near(g->achieved.value, 1.6e9, REL(1.6e9));
 	assert_int_equal(g->achieved.n_lineage, 2); /* flop (dp only here), seconds */
-	assert_string_equal(g->dram_intensity.reason, "no dram_bytes counter was sampled in this Run");
+	assert_string_equal(g->dram_intensity.reason,
+			    "no dram_bytes counter was sampled in this Run");
 	assert_string_equal(g->attainable.reason, "no dram_bytes counter was sampled in this Run");
 	assert_null(g->classification);
 	text = print_to_string(d, p);
@@ -649,10 +660,14 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_derived_lineage),	  cmocka_unit_test(test_machine_read),
-	    cmocka_unit_test(test_classified),		  cmocka_unit_test(test_estimated_ceiling),
-	    cmocka_unit_test(test_estimated_measurement), cmocka_unit_test(test_no_pmu),
-	    cmocka_unit_test(test_no_dram_counter),		  cmocka_unit_test(test_one_rank_and_processes),
+	    cmocka_unit_test(test_derived_lineage),
+	    cmocka_unit_test(test_machine_read),
+	    cmocka_unit_test(test_classified),
+	    cmocka_unit_test(test_estimated_ceiling),
+	    cmocka_unit_test(test_estimated_measurement),
+	    cmocka_unit_test(test_no_pmu),
+	    cmocka_unit_test(test_no_dram_counter),
+	    cmocka_unit_test(test_one_rank_and_processes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
