@@ -66,6 +66,7 @@ static int find_degradation(const char *name, const char *message, const char *r
 	if (strcmp(name, DIAGNOSTIC_COUNTERS_DEGRADATION))
 		return 0;
 	snprintf(run->no_counter_reason, sizeof(run->no_counter_reason), "%s", message);
+	run->reason_is_degradation = 1;
 	return 1;
 }
 

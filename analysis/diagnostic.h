@@ -63,6 +63,7 @@ struct diagnostic_run {
 	 * DIAGNOSTIC_NO_COUNTER when none was; "" when some were (each missing
 	 * one then says "no <counter> counter was sampled in this Run") */
 	char no_counter_reason[DERIVED_REASON_MAX];
+	int reason_is_degradation; /* no_counter_reason is the Degradation's message */
 	const char *loci; /* "ranks", "processes"; NULL when nothing was sampled */
 	size_t n_ranks;	  /* ranks sampled in the Run (loci "ranks") */
 };

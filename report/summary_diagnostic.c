@@ -188,7 +188,10 @@ void summary_print_diagnostic_not_said(FILE *out, const struct diagnosis *d)
 	no_flop = !run->sampled[DIAGNOSTIC_FLOP_DP] && !run->sampled[DIAGNOSTIC_FLOP_SP];
 	if (!no_flop && run->sampled[DIAGNOSTIC_DRAM_BYTES])
 		return;
-	if (run->no_counter_reason[0])
+	if (run->reason_is_degradation) /* said with its remedy below */
+		fprintf(out, "  - roofline placements: none (degradation %s)\n",
+			DIAGNOSTIC_COUNTERS_DEGRADATION);
+	else if (run->no_counter_reason[0])
 		fprintf(out, "  - roofline placements: %s\n", run->no_counter_reason);
 	else
 		fprintf(out, "  - roofline placements: no %s counter was sampled in this Run\n",

@@ -561,6 +561,10 @@ static void test_no_pmu(void **state)
 			      "      class imbalance: its time varies 3.00x across the 2 ranks"
 			      " (max / min >= 2)\n");
 	assert_contains(text, "  [1] no PMU: perf_event_open(cycles) is not supported here\n");
+	/* the Degradation says it with its remedy: not twice */
+	assert_contains(text, "  - roofline placements: none (degradation"
+			      " hardware-counters-unavailable)\n");
+	assert_contains(text, "  - degradation hardware-counters-unavailable: no PMU:");
 	assert_null(strstr(text, "0 flop"));
 	assert_null(strstr(text, "0.0%,"));
 	free(text);
