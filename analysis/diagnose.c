@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/diagnose.h"
+#include "analysis/diagnostic.h"
 #include "userspace/launch/launcher.h"
 #include "userspace/pivot/pivot.h"
 
@@ -27,6 +28,7 @@ static void hotspot_share_release(struct hotspot_share *h)
 	free(h->module);
 	free(h->source_file);
 	free(h->resolution_level);
+	free(h->diagnostic);
 }
 
 static void unresolved_module_release(struct unresolved_module *m)
@@ -188,7 +190,7 @@ static void compute(struct diagnosis *d, struct collect *c)
 	c->n = 0;
 }
 
-struct diagnosis *diagnosis__new(struct pivot *p)
+struct diagnosis *diagnosis__new_on(struct pivot *p, const json_t *machine)
 {
 	struct collect c = {0};
 	struct diagnosis *d;
@@ -220,6 +222,10 @@ struct diagnosis *diagnosis__new(struct pivot *p)
 		compute(d, &c);
 	}
 	free(c.all);
+	c.all = NULL;
+	err = diagnostic_compute(d, p, machine);
+	if (err)
+		goto cleanup;
 	return d;
 cleanup:
 	for (i = 0; i < c.n; i++)
@@ -231,6 +237,11 @@ cleanup:
 	diagnosis__free(d);
 	errno = -err;
 	return NULL;
+}
+
+struct diagnosis *diagnosis__new(struct pivot *p)
+{
+	return diagnosis__new_on(p, NULL);
 }
 
 void diagnosis__free(struct diagnosis *d)
@@ -245,5 +256,6 @@ void diagnosis__free(struct diagnosis *d)
 	for (i = 0; i < d->n_unresolved_modules; i++)
 		unresolved_module_release(&d->unresolved_modules[i]);
 	free(d->unresolved_modules);
+	free(d->diagnostic_run);
 	free(d);
 }

@@ -18,6 +18,11 @@
  *    by decreasing share.
  * Unavailable values are NAN, never 0: seconds without a time counter,
  * shares when nothing was sampled.
+ *
+ * Each Hotspot above the floor also gets its Diagnostic (imbalance,
+ * roofline placement, class: analysis/diagnostic.h), computed against the
+ * Machine snapshot given to diagnosis__new_on() (none: every Ceiling is
+ * unavailable, so is every placement).
  */
 #ifndef NUNATAK_ANALYSIS_DIAGNOSE_H
 #define NUNATAK_ANALYSIS_DIAGNOSE_H
@@ -25,6 +30,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
+struct diagnostic;
+struct diagnostic_run;
 struct pivot;
 
 #define DIAGNOSIS_SAMPLE_FLOOR 30
@@ -40,6 +49,7 @@ struct hotspot_share {
 	double value;	/* Σ value in the counter's unit */
 	double seconds; /* NAN when unavailable */
 	double share;	/* fraction of 1 */
+	struct diagnostic *diagnostic; /* above the floor; NULL below it */
 };
 
 /* the unresolved Hotspots of one module, summed */
@@ -75,10 +85,16 @@ struct diagnosis {
 		uint64_t samples;
 		double value;
 	} launchers;
+	/* what the Diagnostics share: Ceilings, Loci compared, counters */
+	struct diagnostic_run *diagnostic_run;
 };
 
 /* NULL + errno (EINVAL, ENOMEM, EIO). An empty Run gives a diagnosis with
- * no hotspot and counter NULL, not an error. Free with diagnosis__free(). */
+ * no hotspot and counter NULL, not an error. machine: the manifest's
+ * `machine` object (borrowed, only during the call; NULL: none). Free with
+ * diagnosis__free(). */
+struct diagnosis *diagnosis__new_on(struct pivot *p, const json_t *machine);
+/* diagnosis__new_on(p, NULL) */
 struct diagnosis *diagnosis__new(struct pivot *p);
 
 /* NULL-safe */

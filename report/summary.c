@@ -9,6 +9,7 @@
 #include "analysis/diagnose.h"
 #include "analysis/processes.h"
 #include "report/summary.h"
+#include "report/summary_diagnostic.h"
 #include "report/summary_format.h"
 #include "report/summary_mpi.h"
 #include "report/summary_processes.h"
@@ -40,7 +41,7 @@ static void print_headline(FILE *out, const struct diagnosis *d)
 }
 
 struct columns {
-	int module, seconds;
+	int module, seconds, class;
 };
 
 static void columns_measure(const struct diagnosis *d, size_t shown, struct columns *c)
@@ -51,7 +52,11 @@ static void columns_measure(const struct diagnosis *d, size_t shown, struct colu
 
 	c->module = (int)strlen("module");
 	c->seconds = (int)strlen("seconds");
+	c->class = (int)strlen("class");
 	for (i = 0; i < shown; i++) {
+		summary_class_text(&d->hotspots[i], &len);
+		if (len > c->class)
+			c->class = len;
 		len = (int)strlen(d->hotspots[i].module);
 		if (len > c->module)
 			c->module = len < MODULE_WIDTH_MAX ? len : MODULE_WIDTH_MAX;
@@ -61,26 +66,35 @@ static void columns_measure(const struct diagnosis *d, size_t shown, struct colu
 	}
 }
 
+/* the Hotspots above the floor the text lists */
+static size_t summary_shown(const struct diagnosis *d)
+{
+	return d->n_hotspots < SUMMARY_MAX_HOTSPOTS ? d->n_hotspots : SUMMARY_MAX_HOTSPOTS;
+}
+
 static void print_table(FILE *out, const struct diagnosis *d)
 {
-	size_t shown = d->n_hotspots < SUMMARY_MAX_HOTSPOTS ? d->n_hotspots : SUMMARY_MAX_HOTSPOTS;
+	size_t shown = summary_shown(d);
 	size_t folded = d->n_hotspots - shown, others_n;
 	double others_share = d->others.share, others_seconds = d->others.seconds;
 	uint64_t others_samples = d->others.samples;
 	char share[32], seconds[32];
 	struct columns c;
 	size_t i;
+	int width;
 
 	columns_measure(d, shown, &c);
-	fprintf(out, "\n  %6s  %8s  %*s  %-10s  %-*s  %s\n", "share", "samples", c.seconds,
-		"seconds", "level", c.module, "module", "hotspot");
+	fprintf(out, "\n  %6s  %8s  %*s  %-10s  %-*s  %-*s  %s\n", "share", "samples", c.seconds,
+		"seconds", "level", c.module, "module", c.class, "class", "hotspot");
 	for (i = 0; i < shown; i++) {
 		const struct hotspot_share *h = &d->hotspots[i];
+		const char *class = summary_class_text(h, &width);
 
-		fprintf(out, "  %6s  %8" PRIu64 "  %*s  %-10s  %-*.*s  %s",
+		fprintf(out, "  %6s  %8" PRIu64 "  %*s  %-10s  %-*.*s  %s%*s  %s",
 			summary_fmt_share(share, sizeof(share), h->share), h->samples, c.seconds,
 			summary_fmt_seconds(seconds, sizeof(seconds), h->seconds),
-			h->resolution_level, c.module, MODULE_WIDTH_MAX, h->module, h->name);
+			h->resolution_level, c.module, MODULE_WIDTH_MAX, h->module, class,
+			c.class - width, "", h->name);
 		if (h->source_file)
 			fprintf(out, " (%s)", h->source_file);
 		fputc('\n', out);
@@ -93,10 +107,10 @@ static void print_table(FILE *out, const struct diagnosis *d)
 	others_n = d->others.hotspots + folded;
 	if (!others_n)
 		return;
-	fprintf(out, "  %6s  %8" PRIu64 "  %*s  %-10s  %-*s  others: %zu hotspot%s",
+	fprintf(out, "  %6s  %8" PRIu64 "  %*s  %-10s  %-*s  %-*s  others: %zu hotspot%s",
 		summary_fmt_share(share, sizeof(share), others_share), others_samples, c.seconds,
 		summary_fmt_seconds(seconds, sizeof(seconds), others_seconds), "", c.module, "",
-		others_n, others_n == 1 ? "" : "s");
+		c.class, "", others_n, others_n == 1 ? "" : "s");
 	if (folded)
 		fprintf(out, " (%zu above the floor not listed, %zu under %d samples)", folded,
 			d->others.hotspots, DIAGNOSIS_SAMPLE_FLOOR);
@@ -161,6 +175,7 @@ static int print_not_said(FILE *out, const struct diagnosis *d, const struct bal
 			DIAGNOSIS_SAMPLE_FLOOR, d->others.samples,
 			summary_fmt_share(share, sizeof(share), d->others.share), share_subject(d));
 	summary_print_unresolved(out, d, share_subject(d));
+	summary_print_diagnostic_not_said(out, d);
 	if (d->launchers.samples)
 		fprintf(out,
 			"  - launchers: %" PRIu64 " samples of the launcher processes (mpirun, its "
@@ -214,6 +229,7 @@ int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 	} else {
 		print_headline(out, d);
 		print_table(out, d);
+		summary_print_diagnostics(out, d, summary_shown(d));
 		summary_print_kernel(out, ps);
 		summary_print_processes(out, ps);
 	}
@@ -233,11 +249,13 @@ cleanup:
  * names, symbols): json_text keeps a name that is not UTF-8, escaped */
 static json_t *hotspot_json(const struct hotspot_share *h)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b}", "name", json_text(h->name),
-			 "module", json_text(h->module), "source_file", json_text(h->source_file),
-			 "resolution_level", json_text(h->resolution_level), "share",
-			 summary_json_number(h->share), "samples", (json_int_t)h->samples,
-			 "seconds", summary_json_number(h->seconds), "above_floor", h->above_floor);
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b, s:o}", "name",
+			 json_text(h->name), "module", json_text(h->module), "source_file",
+			 json_text(h->source_file), "resolution_level",
+			 json_text(h->resolution_level), "share", summary_json_number(h->share),
+			 "samples", (json_int_t)h->samples, "seconds",
+			 summary_json_number(h->seconds), "above_floor", h->above_floor,
+			 "diagnostic", summary_diagnostic_json(h));
 }
 
 /* a Degradation's message quotes paths and names; node "": the Run's */

@@ -3,15 +3,17 @@
  * Both say the same things from one diagnosis (analysis/diagnose.h), the
  * balance of the ranks (analysis/balance.h), the processes and threads
  * (analysis/processes.h), both computed here from the pivot, and the
- * pivot's Degradations: a headline, the Hotspots by decreasing share,
- * "others", the kernel's share of the samples, the processes when the Run
+ * pivot's Degradations: a headline, the Hotspots by decreasing share
+ * with their class, "others", the Diagnostic of each listed Hotspot above
+ * the floor (report/summary_diagnostic.h), the kernel's share of the samples, the processes when the Run
  * ran several executables and the busy threads of a process that has
  * several (report/summary_processes.h), the ranks and the MPI call sites
  * (nothing for a Run without MPI data: report/summary_mpi.h), then what
  * the summary does not say (others, unresolved share and the modules
  * behind it with what would name them: report/summary_unresolved.h, ranks
  * whose app time is estimated or unavailable, call sites without bytes,
- * Degradations with their remedies). An unavailable value is written
+ * estimated or unavailable Ceilings and why no Hotspot is placed on the
+ * roofline, Degradations with their remedies). An unavailable value is written
  * "unavailable" (text) or null (JSON), never 0.
  *
  * The text lists at most SUMMARY_MAX_HOTSPOTS Hotspots and folds the rest
@@ -38,8 +40,9 @@ struct pivot;
 int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p);
 
 /* One object: hotspots[{name, module, source_file|null, resolution_level,
- * share, samples, seconds|null, above_floor}] (every Hotspot: those above
- * the floor first, each part by decreasing share), others{hotspots,
+ * share, samples, seconds|null, above_floor, diagnostic|null}] (every
+ * Hotspot: those above the floor first, each part by decreasing share;
+ * diagnostic: report/summary_diagnostic.h, null below the floor), others{hotspots,
  * samples, share|null} (those below the floor), totals{samples,
  * seconds|null, hotspots}, launcher_samples, unresolved_share|null,
  * unresolved_modules[{module, path, identity, samples, share, remedy}],

@@ -4,7 +4,10 @@
  * samples) and its JSON twin, also of names that are not UTF-8 (Hotspots,
  * Degradations, ranks, MPI call sites); the ranks and MPI sections on the
  * 4-rank pivot of mpi_fixture.h (call sites whole, MPI_Init and
- * MPI_Finalize apart), and their absence without MPI data. */
+ * MPI_Finalize apart), and their absence without MPI data; the class
+ * column, the Diagnostic blocks and their JSON on a Run without a Machine
+ * snapshot nor FLOP/DRAM counters (tests/unit/test_diagnostic.c has the
+ * placed ones). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -253,19 +256,40 @@ static void test_summary_text(void **state)
 	text = print_to_string(d, p);
 	assert_contains(text, "nunatak: 3 hotspots above the floor of 30 samples cover 84.2% of"
 			      " 190 samples, 0.190 s sampled\n");
-	assert_contains(text, "   share   samples  seconds  level       module  hotspot\n");
-	assert_contains(text, "   52.6%       100    0.100  line        solver  compute"
+	assert_contains(text, "   share   samples  seconds  level       module  class      hotspot\n");
+	assert_contains(text, "   52.6%       100    0.100  line        solver  —          compute"
 			      " (src/solver.c)\n");
-	assert_contains(text, "   15.8%        30    0.030  symbol      solver  alpha\n");
-	assert_contains(text, "   15.8%        30    0.030  function    solver  beta\n");
-	assert_contains(text, "   15.8%        30    0.030                      others: 2"
+	/* alpha: 10 and 20 samples on two processes, max / min = 2 */
+	assert_contains(text, "   15.8%        30    0.030  symbol      solver  imbalance  alpha\n");
+	assert_contains(text, "   15.8%        30    0.030  function    solver  —          beta\n");
+	assert_contains(text, "   15.8%        30    0.030                                 others: 2"
 			      " hotspots\n");
+	/* the Diagnostics: no Machine snapshot, no FLOP or DRAM counter */
+	assert_contains(text, "\ndiagnostic of the hotspots above the floor\n"
+			      "  compute: share 52.6%, imbalance 1.50 over 2 processes\n"
+			      "      placement unavailable [1], so no class\n"
+			      "  alpha: share 15.8%, imbalance 2.00 over 2 processes\n"
+			      "      placement unavailable [1]\n"
+			      "      class imbalance: its time varies 2.00x across the 2 processes"
+			      " (max / min >= 2)\n"
+			      "  beta: share 15.8%, imbalance unavailable [2]\n"
+			      "      placement unavailable [1], so no class\n"
+			      "  [1] no FLOP or DRAM counter was sampled in this Run\n"
+			      "  [2] one Locus: one process ran this Hotspot\n");
+	assert_contains(text, "  - unavailable Ceiling flops_dp: the Run has no Machine snapshot\n"
+			      "  - unavailable Ceiling flops_sp: the Run has no Machine snapshot\n"
+			      "  - unavailable Ceiling dram_bandwidth: the Run has no Machine"
+			      " snapshot\n"
+			      "  - roofline placements: no FLOP or DRAM counter was sampled in this"
+			      " Run\n");
+	assert_null(strstr(text, " 0.0 "));
 	assert_contains(text, "  - others: 2 hotspots under 30 samples each (30 samples, 15.8%"
 			      " of the time) get no diagnostic\n");
 	assert_contains(text, "  - unresolved: 15.3% of the time is in code no symbol names\n");
 	assert_contains(text, "  - degradation no-cycles: no hardware cycles counter\n"
 			      "      remedy: run on bare metal\n");
-	assert_null(strstr(text, "unavailable"));
+	/* the table says nothing is unavailable: only the Diagnostics do */
+	assert_true(strstr(text, "unavailable") > strstr(text, "diagnostic of the hotspots"));
 	/* the table comes before what it does not say */
 	assert_true(strstr(text, "compute") < strstr(text, "what this summary does not say"));
 	free(text);
@@ -294,8 +318,10 @@ static void test_summary_folds_beyond_ten(void **state)
 	text = print_to_string(d, p);
 	assert_contains(text, "  f09\n");
 	assert_null(strstr(text, "  f10\n"));
+	assert_null(strstr(text, "  f10: ")); /* no Diagnostic block beyond the table */
+	assert_contains(text, "  f09: share 8.0%");
 	/* 90 + 89 samples of 1134 */
-	assert_contains(text, "   15.8%       179    0.179                      others: 2"
+	assert_contains(text, "   15.8%       179    0.179                             others: 2"
 			      " hotspots (2 above the floor not listed, 0 under 30 samples)\n");
 	assert_contains(text, "  - degradations: none\n");
 	free(text);
@@ -316,8 +342,10 @@ static void test_summary_unavailable(void **state)
 	text = print_to_string(d, p);
 	assert_contains(text, "190 samples, time sampled unavailable (only cycles was"
 			      " sampled)\n");
-	assert_contains(text, "   52.6%       100  unavailable  line        solver  compute"
+	assert_contains(text, "   52.6%       100  unavailable  line        solver  —          compute"
 			      " (src/solver.c)\n");
+	/* only cycles: the shares are of cycles, the placement has no time */
+	assert_contains(text, "  compute: share 52.6%, imbalance 1.50 over 2 processes\n");
 	assert_null(strstr(text, " 0.000 "));
 	assert_contains(text, "  - unresolved: 15.3% of the cycles is in code no symbol names\n");
 	free(text);
@@ -411,6 +439,49 @@ static void test_summary_node_degradations(void **state)
 	pivot__free(p);
 }
 
+/* the Diagnostics of run_specs' pivot in JSON: every derived value with
+ * its unit, Quality, reason, lineage and formula; null below the floor */
+static void assert_diagnostic_json(json_t *hs)
+{
+	json_t *g, *v;
+
+	g = json_object_get(json_array_get(hs, 0), "diagnostic");
+	assert_true(json_is_object(g));
+	v = json_object_get(g, "share");
+	assert_near(json_real_value(json_object_get(v, "value")), 100.0 / 190, EPS);
+	assert_string_equal(json_string_value(json_object_get(v, "unit")), "fraction");
+	assert_string_equal(json_string_value(json_object_get(v, "quality")), "measured");
+	assert_true(json_is_null(json_object_get(v, "reason")));
+	assert_string_equal(json_string_value(json_object_get(v, "formula")),
+			    "hotspot time / sampled time");
+	assert_int_equal(json_array_size(json_object_get(v, "lineage")), 2);
+	v = json_object_get(g, "imbalance");
+	assert_near(json_real_value(json_object_get(v, "value")), 60.0 / 40, EPS);
+	assert_string_equal(json_string_value(json_object_get(g, "imbalance_over")), "processes");
+	assert_int_equal(json_integer_value(json_object_get(g, "loci")), 2);
+	for (const char *const *k = (const char *const[]){"dram_intensity", "achieved", "attainable",
+							   "envelope_fraction", NULL};
+	     *k; k++) {
+		v = json_object_get(g, *k);
+		assert_true(json_is_null(json_object_get(v, "value")));
+		assert_string_equal(json_string_value(json_object_get(v, "quality")), "unavailable");
+		assert_string_equal(json_string_value(json_object_get(v, "reason")),
+				    "no FLOP or DRAM counter was sampled in this Run");
+	}
+	assert_true(json_is_null(json_object_get(g, "classification")));
+	assert_string_equal(json_string_value(json_object_get(g, "classification_reason")),
+			    "no placement: no FLOP or DRAM counter was sampled in this Run");
+	g = json_object_get(json_array_get(hs, 1), "diagnostic");
+	assert_string_equal(json_string_value(json_object_get(g, "classification")), "imbalance");
+	g = json_object_get(json_array_get(hs, 2), "diagnostic");
+	v = json_object_get(g, "imbalance");
+	assert_string_equal(json_string_value(json_object_get(v, "reason")),
+			    "one Locus: one process ran this Hotspot");
+	/* below the floor: no Diagnostic */
+	assert_true(json_is_null(json_object_get(json_array_get(hs, 3), "diagnostic")));
+	assert_true(json_is_null(json_object_get(json_array_get(hs, 4), "diagnostic")));
+}
+
 static void test_summary_json(void **state)
 {
 	struct pivot *p = build_pivot(run_specs, N_RUN_SPECS, "cpu-clock");
@@ -443,6 +514,7 @@ static void test_summary_json(void **state)
 	h = json_array_get(hs, 2);
 	assert_string_equal(json_string_value(json_object_get(h, "name")), "beta");
 	assert_true(json_is_null(json_object_get(h, "source_file")));
+	assert_diagnostic_json(hs);
 
 	o = json_object_get(j, "others");
 	assert_int_equal(json_integer_value(json_object_get(o, "hotspots")), 2);

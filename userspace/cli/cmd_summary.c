@@ -165,7 +165,7 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	ret = run_read_open(&r, run_dir, symbolizer);
 	if (ret)
 		return ret;
-	d = diagnosis__new(r.p);
+	d = diagnosis__new_on(r.p, json_object_get(r.manifest, "machine"));
 	if (!d) {
 		ret = -errno;
 		fprintf(stderr, "nunatak: cannot analyse '%s': %s\n", r.path,

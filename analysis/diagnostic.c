@@ -1,0 +1,401 @@
+/* diagnostic — share, imbalance, roofline placement and class of each
+ * Hotspot above the floor, from the pivot and the Machine snapshot. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/diagnose.h"
+#include "analysis/diagnostic.h"
+#include "analysis/hotspot_loci.h"
+#include "analysis/roofline.h"
+#include "userspace/pivot/pivot.h"
+
+/* the counters read per process: the diagnosis' time counter first */
+#define TIME_COUNTER 0
+#define COUNTER_OF(c) ((size_t)(c) + 1)
+
+static const char *const counter_names[DIAGNOSTIC_N_COUNTERS] = {"flop_dp", "flop_sp",
+								 "dram_bytes"};
+static const char *const counter_units[DIAGNOSTIC_N_COUNTERS] = {"flop", "flop", "B"};
+
+/* the rows of one Hotspot: rows[0 .. n) */
+struct hotspot_rows {
+	const struct hotspot_locus_row *rows;
+	size_t n;
+};
+
+static int by_rank(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* the ranks sampled in the Run (time rows of the application's processes):
+ * sorted, unique, in *ranks (malloc'ed). 0 or -ENOMEM. */
+static int run_ranks(const struct hotspot_loci *hl, int **ranks, size_t *n)
+{
+	size_t i, k = 0;
+	int *r;
+
+	*ranks = NULL;
+	*n = 0;
+	r = calloc(hl->n ? hl->n : 1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < hl->n; i++)
+		if (hl->rows[i].counter == TIME_COUNTER && !hl->rows[i].launcher &&
+		    hl->rows[i].rank >= 0)
+			r[k++] = hl->rows[i].rank;
+	if (k)
+		qsort(r, k, sizeof(*r), by_rank);
+	for (i = 0, *n = 0; i < k; i++)
+		if (!*n || r[*n - 1] != r[i])
+			r[(*n)++] = r[i];
+	*ranks = r;
+	return 0;
+}
+
+static int find_degradation(const char *name, const char *message, const char *remedy, void *ctx)
+{
+	struct diagnostic_run *run = ctx;
+
+	(void)remedy;
+	if (strcmp(name, DIAGNOSTIC_COUNTERS_DEGRADATION))
+		return 0;
+	snprintf(run->no_counter_reason, sizeof(run->no_counter_reason), "%s", message);
+	run->reason_is_degradation = 1;
+	return 1;
+}
+
+/* which counters the Run sampled; why the others are missing when the Run
+ * says it (its Degradation) or none was sampled */
+static int run_counters(struct diagnostic_run *run, const struct hotspot_loci *hl, struct pivot *p)
+{
+	size_t i, c, any = 0;
+	int err;
+
+	run->no_counter_reason[0] = '\0';
+	for (i = 0; i < hl->n; i++)
+		for (c = 0; c < DIAGNOSTIC_N_COUNTERS; c++)
+			if (hl->rows[i].counter == COUNTER_OF(c) && !run->sampled[c]) {
+				run->sampled[c] = 1;
+				any++;
+			}
+	if (any == DIAGNOSTIC_N_COUNTERS)
+		return 0;
+	err = p ? pivot_for_each_degradation(p, find_degradation, run) : 0;
+	if (err < 0)
+		return err;
+	if (!err && !any)
+		snprintf(run->no_counter_reason, sizeof(run->no_counter_reason), "%s",
+			 DIAGNOSTIC_NO_COUNTER);
+	return 0;
+}
+
+static void share_of(struct diagnostic *g, const struct diagnosis *d, const struct hotspot_share *h)
+{
+	int cycles = strcmp(d->counter, "cpu-clock") != 0;
+	const char *unit = cycles ? "cycles" : "ns";
+	struct derived part, total;
+	const struct derived *in[] = {&part, &total};
+
+	derived_input(&part, cycles ? "hotspot cycles" : "hotspot time", h->value, unit,
+		      QUALITY_MEASURED, NULL);
+	derived_input(&total, cycles ? "sampled cycles" : "sampled time", d->total_value, unit,
+		      QUALITY_MEASURED, NULL);
+	derived_combine(&g->share, "share", "fraction",
+			cycles ? "hotspot cycles / sampled cycles" : "hotspot time / sampled time",
+			in, 2, h->share, "nothing was sampled");
+}
+
+/* max and min over the Loci of the Hotspot's time, into g->imbalance */
+static void imbalance_set(struct diagnostic *g, size_t n, double max, double min, const char *unit,
+			  const char *missing)
+{
+	int ranks = g->imbalance_over && !strcmp(g->imbalance_over, "ranks");
+	struct derived per_locus;
+	const struct derived *in[] = {&per_locus};
+	char note[DERIVED_REASON_MAX] = "";
+
+	g->n_loci = n;
+	if (n < 2) {
+		derived_input(&per_locus, ranks ? "time per rank" : "time per process", NAN, unit,
+			      QUALITY_UNAVAILABLE,
+			      ranks ? "one Locus: the Run has one rank"
+				    : "one Locus: one process ran this Hotspot");
+	} else {
+		derived_input(&per_locus, ranks ? "time per rank" : "time per process", max, unit,
+			      QUALITY_MEASURED, NULL);
+	}
+	if (missing)
+		snprintf(note, sizeof(note), "%s ran none of it: max / min is infinite", missing);
+	derived_combine(&g->imbalance, "imbalance", "ratio",
+			ranks ? "max / min of the Hotspot's time over the ranks"
+			      : "max / min of the Hotspot's time over the processes that ran it",
+			in, 1, min > 0 ? max / min : INFINITY, note);
+}
+
+/* imbalance across ranks (rank_time: scratch of run->n_ranks) or processes */
+static void imbalance_of(struct diagnostic *g, const struct hotspot_rows *hr,
+			 const struct diagnostic_run *run, const int *ranks, double *rank_time,
+			 const char *unit)
+{
+	double max = 0, min = INFINITY, sum = 0;
+	char missing[64] = "";
+	int64_t process = -1;
+	size_t i, n = 0;
+	int *at;
+
+	g->imbalance_over = run->loci;
+	if (run->n_ranks) {
+		memset(rank_time, 0, run->n_ranks * sizeof(*rank_time));
+		for (i = 0; i < hr->n; i++) {
+			const struct hotspot_locus_row *r = &hr->rows[i];
+
+			at = r->counter == TIME_COUNTER && !r->launcher && r->rank >= 0
+				 ? bsearch(&r->rank, ranks, run->n_ranks, sizeof(*ranks), by_rank)
+				 : NULL;
+			if (at && !isnan(r->value))
+				rank_time[at - ranks] += r->value;
+		}
+		for (i = 0; i < run->n_ranks; i++) {
+			max = rank_time[i] > max ? rank_time[i] : max;
+			min = rank_time[i] < min ? rank_time[i] : min;
+			if (!rank_time[i] && !missing[0])
+				snprintf(missing, sizeof(missing), "rank %d", ranks[i]);
+		}
+		imbalance_set(g, run->n_ranks, max, min, unit, missing[0] ? missing : NULL);
+		return;
+	}
+	for (i = 0; i <= hr->n; i++) { /* rows of one process are consecutive */
+		const struct hotspot_locus_row *r = i < hr->n ? &hr->rows[i] : NULL;
+
+		if (r && (r->counter != TIME_COUNTER || r->launcher || isnan(r->value)))
+			continue;
+		if ((!r || r->process != process) && process >= 0) {
+			max = sum > max ? sum : max;
+			min = sum < min ? sum : min;
+			n++;
+		}
+		if (!r)
+			break;
+		sum = r->process == process ? sum + r->value : r->value;
+		process = r->process;
+	}
+	imbalance_set(g, n, max, min, unit, NULL);
+}
+
+/* the Hotspot's Σ of counter c (0 when the Run sampled c elsewhere) */
+static void counter_of(struct derived *out, const struct hotspot_rows *hr,
+		       const struct diagnostic_run *run, enum diagnostic_counter c)
+{
+	enum quality q = QUALITY_MEASURED;
+	const char *reason = NULL;
+	double sum = 0;
+	size_t i;
+
+	if (!run->sampled[c]) {
+		char why[DERIVED_REASON_MAX];
+
+		snprintf(why, sizeof(why), "no %s counter was sampled in this Run",
+			 counter_names[c]);
+		derived_input(out, counter_names[c], NAN, counter_units[c], QUALITY_UNAVAILABLE,
+			      run->no_counter_reason[0] ? run->no_counter_reason : why);
+		return;
+	}
+	for (i = 0; i < hr->n; i++) {
+		const struct hotspot_locus_row *r = &hr->rows[i];
+
+		if (r->counter != COUNTER_OF(c) || r->launcher)
+			continue;
+		sum += r->value; /* NAN stays NAN: an unavailable Measurement */
+		if (r->quality > q || (!reason && r->quality == q && r->reason)) {
+			q = r->quality;
+			reason = r->reason;
+		}
+	}
+	derived_input(out, counter_names[c], sum, counter_units[c], q, reason);
+}
+
+/* dram_intensity, achieved, attainable, envelope_fraction and the ridge */
+static void placement_of(struct diagnostic *g, const struct hotspot_rows *hr,
+			 const struct diagnostic_run *run, const struct hotspot_share *h)
+{
+	struct derived ctr[DIAGNOSTIC_N_COUNTERS], flop, seconds;
+	const struct derived *in[4];
+	const struct derived *peak;
+	struct roof roof;
+	size_t c, n = 0;
+	int sp;
+
+	for (c = 0; c < DIAGNOSTIC_N_COUNTERS; c++)
+		counter_of(&ctr[c], hr, run, (enum diagnostic_counter)c);
+	if (run->sampled[DIAGNOSTIC_FLOP_DP] || !run->sampled[DIAGNOSTIC_FLOP_SP])
+		in[n++] = &ctr[DIAGNOSTIC_FLOP_DP];
+	if (run->sampled[DIAGNOSTIC_FLOP_SP])
+		in[n++] = &ctr[DIAGNOSTIC_FLOP_SP];
+	derived_combine(&flop, "flop", "flop", "flop_dp + flop_sp", in, n,
+			(n > 1 ? in[1]->value : 0) + in[0]->value, NULL);
+	derived_input(&seconds, "seconds", h->seconds, "s", QUALITY_MEASURED,
+		      isnan(h->seconds) ? "only cycles were sampled: the Run has no time" : NULL);
+	in[0] = &flop;
+	in[1] = &ctr[DIAGNOSTIC_DRAM_BYTES];
+	derived_combine(&g->dram_intensity, "dram_intensity", "flop/B", "flop / dram_bytes", in, 2,
+			flop.value / in[1]->value,
+			flop.value > 0 ? "no DRAM byte was sampled in it: the intensity is infinite"
+				       : "neither FLOP nor DRAM bytes were sampled in it");
+	in[1] = &seconds;
+	derived_combine(&g->achieved, "achieved", "flop/s", "flop / seconds (its CPU time)", in, 2,
+			flop.value / seconds.value, NULL);
+	sp = ctr[DIAGNOSTIC_FLOP_SP].value > ctr[DIAGNOSTIC_FLOP_DP].value;
+	peak = sp ? &run->flops_sp : &run->flops_dp;
+	g->peak = peak->name;
+	roof.peak = peak->value / run->cores.value;
+	roof.bandwidth = run->dram_bandwidth.value / run->cores.value;
+	in[0] = peak;
+	in[1] = &run->dram_bandwidth;
+	derived_combine(&g->ridge, "ridge", "flop/B",
+			sp ? "flops_sp / dram_bandwidth" : "flops_dp / dram_bandwidth", in, 2,
+			roofline_ridge(&roof), NULL);
+	in[0] = &g->dram_intensity;
+	in[1] = peak;
+	in[2] = &run->dram_bandwidth;
+	in[3] = &run->cores;
+	derived_combine(&g->attainable, "attainable", "flop/s",
+			sp ? "min(flops_sp, dram_bandwidth × dram_intensity) / cores"
+			   : "min(flops_dp, dram_bandwidth × dram_intensity) / cores",
+			in, 4, roofline_attainable(&roof, g->dram_intensity.value), NULL);
+	in[0] = &g->achieved;
+	in[1] = &g->attainable;
+	derived_combine(&g->envelope_fraction, "envelope_fraction", "fraction",
+			"achieved / attainable", in, 2,
+			roofline_envelope_fraction(g->achieved.value, g->attainable.value),
+			"no FLOP was sampled in it: attainable is 0 at DRAM intensity 0");
+}
+
+/* the class and its evidence (or why there is none) */
+static void classify(struct diagnostic *g)
+{
+	enum roofline_class c = roofline_classify(g->imbalance.value, g->envelope_fraction.value,
+						  g->dram_intensity.value, g->ridge.value);
+	const struct derived *basis = &g->envelope_fraction;
+	char *out = g->classification_reason;
+	size_t len = sizeof(g->classification_reason);
+	int n = 0;
+
+	g->classification = roofline_class_name(c);
+	switch (c) {
+	case ROOFLINE_IMBALANCE:
+		basis = &g->imbalance;
+		if (isinf(g->imbalance.value))
+			n = snprintf(out, len, "%s", g->imbalance.reason);
+		else
+			n = snprintf(out, len,
+				     "its time varies %.2fx across the %zu %s (max / min >= %g)",
+				     g->imbalance.value, g->n_loci, g->imbalance_over,
+				     ROOFLINE_IMBALANCE_MIN);
+		break;
+	case ROOFLINE_LATENCY_BOUND:
+		n = snprintf(out, len, "%.1f %% of attainable, below %.0f %%",
+			     100 * g->envelope_fraction.value, 100 * ROOFLINE_LATENCY_BELOW);
+		break;
+	case ROOFLINE_MEMORY_BOUND:
+	case ROOFLINE_COMPUTE_BOUND:
+		n = snprintf(out, len, "DRAM intensity %.3g flop/B %s the ridge (%.3g flop/B)",
+			     g->dram_intensity.value,
+			     c == ROOFLINE_MEMORY_BOUND ? "below" : "at or above", g->ridge.value);
+		break;
+	case ROOFLINE_NO_CLASS:
+		/* the placement is missing: its reason (the imbalance, when that is
+		 * what is missing too, says less) */
+		snprintf(out, len, "no placement: %s", g->envelope_fraction.reason);
+		return;
+	}
+	if (basis->quality == QUALITY_ESTIMATED && n >= 0 && (size_t)n < len)
+		snprintf(out + n, len - (size_t)n, "; estimated: %s", basis->reason);
+}
+
+/* the rows of hotspot id in hl (sorted by Hotspot) */
+static struct hotspot_rows rows_of(const struct hotspot_loci *hl, int64_t id)
+{
+	struct hotspot_rows hr = {NULL, 0};
+	size_t lo = 0, hi = hl->n, mid;
+
+	while (lo < hi) { /* the first row >= id */
+		mid = lo + (hi - lo) / 2;
+		if (hl->rows[mid].hotspot < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	hr.rows = hl->rows + lo;
+	while (lo + hr.n < hl->n && hl->rows[lo + hr.n].hotspot == id)
+		hr.n++;
+	return hr;
+}
+
+static int diagnose_hotspots(struct diagnosis *d, const struct hotspot_loci *hl,
+			     const struct diagnostic_run *run, const int *ranks)
+{
+	const char *unit = strcmp(d->counter, "cpu-clock") ? "cycles" : "ns";
+	double *rank_time = calloc(run->n_ranks ? run->n_ranks : 1, sizeof(*rank_time));
+	size_t i;
+
+	if (!rank_time)
+		return -ENOMEM;
+	for (i = 0; i < d->n_hotspots; i++) {
+		struct hotspot_share *h = &d->hotspots[i];
+		struct hotspot_rows hr = rows_of(hl, h->id);
+
+		h->diagnostic = calloc(1, sizeof(*h->diagnostic));
+		if (!h->diagnostic) {
+			free(rank_time);
+			return -ENOMEM;
+		}
+		share_of(h->diagnostic, d, h);
+		imbalance_of(h->diagnostic, &hr, run, ranks, rank_time, unit);
+		placement_of(h->diagnostic, &hr, run, h);
+		classify(h->diagnostic);
+	}
+	free(rank_time);
+	return 0;
+}
+
+int diagnostic_compute(struct diagnosis *d, struct pivot *p, const json_t *machine)
+{
+	struct hotspot_loci empty = {0, NULL}, *hl = NULL;
+	const char *counters[1 + DIAGNOSTIC_N_COUNTERS];
+	struct diagnostic_run *run;
+	int *ranks = NULL;
+	size_t c;
+	int err;
+
+	if (!d)
+		return -EINVAL;
+	run = calloc(1, sizeof(*run));
+	if (!run)
+		return -ENOMEM;
+	d->diagnostic_run = run;
+	diagnostic_run_read_machine(run, machine);
+	if (!d->counter)
+		return 0; /* nothing sampled: no Hotspot to diagnose */
+	counters[TIME_COUNTER] = d->counter;
+	for (c = 0; c < DIAGNOSTIC_N_COUNTERS; c++)
+		counters[COUNTER_OF(c)] = counter_names[c];
+	if (p) {
+		hl = hotspot_loci__new(p, counters, 1 + DIAGNOSTIC_N_COUNTERS);
+		if (!hl)
+			return -errno;
+	}
+	err = run_counters(run, hl ? hl : &empty, p);
+	err = err ?: run_ranks(hl ? hl : &empty, &ranks, &run->n_ranks);
+	if (!err)
+		run->loci = run->n_ranks ? "ranks" : "processes";
+	err = err ?: diagnose_hotspots(d, hl ? hl : &empty, run, ranks);
+	free(ranks);
+	hotspot_loci__free(hl);
+	return err;
+}
