@@ -16,12 +16,12 @@
 /* schema 4: the source extract of a Hotspot (its status, why, which lines)
  * and its lines; line shares are never stored (derived from samples) */
 #define SOURCES_TABLES                                                                             \
-	"CREATE TABLE sources(id INTEGER PRIMARY KEY, hotspot INTEGER NOT NULL UNIQUE"             \
+	"CREATE TABLE IF NOT EXISTS sources(id INTEGER PRIMARY KEY, hotspot INTEGER NOT NULL UNIQUE"             \
 	" REFERENCES hotspots(id), dwarf_path TEXT NOT NULL, resolved_path TEXT,"                  \
 	" status TEXT NOT NULL CHECK(status IN ('embedded','not-verified','stale','missing',"      \
 	"'ambiguous','disabled')), reason TEXT, first_line INTEGER, last_line INTEGER,"            \
 	" truncated INTEGER NOT NULL DEFAULT 0);\n"                                                \
-	"CREATE TABLE extracts(source INTEGER NOT NULL REFERENCES sources(id),"                    \
+	"CREATE TABLE IF NOT EXISTS extracts(source INTEGER NOT NULL REFERENCES sources(id),"                    \
 	" line INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY(source, line));\n"
 
 static const char pivot_schema[] =
@@ -109,10 +109,35 @@ static const char pivot_migrate_v1[] =
 static const char pivot_migrate_v2[] = MODULE_SYMBOLS_TABLE "PRAGMA user_version = 3;\n";
 
 /* schema 3 -> 4: the function's first line of each Hotspot, and the source
- * extracts (schema 3's `extracts` was never written: replaced) */
-static const char pivot_migrate_v3[] = "ALTER TABLE hotspots ADD COLUMN start_line INTEGER;\n"
-				       "DROP TABLE extracts;\n" SOURCES_TABLES
-				       "PRAGMA user_version = 4;\n";
+ * extracts (schema 3's `extracts`, by file, was never written: replaced) */
+static const char pivot_migrate_v3[] = SOURCES_TABLES "PRAGMA user_version = 4;\n";
+
+/* 1 when table has column, 0 when not, -errno */
+static int has_column(struct pivot *p, const char *table, const char *column)
+{
+	char sql[256];
+	int64_t n = 0;
+	int err;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'", table, column);
+	err = pivot_query_int64(p, sql, "read a table's columns", &n);
+	return err ? err : n > 0;
+}
+
+static int migrate_v3(struct pivot *p)
+{
+	int err = has_column(p, "hotspots", "start_line");
+
+	if (!err)
+		err = pivot_exec(p, "ALTER TABLE hotspots ADD COLUMN start_line INTEGER");
+	if (err < 0)
+		return err;
+	err = has_column(p, "extracts", "file");
+	if (err > 0)
+		err = pivot_exec(p, "DROP TABLE extracts");
+	return err < 0 ? err : pivot_exec(p, pivot_migrate_v3);
+}
 
 int pivot_schema_create(struct pivot *p)
 {
@@ -135,6 +160,6 @@ int pivot_schema_migrate(struct pivot *p)
 	if (!err && p->schema < 3)
 		err = pivot_exec(p, pivot_migrate_v2);
 	if (!err && p->schema < 4)
-		err = pivot_exec(p, pivot_migrate_v3);
+		err = migrate_v3(p);
 	return err;
 }
