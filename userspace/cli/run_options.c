@@ -53,7 +53,7 @@ static const char doc[] =
 	"\n"
 	"Configuration: /etc/nunatak.toml, then the first nunatak.toml found walking up\n"
 	"from the current directory, then these options (keys: name, runs_dir,\n"
-	"[sampling] frequency, [tools] llvm-symbolizer).";
+	"[sampling] frequency, [tools] llvm-symbolizer, [source] embed, [source_map]).";
 
 enum { OPT_LINGER = 0x100, OPT_SYMBOLIZER_BUDGET, OPT_UNWINDER, OPT_NO_SOURCE, OPT_SOURCE_MAP };
 

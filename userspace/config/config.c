@@ -168,32 +168,6 @@ static int set_debug_dirs(struct config *cfg, const struct toml_value *array, co
 	return 0;
 }
 
-/* the source of key becomes source (copied): 0 or -ENOMEM */
-static int set_source(struct config *cfg, enum config_key key, const char *source)
-{
-	char *source_copy = strdup(source);
-
-	if (!source_copy)
-		return -ENOMEM;
-	free(cfg->source[key]);
-	cfg->source[key] = source_copy;
-	return 0;
-}
-
-static int set_source_map(struct config *cfg, const struct toml_value *table, const char *source)
-{
-	return source_map_set(cfg, table) ?: set_source(cfg, CONFIG_SOURCE_MAP, source);
-}
-
-int config_set_source_embed(struct config *cfg, int embed)
-{
-	int ret = set_source(cfg, CONFIG_SOURCE_EMBED, CONFIG_SOURCE_COMMAND_LINE);
-
-	if (!ret)
-		cfg->source_embed = !!embed;
-	return ret;
-}
-
 int config_set_name(struct config *cfg, const char *name)
 {
 	if (!name || !*name)
@@ -411,13 +385,12 @@ static int config_file_apply(struct config *cfg, const struct config_file *file)
 		} else if (key == CONFIG_DEBUG_DIRS) {
 			ret = set_debug_dirs(cfg, file->value[key], file->path);
 		} else if (key == CONFIG_SOURCE_MAP) {
-			ret = set_source_map(cfg, file->value[key], file->path);
+			ret = source_map_set(cfg, file->value[key], file->path);
 		} else if (key == CONFIG_SOURCE_EMBED) {
 			bool embed = true;
 
 			toml_value_bool(file->value[key], &embed);
-			ret = set_source(cfg, CONFIG_SOURCE_EMBED, file->path);
-			cfg->source_embed = embed;
+			ret = source_embed_set(cfg, embed, file->path);
 		} else {
 			toml_value_string(file->value[key], &s);
 			ret = set_string(cfg, key, s, file->path);

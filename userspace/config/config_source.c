@@ -62,12 +62,43 @@ void source_map_free(struct config *cfg)
 	cfg->n_source_map = 0;
 }
 
-int source_map_set(struct config *cfg, const struct toml_value *table)
+/* the source of key becomes source (copied): 0 or -ENOMEM */
+static int set_source(struct config *cfg, enum config_key key, const char *source)
+{
+	char *source_copy = strdup(source);
+
+	if (!source_copy)
+		return -ENOMEM;
+	free(cfg->source[key]);
+	cfg->source[key] = source_copy;
+	return 0;
+}
+
+int source_embed_set(struct config *cfg, int embed, const char *source)
+{
+	int ret = set_source(cfg, CONFIG_SOURCE_EMBED, source);
+
+	if (!ret)
+		cfg->source_embed = !!embed;
+	return ret;
+}
+
+int config_set_source_embed(struct config *cfg, int embed)
+{
+	return source_embed_set(cfg, embed, CONFIG_SOURCE_COMMAND_LINE);
+}
+
+int source_map_set(struct config *cfg, const struct toml_value *table, const char *source)
 {
 	size_t i, n = toml_table_len(table);
 	char **old = calloc(n + 1, sizeof(*old)), **new = calloc(n + 1, sizeof(*new));
 	const char *key, *s;
 
+	if (set_source(cfg, CONFIG_SOURCE_MAP, source)) {
+		free(old);
+		free(new);
+		return -ENOMEM;
+	}
 	for (i = 0; old && new && i < n; i++) {
 		toml_value_string(toml_table_at(table, i, &key), &s);
 		old[i] = strdup(key);
