@@ -300,7 +300,7 @@ static void test_staleness(void **state)
 			 0);
 	assert_int_equal(run_cmd("clang -g -gdwarf-5 -O0 -o '%s' '%s'", bin, src), 0);
 	dwarf_checksums_init(&dc);
-	assert_int_equal(dwarf_checksums_read(tool, bin, &dc), 0);
+	assert_int_equal(dwarf_checksums_read(tool, bin, DWARF_CHECKSUMS_TIMEOUT_MS, &dc), 0);
 	assert_int_equal(dwarf_checksums_lookup(&dc, src, md5), 1);
 	dwarf_checksums_release(&dc);
 
@@ -324,13 +324,13 @@ static void test_staleness(void **state)
 	if (have_command("gcc")) {
 		assert_int_equal(run_cmd("gcc -g -gdwarf-4 -O0 -o '%s' '%s'", bin, src), 0);
 		dwarf_checksums_init(&dc);
-		assert_int_equal(dwarf_checksums_read(tool, bin, &dc), 0);
+		assert_int_equal(dwarf_checksums_read(tool, bin, DWARF_CHECKSUMS_TIMEOUT_MS, &dc), 0);
 		assert_int_equal(dwarf_checksums_lookup(&dc, src, md5), 0);
 		dwarf_checksums_release(&dc);
 	}
 	/* not a module: the tool fails, said */
 	dwarf_checksums_init(&dc);
-	assert_int_equal(dwarf_checksums_read(tool, src, &dc), -EIO);
+	assert_int_equal(dwarf_checksums_read(tool, src, DWARF_CHECKSUMS_TIMEOUT_MS, &dc), -EIO);
 	dwarf_checksums_release(&dc);
 }
 

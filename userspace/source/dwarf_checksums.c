@@ -247,10 +247,11 @@ static int stream(int fd, long long deadline, struct dwarf_checksums *dc)
 	return err ?: dwarf_checksums_finish(dc);
 }
 
-int dwarf_checksums_read(const char *tool, const char *module, struct dwarf_checksums *dc)
+int dwarf_checksums_read(const char *tool, const char *module, int timeout_ms,
+			 struct dwarf_checksums *dc)
 {
 	char *argv[] = {"llvm-dwarfdump", "--debug-line", (char *)module, NULL};
-	long long deadline = clock_monotonic_ms() + DWARF_CHECKSUMS_TIMEOUT_MS;
+	long long deadline = clock_monotonic_ms() + timeout_ms;
 	int pipefd[2], stdio[3], status = 0, err, reap;
 	pid_t pid;
 

@@ -48,9 +48,11 @@ int dwarf_checksums_feed(struct dwarf_checksums *dc, const char *line);
 int dwarf_checksums_finish(struct dwarf_checksums *dc);
 
 /* Runs tool (absolute) on module and parses its output into dc
- * (initialized by the caller). 0; -ETIMEDOUT; -EIO when it failed (exit
- * status not 0: no debug information, not ELF); -errno from spawning. */
-int dwarf_checksums_read(const char *tool, const char *module, struct dwarf_checksums *dc);
+ * (initialized by the caller), for at most timeout_ms. 0; -ETIMEDOUT;
+ * -EIO when it failed (exit status not 0: no debug information, not ELF);
+ * -errno from spawning. */
+int dwarf_checksums_read(const char *tool, const char *module, int timeout_ms,
+			 struct dwarf_checksums *dc);
 
 /* What dc says of path: 1 and md5 filled when an entry of that path has a
  * checksum, 0 when it has none (or no entry names it). */

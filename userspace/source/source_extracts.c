@@ -3,15 +3,17 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "userspace/aggregator/as_owner.h"
+#include "userspace/attribution/symbolizer.h"
 #include "userspace/launch/tool.h"
+#include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
 #include "userspace/source/dwarf_checksums.h"
@@ -66,6 +68,21 @@ static const json_t *effective(const json_t *manifest, const char *key)
 					    "effective_configuration"),
 			    key),
 	    "value");
+}
+
+/* 1 when the user stopped the finalize (the symbolizer's budget, bound by
+ * the Aggregator, says so or its cancel descriptor is readable) */
+static int finalize_stopped(void)
+{
+	const struct symbolizer_budget *b = symbolizer_budget_bound();
+	struct pollfd pfd;
+
+	if (!b)
+		return 0;
+	if (b->stopped == -ECANCELED)
+		return 1;
+	pfd = (struct pollfd){.fd = b->cancel_fd, .events = POLLIN};
+	return b->cancel_fd >= 0 && poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
 }
 
 /* the reason extracts are disabled, or NULL when they are not */
@@ -129,6 +146,7 @@ static int dwarfdump_tool(const char *symbolizer, char *path, size_t len, char *
 static int find_checksums(struct extract_job *j, const char *symbolizer)
 {
 	char tool[PATH_MAX], why[PATH_MAX + 200];
+	long long deadline = clock_monotonic_ms() + DWARF_CHECKSUMS_TIMEOUT_MS;
 	struct dwarf_checksums dc;
 	size_t i, k;
 	int tool_err, err;
@@ -148,7 +166,10 @@ static int find_checksums(struct extract_job *j, const char *symbolizer)
 		if (j->rq[i].has_md5 || strcmp(j->no_md5[i], "no checksum in the debug info"))
 			continue; /* its module was read already */
 		dwarf_checksums_init(&dc);
-		err = dwarf_checksums_read(tool, j->c[i].module_path, &dc);
+		err = deadline > clock_monotonic_ms()
+			  ? dwarf_checksums_read(tool, j->c[i].module_path,
+						 (int)(deadline - clock_monotonic_ms()), &dc)
+			  : -ETIMEDOUT; /* one bound for every module */
 		if (err == -ENOMEM) {
 			dwarf_checksums_release(&dc);
 			return err;
@@ -193,23 +214,25 @@ int source_extracts_store(struct pivot *p, int run_dir_fd, const json_t *manifes
 	const char *disabled;
 	char buf[PATH_MAX + 64];
 	size_t i;
-	int err;
+	int err, stopped;
 
 	if (!j)
 		return -ENOMEM;
 	err = pivot_for_each_source_candidate(p, SOURCE_MAX_HOTSPOTS, collect, j);
 	if (err || !j->n)
 		goto cleanup;
-	disabled = disabled_reason(manifest, buf, sizeof(buf));
+	stopped = finalize_stopped();
+	disabled = stopped ? "not read: the finalize was stopped by the user"
+			   : disabled_reason(manifest, buf, sizeof(buf));
 	for (i = 0; disabled && i < j->n; i++) {
-		j->answers[i].status = SOURCE_DISABLED;
+		j->answers[i].status = stopped ? SOURCE_MISSING : SOURCE_DISABLED;
 		snprintf(j->answers[i].reason, sizeof(j->answers[i].reason), "%s", disabled);
 	}
 	if (!disabled) {
 		read_options(j, manifest, run_dir_fd);
 		err = find_checksums(j, symbolizer);
 		err = err ?: source_fetch(&j->o, j->rq, j->n, as_owner_fsuid(),
-					  (gid_t)setfsgid((gid_t)-1), j->answers);
+					  as_owner_fsgid(), j->answers);
 		if (err)
 			goto cleanup;
 	}
