@@ -24,6 +24,7 @@ struct candidate {
 	int64_t hotspot;
 	char *source_file, *module_path;
 	uint32_t first_line, last_line;
+	int module_read; /* its module's line tables were read (or tried) */
 };
 
 struct extract_job {
@@ -163,8 +164,8 @@ static int find_checksums(struct extract_job *j, const char *symbolizer)
 			 why);
 	}
 	for (i = 0; !tool_err && i < j->n; i++) {
-		if (j->rq[i].has_md5 || strcmp(j->no_md5[i], "no checksum in the debug info"))
-			continue; /* its module was read already */
+		if (j->c[i].module_read)
+			continue;
 		dwarf_checksums_init(&dc);
 		err = deadline > clock_monotonic_ms()
 			  ? dwarf_checksums_read(tool, j->c[i].module_path,
@@ -177,6 +178,7 @@ static int find_checksums(struct extract_job *j, const char *symbolizer)
 		for (k = i; k < j->n; k++) {
 			if (strcmp(j->c[k].module_path, j->c[i].module_path))
 				continue;
+			j->c[k].module_read = 1;
 			if (err)
 				snprintf(j->no_md5[k], sizeof(j->no_md5[k]),
 					 "the line table of '%s' could not be read (llvm-dwarfdump: "
