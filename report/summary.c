@@ -13,6 +13,7 @@
 #include "report/summary_format.h"
 #include "report/summary_mpi.h"
 #include "report/summary_processes.h"
+#include "report/summary_source.h"
 #include "report/summary_unresolved.h"
 #include "userspace/log/json_text.h"
 #include "userspace/pivot/pivot.h"
@@ -232,6 +233,9 @@ int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 		summary_print_diagnostics(out, d, summary_shown(d));
 		summary_print_kernel(out, ps);
 		summary_print_processes(out, ps);
+		err = summary_print_sources(out, d, p);
+		if (err)
+			goto cleanup;
 	}
 	summary_print_mpi(out, b);
 	err = print_not_said(out, d, b, p);
@@ -337,6 +341,8 @@ json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 	hotspots = json_object_get(root, "hotspots");
 	for (i = 0; i < d->n_all; i++) { /* every one: above_floor says which */
 		o = hotspot_json(&d->hotspots[i]);
+		if (o && summary_source_attach(o, d, &d->hotspots[i], p))
+			o = (json_decref(o), NULL);
 		if (!o || json_array_append_new(hotspots, o))
 			goto cleanup;
 	}

@@ -12,7 +12,7 @@ uid_t as_owner_fsuid(void)
 	return (uid_t)setfsuid((uid_t)-1);
 }
 
-static gid_t current_fsgid(void)
+gid_t as_owner_fsgid(void)
 {
 	return (gid_t)setfsgid((gid_t)-1);
 }
@@ -26,7 +26,7 @@ int as_owner_enter(struct as_owner *o, uid_t uid, gid_t gid)
 		return 0;
 	o->saved_gid = (gid_t)setfsgid(gid);
 	o->saved_uid = (uid_t)setfsuid(uid);
-	if (as_owner_fsuid() != uid || current_fsgid() != gid) {
+	if (as_owner_fsuid() != uid || as_owner_fsgid() != gid) {
 		setfsuid(o->saved_uid);
 		setfsgid(o->saved_gid);
 		return -EPERM;

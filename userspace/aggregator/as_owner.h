@@ -34,5 +34,7 @@ void as_owner_leave(struct as_owner *o);
 /* The fsuid of this thread: the uid a file made now belongs to (the euid
  * outside of as_owner_enter()). */
 uid_t as_owner_fsuid(void);
+/* The fsgid of this thread, likewise. */
+gid_t as_owner_fsgid(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include "userspace/attribution/symbolizer.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
+#include "userspace/source/source_extracts.h"
 #include "userspace/wire/wire.h"
 #include "userspace/log/json_text.h"
 
@@ -458,6 +459,8 @@ int finalize_run(struct pivot *p, int run_dir_fd, json_t *manifest, const char *
 	err = pivot_derive_measurements(p);
 	if (err)
 		return err;
+	/* a Run without its extracts is still whole: said, not returned */
+	source_extracts_store(p, run_dir_fd, manifest, symbolizer);
 	err = pivot_for_each_counter(p, counter_to_degradation, p);
 	if (!err)
 		err = pivot_nodes(p, node_stack_losses, p);

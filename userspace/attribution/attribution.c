@@ -137,6 +137,7 @@ static int copy_inline_chain(struct attributed_address *a, const struct symboliz
 	    strdup_or_null(outermost->start_file[0] ? outermost->start_file : outermost->file);
 	if ((outermost->start_file[0] || outermost->file[0]) && !a->source_file)
 		return -ENOMEM;
+	a->start_line = outermost->start_file[0] ? outermost->start_line : 0;
 	return 0;
 }
 

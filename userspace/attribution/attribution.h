@@ -62,6 +62,7 @@ struct attributed_address {
 	char *function;		 /* Hotspot name (see above); never NULL unless -ENOMEM */
 	uint64_t function_start; /* physical identity within the module */
 	char *source_file;	 /* source file of the physical function, NULL when unknown */
+	uint32_t start_line;	 /* its first line (DWARF StartLine), 0 when unknown */
 	uint32_t line;		 /* source line of the address (innermost frame), 0 when unknown */
 	size_t n_frames; /* inline chain, innermost first, last = physical; 0 without DWARF */
 	struct attribution_frame *frames;

@@ -134,7 +134,10 @@ static int run_configure(struct run *r)
 		return EXIT_NUNATAK_FAILED;
 	if ((run_env.name && config_set_name(&r->cfg, run_env.name)) ||
 	    (run_env.output && config_set_runs_dir(&r->cfg, run_env.output)) ||
-	    (run_env.frequency && config_set_sampling_frequency(&r->cfg, run_env.frequency))) {
+	    (run_env.frequency && config_set_sampling_frequency(&r->cfg, run_env.frequency)) ||
+	    (run_env.no_source && config_set_source_embed(&r->cfg, 0)) ||
+	    (run_env.n_source_map &&
+	     config_add_source_map(&r->cfg, run_env.source_map, (size_t)run_env.n_source_map))) {
 		fprintf(stderr, "nunatak: cannot apply the options: %s\n", strerror(ENOMEM));
 		return EXIT_NUNATAK_FAILED;
 	}

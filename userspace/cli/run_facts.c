@@ -1,5 +1,9 @@
 /* run_facts — see run_facts.h. */
 #include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "userspace/cli/run_facts.h"
 #include "userspace/config/config.h"
@@ -21,6 +25,29 @@ static json_t *command_json(int ncmd, char *const cmd[])
 	return command;
 }
 
+/* where the source files of the Run are searched by name: the top of the
+ * git work tree holding the current directory, else the current
+ * directory; JSON null when it cannot be named */
+static json_t *project_root_json(void)
+{
+	char cwd[PATH_MAX], dir[PATH_MAX], probe[PATH_MAX + 8];
+	struct stat st;
+	char *slash;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		return json_null();
+	snprintf(dir, sizeof(dir), "%s", cwd);
+	for (;;) {
+		snprintf(probe, sizeof(probe), "%s/.git", strcmp(dir, "/") ? dir : "");
+		if (!lstat(probe, &st))
+			return json_text(dir);
+		slash = strrchr(dir, '/');
+		if (!slash || !strcmp(dir, "/"))
+			return json_text(cwd);
+		slash[slash == dir ? 1 : 0] = '\0';
+	}
+}
+
 json_t *run_facts_json(const char *name, int ncmd, char *const cmd[],
 		       const struct launcher_split *split, const struct config *cfg,
 		       const char *created, const char *node)
@@ -33,6 +60,11 @@ json_t *run_facts_json(const char *name, int ncmd, char *const cmd[],
 	    "world_size", split->world_size > 0 ? json_integer(split->world_size) : json_null(),
 	    "node", json_text(node), "job_id", "effective_configuration",
 	    config_effective_json(cfg));
+
+	if (facts && json_object_set_new(facts, "project_root", project_root_json())) {
+		json_decref(facts);
+		facts = NULL;
+	}
 
 	if (!facts)
 		errno = ENOMEM;

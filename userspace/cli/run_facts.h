@@ -1,6 +1,8 @@
 /* run_facts — what `nunatak run` tells the node service about its Run
  * (run-start's "run", START's run facts): name, created, command line,
- * launcher, target, world size, origin node, and the effective
+ * launcher, target, world size, origin node, the project root (the git
+ * work tree of the current directory, else it: where source files are
+ * searched by name), and the effective
  * configuration with where each value came from. Text from the user is
  * written as json_text writes it (a word that is not UTF-8 is kept, its
  * invalid bytes as \xNN). The Aggregator builds the manifest from it.

@@ -48,12 +48,14 @@ static const char doc[] =
 	"  nunatak run -- mpirun -n 8 ./solver    hotspots and MPI time of every rank\n"
 	"  nunatak run -e -- srun -n 4 ./app      each MPI call as an Event as well\n"
 	"  nunatak run --linger 30 -- ./start.sh  observe what it leaves running, 30 s\n"
+	"  nunatak run --source-map /build=$HOME/src -- ./app  sources built elsewhere\n"
+	"  nunatak run --no-source -- ./app       no line of code in the Run\n"
 	"\n"
 	"Configuration: /etc/nunatak.toml, then the first nunatak.toml found walking up\n"
 	"from the current directory, then these options (keys: name, runs_dir,\n"
-	"[sampling] frequency, [tools] llvm-symbolizer).";
+	"[sampling] frequency, [tools] llvm-symbolizer, [source] embed, [source_map]).";
 
-enum { OPT_LINGER = 0x100, OPT_SYMBOLIZER_BUDGET, OPT_UNWINDER };
+enum { OPT_LINGER = 0x100, OPT_SYMBOLIZER_BUDGET, OPT_UNWINDER, OPT_NO_SOURCE, OPT_SOURCE_MAP };
 
 static const struct argp_option options[] = {
 	{ "name", 'n', "NAME", 0, "Run name (default: config `name`, else the command's name)", 0 },
@@ -74,6 +76,12 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "Print the result as one JSON object on stdout", 0 },
 	{ "strict", 's', NULL, 0, "Exit 121 when a Degradation occurred", 0 },
 	{ "mpi-events", 'e', NULL, 0, "Also record every MPI call as an Event (bounded)", 0 },
+	{ "no-source", OPT_NO_SOURCE, NULL, 0,
+	  "Embed no line of source code in the Run (config [source] embed = false)", 0 },
+	{ "source-map", OPT_SOURCE_MAP, "OLD=NEW", 0,
+	  "Look for a source file the debug information places under OLD under NEW "
+	  "(repeatable, tried in order before config [source_map])",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Say more about what nunatak does", 0 },
 	{},
 };
@@ -138,6 +146,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		run_env.verbose = 1;
+		break;
+	case OPT_NO_SOURCE:
+		run_env.no_source = 1;
+		break;
+	case OPT_SOURCE_MAP:
+		if (!strchr(arg, '=') || arg[0] == '=' || !strchr(arg, '=')[1])
+			argp_error(state, "invalid --source-map '%s': give OLD=NEW, both paths", arg);
+		if (run_env.n_source_map >= RUN_MAX_SOURCE_MAP)
+			argp_error(state, "too many --source-map: at most %d", RUN_MAX_SOURCE_MAP);
+		run_env.source_map[run_env.n_source_map++] = arg;
 		break;
 	case 'e':
 		run_env.mpi_events = 1;

@@ -5,6 +5,8 @@
 #ifndef NUNATAK_CLI_RUN_OPTIONS_H
 #define NUNATAK_CLI_RUN_OPTIONS_H
 
+#define RUN_MAX_SOURCE_MAP 16
+
 struct run_env {
 	const char *name;
 	const char *output;
@@ -16,6 +18,9 @@ struct run_env {
 	int verbose;
 	int mpi_events;
 	int unwinder; /* enum sample_unwinder: --unwinder */
+	int no_source;					/* --no-source */
+	const char *source_map[RUN_MAX_SOURCE_MAP];	/* --source-map OLD=NEW, in order */
+	int n_source_map;
 	char **cmd; /* the application's command line, cmd[0..ncmd) */
 	int ncmd;
 };

@@ -28,9 +28,11 @@ static const struct {
     [CONFIG_SAMPLING_FREQUENCY] = {"sampling.frequency", TOML_INT},
     [CONFIG_LLVM_SYMBOLIZER] = {"tools.llvm-symbolizer", TOML_STRING},
     [CONFIG_DEBUG_DIRS] = {"tools.debug_dirs", TOML_ARRAY},
+    [CONFIG_SOURCE_EMBED] = {"source.embed", TOML_BOOL},
+    [CONFIG_SOURCE_MAP] = {"source_map", TOML_TABLE},
 };
 
-static const char *const config_tables[] = {"sampling", "tools"};
+static const char *const config_tables[] = {"sampling", "tools", "source"};
 
 /* One file, parsed and checked, waiting to be applied: the cascade applies
  * nothing until every file of it is known to be valid. */
@@ -55,6 +57,7 @@ void config_init(struct config *cfg)
 	cfg->runs_dir = (char *)CONFIG_DEFAULT_RUNS_DIR;
 	cfg->sampling_frequency = CONFIG_DEFAULT_SAMPLING_FREQUENCY;
 	cfg->llvm_symbolizer = (char *)CONFIG_DEFAULT_LLVM_SYMBOLIZER;
+	cfg->source_embed = 1;
 	service_init(&cfg->service);
 }
 
@@ -99,6 +102,7 @@ void config_release(struct config *cfg)
 		free(cfg->source[key]);
 	}
 	tools_free_debug_dirs(cfg->debug_dirs, cfg->n_debug_dirs);
+	source_map_free(cfg);
 	service_release(&cfg->service);
 	config_init(cfg);
 }
@@ -283,6 +287,11 @@ static int check_entry(const struct toml_entry *entry, void *data)
 				  &ctx->file->service, ctx->err, ctx->errlen);
 	if (ret != 1)
 		return ret;
+	ret = source_map_check_entry(entry, ctx->file->path, ctx->err, ctx->errlen);
+	if (!ret && entry->type == TOML_TABLE && !strcmp(entry->path, "source_map"))
+		ctx->file->value[CONFIG_SOURCE_MAP] = entry->value;
+	if (ret != 1)
+		return ret;
 	toml_value_position(entry->value, &line, &col);
 	for (i = 0; i < sizeof(config_tables) / sizeof(config_tables[0]); i++) {
 		if (strcmp(entry->path, config_tables[i]))
@@ -375,6 +384,13 @@ static int config_file_apply(struct config *cfg, const struct config_file *file)
 			ret = set_frequency(cfg, (long)frequency, file->path);
 		} else if (key == CONFIG_DEBUG_DIRS) {
 			ret = set_debug_dirs(cfg, file->value[key], file->path);
+		} else if (key == CONFIG_SOURCE_MAP) {
+			ret = source_map_set(cfg, file->value[key], file->path);
+		} else if (key == CONFIG_SOURCE_EMBED) {
+			bool embed = true;
+
+			toml_value_bool(file->value[key], &embed);
+			ret = source_embed_set(cfg, embed, file->path);
 		} else {
 			toml_value_string(file->value[key], &s);
 			ret = set_string(cfg, key, s, file->path);
@@ -551,6 +567,12 @@ json_t *config_effective_json(const struct config *cfg)
 					  "source", config_source(cfg, key));
 		else if (key == CONFIG_DEBUG_DIRS)
 			entry = json_pack("{s:o,s:s}", "value", tools_debug_dirs_json(cfg), "source",
+					  config_source(cfg, key));
+		else if (key == CONFIG_SOURCE_MAP)
+			entry = json_pack("{s:o,s:s}", "value", source_map_json(cfg), "source",
+					  config_source(cfg, key));
+		else if (key == CONFIG_SOURCE_EMBED)
+			entry = json_pack("{s:b,s:s}", "value", cfg->source_embed, "source",
 					  config_source(cfg, key));
 		else
 			/* a value is text from a file or an option (--name): json_text */

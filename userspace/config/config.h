@@ -20,6 +20,12 @@
  *	                                   # where llvm-symbolizer also looks for split
  *	                                   # debug files (DIR/.build-id/xx/rest.debug),
  *	                                   # after /usr/lib/debug (always searched)
+ *	[source]
+ *	embed = true                       # false: no line of code in a Run (--no-source)
+ *	[source_map]                       # where the source of a binary built elsewhere
+ *	"/build/dir" = "/home/me/src"      # is: a DWARF path under OLD (whole leading
+ *	                                   # components) is looked for under NEW; at most
+ *	                                   # 64, tried in order; keys and values not empty
  *	[service]                          # the daemons; see struct service_config
  *
  * A file is obeyed only if trust_file() (trust.h) accepts it: a regular
@@ -52,6 +58,7 @@
 #define CONFIG_MAX_SAMPLING_FREQUENCY 100000
 #define CONFIG_DEFAULT_LLVM_SYMBOLIZER "llvm-symbolizer"
 #define CONFIG_MAX_DEBUG_DIRS 16
+#define CONFIG_MAX_SOURCE_MAP 64
 #define CONFIG_SITE_PATH "/etc/nunatak.toml"
 #define CONFIG_PROJECT_FILENAME "nunatak.toml"
 #define CONFIG_SOURCE_COMMAND_LINE "command line"
@@ -117,6 +124,8 @@ enum config_key {
 	CONFIG_SAMPLING_FREQUENCY,
 	CONFIG_LLVM_SYMBOLIZER,
 	CONFIG_DEBUG_DIRS,
+	CONFIG_SOURCE_EMBED,
+	CONFIG_SOURCE_MAP,
 	CONFIG_KEY_COUNT,
 };
 
@@ -127,6 +136,9 @@ struct config {
 	char *llvm_symbolizer;
 	char **debug_dirs; /* n_debug_dirs absolute paths; NULL, 0 by default */
 	size_t n_debug_dirs;
+	int source_embed; /* 1 by default */
+	char **source_map_old, **source_map_new; /* n_source_map prefix pairs, in order */
+	size_t n_source_map;
 	/* who set each value: NULL for the default, else a file path or
 	 * CONFIG_SOURCE_COMMAND_LINE; owned */
 	char *source[CONFIG_KEY_COUNT];
@@ -181,11 +193,18 @@ int config_set_name(struct config *cfg, const char *name);
 int config_set_runs_dir(struct config *cfg, const char *runs_dir);
 int config_set_sampling_frequency(struct config *cfg, long frequency);
 int config_set_llvm_symbolizer(struct config *cfg, const char *path);
+/* --no-source (embed 0) */
+int config_set_source_embed(struct config *cfg, int embed);
+/* --source-map OLD=NEW: the pairs[0..n) ("OLD=NEW", split at the first
+ * '='; -EINVAL when either side is empty) tried before the files' ones. */
+int config_add_source_map(struct config *cfg, const char *const *pairs, size_t n);
 
 /* The effective configuration for manifest.json:
  *   {"name": {"value": "x" | null, "source": "default" | path | "command line"},
  *    "runs_dir": {...}, "sampling.frequency": {...}, "tools.llvm-symbolizer": {...},
- *    "tools.debug_dirs": {"value": ["/opt/debug"], "source": ...}}
+ *    "tools.debug_dirs": {"value": ["/opt/debug"], "source": ...},
+ *    "source.embed": {"value": true, ...},
+ *    "source_map": {"value": [{"old": "/build", "new": "/src"}], ...}}
  * A new reference for the caller to json_decref(), or NULL with errno ENOMEM.
  */
 json_t *config_effective_json(const struct config *cfg);

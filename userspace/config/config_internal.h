@@ -60,6 +60,18 @@ int tools_set_debug_dirs(struct config *cfg, const struct toml_value *array);
 void tools_free_debug_dirs(char **dirs, size_t n);
 json_t *tools_debug_dirs_json(const struct config *cfg);
 
+/* [source_map] and [source] embed (config_source.c): the check of an
+ * entry under [source_map] (1: not ours; 0: fine; -EINVAL with the
+ * position in @err), setting the whole table, or embed, over @cfg with
+ * where it came from (0 or -ENOMEM), freeing, the list as JSON (NULL on
+ * ENOMEM). */
+int source_map_check_entry(const struct toml_entry *entry, const char *file, char *err,
+			   size_t errlen);
+int source_map_set(struct config *cfg, const struct toml_value *table, const char *source);
+int source_embed_set(struct config *cfg, int embed, const char *source);
+void source_map_free(struct config *cfg);
+json_t *source_map_json(const struct config *cfg);
+
 void service_init(struct service_config *svc);
 void service_release(struct service_config *svc);
 

@@ -1221,6 +1221,21 @@ static int foreach_in(const struct toml_value *table,
 	return 0;
 }
 
+size_t toml_table_len(const struct toml_value *table)
+{
+	return table && table->type == TOML_TABLE ? table->tab.len : 0;
+}
+
+const struct toml_value *toml_table_at(const struct toml_value *table, size_t i,
+				       const char **key)
+{
+	if (i >= toml_table_len(table))
+		return NULL;
+	if (key)
+		*key = table->tab.kvs[i].key;
+	return table->tab.kvs[i].value;
+}
+
 int toml_doc_foreach(const struct toml_doc *doc,
 		     int (*fn)(const struct toml_entry *entry, void *ctx), void *ctx)
 {

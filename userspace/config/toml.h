@@ -80,6 +80,12 @@ int toml_value_bool(const struct toml_value *value, bool *out);
 size_t toml_array_len(const struct toml_value *array);
 const struct toml_value *toml_array_at(const struct toml_value *array, size_t i);
 
+/* Tables: number of keys (0 for a non-table) and value @i (NULL out of
+ * range), *@key its name as written, unquoted. In insertion order. */
+size_t toml_table_len(const struct toml_value *table);
+const struct toml_value *toml_table_at(const struct toml_value *table, size_t i,
+				       const char **key);
+
 /* One key of the document, as toml_doc_foreach() presents it. */
 struct toml_entry {
 	/* Full dotted path from the root; a segment that is not a valid bare

@@ -42,8 +42,9 @@
 #include "userspace/attribution/attribution.h"
 #include "userspace/wire/nunatak.pb-c.h"
 
-#define PIVOT_SCHEMA_VERSION 3 /* 2: batches by (node, incarnation, seq), degradations
-				 * by (node, name); 3: module_symbols; an older pivot is
+#define PIVOT_SCHEMA_VERSION 4 /* 2: batches by (node, incarnation, seq), degradations
+				 * by (node, name); 3: module_symbols; 4: hotspots.start_line,
+				 * sources and extracts by source; an older pivot is
 				 * migrated when opened to write, read as it is otherwise */
 #define PIVOT_FILE "pivot.sqlite"
 
@@ -326,5 +327,55 @@ struct pivot_mpi_call {
  * last): the rows of one (function, call site) are consecutive. */
 int pivot_for_each_mpi_call(struct pivot *p, int (*cb)(const struct pivot_mpi_call *c, void *ctx),
 			    void *ctx);
+
+/* ---- source extracts (schema 4; pivot_sources.c) ---- */
+
+/* A Hotspot an extract is made for: a source file, lines sampled in that
+ * file (the leaf addresses of its samples of the time counter: cpu-clock,
+ * else cycles); strings borrowed for the callback. */
+struct pivot_source_candidate {
+	int64_t hotspot;
+	const char *name, *source_file;	 /* source_file as the debug information names it */
+	const char *module_path, *module_identity;
+	uint32_t start_line;		 /* the function's first line, 0 when unknown */
+	uint32_t first_sampled, last_sampled;
+	uint64_t samples;
+};
+
+/* Walks at most max of them by decreasing samples (then id). A pivot
+ * older than schema 4 walks none. */
+int pivot_for_each_source_candidate(struct pivot *p, size_t max,
+				    int (*cb)(const struct pivot_source_candidate *c, void *ctx),
+				    void *ctx);
+
+/* The extract of one Hotspot. status: "embedded", "not-verified",
+ * "stale", "missing", "ambiguous", "disabled" (userspace/source/source.h);
+ * first_line..last_line the lines kept (0, 0: none). */
+struct pivot_source {
+	int64_t hotspot;
+	const char *dwarf_path, *resolved_path; /* resolved_path NULL when none was found */
+	const char *status, *reason;		/* reason NULL or "" for none */
+	uint32_t first_line, last_line;
+	int truncated;
+};
+
+/* Stores s and lines[0..n_lines) (the texts of first_line.. in order), in
+ * one transaction, replacing the Hotspot's earlier extract. -EINVAL (bad
+ * status, n_lines not the span), -EROFS, -EIO. */
+int pivot_store_source(struct pivot *p, const struct pivot_source *s, const char *const *lines,
+		       size_t n_lines);
+
+/* Calls cb with the extract of hotspot: its return, or -ENOENT when it has
+ * none (a pivot older than schema 4 has none). */
+int pivot_source_of_hotspot(struct pivot *p, int64_t hotspot,
+			    int (*cb)(const struct pivot_source *s, void *ctx), void *ctx);
+
+/* Walks the lines of hotspot's extract and the lines sampled in its source
+ * file, by line: text NULL for a sampled line the extract does not hold,
+ * samples the leaf samples of counter on that line (0: not sampled). */
+int pivot_for_each_source_line(struct pivot *p, int64_t hotspot, const char *counter,
+			       int (*cb)(uint32_t line, const char *text, uint64_t samples,
+					 void *ctx),
+			       void *ctx);
 
 #endif

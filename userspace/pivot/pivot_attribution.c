@@ -202,9 +202,10 @@ enum {
 static const char *const attribution_sql[AT_COUNT] = {
     [AT_HOTSPOT] =
 	"INSERT INTO hotspots(module, function_start, name, source_file,"
-	" resolution_level) VALUES(?, ?, ?, ?, ?)"
+	" resolution_level, start_line) VALUES(?, ?, ?, ?, ?, ?)"
 	" ON CONFLICT(module, function_start) DO UPDATE SET"
 	" source_file = coalesce(source_file, excluded.source_file),"
+	" start_line = coalesce(start_line, excluded.start_line),"
 	" resolution_level = CASE WHEN " LEVEL_RANK("excluded.resolution_level") " < " LEVEL_RANK(
 	    "resolution_level") " THEN excluded.resolution_level"
 				" ELSE resolution_level END RETURNING id",
@@ -256,6 +257,7 @@ static int store_one(struct pivot *p, sqlite3_stmt **st, int64_t module,
 	pivot_bind_text(st[AT_HOTSPOT], 3, a->function);
 	pivot_bind_text(st[AT_HOTSPOT], 4, a->source_file);
 	pivot_bind_text(st[AT_HOTSPOT], 5, level);
+	bind_positive(st[AT_HOTSPOT], 6, a->start_line);
 	err = step_row_id(p, st[AT_HOTSPOT], &hotspot, "store a hotspot");
 	if (err)
 		return err;

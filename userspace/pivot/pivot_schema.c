@@ -13,6 +13,17 @@
 	" REFERENCES modules(id), start INTEGER NOT NULL, size INTEGER NOT NULL,"                  \
 	" name TEXT NOT NULL, PRIMARY KEY(module, start));\n"
 
+/* schema 4: the source extract of a Hotspot (its status, why, which lines)
+ * and its lines; line shares are never stored (derived from samples) */
+#define SOURCES_TABLES                                                                             \
+	"CREATE TABLE IF NOT EXISTS sources(id INTEGER PRIMARY KEY, hotspot INTEGER NOT NULL UNIQUE"             \
+	" REFERENCES hotspots(id), dwarf_path TEXT NOT NULL, resolved_path TEXT,"                  \
+	" status TEXT NOT NULL CHECK(status IN ('embedded','not-verified','stale','missing',"      \
+	"'ambiguous','disabled')), reason TEXT, first_line INTEGER, last_line INTEGER,"            \
+	" truncated INTEGER NOT NULL DEFAULT 0);\n"                                                \
+	"CREATE TABLE IF NOT EXISTS extracts(source INTEGER NOT NULL REFERENCES sources(id),"                    \
+	" line INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY(source, line));\n"
+
 static const char pivot_schema[] =
     "CREATE TABLE batches(node TEXT NOT NULL, incarnation INTEGER NOT NULL DEFAULT 0,"
     " seq INTEGER NOT NULL, received TEXT NOT NULL, last INTEGER NOT NULL DEFAULT 0,"
@@ -25,7 +36,7 @@ static const char pivot_schema[] =
     " UNIQUE(node, tgid, tid));\n"
     "CREATE TABLE hotspots(id INTEGER PRIMARY KEY, module INTEGER NOT NULL REFERENCES"
     " modules(id), function_start INTEGER NOT NULL, name TEXT NOT NULL, source_file TEXT,"
-    " resolution_level TEXT NOT NULL CHECK(resolution_level IN"
+    " start_line INTEGER, resolution_level TEXT NOT NULL CHECK(resolution_level IN"
     " ('line','function','symbol','unresolved')), UNIQUE(module, function_start));\n"
     "CREATE TABLE addresses(id INTEGER PRIMARY KEY, module INTEGER NOT NULL REFERENCES"
     " modules(id), offset INTEGER NOT NULL, hotspot INTEGER REFERENCES hotspots(id),"
@@ -33,8 +44,7 @@ static const char pivot_schema[] =
     "CREATE TABLE frames(address INTEGER NOT NULL REFERENCES addresses(id),"
     " depth INTEGER NOT NULL, function TEXT, file TEXT, line INTEGER, column INTEGER,"
     " PRIMARY KEY(address, depth));\n"
-    "CREATE TABLE extracts(file TEXT NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL,"
-    " PRIMARY KEY(file, line));\n"
+    SOURCES_TABLES
     "CREATE TABLE stacks(id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,"
     " depth INTEGER NOT NULL, truncated INTEGER NOT NULL);\n"
     "CREATE TABLE stack_frames(stack INTEGER NOT NULL REFERENCES stacks(id),"
@@ -98,6 +108,37 @@ static const char pivot_migrate_v1[] =
 /* schema 2 -> 3: the symbols of pseudo modules ("[kernel]") */
 static const char pivot_migrate_v2[] = MODULE_SYMBOLS_TABLE "PRAGMA user_version = 3;\n";
 
+/* schema 3 -> 4: the function's first line of each Hotspot, and the source
+ * extracts (schema 3's `extracts`, by file, was never written: replaced) */
+static const char pivot_migrate_v3[] = SOURCES_TABLES "PRAGMA user_version = 4;\n";
+
+/* 1 when table has column, 0 when not, -errno */
+static int has_column(struct pivot *p, const char *table, const char *column)
+{
+	char sql[256];
+	int64_t n = 0;
+	int err;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'", table, column);
+	err = pivot_query_int64(p, sql, "read a table's columns", &n);
+	return err ? err : n > 0;
+}
+
+static int migrate_v3(struct pivot *p)
+{
+	int err = has_column(p, "hotspots", "start_line");
+
+	if (!err)
+		err = pivot_exec(p, "ALTER TABLE hotspots ADD COLUMN start_line INTEGER");
+	if (err < 0)
+		return err;
+	err = has_column(p, "extracts", "file");
+	if (err > 0)
+		err = pivot_exec(p, "DROP TABLE extracts");
+	return err < 0 ? err : pivot_exec(p, pivot_migrate_v3);
+}
+
 int pivot_schema_create(struct pivot *p)
 {
 	char version[64];
@@ -118,5 +159,7 @@ int pivot_schema_migrate(struct pivot *p)
 		err = pivot_exec(p, pivot_migrate_v1);
 	if (!err && p->schema < 3)
 		err = pivot_exec(p, pivot_migrate_v2);
+	if (!err && p->schema < 4)
+		err = migrate_v3(p);
 	return err;
 }
