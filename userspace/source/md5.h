@@ -1,4 +1,4 @@
-/* md5 — the MD5 digest (RFC 1321) of a buffer, to compare a source file
+/* md5 — the MD5 digest (RFC 1321, computed by nettle) of a buffer, to compare a source file
  * with the checksum a DWARF 5 line table records for it (the compilers'
  * choice, not a security measure: a file that matches is the one the
  * debug information describes, nothing more).
@@ -11,7 +11,7 @@
 #define MD5_DIGEST_BYTES 16
 
 /* The digest of data[0..len) in out. Never fails. */
-void md5_digest(const void *data, size_t len, unsigned char out[MD5_DIGEST_BYTES]);
+void md5_buffer(const void *data, size_t len, unsigned char out[MD5_DIGEST_BYTES]);
 
 /* Parses 32 hexadecimal digits (either case, optional "0x") into out:
  * 0, or -EINVAL. */

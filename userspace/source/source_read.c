@@ -140,7 +140,7 @@ static int verify(const struct source_request *rq, const char *text, size_t len,
 	size_t n = count_lines(text, len);
 
 	if (rq->has_md5) {
-		md5_digest(text, len, md5);
+		md5_buffer(text, len, md5);
 		if (memcmp(md5, rq->md5, sizeof(md5))) {
 			a->status = SOURCE_STALE;
 			snprintf(a->reason, sizeof(a->reason),
