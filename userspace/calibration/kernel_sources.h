@@ -1,4 +1,4 @@
-/* kernel_sources — the calibration kernels' C source (kernels/*.c and
+/* kernel_sources — the calibration kernels' C source (the .c files of kernels/ and
  * kernels/kernel_common.h), embedded in nunatak at build time (.incbin in
  * kernel_sources.c), never downloaded: calibration writes them into a
  * private directory and builds them there with the Machine's compiler.

@@ -108,5 +108,9 @@ void pollution_judge(const struct calibration_facts *f, const char *none,
 	if (f->check_simd)
 		polluted |= pollution_scalar(f->native, f->simd, out->reason, sizeof(out->reason));
 	polluted |= pollution_above_peak(out->value, f->peak, out->reason, sizeof(out->reason));
+	if (f->downgrade) {
+		reason_add(out->reason, sizeof(out->reason), "%s", f->downgrade);
+		polluted = 1;
+	}
 	out->quality = polluted ? "estimated" : "measured";
 }

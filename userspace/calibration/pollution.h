@@ -51,6 +51,7 @@ struct calibration_facts {
 	int native;
 	const char *simd;
 	double peak; /* NAN: none */
+	const char *downgrade; /* another reason to downgrade (the caller's), or NULL */
 };
 
 struct ceiling_verdict {
