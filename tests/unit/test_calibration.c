@@ -367,7 +367,7 @@ static void test_build_and_run(void **state)
 	assert_int_equal(stat(path_in(dir, "fma.c"), &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 
-	assert_int_equal(kernel_compile(wd, compiler, flags, "fma.c", "fma", err, sizeof(err)), 0);
+	assert_int_equal(kernel_compile(wd, compiler, NULL, flags, "fma.c", "fma", err, sizeof(err)), 0);
 	assert_int_equal(kernel_workdir_file(wd, "fma", bin, sizeof(bin)), 0);
 	assert_int_equal(calibration_run(bin, fma_argv, 20000, out, sizeof(out), err, sizeof(err)),
 			 0);
@@ -381,7 +381,7 @@ static void test_build_and_run(void **state)
 	assert_string_not_equal(reps[1].simd, "scalar");
 #endif
 
-	assert_int_equal(kernel_compile(wd, compiler, flags, "triad.c", "triad", err, sizeof(err)),
+	assert_int_equal(kernel_compile(wd, compiler, NULL, flags, "triad.c", "triad", err, sizeof(err)),
 			 0);
 	assert_int_equal(kernel_workdir_file(wd, "triad", bin, sizeof(bin)), 0);
 	assert_int_equal(
@@ -399,7 +399,7 @@ static void test_build_and_run(void **state)
 
 	/* a compiler error: -ENOEXEC with the compiler's message */
 	assert_int_equal(kernel_workdir_write(wd, &broken), 0);
-	assert_int_equal(kernel_compile(wd, compiler, flags, "broken.c", "broken", err,
+	assert_int_equal(kernel_compile(wd, compiler, NULL, flags, "broken.c", "broken", err,
 					sizeof(err)),
 			 -ENOEXEC);
 	assert_non_null(strstr(err, "error"));

@@ -57,6 +57,9 @@ int calibration_measure_network(const struct calibration_options *o, int argc, c
 
 /* --- shared by the two (calibration.c) --- */
 
+/* the 1-minute load average (/proc/loadavg), NAN when unreadable */
+double calibration_load_average(void);
+
 /* the Ceiling object of a verdict; NULL + errno */
 json_t *calibration_ceiling(const char *name, const char *unit, const struct ceiling_verdict *v);
 

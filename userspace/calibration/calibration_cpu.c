@@ -33,19 +33,6 @@ struct cpu_plan {
 	char built[512]; /* "" built, else why not */
 };
 
-static double load_average(void)
-{
-	double load = NAN;
-	FILE *f = fopen("/proc/loadavg", "re");
-
-	if (f) {
-		if (fscanf(f, "%lf", &load) != 1)
-			load = NAN;
-		fclose(f);
-	}
-	return load;
-}
-
 static void plan_threads(struct cpu_plan *p, struct allocation *a)
 {
 	int cpu, n = 0;
@@ -131,13 +118,13 @@ static int build(struct kernel_workdir *wd, struct cpu_plan *p)
 		return ret;
 	}
 	p->native = 1;
-	ret = kernel_compile(wd, compiler, native, "triad.c", "triad", err, sizeof(err));
+	ret = kernel_compile(wd, compiler, NULL, native, "triad.c", "triad", err, sizeof(err));
 	if (ret == -ENOEXEC) {
 		p->native = 0;
-		ret = kernel_compile(wd, compiler, plain, "triad.c", "triad", err, sizeof(err));
+		ret = kernel_compile(wd, compiler, NULL, plain, "triad.c", "triad", err, sizeof(err));
 	}
 	ret = ret ? ret
-		  : kernel_compile(wd, compiler, p->native ? native : plain, "fma.c", "fma", err,
+		  : kernel_compile(wd, compiler, NULL, p->native ? native : plain, "fma.c", "fma", err,
 				   sizeof(err));
 	if (ret)
 		snprintf(p->built, sizeof(p->built), "the kernels could not be built by '%s': %s",
@@ -218,7 +205,7 @@ int calibration_measure_cpu(const struct calibration_options *o, json_t *ceiling
 
 	if (!p)
 		return -ENOMEM;
-	p->load1 = load_average(); /* before anything of ours runs */
+	p->load1 = calibration_load_average(); /* before anything of ours runs */
 	plan_threads(p, &a);
 	plan_arrays(p, &a);
 	plan_peaks(p);
