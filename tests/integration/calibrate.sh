@@ -2,20 +2,25 @@
 #   - the first calibration measures (one progress line per kernel) and
 #     writes the Machine profile (0600 in a 0700 directory);
 #   - the second is a cache hit: cached true, no kernel run, fast, the same
-#     Ceilings; the text form has one line per Ceiling;
-#   - `--force` measures again and its Ceilings agree with the first within
-#     10 % (the machine is shared: up to two more `--force` rounds, and any
-#     two calibrations agreeing is enough);
-#   - dram_bandwidth is within 25 % of an independent STREAM triad
-#     (tests/workloads/calibration/stream_check.c, OpenMP, compiled here)
-#     measured right after, best against best over the rounds;
-#   - no flops value above 1.25 x this CPU's peak (FLOP/cycle from its SIMD
-#     flags x its highest frequency x the threads) without being
-#     `estimated`, and none above it at all (the kernel counts right);
+#     Ceilings; the text form has one line per Ceiling, and says the
+#     network was not measured and how to;
 #   - `-- LAUNCHER` on a cache hit measures the network only: a launcher
 #     that does not exist → exit 125 with the reason, the cache untouched;
 #     MPICH's mpiexec → network_latency and network_bandwidth measured, the
-#     CPU Ceilings kept from the cache.
+#     CPU Ceilings kept from the cache, then cached;
+#   - no flops value above 1.25 x this CPU's peak (FLOP/cycle from its SIMD
+#     flags x its highest frequency x the threads) without being
+#     `estimated`, and none above twice that at all (the kernel counts
+#     right);
+#   - `--force` measures again and its Ceilings agree with an earlier
+#     calibration within 10 %, and the best dram_bandwidth is within 25 %
+#     of the best of an independent STREAM triad (tests/workloads/
+#     calibration/stream_check.c, OpenMP, compiled here) run right after
+#     each calibration. The machine is shared with other sessions: up to
+#     4 calibrations, any two agreeing is enough; when none do and nunatak
+#     said every one was `estimated` (a loaded Machine, a spread), the test
+#     says SKIPPED with that reason; a disagreement nunatak called
+#     `measured` fails.
 . "$TESTS_LIB/common.sh"
 SRC=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 command -v cc >/dev/null || skip "no C compiler to build the kernels"
@@ -26,7 +31,9 @@ cc -O3 -march=native -fopenmp -Wall -o stream_check "$SRC/tests/workloads/calibr
 
 ms() { date +%s%3N; }
 
-# no flops above the peak of this CPU's SIMD units without a downgrade
+# no flops above 1.25 x the peak of this CPU's SIMD units (its highest
+# frequency: the frequency nunatak's theory uses is not higher) without a
+# downgrade, none above twice that at all
 peak_check() {
 	python3 - "$@" <<'PY' || fail "a value above the theoretical peak"
 import glob, json, re, sys
@@ -50,8 +57,11 @@ for f in sys.argv[1:]:
             continue
         peak = dp * (2 if c["name"] == "flops_sp" else 1) * max(hz) * threads
         print(f"{f} {c['name']} {c['value']:.4g} {c['quality']}: peak {peak:.4g}")
-        if c["value"] > 1.25 * peak:
-            print("FAIL above 1.25 x the peak: the kernel counts FLOP wrong")
+        if c["value"] > 2 * peak:
+            print("FAIL twice the peak: the kernel counts FLOP wrong")
+            ok = False
+        elif c["value"] > 1.25 * peak and c["quality"] != "estimated":
+            print("FAIL above 1.25 x the peak and not estimated")
             ok = False
 sys.exit(0 if ok else 1)
 PY
@@ -122,34 +132,47 @@ while :; do
 	./stream_check >s$round.txt || fail "stream_check failed"
 	[ "$(json c$round.json 'd["cached"]')" = False ] || fail "--force says cached"
 	peak_check c$round.json
-	python3 - "$round" <<'PY' && break
+	# exit 0: agreement; 1: not yet; at the last round 2: a disagreement
+	# between values nunatak called measured, 3: only between estimated ones
+	python3 - "$round" 4 <<'PY'
 import json, re, sys
-rounds = int(sys.argv[1])
+rounds, last = int(sys.argv[1]), int(sys.argv[1]) >= int(sys.argv[2])
 cal = [json.load(open(f"c{i}.json")) for i in range(1, rounds + 1)]
 stream = [float(re.search(r"triad_bytes_per_second=(\S+)", open(f"s{i}.txt").read()).group(1))
           for i in range(1, rounds + 1)]
-def value(d, name):
+def ceiling(d, name):
     c = [c for c in d["ceilings"] if c["name"] == name][0]
     assert c["source"] == "calibration" and c["quality"] in ("measured", "estimated"), c
     assert c["quality"] == "measured" or c["reason"], c
-    return c["value"]
-ok = True
+    return c
+def agree(a, b, tolerance):
+    return abs(a - b) <= tolerance * max(a, b)
+ok, hard = True, False
 for name in ("flops_dp", "flops_sp", "dram_bandwidth"):
-    v = [value(d, name) for d in cal]
-    pairs = [(i, j) for i in range(len(v)) for j in range(i + 1, len(v))
-             if abs(v[i] - v[j]) <= 0.10 * max(v[i], v[j])]
-    print(f"{name}: {['%.4g' % x for x in v]} agreeing pairs {pairs}")
-    ok = ok and bool(pairs)
-triad, best = max(value(d, "dram_bandwidth") for d in cal), max(stream)
-print(f"best triad {triad:.4g} B/s, best STREAM {best:.4g} B/s: ratio {triad / best:.2f}")
-ok = ok and abs(triad - best) <= 0.25 * best
-sys.exit(0 if ok else 1)
+    cs = [ceiling(d, name) for d in cal]
+    v = [c["value"] for c in cs]
+    pairs = [(i, j) for i in range(len(v)) for j in range(i + 1, len(v)) if agree(v[i], v[j], 0.10)]
+    print(f"{name}: {['%.4g %s' % (c['value'], c['quality']) for c in cs]} agreeing pairs {pairs}")
+    measured = [c["value"] for c in cs if c["quality"] == "measured"]
+    if not pairs:
+        ok = False
+        hard = hard or (len(measured) >= 2 and not any(
+            agree(a, b, 0.10) for i, a in enumerate(measured) for b in measured[i + 1:]))
+triad = max((ceiling(d, "dram_bandwidth") for d in cal), key=lambda c: c["value"])
+best = max(stream)
+print(f"best triad {triad['value']:.4g} B/s ({triad['quality']}), best STREAM {best:.4g} B/s: "
+      f"ratio {triad['value'] / best:.2f}")
+if not agree(triad["value"], best, 0.25):
+    ok = False
+    hard = hard or triad["quality"] == "measured"
+sys.exit(0 if ok else 1 if not last else 2 if hard else 3)
 PY
-	round=$((round + 1))
-	[ $round -le 4 ] && continue
-	# every Ceiling of every round said the Machine was shared or noisy
-	python3 -c 'import json, sys; sys.exit(any(c["quality"] == "measured" for f in sys.argv[1:] for c in json.load(open(f))["ceilings"] if c["name"] in ("flops_dp", "flops_sp", "dram_bandwidth")))' c1.json c2.json c3.json c4.json ||
-		fail "the calibrations do not agree (see above) after 4 rounds"
-	skip "every calibration was estimated (the Machine was shared: load average $(cut -d' ' -f1-3 /proc/loadavg)) and they disagree beyond 10 % or with STREAM beyond 25 %, as nunatak warned; the other checks passed"
+	rc=$?
+	case $rc in
+	0) break ;;
+	1) round=$((round + 1)) ;;
+	2) fail "calibrations nunatak called measured disagree (see above)" ;;
+	*) skip "the calibrations disagree beyond 10 % or with STREAM beyond 25 %, and nunatak said each of those was estimated (the Machine is shared: load average $(cut -d' ' -f1-3 /proc/loadavg)); the other checks passed" ;;
+	esac
 done
 echo "ok: $(cat s1.txt)"
