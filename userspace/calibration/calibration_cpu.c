@@ -14,8 +14,7 @@
 #include "userspace/calibration/kernel_build.h"
 #include "userspace/log/clock.h"
 #include "userspace/machine/allocation.h"
-#include "userspace/machine/cpu_id.h"
-#include "userspace/machine/theory.h"
+#include "userspace/machine/machine.h"
 
 #define SYSFS_CPU "/sys/devices/system/cpu"
 #define OUTPUT_BYTES 16384
@@ -83,15 +82,13 @@ static void plan_arrays(struct cpu_plan *p, const struct allocation *a)
 	}
 }
 
-static void plan_peaks(struct cpu_plan *p)
+/* the theoretical peaks of machine.h: one rule for calibration and Runs */
+static void plan_peaks(struct cpu_plan *p, const json_t *machine)
 {
-	struct cpu_id id;
 	char reason[256];
-	double hz;
 
-	p->peak_dp = p->peak_sp = NAN;
-	if (cpu_id_read(&id) || theory_rated_hz(&id, SYSFS_CPU, &hz, reason, sizeof(reason)) ||
-	    theory_flops(&id, hz, p->threads, &p->peak_dp, &p->peak_sp, reason, sizeof(reason)))
+	if (!machine || machine_theory_flops(machine, &p->peak_dp, &p->peak_sp, reason,
+					     sizeof(reason)))
 		p->peak_dp = p->peak_sp = NAN;
 }
 
@@ -194,7 +191,8 @@ static int run_kernel(const struct calibration_options *o, struct kernel_workdir
 	return calibration_append(ceilings, k->ceiling, k->unit, k->kernel, out, &facts, none);
 }
 
-int calibration_measure_cpu(const struct calibration_options *o, json_t *ceilings)
+int calibration_measure_cpu(const struct calibration_options *o, const json_t *machine,
+			    json_t *ceilings)
 {
 	struct kernel_workdir *wd = NULL;
 	struct allocation a;
@@ -208,7 +206,7 @@ int calibration_measure_cpu(const struct calibration_options *o, json_t *ceiling
 	p->load1 = calibration_load_average(); /* before anything of ours runs */
 	plan_threads(p, &a);
 	plan_arrays(p, &a);
-	plan_peaks(p);
+	plan_peaks(p, machine);
 	wd = kernel_workdir__new();
 	if (!wd)
 		snprintf(p->built, sizeof(p->built), "cannot make a directory to build the kernels: %s",

@@ -230,7 +230,7 @@ static json_t *measure(const json_t *machine, const char *identity, int network_
 	if (!measured)
 		return NULL;
 	if (!network_only)
-		ret = calibration_measure_cpu(&o, measured);
+		ret = calibration_measure_cpu(&o, machine, measured);
 	if (!ret && env.launcher)
 		ret = calibration_measure_network(&o, env.nlauncher, env.launcher, measured);
 	if (!ret)
