@@ -97,7 +97,7 @@ grep -q '^  network_latency .* unavailable not measured: give an MPI launcher' c
 "$NUNATAK" calibrate --json -- /nonexistent/mpirun -n 2 >bad.json 2>bad.err
 rc=$?
 [ $rc = 125 ] || fail "a missing launcher: exit $rc, not 125"
-grep -q 'network_latency could not be measured: not measured: .*nonexistent/mpirun' bad.err ||
+grep -q '^nunatak: calibrate: network_latency: not measured: .*nonexistent/mpirun' bad.err ||
 	fail "the missing launcher is not said: $(cat bad.err)"
 grep -q 'triad' bad.err && fail "the CPU kernels ran again on a cache hit"
 [ "$(json "$profile" '[c for c in d["ceilings"] if c["name"] == "network_latency"][0]["value"]')" = None ] ||

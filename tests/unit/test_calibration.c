@@ -285,6 +285,7 @@ static void test_append(void **state)
 	assert_string_equal(json_string_value(json_object_get(c, "quality")), "unavailable");
 	assert_string_equal(json_string_value(json_object_get(c, "reason")),
 			    "the fma_sp kernel gave no repetition");
+	assert_true(json_is_null(json_object_get(c, "source"))); /* nothing measured it */
 	json_decref(ceilings);
 }
 

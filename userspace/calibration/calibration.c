@@ -25,11 +25,11 @@ double calibration_load_average(void)
 
 json_t *calibration_ceiling(const char *name, const char *unit, const struct ceiling_verdict *v)
 {
-	json_t *c = json_pack("{s:s, s:o, s:s, s:s, s:o, s:s}", "name", name, "value",
-			      isnan(v->value) ? json_null() : json_real(v->value), "unit", unit,
-			      "quality", v->quality, "reason",
-			      v->reason[0] ? json_string(v->reason) : json_null(), "source",
-			      "calibration");
+	int none = isnan(v->value);
+	json_t *c = json_pack("{s:s, s:o, s:s, s:s, s:o, s:o}", "name", name, "value",
+			      none ? json_null() : json_real(v->value), "unit", unit, "quality",
+			      v->quality, "reason", v->reason[0] ? json_string(v->reason) : json_null(),
+			      "source", none ? json_null() : json_string("calibration"));
 
 	if (!c)
 		errno = ENOMEM;

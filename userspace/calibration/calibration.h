@@ -17,7 +17,7 @@
  * with the reason. Progress: one line per kernel on o->progress.
  *
  * Each Ceiling appended is {name, value|null, unit, quality, reason|null,
- * source: "calibration"} (machine.h's shape).
+ * source: "calibration", or null when unavailable} (machine.h's shape).
  */
 #ifndef NUNATAK_CALIBRATION_H
 #define NUNATAK_CALIBRATION_H

@@ -99,6 +99,22 @@ static int is_unavailable(const json_t *c)
 	return !c || !strcmp(json_string_value(json_object_get(c, "quality")) ?: "", "unavailable");
 }
 
+/* both network Ceilings measured by a calibration */
+static int network_measured(const json_t *ceilings)
+{
+	static const char *const names[] = { "network_latency", "network_bandwidth" };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		const json_t *c = find_ceiling(ceilings, names[i]);
+
+		if (is_unavailable(c) ||
+		    strcmp(json_string_value(json_object_get(c, "source")) ?: "", "calibration"))
+			return 0;
+	}
+	return 1;
+}
+
 /* A measured Ceiling replaces the one of @fill; one that could not be
  * measured keeps @fill's (the theory's estimate), its own reason added. */
 static int merge_one(json_t *fill, json_t *measured)
@@ -210,7 +226,7 @@ static int say_unmeasured(const json_t *measured)
 
 	json_array_foreach(measured, i, c)
 		if (is_unavailable(c) && ++n)
-			fprintf(stderr, "nunatak: calibrate: %s could not be measured: %s\n",
+			fprintf(stderr, "nunatak: calibrate: %s: %s\n",
 				json_string_value(json_object_get(c, "name")) ?: "?",
 				json_string_value(json_object_get(c, "reason")) ?: "?");
 	return n;
@@ -281,11 +297,8 @@ int cmd_calibrate(int argc, char **argv)
 		cached = 1;
 		calibrated = json_string_value(json_object_get(profile, "calibrated"));
 		ceilings = json_incref(json_object_get(profile, "ceilings"));
-		/* a launcher given now, and the network never measured here */
-		network_only = env.launcher &&
-			       strcmp(json_string_value(json_object_get(
-					      find_ceiling(ceilings, "network_latency"), "source")) ?: "",
-				      "calibration");
+		/* a launcher given now, and the network not measured here */
+		network_only = env.launcher && !network_measured(ceilings);
 	}
 	if (cached && env.launcher && !network_only)
 		fprintf(stderr, "nunatak: calibrate: the network Ceilings are cached; --force measures "
