@@ -370,7 +370,7 @@ static void test_build_and_run(void **state)
 
 	assert_int_equal(kernel_compile(wd, compiler, NULL, flags, "fma.c", "fma", err, sizeof(err)), 0);
 	assert_int_equal(kernel_workdir_file(wd, "fma", bin, sizeof(bin)), 0);
-	assert_int_equal(calibration_run(bin, fma_argv, 20000, out, sizeof(out), err, sizeof(err)),
+	assert_int_equal(calibration_run(wd, bin, fma_argv, "run-fma", 20000, out, sizeof(out), err, sizeof(err)),
 			 0);
 	n = kernel_output_parse(out, "fma_dp", reps, 4, NULL);
 	if (n != 2)
@@ -386,7 +386,7 @@ static void test_build_and_run(void **state)
 			 0);
 	assert_int_equal(kernel_workdir_file(wd, "triad", bin, sizeof(bin)), 0);
 	assert_int_equal(
-		calibration_run(bin, triad_argv, 20000, out, sizeof(out), err, sizeof(err)), 0);
+		calibration_run(wd, bin, triad_argv, "run-triad", 20000, out, sizeof(out), err, sizeof(err)), 0);
 	if (kernel_output_parse(out, "triad", reps, 4, NULL) != 2)
 		fail_msg("triad printed: %s", out);
 	assert_true(reps[0].value > 1e8);
@@ -398,7 +398,7 @@ static void test_build_and_run(void **state)
 					       .check_simd = 1, .native = 1, .peak = NAN };
 		json_t *ceilings = json_array(), *c;
 
-		assert_int_equal(calibration_run(bin, slow_argv, 1000, out, sizeof(out), err,
+		assert_int_equal(calibration_run(wd, bin, slow_argv, "run-slow", 1000, out, sizeof(out), err,
 						 sizeof(err)),
 				 -ETIMEDOUT);
 		assert_non_null(strstr(err, "did not end within"));
@@ -419,9 +419,9 @@ static void test_build_and_run(void **state)
 	/* a bad argument: exits non-zero, said as such */
 	triad_argv[1] = "0";
 	assert_int_equal(
-		calibration_run(bin, triad_argv, 20000, out, sizeof(out), err, sizeof(err)),
+		calibration_run(wd, bin, triad_argv, "run-triad", 20000, out, sizeof(out), err, sizeof(err)),
 		-ENOEXEC);
-	assert_non_null(strstr(err, "exited with status 2"));
+	assert_non_null(strstr(err, "exited with status 2: bad argument '0' (1..1024)"));
 
 	/* a compiler error: -ENOEXEC with the compiler's message */
 	assert_int_equal(kernel_workdir_write(wd, &broken), 0);

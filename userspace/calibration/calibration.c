@@ -1,14 +1,14 @@
 /* calibration — see calibration.h: what the CPU and the network
  * measurements share. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "userspace/calibration/calibration.h"
+#include "userspace/calibration/kernel_build.h"
 #include "userspace/calibration/kernel_output.h"
-#include "userspace/launch/tool.h"
 
 double calibration_load_average(void)
 {
@@ -45,29 +45,16 @@ int calibration_unavailable(json_t *ceilings, const char *name, const char *unit
 	return json_array_append_new(ceilings, calibration_ceiling(name, unit, &v)) ? -ENOMEM : 0;
 }
 
-int calibration_run(const char *path, char *const argv[], int timeout_ms, char *out, size_t outlen,
-		    char *err, size_t errlen)
+int calibration_run(struct kernel_workdir *wd, const char *path, char *const argv[],
+		    const char *name, int timeout_ms, char *out, size_t outlen, char *err,
+		    size_t errlen)
 {
-	struct tool_result res;
-	int ret;
+	char file[NAME_MAX];
+	int ret = kernel_workdir_run(wd, path, argv, name, timeout_ms, err, errlen);
 
-	out[0] = '\0';
-	ret = tool_run(path, argv, timeout_ms, out, outlen, &res);
-	if (ret == -ETIMEDOUT) {
-		snprintf(err, errlen, "'%s' did not end within %d s", path, timeout_ms / 1000);
-		return ret;
-	}
-	if (ret) {
-		snprintf(err, errlen, "cannot run '%s': %s", path, strerror(-ret));
-		return ret;
-	}
-	if (WIFEXITED(res.status) && WEXITSTATUS(res.status) == 0)
-		return 0;
-	if (WIFEXITED(res.status))
-		snprintf(err, errlen, "'%s' exited with status %d", path, WEXITSTATUS(res.status));
-	else
-		snprintf(err, errlen, "'%s' was killed by signal %d", path, WTERMSIG(res.status));
-	return -ENOEXEC;
+	snprintf(file, sizeof(file), "%s.out", name);
+	kernel_workdir_read(wd, file, out, outlen); /* what it printed, whatever happened */
+	return ret;
 }
 
 int calibration_append(json_t *ceilings, const char *name, const char *unit, const char *kernel,

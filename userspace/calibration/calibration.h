@@ -70,12 +70,13 @@ json_t *calibration_ceiling(const char *name, const char *unit, const struct cei
 int calibration_unavailable(json_t *ceilings, const char *name, const char *unit,
 			    const char *reason);
 
-/* Runs @path (absolute) with @argv, stdout into @out (NUL-terminated,
- * kept whatever happens), at most @timeout_ms. 0 when it exited 0;
- * -ETIMEDOUT; -ENOEXEC when it exited otherwise (@err says how); another
- * -errno when it could not run (@err says why). */
-int calibration_run(const char *path, char *const argv[], int timeout_ms, char *out, size_t outlen,
-		    char *err, size_t errlen);
+/* kernel_workdir_run() of @path with @argv as step @name, then its stdout
+ * into @out (NUL-terminated, kept whatever happened): its return, with
+ * @err saying how it ended unless 0. */
+struct kernel_workdir;
+int calibration_run(struct kernel_workdir *wd, const char *path, char *const argv[],
+		    const char *name, int timeout_ms, char *out, size_t outlen, char *err,
+		    size_t errlen);
 
 /* Judges the repetitions of @kernel found in @output and appends the
  * Ceiling @name: 0 or -ENOMEM. @facts gives everything but values/n;

@@ -159,7 +159,7 @@ static int run_kernel(const struct calibration_options *o, struct kernel_workdir
 		      json_t *ceilings)
 {
 	char bin[PATH_MAX], threads[16], bytes[32], reps[16], ms[16], err[400], none[512];
-	char out[OUTPUT_BYTES];
+	char out[OUTPUT_BYTES], step[64];
 	char *triad_argv[] = { bin, threads, (char *)p->cpulist, bytes, reps, ms, NULL };
 	char *fma_argv[] = { bin, (char *)k->mode, threads, (char *)p->cpulist, reps, ms, NULL };
 	struct calibration_facts facts = {
@@ -184,8 +184,9 @@ static int run_kernel(const struct calibration_options *o, struct kernel_workdir
 	snprintf(reps, sizeof(reps), "%d", o->reps);
 	snprintf(ms, sizeof(ms), "%d", o->rep_ms);
 	progress(o, p, k);
-	ret = calibration_run(bin, k->mode ? fma_argv : triad_argv, (int)left, out, sizeof(out),
-			      err, sizeof(err));
+	snprintf(step, sizeof(step), "run-%s", k->kernel);
+	ret = calibration_run(wd, bin, k->mode ? fma_argv : triad_argv, step, (int)left, out,
+			      sizeof(out), err, sizeof(err));
 	snprintf(none, sizeof(none), "the %s kernel gave no repetition%s%s", k->kernel,
 		 ret ? ": " : "", ret ? err : "");
 	return calibration_append(ceilings, k->ceiling, k->unit, k->kernel, out, &facts, none);

@@ -111,7 +111,8 @@ static int run(const struct calibration_options *o, struct kernel_workdir *wd, i
 			argv[0], o->reps);
 		fflush(o->progress);
 	}
-	return calibration_run(launcher, args, CALIBRATION_MPI_TIMEOUT_MS, out, outlen, err, errlen);
+	return calibration_run(wd, launcher, args, "run-pingpong", CALIBRATION_MPI_TIMEOUT_MS, out,
+			       outlen, err, errlen);
 }
 
 int calibration_measure_network(const struct calibration_options *o, int argc, char *const argv[],

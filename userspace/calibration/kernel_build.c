@@ -131,28 +131,113 @@ int kernel_compiler_find(char *path, size_t len, char *err, size_t errlen)
 	return ret;
 }
 
-/* the first line(s) of the compiler's messages into err */
-static void read_messages(int fd, char *err, size_t errlen)
+int kernel_workdir_read(const struct kernel_workdir *wd, const char *file, char *buf, size_t len)
 {
-	ssize_t n;
+	int fd = openat(wd->dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+	size_t done = 0;
 
-	if (!errlen)
-		return;
-	n = pread(fd, err, errlen - 1, 0);
-	err[n > 0 ? n : 0] = '\0';
-	for (char *p = err; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
+	if (!len)
+		return -EINVAL;
+	buf[0] = '\0';
+	if (fd < 0)
+		return -errno;
+	while (done + 1 < len) {
+		ssize_t n = read(fd, buf + done, len - 1 - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : 0;
+			break;
+		}
+		done += (size_t)n;
+	}
+	buf[done] = '\0';
+	close(fd);
+	return ret;
+}
+
+/* A tool's messages as one line: newlines and tabs as spaces, rules of
+ * dashes (Open MPI frames its messages with them) and runs of blanks
+ * dropped, at most @len - 1 bytes. */
+static void one_line(const char *text, char *out, size_t len)
+{
+	size_t o = 0;
+	const char *p;
+
+	for (p = text; *p && o + 1 < len; p++) {
+		char c = *p == '\n' || *p == '\t' || *p == '\r' ? ' ' : *p;
+
+		if ((c == '-' || c == '=' || c == '*') && p[1] == c && p[2] == c) {
+			while (p[1] == c)
+				p++;
+			continue;
+		}
+		if (c == ' ' && (!o || out[o - 1] == ' '))
+			continue;
+		out[o++] = c;
+	}
+	while (o && out[o - 1] == ' ')
+		o--;
+	out[o] = '\0';
+}
+
+/* how @argv0 ended, with the start of DIR/@name.err */
+static void say_end(const struct kernel_workdir *wd, const char *argv0, const char *name, int ret,
+		    int status, int timeout_ms, char *why, size_t whylen)
+{
+	char file[NAME_MAX], messages[2048], line[512];
+
+	snprintf(file, sizeof(file), "%s.err", name);
+	kernel_workdir_read(wd, file, messages, sizeof(messages));
+	one_line(messages, line, sizeof(line));
+	if (ret == -ETIMEDOUT)
+		snprintf(why, whylen, "'%s' did not end within %d s", argv0, timeout_ms / 1000);
+	else if (ret)
+		snprintf(why, whylen, "cannot run '%s': %s", argv0, strerror(-ret));
+	else if (WIFEXITED(status))
+		snprintf(why, whylen, "'%s' exited with status %d%s%s", argv0, WEXITSTATUS(status),
+			 line[0] ? ": " : "", line);
+	else
+		snprintf(why, whylen, "'%s' was killed by signal %d%s%s", argv0, WTERMSIG(status),
+			 line[0] ? ": " : "", line);
+}
+
+int kernel_workdir_run(struct kernel_workdir *wd, const char *path, char *const argv[],
+		       const char *name, int timeout_ms, char *why, size_t whylen)
+{
+	char out_name[NAME_MAX], err_name[NAME_MAX];
+	int ret, status = 0, stdio[3] = { -1, -1, -1 };
+	pid_t pid;
+
+	snprintf(out_name, sizeof(out_name), "%s.out", name);
+	snprintf(err_name, sizeof(err_name), "%s.err", name);
+	unlinkat(wd->dirfd, out_name, 0); /* a retry of the same step */
+	unlinkat(wd->dirfd, err_name, 0);
+	stdio[1] = create_file(wd, out_name);
+	stdio[2] = create_file(wd, err_name);
+	ret = stdio[1] < 0 ? stdio[1] : stdio[2] < 0 ? stdio[2] : 0;
+	if (!ret)
+		ret = tool_spawn(path, argv, stdio, &pid);
+	if (!ret)
+		ret = tool_reap(pid, clock_monotonic_ms() + timeout_ms, &status);
+	if (stdio[1] >= 0)
+		close(stdio[1]);
+	if (stdio[2] >= 0)
+		close(stdio[2]);
+	if (!ret && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	say_end(wd, argv[0], name, ret, status, timeout_ms, why, whylen);
+	return ret ? ret : -ENOEXEC;
 }
 
 int kernel_compile(struct kernel_workdir *wd, const char *compiler, const char *argv0,
 		   const char *const flags[], const char *source, const char *binary, char *err,
 		   size_t errlen)
 {
-	char src[PATH_MAX], bin[PATH_MAX], log_name[64];
+	char src[PATH_MAX], bin[PATH_MAX];
 	char *argv[MAX_FLAGS + 6];
-	int argc = 0, ret, status, log_fd, stdio[3];
-	pid_t pid;
+	int argc = 0;
 	size_t i;
 
 	if (kernel_workdir_file(wd, source, src, sizeof(src)) ||
@@ -165,21 +250,5 @@ int kernel_compile(struct kernel_workdir *wd, const char *compiler, const char *
 	argv[argc++] = bin;
 	argv[argc++] = src;
 	argv[argc] = NULL;
-	snprintf(log_name, sizeof(log_name), "%s.log", binary);
-	unlinkat(wd->dirfd, log_name, 0); /* a retry of the same build */
-	log_fd = create_file(wd, log_name);
-	if (log_fd < 0)
-		return log_fd;
-	stdio[0] = -1, stdio[1] = log_fd, stdio[2] = log_fd;
-	ret = tool_spawn(compiler, argv, stdio, &pid);
-	if (!ret)
-		ret = tool_reap(pid, clock_monotonic_ms() + KERNEL_BUILD_TIMEOUT_MS, &status);
-	if (!ret && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-		ret = -ENOEXEC;
-		read_messages(log_fd, err, errlen);
-	} else if (ret) {
-		snprintf(err, errlen, "%s", ret == -ETIMEDOUT ? "it took too long" : strerror(-ret));
-	}
-	close(log_fd);
-	return ret;
+	return kernel_workdir_run(wd, compiler, argv, binary, KERNEL_BUILD_TIMEOUT_MS, err, errlen);
 }

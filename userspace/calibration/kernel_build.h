@@ -5,8 +5,9 @@
  * O_NOFOLLOW, mode 0600 (binaries 0700, as the compiler makes them in a
  * directory only we can write); removed with everything in it when freed.
  *
- * Compilers are trusted tools (tool_resolve_trusted), run with execve and
- * an argument vector, bounded in time (KERNEL_BUILD_TIMEOUT_MS).
+ * Compilers are trusted tools (tool_resolve_trusted); they, the kernels
+ * and the MPI launcher run with execve and an argument vector (tool.h),
+ * bounded in time, their output kept in the directory to be read back.
  */
 #ifndef NUNATAK_CALIBRATION_KERNEL_BUILD_H
 #define NUNATAK_CALIBRATION_KERNEL_BUILD_H
@@ -32,10 +33,23 @@ int kernel_workdir_write(struct kernel_workdir *wd, const struct kernel_source *
  * 0 with @path; else -errno of the last and @err says why. */
 int kernel_compiler_find(char *path, size_t len, char *err, size_t errlen);
 
-/* Runs @compiler (absolute) @flags... -o DIR/@binary DIR/@source in the
- * directory, with @argv0 as its argv[0] (NULL: @compiler). 0; -ETIMEDOUT;
- * -ENOEXEC when it exited non-zero, @err holding the start of its
- * messages; another -errno. */
+/* Runs @path (absolute) with @argv (argv[0] names it in messages), its
+ * stdout into DIR/@name.out and its stderr into DIR/@name.err (replaced if
+ * they exist), for at most @timeout_ms. 0 when it exited 0; -ETIMEDOUT
+ * (killed); -ENOEXEC when it exited otherwise or was killed; another
+ * -errno when it could not start. Unless 0, @why says how it ended, with
+ * the start of its stderr on one line. */
+int kernel_workdir_run(struct kernel_workdir *wd, const char *path, char *const argv[],
+		       const char *name, int timeout_ms, char *why, size_t whylen);
+
+/* At most @len - 1 bytes of DIR/@file into @buf, NUL-terminated ("" on
+ * error): 0 or -errno */
+int kernel_workdir_read(const struct kernel_workdir *wd, const char *file, char *buf, size_t len);
+
+/* Runs @compiler (absolute) @flags... -o DIR/@binary DIR/@source with
+ * @argv0 as its argv[0] (NULL: @compiler), at most KERNEL_BUILD_TIMEOUT_MS
+ * (kernel_workdir_run, @name @binary). 0, or its -errno with @err saying
+ * how it ended and the start of the compiler's messages. */
 int kernel_compile(struct kernel_workdir *wd, const char *compiler, const char *argv0,
 		   const char *const flags[], const char *source, const char *binary, char *err,
 		   size_t errlen);
