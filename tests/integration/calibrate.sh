@@ -80,6 +80,8 @@ start=$(ms)
 "$NUNATAK" calibrate --json >c2.json 2>c2.err || fail "cache hit: exit $?: $(cat c2.err)"
 elapsed=$(($(ms) - start))
 [ "$(json c2.json 'd["cached"]')" = True ] || fail "the second calibration is not a cache hit"
+[ "$(json c2.json 'd["calibrated"] is not None and d["machine"]["identity"] in open("'"$profile"'").read()')" = True ] ||
+	fail "a cache hit does not say when, or which Machine"
 [ ! -s c2.err ] || fail "a cache hit ran something: $(cat c2.err)"
 [ "$elapsed" -lt 1500 ] || fail "a cache hit took $elapsed ms"
 same='json.dumps(d["ceilings"], sort_keys=True)'

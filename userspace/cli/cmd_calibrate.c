@@ -3,8 +3,9 @@
  * Machine (hardware + allocation shape) was calibrated with the current
  * kernels, else measured (calibration.h) and cached. One line per Ceiling
  * on stdout (name, value, unit, Quality, reason), or with --json one
- * object {machine, cached, ceilings:[{name, value, unit, quality, reason,
- * source}]}; progress on stderr. Exit 0; 125 when a Ceiling it set out to
+ * object {machine, cached, calibrated (the cached profile's time, else
+ * null), ceilings:[{name, value, unit, quality, reason, source}]};
+ * progress on stderr. Exit 0; 125 when a Ceiling it set out to
  * measure could not be, when the cache cannot be written, or on bad usage.
  */
 #include <argp.h>
@@ -202,9 +203,11 @@ static int print_text(const json_t *ceilings, int cached, const char *calibrated
 	return fflush(stdout) ? -errno : 0;
 }
 
-static int print_json(json_t *machine, const json_t *ceilings, int cached)
+/* calibrated: the cached profile's time, NULL when measured now */
+static int print_json(json_t *machine, const json_t *ceilings, int cached, const char *calibrated)
 {
-	json_t *doc = json_pack("{s:O, s:b, s:O}", "machine", machine, "cached", cached,
+	json_t *doc = json_pack("{s:O, s:b, s:o, s:O}", "machine", machine, "cached", cached,
+				"calibrated", calibrated ? json_string(calibrated) : json_null(),
 				"ceilings", ceilings);
 	int ret = 0;
 
@@ -312,7 +315,7 @@ int cmd_calibrate(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	ret = env.json ? print_json(machine, ceilings, cached)
+	ret = env.json ? print_json(machine, ceilings, cached, calibrated)
 		       : print_text(ceilings, cached, calibrated);
 	if (ret)
 		fprintf(stderr, "nunatak: calibrate: cannot write the Ceilings: %s\n", strerror(-ret));
