@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "userspace/calibration/kernel_build.h"
+#include "userspace/config/trust.h"
 #include "userspace/launch/tool.h"
 #include "userspace/log/clock.h"
 
@@ -21,17 +22,29 @@ struct kernel_workdir {
 	int dirfd;
 };
 
-struct kernel_workdir *kernel_workdir__new(void)
+/* $TMPDIR when nobody else can rename what we make in it (trust.h: owned
+ * by us or root, not writable by others unless sticky, up to "/"), else
+ * /tmp: a kernel is run by its path, which must stay ours */
+static const char *base_dir(void)
 {
 	const char *tmp = getenv("TMPDIR");
+	int fd;
+
+	if (!tmp || tmp[0] != '/' || trust_open_dir_chain(NULL, tmp, &fd, NULL, 0))
+		return "/tmp";
+	close(fd);
+	return tmp;
+}
+
+struct kernel_workdir *kernel_workdir__new(void)
+{
 	struct kernel_workdir *wd = calloc(1, sizeof(*wd));
+	struct stat st;
 	int err;
 
 	if (!wd)
 		return NULL;
-	if (!tmp || tmp[0] != '/')
-		tmp = "/tmp";
-	if (snprintf(wd->path, sizeof(wd->path), "%s/nunatak-calibrate.XXXXXX", tmp) >=
+	if (snprintf(wd->path, sizeof(wd->path), "%s/nunatak-calibrate.XXXXXX", base_dir()) >=
 	    (int)sizeof(wd->path)) {
 		err = ENAMETOOLONG;
 		goto cleanup;
@@ -41,8 +54,11 @@ struct kernel_workdir *kernel_workdir__new(void)
 		goto cleanup;
 	}
 	wd->dirfd = open(wd->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (wd->dirfd < 0) {
-		err = errno;
+	if (wd->dirfd < 0 || fstat(wd->dirfd, &st) || st.st_uid != geteuid() ||
+	    (st.st_mode & 07777) != 0700) {
+		err = wd->dirfd < 0 ? errno : EPERM;
+		if (wd->dirfd >= 0)
+			close(wd->dirfd);
 		rmdir(wd->path);
 		goto cleanup;
 	}

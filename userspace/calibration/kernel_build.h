@@ -1,5 +1,6 @@
 /* kernel_build — where and how calibration builds its kernels: a private
- * directory (mkdtemp, 0700, under $TMPDIR or /tmp) holding the embedded
+ * directory (mkdtemp, 0700, under $TMPDIR when trust.h trusts it, else
+ * /tmp: nobody else may rename it under us) holding the embedded
  * sources (kernel_sources.h), the compiler's messages and the binaries,
  * all created under the directory's descriptor with O_CREAT|O_EXCL|
  * O_NOFOLLOW, mode 0600 (binaries 0700, as the compiler makes them in a
