@@ -178,6 +178,9 @@ static void test_rule_scalar(void **state)
 	assert_int_equal(pollution_scalar(1, "scalar", reason, sizeof(reason)), 1);
 	assert_non_null(strstr(reason, "a scalar build: the kernel reports no SIMD"));
 	assert_int_equal(pollution_scalar(1, "", reason, sizeof(reason)), 1);
+	reason[0] = '\0';
+	assert_int_equal(pollution_scalar(1, "neon-not-sve", reason, sizeof(reason)), 1);
+	assert_string_equal(reason, "a build narrower than the Machine's SIMD (neon-not-sve)");
 }
 
 static void test_rule_peak(void **state)

@@ -68,6 +68,10 @@ int pollution_scalar(int native, const char *simd, char *reason, size_t len)
 		reason_add(reason, len, "a scalar build: the kernel reports no SIMD");
 		return 1;
 	}
+	if (strstr(simd, "-not-")) {
+		reason_add(reason, len, "a build narrower than the Machine's SIMD (%s)", simd);
+		return 1;
+	}
 	return 0;
 }
 

@@ -12,7 +12,8 @@
  *   - load: the 1-minute load average before calibration above half the
  *     threads (others were running: the Machine was shared);
  *   - scalar: the kernel was built without SIMD (-march=native refused, or
- *     the kernel itself says "scalar");
+ *     the kernel itself says "scalar"), or narrower than the Machine's (it
+ *     says "X-not-Y": NEON on an SVE core);
  *   - peak: a value above 1.25 x the theoretical peak (theory.h) is not
  *     believable as such (a clock, a count or a table is wrong);
  *   - fewer repetitions than asked (the budget ran out).

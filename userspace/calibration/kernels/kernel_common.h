@@ -40,8 +40,10 @@
 #define KERNEL_VBYTES 16
 #define KERNEL_SIMD "sse2"
 #elif defined(__ARM_FEATURE_SVE)
-#define KERNEL_VBYTES 16 /* a fixed-width vector type: SVE seen as NEON */
-#define KERNEL_SIMD "neon"
+/* a fixed-width vector type cannot be an SVE register of unknown length:
+ * NEON, said as narrower than the Machine's */
+#define KERNEL_VBYTES 16
+#define KERNEL_SIMD "neon-not-sve"
 #elif defined(__ARM_NEON)
 #define KERNEL_VBYTES 16
 #define KERNEL_SIMD "neon"
