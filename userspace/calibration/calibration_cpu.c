@@ -23,7 +23,7 @@
 struct cpu_plan {
 	int threads;
 	int cpus[CPU_SETSIZE];
-	char cpulist[4096];
+	char cpulist[8192];
 	double load1;
 	long long array_bytes;
 	char array_reason[256]; /* why the arrays are not what they should be; "" */
@@ -57,10 +57,11 @@ static void plan_threads(struct cpu_plan *p, struct allocation *a)
 	p->threads = n;
 }
 
-/* arrays >= 4 x LLC and >= 256 MiB, within half the memory we may use */
+/* arrays >= 4 x LLC and >= 256 MiB, within half the memory we may use (the
+ * Machine's, or the cgroup limit) */
 static void plan_arrays(struct cpu_plan *p, const struct allocation *a)
 {
-	long long llc = 0, cap = -1, pages = sysconf(_SC_AVPHYS_PAGES);
+	long long llc = 0, cap = -1, pages = sysconf(_SC_PHYS_PAGES);
 	long long want = CALIBRATION_TRIAD_MIN_BYTES;
 
 	if (llc_bytes(SYSFS_CPU, p->cpus, p->threads, &llc))

@@ -61,7 +61,9 @@ int pollution_load(double load1, int threads, char *reason, size_t len)
 int pollution_scalar(int native, const char *simd, char *reason, size_t len)
 {
 	if (!native) {
-		reason_add(reason, len, "a scalar build: the compiler refused -march=native");
+		reason_add(reason, len,
+			   "a scalar build: the compiler refused -march=native (the kernel used %s)",
+			   simd && *simd ? simd : "no SIMD");
 		return 1;
 	}
 	if (!simd || !*simd || !strcmp(simd, "scalar")) {
