@@ -7,7 +7,7 @@
 #   - `-- LAUNCHER` on a cache hit measures the network only: a launcher
 #     that does not exist → exit 125 with the reason, the cache untouched;
 #     MPICH's mpiexec → network_latency and network_bandwidth measured, the
-#     CPU Ceilings kept from the cache, then cached;
+#     CPU Ceilings kept from the cache, then cached; Open MPI's mpirun too;
 #   - no flops value above 1.25 x this CPU's peak (FLOP/cycle from its SIMD
 #     flags x its highest frequency x the threads) without being
 #     `estimated`, and none above twice that at all (the kernel counts
@@ -95,6 +95,9 @@ done
 grep -q '^  network_latency .* unavailable not measured: give an MPI launcher' c2.txt ||
 	fail "the unmeasured network is not said: $(cat c2.txt)"
 
+# a copy of this profile (network not measured) for Open MPI below
+cp -a "$XDG_CACHE_HOME" "$T/cache-ompi"
+
 # a launcher on a cache hit: the network only
 "$NUNATAK" calibrate --json -- /nonexistent/mpirun -n 2 >bad.json 2>bad.err
 rc=$?
@@ -124,7 +127,17 @@ PY
 	"$NUNATAK" calibrate --json -- mpiexec.mpich -n 2 >m2.json 2>m2.err || fail "MPI again: exit $?"
 	[ "$(json m2.json 'd["cached"]')" = True ] || fail "the network, once measured, is not cached"
 else
-	echo "mpiexec.mpich not installed: the ping-pong is not tried"
+	echo "mpiexec.mpich not installed: its ping-pong is not tried"
+fi
+# Open MPI: its mpicc (opal_wrapper) must be called by its own name
+if command -v mpirun.openmpi >/dev/null; then
+	XDG_CACHE_HOME=$T/cache-ompi OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		"$NUNATAK" calibrate --json -- mpirun.openmpi --oversubscribe -n 2 >o.json 2>o.err ||
+		fail "Open MPI: exit $?: $(cat o.err)"
+	[ "$(json o.json '[c["source"] for c in d["ceilings"] if c["name"].startswith("network_")]')" = "['calibration', 'calibration']" ] ||
+		fail "Open MPI: the network is not measured: $(cat o.err)"
+else
+	echo "mpirun.openmpi not installed: its ping-pong is not tried"
 fi
 # --force rounds until two calibrations agree and the triad meets STREAM
 round=2

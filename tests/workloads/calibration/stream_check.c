@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define NTIMES 10
+#define NTIMES 20
 
 int main(int argc, char **argv)
 {
