@@ -139,7 +139,7 @@ static void test_rule_spread(void **state)
 	assert_string_equal(reason, "");
 	assert_int_equal(pollution_spread(one, 1, 0, reason, sizeof(reason)), 0);
 	assert_int_equal(pollution_spread(loose, 3, 0, reason, sizeof(reason)), 1);
-	assert_non_null(strstr(reason, "spread over 11 %"));
+	assert_non_null(strstr(reason, "spread over 11.0 %"));
 	/* a latency's spread is relative to its best, the minimum: 11/100 */
 	reason[0] = '\0';
 	assert_int_equal(pollution_spread((const double[]){ 1.00, 1.11 }, 2, 1, reason,
@@ -242,7 +242,7 @@ static void test_judge(void **state)
 	assert_string_equal(out.quality, "estimated");
 	assert_near(out.value, 8.9e10, 0);
 	assert_non_null(strstr(out.reason, "3 of 5 repetitions"));
-	assert_non_null(strstr(out.reason, "; the repetitions spread over 29 %"));
+	assert_non_null(strstr(out.reason, "; the repetitions spread over 29.2 %"));
 	assert_non_null(strstr(out.reason, "; the load average was 1.70"));
 	assert_non_null(strstr(out.reason, "above 1.25 x the theoretical peak"));
 	assert_non_null(strstr(out.reason, "; arrays too small"));

@@ -42,7 +42,7 @@ int pollution_spread(const double *values, int n, int lower_is_better, char *rea
 
 	if (n < 2 || !(spread > POLLUTION_SPREAD))
 		return 0;
-	reason_add(reason, len, "the repetitions spread over %.0f %% (more than %.0f %%)",
+	reason_add(reason, len, "the repetitions spread over %.1f %% (more than %.0f %%)",
 		   spread * 100, POLLUTION_SPREAD * 100);
 	return 1;
 }
