@@ -1,16 +1,36 @@
 /* machine — the snapshot of the Machine a Run embeds: hardware and the
  * allocation shape (cores granted, cgroup limits), as manifest.json's
- * `machine` object (DESIGN.md section 7).
+ * `machine` object (DESIGN.md section 7), plus its `identity` (the Machine
+ * profile cache key), `microarchitecture` and `rated_hz`.
  *
- * What cannot be read is null with no guess. Ceilings are listed with
- * quality "unavailable" and the reason until calibration measures them.
+ * What cannot be read is null with no guess. Ceilings come from the
+ * Machine profile cache when this Machine was calibrated (source
+ * "calibration"), else from the theory table for flops (quality
+ * "estimated", source "theory"), else they are "unavailable" with the
+ * reason. Nothing here ever calibrates.
+ *
+ * Each Ceiling: {name, value|null, unit, quality, reason|null,
+ * source: "calibration"|"theory"|null}.
  */
 #ifndef NUNATAK_MACHINE_H
 #define NUNATAK_MACHINE_H
 
 #include <jansson.h>
 
-/* NULL + errno (ENOMEM) */
+/* reason of a Ceiling nobody measured */
+#define MACHINE_NOT_CALIBRATED "not calibrated on this Machine: run `nunatak calibrate`"
+
+/* The machine object without "ceilings" (with "identity",
+ * "microarchitecture", "rated_hz"). NULL + errno (ENOMEM). */
+json_t *machine_describe(void);
+
+/* The ceilings array for a machine object as machine_describe builds it
+ * (borrowed): cached measured Ceilings when the cache holds its identity,
+ * theory for the flops it lacks, unavailable otherwise. New reference;
+ * NULL + errno (ENOMEM, EINVAL). */
+json_t *machine_ceilings(const json_t *machine_without_ceilings);
+
+/* machine_describe + "ceilings": machine_ceilings. NULL + errno (ENOMEM) */
 json_t *machine_snapshot(void);
 
 #endif
