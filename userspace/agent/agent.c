@@ -313,6 +313,10 @@ static void agent_start_sampling(struct agent *a)
 	char err[256] = "";
 
 	a->sampler = sampler__new(&so, err, sizeof(err));
+	if (!a->sampler && so.pmu && agent_pmu_refused(a, err)) {
+		so.pmu = NULL; /* time only rather than nothing */
+		a->sampler = sampler__new(&so, err, sizeof(err));
+	}
 	if (!a->sampler) {
 		agent_sampler_refused(a, err);
 		return;

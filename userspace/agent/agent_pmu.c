@@ -4,6 +4,7 @@
  * whose events are not known), or FLOP without their precision
  * (`flop-precision-unknown`, AMD Zen). */
 #include <stdio.h>
+#include <string.h>
 
 #include "userspace/agent/agent_internal.h"
 #include "userspace/agent/pmu_events.h"
@@ -36,6 +37,19 @@ const struct pmu_event_set *agent_pmu_choose(struct agent *a)
 				   "time is sampled as usual; FLOP and DRAM Measurements need a "
 				   "processor in nunatak's event table (userspace/agent/pmu_events.c)");
 	return NULL;
+}
+
+int agent_pmu_refused(struct agent *a, const char *err)
+{
+	char msg[512];
+
+	if (strncmp(err, SAMPLER_PMU_OPEN_FAILED, strlen(SAMPLER_PMU_OPEN_FAILED)))
+		return 0;
+	snprintf(msg, sizeof(msg), "no FLOP or DRAM counter is sampled: %s", err);
+	agent_add_node_degradation(a, PMU_DEGRADATION, msg,
+				   "time is sampled as usual; free the PMU's counters (another "
+				   "profiler, the NMI watchdog) for FLOP and DRAM Measurements");
+	return 1;
 }
 
 void agent_pmu_degradations(struct agent *a)

@@ -147,6 +147,9 @@ const struct pmu_event_set *sampler_pmu(const struct sampler *s);
 /* why the group asked for is not sampled (static or the sampler's), NULL
  * when it is or none was asked */
 const char *sampler_pmu_unavailable(const struct sampler *s);
+/* how sampler__new's err begins when the group, probed fine, could not be
+ * opened on every CPU (the counters taken meanwhile): try without it */
+#define SAMPLER_PMU_OPEN_FAILED "opening the counting event"
 
 /* Enables (on) or disables every sampling perf event (ioctl): 0 or
  * -errno (the first failure; the other CPUs were still asked). */

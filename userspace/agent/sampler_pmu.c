@@ -111,7 +111,7 @@ int sampler_pmu_open(struct sampler *s, char *err, size_t errlen)
 				e = -errno;
 				if (fd >= 0)
 					close(fd);
-				snprintf(err, errlen, "opening counter %s on cpu %d failed: %s",
+				snprintf(err, errlen, SAMPLER_PMU_OPEN_FAILED " %s on cpu %d failed: %s",
 					 s->pmu->events[i].name, cpu, strerror(-e));
 				return e;
 			}
