@@ -3,13 +3,13 @@
  * part's fixtures, tests/unit/data/cpuinfo/) through cpu_id, and by
  * (vendor, family, model); the encodings against perf's pmu-events tables;
  * an unknown processor gets no group and a reason. */
+#include <linux/perf_event.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/perf_event.h>
 
 #include <cmocka.h>
 
@@ -187,10 +187,10 @@ static void test_counter_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_amd_from_cpuinfo),
-		cmocka_unit_test(test_intel_from_cpuinfo),
-		cmocka_unit_test(test_lookup_by_family_model),
-		cmocka_unit_test(test_counter_names),
+	    cmocka_unit_test(test_amd_from_cpuinfo),
+	    cmocka_unit_test(test_intel_from_cpuinfo),
+	    cmocka_unit_test(test_lookup_by_family_model),
+	    cmocka_unit_test(test_counter_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

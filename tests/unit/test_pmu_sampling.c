@@ -12,19 +12,19 @@
 #include <linux/perf_event.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "tests/unit/test_helpers.h"
 #include "tests/unit/node_service_fixture.h"
+#include "tests/unit/test_helpers.h"
 #include "userspace/agent/node_service.h"
 #include "userspace/agent/pmu_events.h"
 #include "userspace/control/control.h"
@@ -32,12 +32,12 @@
 #include "userspace/launch/launch.h"
 
 static const struct pmu_event software_events[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PMU_FLOP_DP, 1 },
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PMU_FLOP_SP, 2 },
-	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, PMU_DRAM_BYTES, 64 },
+    {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PMU_FLOP_DP, 1},
+    {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PMU_FLOP_SP, 2},
+    {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, PMU_DRAM_BYTES, 64},
 };
 static const struct pmu_event_set software_set = {
-	"software-stand-in", software_events, 3, 0, "software events standing in for the PMU",
+    "software-stand-in", software_events, 3, 0, "software events standing in for the PMU",
 };
 
 static const char workload_c[] =
@@ -62,8 +62,7 @@ static const char workload_c[] =
 
 static int setup_with(void **state, const struct pmu_event_set *pmu)
 {
-	struct node_service_opts o = { .node = "test-node", .signal_fd = -1, .quiet = 1,
-				       .pmu = pmu };
+	struct node_service_opts o = {.node = "test-node", .signal_fd = -1, .quiet = 1, .pmu = pmu};
 	struct ns_fixture *fx = calloc(1, sizeof(*fx));
 
 	if (!fx || ns_fixture_start(fx, "/tmp/nunatak-test-pmu-XXXXXX", &o))
@@ -109,7 +108,7 @@ static json_t *ask(int fd, json_t *req, int timeout_ms)
  * reply's degradations (the caller's) and the Run's directory */
 static json_t *run_program(struct ns_fixture *fx, const char *exe, char *run_dir, size_t len)
 {
-	char *argv[] = { (char *)exe, NULL };
+	char *argv[] = {(char *)exe, NULL};
 	json_t *reply, *degradations;
 	char run_id[33];
 	struct launch l;
@@ -117,11 +116,11 @@ static json_t *run_program(struct ns_fixture *fx, const char *exe, char *run_dir
 
 	assert_int_equal(launch_prepare(&l, exe, argv), 0);
 	reply = ask(fd,
-		    json_pack("{s:s, s:{s:s, s:s, s:[s]}, s:s, s:s, s:s, s:s, s:i, s:b}",
-			      "request", "run-start", "run", "name", "pmu", "created",
-			      "2026-01-01T00:00:00Z", "command", exe, "runs_dir", fx->runs,
-			      "symbolizer", symbolizer_tool(), "target_exe", exe, "token",
-			      "0123456789abcdef0123456789abcdef", "pid", (int)l.pid, "mpi_events", 0),
+		    json_pack("{s:s, s:{s:s, s:s, s:[s]}, s:s, s:s, s:s, s:s, s:i, s:b}", "request",
+			      "run-start", "run", "name", "pmu", "created", "2026-01-01T00:00:00Z",
+			      "command", exe, "runs_dir", fx->runs, "symbolizer", symbolizer_tool(),
+			      "target_exe", exe, "token", "0123456789abcdef0123456789abcdef", "pid",
+			      (int)l.pid, "mpi_events", 0),
 		    10000);
 	snprintf(run_id, sizeof(run_id), "%s", json_string_value(json_object_get(reply, "run_id")));
 	degradations = json_incref(json_object_get(reply, "degradations"));
@@ -241,15 +240,15 @@ static void test_no_pmu_degradation(void **state)
 			access("/sys/bus/event_source/devices/cpu_core", F_OK) != 0,
 		    "this machine has a PMU: the Degradation is not expected");
 	deg = run_program(fx, "/bin/true", run_dir, sizeof(run_dir));
-	json_array_foreach(deg, i, d)
-		if (!strcmp(json_string_value(json_object_get(d, "name")),
-			    "hardware-counters-unavailable")) {
-			found = 1;
-			print_message("%s\n", json_string_value(json_object_get(d, "message")));
-			assert_non_null(strstr(json_string_value(json_object_get(d, "message")),
-					       "no FLOP or DRAM counter is sampled"));
-			assert_non_null(json_string_value(json_object_get(d, "remedy")));
-		}
+	json_array_foreach(deg, i, d) if (!strcmp(json_string_value(json_object_get(d, "name")),
+						  "hardware-counters-unavailable"))
+	{
+		found = 1;
+		print_message("%s\n", json_string_value(json_object_get(d, "message")));
+		assert_non_null(strstr(json_string_value(json_object_get(d, "message")),
+				       "no FLOP or DRAM counter is sampled"));
+		assert_non_null(json_string_value(json_object_get(d, "remedy")));
+	}
 	json_decref(deg);
 	assert_true(found);
 	db = open_pivot(run_dir);
@@ -266,8 +265,8 @@ static void test_no_pmu_degradation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_software_group, setup_software, teardown),
-		cmocka_unit_test_setup_teardown(test_no_pmu_degradation, setup_machine, teardown),
+	    cmocka_unit_test_setup_teardown(test_software_group, setup_software, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_pmu_degradation, setup_machine, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,9 +33,10 @@ const struct pmu_event_set *agent_pmu_choose(struct agent *a)
 		 err ? "/proc/cpuinfo cannot be read" : reason, err ? "?" : id.vendor,
 		 err ? -1 : id.family, err ? -1 : id.model,
 		 !err && id.microarchitecture ? id.microarchitecture : "unknown");
-	agent_add_node_degradation(a, PMU_DEGRADATION, msg,
-				   "time is sampled as usual; FLOP and DRAM Measurements need a "
-				   "processor in nunatak's event table (userspace/agent/pmu_events.c)");
+	agent_add_node_degradation(
+	    a, PMU_DEGRADATION, msg,
+	    "time is sampled as usual; FLOP and DRAM Measurements need a "
+	    "processor in nunatak's event table (userspace/agent/pmu_events.c)");
 	return NULL;
 }
 

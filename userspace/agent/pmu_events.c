@@ -13,10 +13,12 @@
 #define INTEL(ev, umask) ((uint64_t)(ev) | (uint64_t)(umask) << 8)
 /* AMD: event select bits 7:0, unit mask 15:8, event select bits 11:8 at 35:32 */
 #define AMD(ev, umask)                                                                             \
-	((uint64_t)((ev) & 0xff) | (uint64_t)(umask) << 8 | (uint64_t)((ev) >> 8) << 32)
+	((uint64_t)((ev)&0xff) | (uint64_t)(umask) << 8 | (uint64_t)((ev) >> 8) << 32)
 
 #define FP_ARITH(name, umask, counter, flop)                                                       \
-	{ "FP_ARITH_INST_RETIRED." name, PERF_TYPE_RAW, INTEL(0xc7, umask), counter, flop }
+	{                                                                                          \
+		"FP_ARITH_INST_RETIRED." name, PERF_TYPE_RAW, INTEL(0xc7, umask), counter, flop    \
+	}
 
 /* FP_ARITH_INST_RETIRED (0xc7), floating-point.json of skylakex,
  * cascadelakex, icelakex, sapphirerapids: "Each count represents N
@@ -34,17 +36,17 @@
 /* skylakex/cascadelakex and icelakex memory.json / cache.json:
  * OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD, event 0xb0 umask 0x10 */
 static const struct pmu_event skylake_server[] = {
-	FP_ARITH_ALL_WIDTHS,
-	{ "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", PERF_TYPE_RAW, INTEL(0xb0, 0x10),
-	  PMU_DRAM_BYTES, LINE_BYTES },
+    FP_ARITH_ALL_WIDTHS,
+    {"OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", PERF_TYPE_RAW, INTEL(0xb0, 0x10), PMU_DRAM_BYTES,
+     LINE_BYTES},
 };
 
 /* sapphirerapids cache.json: OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD moved
  * to event 0x21 umask 0x10 */
 static const struct pmu_event sapphirerapids[] = {
-	FP_ARITH_ALL_WIDTHS,
-	{ "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", PERF_TYPE_RAW, INTEL(0x21, 0x10),
-	  PMU_DRAM_BYTES, LINE_BYTES },
+    FP_ARITH_ALL_WIDTHS,
+    {"OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", PERF_TYPE_RAW, INTEL(0x21, 0x10), PMU_DRAM_BYTES,
+     LINE_BYTES},
 };
 
 /* amdzen2 floating-point.json: fp_ret_sse_avx_ops.all, event 0x03 umask
@@ -53,9 +55,9 @@ static const struct pmu_event sapphirerapids[] = {
  * ls_refills_from_sys.ls_mabresp_lcl_dram (0x43, umask 0x08) and
  * .ls_mabresp_rmt_dram (0x40): demand data-cache fills from DRAM or I/O */
 static const struct pmu_event zen2[] = {
-	{ "fp_ret_sse_avx_ops.all", PERF_TYPE_RAW, AMD(0x03, 0xff), PMU_FLOP_DP, 1 },
-	{ "ls_refills_from_sys.ls_mabresp_lcl_dram+rmt_dram", PERF_TYPE_RAW, AMD(0x43, 0x48),
-	  PMU_DRAM_BYTES, LINE_BYTES },
+    {"fp_ret_sse_avx_ops.all", PERF_TYPE_RAW, AMD(0x03, 0xff), PMU_FLOP_DP, 1},
+    {"ls_refills_from_sys.ls_mabresp_lcl_dram+rmt_dram", PERF_TYPE_RAW, AMD(0x43, 0x48),
+     PMU_DRAM_BYTES, LINE_BYTES},
 };
 
 /* amdzen3 floating-point.json: fp_ret_sse_avx_ops.all (0x03, umask 0xff);
@@ -63,18 +65,18 @@ static const struct pmu_event zen2[] = {
  * 0x08) and .mem_io_remote (0x40): any data-cache fill (demand and
  * prefetch) from DRAM or I/O */
 static const struct pmu_event zen3[] = {
-	{ "fp_ret_sse_avx_ops.all", PERF_TYPE_RAW, AMD(0x03, 0xff), PMU_FLOP_DP, 1 },
-	{ "ls_any_fills_from_sys.mem_io_local+mem_io_remote", PERF_TYPE_RAW, AMD(0x44, 0x48),
-	  PMU_DRAM_BYTES, LINE_BYTES },
+    {"fp_ret_sse_avx_ops.all", PERF_TYPE_RAW, AMD(0x03, 0xff), PMU_FLOP_DP, 1},
+    {"ls_any_fills_from_sys.mem_io_local+mem_io_remote", PERF_TYPE_RAW, AMD(0x44, 0x48),
+     PMU_DRAM_BYTES, LINE_BYTES},
 };
 
 /* amdzen4 floating-point.json: fp_ret_sse_avx_ops.all is umask 0x1f there
  * (0x10: bfloat16 MAC); cache.json: ls_any_fills_from_sys.dram_io_near
  * (0x44, umask 0x08) and .dram_io_far (0x40) */
 static const struct pmu_event zen4[] = {
-	{ "fp_ret_sse_avx_ops.all", PERF_TYPE_RAW, AMD(0x03, 0x1f), PMU_FLOP_DP, 1 },
-	{ "ls_any_fills_from_sys.dram_io_near+dram_io_far", PERF_TYPE_RAW, AMD(0x44, 0x48),
-	  PMU_DRAM_BYTES, LINE_BYTES },
+    {"fp_ret_sse_avx_ops.all", PERF_TYPE_RAW, AMD(0x03, 0x1f), PMU_FLOP_DP, 1},
+    {"ls_any_fills_from_sys.dram_io_near+dram_io_far", PERF_TYPE_RAW, AMD(0x44, 0x48),
+     PMU_DRAM_BYTES, LINE_BYTES},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -89,22 +91,22 @@ static const char amd_caveat[] =
     "prefetch fill, no write-back: a lower bound)";
 
 static const struct pmu_event_set sets[] = {
-	{ "zen2", zen2, N(zen2), 1, amd_caveat },
-	{ "zen3", zen3, N(zen3), 1, amd_caveat },
-	{ "zen4", zen4, N(zen4), 1, amd_caveat },
-	{ "skylake-server", skylake_server, N(skylake_server), 0, intel_caveat },
-	/* cpu_id names model 85 by its stepping when it knows it */
-	{ "cascadelake", skylake_server, N(skylake_server), 0, intel_caveat },
-	{ "cooperlake", skylake_server, N(skylake_server), 0, intel_caveat },
-	{ "icelake-server", skylake_server, N(skylake_server), 0, intel_caveat },
-	{ "sapphirerapids", sapphirerapids, N(sapphirerapids), 0, intel_caveat },
-	{ "emeraldrapids", sapphirerapids, N(sapphirerapids), 0, intel_caveat },
+    {"zen2", zen2, N(zen2), 1, amd_caveat},
+    {"zen3", zen3, N(zen3), 1, amd_caveat},
+    {"zen4", zen4, N(zen4), 1, amd_caveat},
+    {"skylake-server", skylake_server, N(skylake_server), 0, intel_caveat},
+    /* cpu_id names model 85 by its stepping when it knows it */
+    {"cascadelake", skylake_server, N(skylake_server), 0, intel_caveat},
+    {"cooperlake", skylake_server, N(skylake_server), 0, intel_caveat},
+    {"icelake-server", skylake_server, N(skylake_server), 0, intel_caveat},
+    {"sapphirerapids", sapphirerapids, N(sapphirerapids), 0, intel_caveat},
+    {"emeraldrapids", sapphirerapids, N(sapphirerapids), 0, intel_caveat},
 };
 
 static const char *const counter_names[PMU_COUNTERS] = {
-	[PMU_FLOP_DP] = "flop_dp",
-	[PMU_FLOP_SP] = "flop_sp",
-	[PMU_DRAM_BYTES] = "dram_bytes",
+    [PMU_FLOP_DP] = "flop_dp",
+    [PMU_FLOP_SP] = "flop_sp",
+    [PMU_DRAM_BYTES] = "dram_bytes",
 };
 
 const char *pmu_counter_name(enum pmu_counter c)

@@ -46,8 +46,8 @@
 /* the counters a set feeds (samples.counter in the pivot) */
 enum pmu_counter {
 	PMU_FLOP_DP = 0, /* "flop_dp", unit flop */
-	PMU_FLOP_SP,     /* "flop_sp", unit flop */
-	PMU_DRAM_BYTES,  /* "dram_bytes", unit B */
+	PMU_FLOP_SP,	 /* "flop_sp", unit flop */
+	PMU_DRAM_BYTES,	 /* "dram_bytes", unit B */
 	PMU_COUNTERS,
 };
 
@@ -56,11 +56,11 @@ const char *pmu_counter_name(enum pmu_counter c);
 
 /* one counting event */
 struct pmu_event {
-	const char *name;    /* the vendor's event name, as perf's tables spell it */
-	uint32_t type;       /* perf_event_attr.type: PERF_TYPE_RAW (tests: SOFTWARE) */
-	uint64_t config;     /* perf_event_attr.config */
+	const char *name; /* the vendor's event name, as perf's tables spell it */
+	uint32_t type;	  /* perf_event_attr.type: PERF_TYPE_RAW (tests: SOFTWARE) */
+	uint64_t config;  /* perf_event_attr.config */
 	enum pmu_counter counter;
-	uint32_t weight;     /* FLOP per count, or bytes per count (64 B a line) */
+	uint32_t weight; /* FLOP per count, or bytes per count (64 B a line) */
 };
 
 #define PMU_SET_MAX_EVENTS 10 /* == MAX_PMU_EVENTS of bpf/sample.h */
@@ -69,9 +69,9 @@ struct pmu_event {
 struct pmu_event_set {
 	const char *microarchitecture; /* as cpu_id.h names it */
 	const struct pmu_event *events;
-	size_t n_events;               /* <= PMU_SET_MAX_EVENTS */
-	int precision_mixed;           /* 1: flop_dp holds every precision's FLOP */
-	const char *caveat;            /* what the counters miss, for the Run */
+	size_t n_events;     /* <= PMU_SET_MAX_EVENTS */
+	int precision_mixed; /* 1: flop_dp holds every precision's FLOP */
+	const char *caveat;  /* what the counters miss, for the Run */
 };
 
 /* The set of microarchitecture (cpu_id.h's name), or NULL with *reason

@@ -3,6 +3,8 @@
  * rodata before load, opened on every CPU after it, enabled with the
  * sampling events. A group that cannot be opened (no PMU: a VM) leaves
  * the program without one, the reason kept for the Run's Degradation. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -11,8 +13,6 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "userspace/agent/pmu_events.h"
 #include "userspace/agent/sampler.h"
@@ -25,10 +25,10 @@ _Static_assert(PMU_COUNTERS == SAMPLE_PMU_COUNTERS, "one list of counters");
 static int pmu_open_counting(const struct pmu_event *e, int cpu)
 {
 	struct perf_event_attr attr = {
-		.type = e->type,
-		.size = sizeof(attr),
-		.config = e->config,
-		.disabled = 1, /* with the sampling events: sampler_pmu_set_active() */
+	    .type = e->type,
+	    .size = sizeof(attr),
+	    .config = e->config,
+	    .disabled = 1, /* with the sampling events: sampler_pmu_set_active() */
 	};
 
 	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -111,7 +111,8 @@ int sampler_pmu_open(struct sampler *s, char *err, size_t errlen)
 				e = -errno;
 				if (fd >= 0)
 					close(fd);
-				snprintf(err, errlen, SAMPLER_PMU_OPEN_FAILED " %s on cpu %d failed: %s",
+				snprintf(err, errlen,
+					 SAMPLER_PMU_OPEN_FAILED " %s on cpu %d failed: %s",
 					 s->pmu->events[i].name, cpu, strerror(-e));
 				return e;
 			}
