@@ -23,8 +23,9 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/node_service_fixture.h"
 #include "tests/unit/test_helpers.h"
+
+#include "tests/unit/node_service_fixture.h" /* after test_helpers.h: it uses it */
 #include "userspace/agent/node_service.h"
 #include "userspace/agent/pmu_events.h"
 #include "userspace/control/control.h"

@@ -1,8 +1,12 @@
 /* pmu_events — see pmu_events.h. Encodings from Linux perf's pmu-events
  * tables (tools/perf/pmu-events/arch/x86/DIR/NAME.json), one comment per
  * event naming the file it comes from. */
+#include <errno.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "userspace/agent/pmu_events.h"
 #include "userspace/machine/cpu_id.h"
@@ -144,5 +148,43 @@ int pmu_event_set_has(const struct pmu_event_set *set, enum pmu_counter c)
 	for (i = 0; set && i < set->n_events; i++)
 		if (set->events[i].counter == c)
 			return 1;
+	return 0;
+}
+
+int pmu_event_open(const struct pmu_event *e, int cpu)
+{
+	struct perf_event_attr attr = {
+	    .type = e->type,
+	    .size = sizeof(attr),
+	    .config = e->config,
+	    .disabled = 1,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int pmu_event_set_probe(const struct pmu_event_set *set, int ncpu, char *why, size_t len)
+{
+	int cpu, fd = -1, err = -ENODEV;
+	size_t i;
+
+	for (i = 0; i < set->n_events; i++) {
+		for (cpu = 0, err = -ENODEV; cpu < ncpu; cpu++) {
+			fd = pmu_event_open(&set->events[i], cpu);
+			err = fd < 0 ? -errno : 0;
+			if (err != -ENODEV) /* ENODEV: an offline CPU, try the next */
+				break;
+		}
+		if (err) {
+			snprintf(why, len, "%s%s's counter %s cannot be opened (%s)",
+				 set->events[i].type == PERF_TYPE_RAW &&
+					 (err == -ENOENT || err == -EOPNOTSUPP)
+				     ? "no PMU on this Machine: "
+				     : "",
+				 set->microarchitecture, set->events[i].name, strerror(-err));
+			return err;
+		}
+		close(fd);
+	}
 	return 0;
 }

@@ -83,6 +83,16 @@ const struct pmu_event_set *pmu_events_for(const char *microarchitecture, const 
 const struct pmu_event_set *pmu_events_lookup(const char *vendor, int family, int model,
 					      const char **reason);
 
+/* A counting event of e on cpu (every task there), opened disabled
+ * (PERF_EVENT_IOC_ENABLE starts it): the fd, or -1 with errno. */
+int pmu_event_open(const struct pmu_event *e, int cpu);
+
+/* Whether every event of set opens here (on the first online CPU of the
+ * ncpu possible ones): 0, or -errno with why (e.g. "no PMU on this
+ * Machine: zen3's counter fp_ret_sse_avx_ops.all cannot be opened (No such
+ * file or directory)"). Opens nothing it keeps. */
+int pmu_event_set_probe(const struct pmu_event_set *set, int ncpu, char *why, size_t len);
+
 /* 1 when set feeds counter c */
 int pmu_event_set_has(const struct pmu_event_set *set, enum pmu_counter c);
 

@@ -11,58 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "userspace/agent/pmu_events.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sampler_internal.h"
-#include "userspace/log/log.h"
 
 _Static_assert(PMU_SET_MAX_EVENTS == MAX_PMU_EVENTS, "one bound for the group");
 _Static_assert(PMU_COUNTERS == SAMPLE_PMU_COUNTERS, "one list of counters");
-
-static int pmu_open_counting(const struct pmu_event *e, int cpu)
-{
-	struct perf_event_attr attr = {
-	    .type = e->type,
-	    .size = sizeof(attr),
-	    .config = e->config,
-	    .disabled = 1, /* with the sampling events: sampler_pmu_set_active() */
-	};
-
-	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-/* every event of set opens on the first online CPU: 0, or -errno with
- * s->pmu_unavailable saying which did not and why */
-static int pmu_probe(struct sampler *s, const struct pmu_event_set *set)
-{
-	int cpu, fd = -ENODEV;
-	size_t i;
-
-	for (i = 0; i < set->n_events; i++) {
-		for (cpu = 0; cpu < s->ncpu; cpu++) {
-			fd = pmu_open_counting(&set->events[i], cpu);
-			if (fd >= 0 || errno != ENODEV)
-				break;
-		}
-		if (fd < 0) {
-			int err = -errno;
-
-			snprintf(s->pmu_unavailable, sizeof(s->pmu_unavailable),
-				 "%s%s's counter %s cannot be opened (%s)",
-				 set->events[i].type == PERF_TYPE_RAW &&
-					 (err == -ENOENT || err == -EOPNOTSUPP)
-				     ? "no PMU on this Machine: "
-				     : "",
-				 set->microarchitecture, set->events[i].name, strerror(-err));
-			return err;
-		}
-		close(fd);
-	}
-	return 0;
-}
 
 void sampler_pmu_configure(struct sampler *s, const struct pmu_event_set *set)
 {
@@ -76,7 +32,7 @@ void sampler_pmu_configure(struct sampler *s, const struct pmu_event_set *set)
 			 set->n_events, MAX_PMU_EVENTS);
 		return;
 	}
-	if (pmu_probe(s, set))
+	if (pmu_event_set_probe(set, s->ncpu, s->pmu_unavailable, sizeof(s->pmu_unavailable)))
 		return;
 	s->pmu = set;
 	s->sample->rodata->pmu_events = set->n_events;
@@ -106,7 +62,7 @@ int sampler_pmu_open(struct sampler *s, char *err, size_t errlen)
 			continue; /* offline: no sample there either */
 		for (i = 0; i < s->pmu->n_events; i++) {
 			key = cpu * MAX_PMU_EVENTS + i;
-			fd = pmu_open_counting(&s->pmu->events[i], cpu);
+			fd = pmu_event_open(&s->pmu->events[i], cpu);
 			if (fd < 0 || bpf_map_update_elem(map_fd, &key, &fd, BPF_ANY)) {
 				e = -errno;
 				if (fd >= 0)
