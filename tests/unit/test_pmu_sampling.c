@@ -37,9 +37,22 @@ static const struct pmu_event software_events[] = {
     {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PMU_FLOP_SP, 2},
     {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, PMU_DRAM_BYTES, 64},
 };
+/* precision_mixed as on AMD Zen: the Run says flop_sp is not what it seems */
 static const struct pmu_event_set software_set = {
-    "software-stand-in", software_events, 3, 0, "software events standing in for the PMU",
+    "software-stand-in", software_events, 3, 1, "software events standing in for the PMU",
 };
+
+/* the names of a reply's degradations, space-separated, into buf */
+static const char *degradation_names(json_t *deg, char *buf, size_t len)
+{
+	json_t *d;
+	size_t i, at = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(deg, i, d) at += snprintf(buf + at, at < len ? len - at : 0, "%s ",
+						     json_string_value(json_object_get(d, "name")));
+	return buf;
+}
 
 static const char workload_c[] =
     "#include <string.h>\n"
@@ -171,7 +184,7 @@ static sqlite3 *open_pivot(const char *run_dir)
 static void test_software_group(void **state)
 {
 	struct ns_fixture *fx = *state;
-	char dir[PATH_MAX], src[PATH_MAX], exe[PATH_MAX], run_dir[PATH_MAX];
+	char dir[PATH_MAX], src[PATH_MAX], exe[PATH_MAX], run_dir[PATH_MAX], names[1024];
 	double c_samples, c_bytes, f_samples, f_bytes, ns, dp, sp;
 	json_t *deg;
 	sqlite3 *db;
@@ -184,7 +197,11 @@ static void test_software_group(void **state)
 	assert_int_equal(write_file(src, workload_c), 0);
 	assert_int_equal(run_cmd("cc -g -O1 -o '%s' '%s'", exe, src), 0);
 	deg = run_program(fx, exe, run_dir, sizeof(run_dir));
+	degradation_names(deg, names, sizeof(names));
 	json_decref(deg);
+	/* the group opened: no hardware-counters-unavailable; its caveat said */
+	assert_null(strstr(names, "hardware-counters-unavailable"));
+	assert_non_null(strstr(names, "flop-precision-unknown"));
 	db = open_pivot(run_dir);
 	c_samples = query_double(
 	    db, "SELECT coalesce(sum(m.sample_count), 0) FROM measurements m JOIN hotspots h ON"
