@@ -49,8 +49,12 @@ static const char *degradation_names(json_t *deg, char *buf, size_t len)
 	size_t i, at = 0;
 
 	buf[0] = '\0';
-	json_array_foreach(deg, i, d) at += snprintf(buf + at, at < len ? len - at : 0, "%s ",
-						     json_string_value(json_object_get(d, "name")));
+	json_array_foreach(deg, i, d)
+	{
+		if (at < len)
+			at += snprintf(buf + at, len - at, "%s ",
+				       json_string_value(json_object_get(d, "name")));
+	}
 	return buf;
 }
 
