@@ -19,10 +19,12 @@
  *   computational instructions by width and precision, an FMA counting
  *   twice: weight = elements per instruction gives FLOP exactly for
  *   add/sub/mul/div/sqrt/min/max/FMA. x87 and integer work are not counted.
- *   Eight events for the two precisions: beyond the core's free counters
- *   (4 per thread with Hyper-Threading on Skylake-SP..Ice Lake-SP) the
- *   kernel multiplexes them, and each count is scaled by enabled/running
- *   time: an estimate, not an exact count.
+ *   Eight events for the two precisions, nine with DRAM's: more than the
+ *   core's general counters (4 per thread with Hyper-Threading on
+ *   Skylake-SP and Cascade Lake, 8 on Ice Lake-SP and Sapphire Rapids, one
+ *   of them often the NMI watchdog's), so the kernel multiplexes them and
+ *   each count is scaled by enabled/running time: an estimate, not an
+ *   exact count.
  * - AMD Zen 2/3/4 FpRetSseAvxOps (event 0x03) counts retired SSE/AVX FLOP
  *   (an FMA is 2) but does NOT tell double from single precision: on AMD
  *   the whole count goes to "flop_dp" and the set says so (precision_mixed)
