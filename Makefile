@@ -192,6 +192,11 @@ $(BUILD)/bench/unwind-tables: tests/bench/unwind_tables.c $(LIB) | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# what the sampling group costs the sampling program (verifier, per sample)
+$(BUILD)/bench/sample-group: tests/bench/sample_group.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 	@mkdir -p $(@D)
 	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<

@@ -32,7 +32,8 @@ case "$run" in /*) ;; *) run="$SVC_HOME/$run" ;; esac
 	fail "the Run is not the user's: $(ls -la "$run")"
 [ "$(modes "$run" "$run/manifest.json" "$run/pivot.sqlite")" = "700 600 600" ] ||
 	fail "modes of the user's Run: $(ls -la "$run")"
-degr=$(json "$run/manifest.json" '[x["name"] for x in d["degradations"]]')
+# a Machine without a PMU (a VM) records hardware-counters-unavailable in every Run
+degr=$(json "$run/manifest.json" '[x["name"] for x in d["degradations"] if x["name"] != "hardware-counters-unavailable"]')
 [ "$degr" = "[]" ] || fail "Degradations in a daemon Run: $(json "$run/manifest.json" 'd["degradations"]')"
 [ "$(json "$run/manifest.json" 'd["run"]["exit_code"]')" = 4 ] || fail "manifest exit code"
 svc_py - "$run" <<'PY' || fail "the user's Run is not complete"
