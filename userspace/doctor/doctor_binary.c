@@ -13,16 +13,34 @@
 #include "userspace/launch/launch.h"
 #include "userspace/launch/launcher.h"
 
+/* x86-64: `mov %rsp,%rbp` (either encoding) after a `push %rbp`: the
+ * compiler may schedule other instructions between them */
+static int x86_frame_pointer(const uint8_t *code, size_t len)
+{
+	static const uint8_t mov[2][3] = {{0x48, 0x89, 0xe5}, {0x48, 0x8b, 0xec}};
+	const uint8_t *push = memchr(code, 0x55, len), *m;
+	size_t i, rest;
+
+	if (!push)
+		return 0;
+	rest = len - (size_t)(push - code) - 1;
+	for (i = 0; i < 2; i++) {
+		m = memmem(push + 1, rest, mov[i], sizeof(mov[i]));
+		if (m)
+			return 1;
+	}
+	return 0;
+}
+
 int doctor_prologue_frame_pointer(const uint8_t *code, size_t len, uint16_t machine)
 {
-	static const uint8_t x86[] = {0x55, 0x48, 0x89, 0xe5};	/* push %rbp; mov %rsp,%rbp */
 	static const uint8_t arm64[] = {0xfd, 0x03, 0x00, 0x91}; /* mov x29, sp */
 	size_t i;
 
 	if (len > DOCTOR_PROLOGUE_BYTES)
 		len = DOCTOR_PROLOGUE_BYTES;
 	if (machine == EM_X86_64)
-		return len >= sizeof(x86) && memmem(code, len, x86, sizeof(x86)) != NULL;
+		return x86_frame_pointer(code, len);
 	if (machine != EM_AARCH64)
 		return -EOPNOTSUPP;
 	for (i = 0; i + 4 <= len; i += 4) /* aligned instructions only */

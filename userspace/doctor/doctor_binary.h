@@ -6,9 +6,12 @@
  * which `--unwinder frame-pointers` and other tools need).
  *
  * Frame pointers are told by the prologues of the functions: x86-64
- * `push %rbp; mov %rsp,%rbp` (55 48 89 e5), arm64 `mov x29, sp`
- * (0x910003fd), within the first DOCTOR_PROLOGUE_BYTES bytes (compilers
- * may test and return before it). The file is opened as every ELF file is
+ * `push %rbp` then `mov %rsp,%rbp` (55 ... 48 89 e5 or 48 8b ec: the
+ * compiler schedules other instructions between them), arm64 `mov x29,
+ * sp` (0x910003fd), within the first DOCTOR_PROLOGUE_BYTES bytes
+ * (compilers may test and return before it). A heuristic on bytes, not a
+ * disassembly: it is reported as a count of functions, not a verdict per
+ * function. The file is opened as every ELF file is
  * (elf_open.h: never a FIFO or a device).
  */
 #ifndef NUNATAK_DOCTOR_BINARY_H
