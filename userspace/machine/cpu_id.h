@@ -51,4 +51,10 @@ int cpu_id_read(struct cpu_id *out);
  * or NULL; exposed so the PMU event table and tests key on one function. */
 const char *cpu_id_microarchitecture(const char *vendor, int family, int model);
 
+/* The name of one CPU_SIMD_* bit ("sse2", "avx", "avx2", "fma", "avx512f",
+ * "neon", "sve", "sve2"), NULL for another value; and back (0: unknown).
+ * The machine object lists them by these names. */
+const char *cpu_simd_name(unsigned bit);
+unsigned cpu_simd_from_name(const char *name);
+
 #endif
