@@ -51,10 +51,64 @@ __u64 sample_counters[SAMPLE_COUNTERS];
 /* enum sample_unwinder, set by the Agent before load */
 const volatile __u32 unwinder = SAMPLE_UNWINDER_TABLES;
 
+/* The sampling group (bpf/sample.h), set by the Agent before load:
+ * pmu_events counting events per CPU, event i of cpu at index
+ * cpu * MAX_PMU_EVENTS + i of pmu_fds, its growth × pmu_weight[i] added
+ * to counter pmu_counter_of[i]. 0: no group, and the verifier removes
+ * every instruction of it (a sample costs what it did without). */
+const volatile __u32 pmu_events = 0;
+const volatile __u32 pmu_counter_of[MAX_PMU_EVENTS];
+const volatile __u32 pmu_weight[MAX_PMU_EVENTS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+	__uint(max_entries, 1); /* the sampler sets CPUs × MAX_PMU_EVENTS */
+} pmu_fds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pmu_reading);
+} pmu_last SEC(".maps");
+
 static __always_inline void count(__u32 counter)
 {
 	if (counter < SAMPLE_COUNTERS)
 		__sync_fetch_and_add(&sample_counters[counter], 1);
+}
+
+/* The weighted growth of the group's counters since this CPU's previous
+ * sample (of any task: the slice that ends here) into growth[]. An event
+ * read for the first time, or refused, adds nothing for this slice. */
+static __always_inline void pmu_slice(__u64 *growth)
+{
+	struct bpf_perf_event_value v;
+	struct pmu_reading *last;
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), i, c;
+	__u64 now;
+
+	last = bpf_map_lookup_elem(&pmu_last, &zero);
+	if (!last)
+		return;
+	for (i = 0; i < MAX_PMU_EVENTS; i++) {
+		if (i >= pmu_events)
+			break;
+		if (bpf_perf_event_read_value(&pmu_fds, (__u64)cpu * MAX_PMU_EVENTS + i, &v,
+					      sizeof(v))) {
+			last->valid &= ~(1u << i);
+			count(SAMPLE_PMU_UNREAD);
+			continue;
+		}
+		now = pmu_scale(v.counter, v.enabled, v.running);
+		c = pmu_counter_of[i];
+		if ((last->valid & (1u << i)) && now >= last->scaled[i] && c < SAMPLE_PMU_COUNTERS)
+			growth[c] += (now - last->scaled[i]) * pmu_weight[i];
+		last->scaled[i] = now;
+		last->valid |= 1u << i;
+	}
 }
 
 /* the kernel frames of a sample taken in the kernel, into s->stack */
@@ -127,7 +181,8 @@ static __always_inline __u64 stack_walk(struct bpf_perf_event_data *ctx, struct 
 
 /* the Stack and the sample of one slot's pair */
 static __always_inline void sample_record(struct bpf_perf_event_data *ctx, struct sample_key *key,
-					  struct unwind_scratch *s, __u64 digest, int slot)
+					  struct unwind_scratch *s, __u64 digest, int slot,
+					  const __u64 *growth)
 {
 	__u32 why = 0, collisions = 0;
 
@@ -135,7 +190,8 @@ static __always_inline void sample_record(struct bpf_perf_event_data *ctx, struc
 				 &why, &collisions);
 	if (collisions)
 		__sync_fetch_and_add(&sample_counters[SAMPLE_STACK_COLLISIONS], collisions);
-	if (sample_add(slot ? (void *)&samples1 : (void *)&samples0, key, ctx->sample_period)) {
+	if (sample_add(slot ? (void *)&samples1 : (void *)&samples0, key, ctx->sample_period,
+		       pmu_events ? growth : NULL)) {
 		count(SAMPLE_DROP_KEYS);
 		return;
 	}
@@ -156,10 +212,13 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	struct sample_key key;
 	struct pt_regs *user_regs;
 	struct unwind_scratch *s;
-	__u64 digest;
+	__u64 digest, growth[SAMPLE_PMU_COUNTERS] = {};
 	__u32 cpu;
 	int slot;
 
+	/* every sample of the CPU closes a slice, a Target's or not */
+	if (pmu_events)
+		pmu_slice(growth);
 	target = target_lookup(pid_tgid >> 32);
 	if (!target)
 		return 0;
@@ -189,7 +248,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 		count(SAMPLE_DROP_FLIP);
 		return 0;
 	}
-	sample_record(ctx, &key, s, digest, slot);
+	sample_record(ctx, &key, s, digest, slot, growth);
 	sample_slot_exit(cpu, slot);
 	return 0;
 }

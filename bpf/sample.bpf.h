@@ -41,9 +41,25 @@ static __always_inline void sample_key_fill(struct sample_key *key,
 		key->flags |= SAMPLE_FLAG_KERNEL;
 }
 
-/* One more sample of key, of period, in map. 0, or -errno when the map
- * refused a new key (full: the caller counts SAMPLE_DROP_KEYS). */
-static __always_inline int sample_add(void *map, const struct sample_key *key, __u64 period)
+/* counter scaled to the whole enabled time when the kernel multiplexed the
+ * event (ran it only `running` ns of `enabled`): in 1/1024 steps, so that
+ * no product overflows before 200 days of enabled time */
+static __always_inline __u64 pmu_scale(__u64 counter, __u64 enabled, __u64 running)
+{
+	__u64 ratio;
+
+	if (!running || running >= enabled)
+		return running ? counter : 0;
+	ratio = enabled * 1024 / running;
+	return (counter >> 10) * ratio + (((counter & 1023) * ratio) >> 10);
+}
+
+/* One more sample of key, of period, in map, with the growth of the
+ * sampling group's counters in its slice (NULL: no group). 0, or -errno
+ * when the map refused a new key (full: the caller counts
+ * SAMPLE_DROP_KEYS). */
+static __always_inline int sample_add(void *map, const struct sample_key *key, __u64 period,
+				      const __u64 *pmu)
 {
 	struct sample_value *value, zero = {};
 	long err;
@@ -60,6 +76,11 @@ static __always_inline int sample_add(void *map, const struct sample_key *key, _
 	}
 	__sync_fetch_and_add(&value->samples, 1);
 	__sync_fetch_and_add(&value->period_sum, period);
+	if (pmu) {
+		__sync_fetch_and_add(&value->pmu[0], pmu[0]);
+		__sync_fetch_and_add(&value->pmu[1], pmu[1]);
+		__sync_fetch_and_add(&value->pmu[2], pmu[2]);
+	}
 	return 0;
 }
 

@@ -70,9 +70,29 @@ struct sample_key {
 	__u32 pad;
 };
 
+/* The sampling group (userspace/agent/pmu_events.h): up to MAX_PMU_EVENTS
+ * counting events per CPU, opened beside the sampling event, read at every
+ * sample of the CPU; the weighted growth of each since the CPU's previous
+ * sample (the time slice that ended at this sample) is added to the
+ * sample's value under its counter. Without a group (rodata pmu_events 0)
+ * the program reads nothing and pmu[] stays 0. */
+#ifndef MAX_PMU_EVENTS
+#define MAX_PMU_EVENTS 10
+#endif
+#define SAMPLE_PMU_COUNTERS 3 /* enum pmu_counter: flop_dp, flop_sp, dram_bytes */
+
 struct sample_value {
 	__u64 samples;
 	__u64 period_sum; /* Σ event period: ns for cpu-clock, cycles for cycles */
+	__u64 pmu[SAMPLE_PMU_COUNTERS]; /* Σ weighted counting-event growth (FLOP, bytes) */
+};
+
+/* a CPU's counting events at its previous sample (scaled by enabled/running
+ * when the kernel multiplexed them) */
+struct pmu_reading {
+	__u64 scaled[MAX_PMU_EVENTS];
+	__u32 valid; /* bit i: scaled[i] holds a reading */
+	__u32 pad;
 };
 
 enum sample_counter {
@@ -85,6 +105,7 @@ enum sample_counter {
 	SAMPLE_SKIP_CREDENTIALS, /* a Target process whose credentials are not its
 				  * owner's (between its setuid exec and leaving) */
 	SAMPLE_KERNEL_TRUNCATED, /* kernel part deeper than MAX_KERNEL_FRAMES */
+	SAMPLE_PMU_UNREAD,       /* counting-event readings refused: that slice's growth lost */
 	SAMPLE_UNWIND_END,       /* + enum unwind_end: how each sample's user Stack ended */
 	SAMPLE_COUNTERS = SAMPLE_UNWIND_END + UNWIND_END_COUNT,
 };

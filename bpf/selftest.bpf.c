@@ -72,6 +72,10 @@ int selftest_sample(void *ctx)
 		}
 		return 0;
 	}
+	if (args->op == SELFTEST_PMU_SCALE) {
+		args->pmu[0] = pmu_scale(args->pmu[0], args->pmu[1], args->pmu[2]);
+		return 0;
+	}
 	slot = sample_slot_enter(args->cpu);
 	args->slot = slot;
 	if (slot < 0) {
@@ -80,7 +84,8 @@ int selftest_sample(void *ctx)
 	}
 	args->inflight = sample_inflight_of(args->cpu)->count[slot & 1];
 	key = args->key;
-	args->ret = sample_add(&selftest_samples, &key, args->period);
+	args->ret = sample_add(&selftest_samples, &key, args->period,
+			       args->has_pmu ? args->pmu : NULL);
 	sample_slot_exit(args->cpu, slot);
 	return 0;
 }

@@ -22,6 +22,7 @@ enum selftest_op {
 	SELFTEST_FORK,	      /* target_follow_fork(tgid, child_tgid) */
 	SELFTEST_SAMPLE_KEY,  /* target_lookup + sample_key_fill */
 	SELFTEST_SAMPLE_ADD,  /* sample_slot_enter, sample_add, sample_slot_exit */
+	SELFTEST_PMU_SCALE,   /* pmu_scale */
 	SELFTEST_TOTALS_ADD,  /* task_totals_add */
 	SELFTEST_TOTALS_TAKE, /* task_totals_take */
 	SELFTEST_TOTALS_KEY,  /* task_totals_key_of(the calling task) */
@@ -53,6 +54,10 @@ struct selftest_sample_args {
 	__s32 slot;	       /* out: the slot entered (SAMPLE_ADD) */
 	__u64 inflight;	       /* out: sample_inflight[cpu].count[slot] while inside */
 	struct sample_key key; /* out (SAMPLE_KEY), in (SAMPLE_ADD) */
+	__u32 has_pmu;	       /* in (SAMPLE_ADD): add pmu[] as the slice's group growth */
+	__u32 pad;
+	__u64 pmu[SAMPLE_PMU_COUNTERS]; /* in (SAMPLE_ADD); PMU_SCALE: counter, enabled,
+					 * running in, pmu[0] the scaled count out */
 };
 
 struct selftest_totals_args {

@@ -308,7 +308,7 @@ struct kernel_symbols *agent_kernel_symbols(struct agent *a)
 static void agent_start_sampling(struct agent *a)
 {
 	struct sampler_opts so = {.frequency = a->opts.frequency, .netns_only = a->opts.netns_only,
-				  .unwinder = a->opts.unwinder};
+				  .unwinder = a->opts.unwinder, .pmu = agent_pmu_choose(a)};
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
@@ -329,6 +329,7 @@ static void agent_start_sampling(struct agent *a)
 		a->sampler = NULL;
 		return;
 	}
+	agent_pmu_degradations(a);
 	ev.data.fd = sideband_fd(a->sideband);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	ev.data.fd = sampler_task_events_fd(a->sampler);

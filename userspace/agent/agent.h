@@ -51,6 +51,7 @@
 
 struct agent;
 struct curve_keypair; /* userspace/wire/curve.h */
+struct pmu_event_set; /* userspace/agent/pmu_events.h */
 
 #define AGENT_RESEND_MS 2000	      /* a Batch without Ack is resent, and spooled */
 #define AGENT_HELLO_MS 1000	      /* Hello to every Aggregator */
@@ -75,6 +76,10 @@ struct agent_opts {
 	int netns_only;	       /* token adoption only in this network namespace */
 	int drain_interval_ms; /* 0: AGENT_DRAIN_DEFAULT_MS */
 	int unwinder;	       /* enum sample_unwinder (bpf/sample.h): how user Stacks are walked */
+	/* the sampling group's events (pmu_events.h); NULL: this Machine's,
+	 * by its processor (/proc/cpuinfo). Borrowed; tests give software
+	 * events standing in for the PMU's. */
+	const struct pmu_event_set *pmu;
 };
 
 /* Loads BPF once; no perf event is enabled until a Target exists. NULL +

@@ -202,6 +202,11 @@ struct agent {
 /* the kernel's unwind tables and process mappings up to date with the
  * module table (unwinder_sync) */
 void agent_unwinder_sync(struct agent *a);
+/* agent_pmu.c: the sampling group to ask for (agent_opts.pmu, else this
+ * Machine's; NULL: none, its Degradation recorded), then, once the sampler
+ * exists, the Degradations of what it could not open */
+const struct pmu_event_set *agent_pmu_choose(struct agent *a);
+void agent_pmu_degradations(struct agent *a);
 /* the kernel's symbols (read by a thread from the Agent's start on,
  * waited for at the first kernel frame); NULL when they cannot be read
  * (a node Degradation) */

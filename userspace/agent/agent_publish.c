@@ -16,6 +16,7 @@
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_report.h"
+#include "userspace/agent/pmu_events.h"
 #include "userspace/agent/publish_queue.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sideband.h"
@@ -127,13 +128,36 @@ static int agent_frames(struct agent_target *t, struct batch_builder *b,
 	return n;
 }
 
+/* The growth of the sampling group's counters in ds's slices, beside its
+ * cpu-clock count: sample_count 0, so that every total of samples counts
+ * each sample once (the samples behind them are the cpu-clock row's). */
+static int agent_add_group(const struct pmu_event_set *set, struct batch_builder *b,
+			   const struct batch_locus *locus, struct module *const *mods,
+			   const uint64_t *offsets, int n, int truncated,
+			   const struct drained_sample *ds)
+{
+	int c, err;
+
+	for (c = 0; c < PMU_COUNTERS; c++) {
+		if (!pmu_event_set_has(set, c))
+			continue;
+		err = batch_builder_add_sample(b, locus, mods, offsets, n, truncated,
+					       !!(ds->key.flags & SAMPLE_FLAG_KERNEL),
+					       pmu_counter_name(c), 0, ds->value.pmu[c]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int agent_add_drained(struct agent_target *t, struct batch_builder *b)
 {
+	const struct pmu_event_set *set = sampler_pmu(t->a->sampler);
 	struct module *mods[MAX_FRAMES];
 	uint64_t offsets[MAX_FRAMES];
 	struct batch_locus locus;
 	size_t i;
-	int n, err;
+	int n, err, truncated;
 
 	for (i = 0; i < t->n_drained; i++) {
 		const struct drained_sample *ds = &t->drained[i];
@@ -142,12 +166,13 @@ static int agent_add_drained(struct agent_target *t, struct batch_builder *b)
 		if (n < 0)
 			return n;
 		agent_locus(t->a, ds->key.tgid, ds->key.tid, &locus);
-		err = batch_builder_add_sample(
-		    b, &locus, mods, offsets, n,
-		    ds->stack_lost || ds->stack.user_end != UNWIND_END_COMPLETE ||
-			    ds->stack.kernel_truncated,
-		    !!(ds->key.flags & SAMPLE_FLAG_KERNEL), "cpu-clock", ds->value.samples,
-		    ds->value.period_sum);
+		truncated = ds->stack_lost || ds->stack.user_end != UNWIND_END_COMPLETE ||
+			    ds->stack.kernel_truncated;
+		err = batch_builder_add_sample(b, &locus, mods, offsets, n, truncated,
+					       !!(ds->key.flags & SAMPLE_FLAG_KERNEL), "cpu-clock",
+					       ds->value.samples, ds->value.period_sum);
+		if (!err && set)
+			err = agent_add_group(set, b, &locus, mods, offsets, n, truncated, ds);
 		if (err)
 			return err;
 	}

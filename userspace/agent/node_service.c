@@ -31,7 +31,7 @@ static int start_agent(struct node_service *ns, const struct service_config *sc,
 	struct agent_opts ao = { .node = ns->node, .zmq_ctx = ns->zctx,
 				 .endpoints = (const char *const *)ns->endpoints,
 				 .n_endpoints = ns->n_endpoints, .frequency = ns->frequency,
-				 .unwinder = ns->unwinder,
+				 .unwinder = ns->unwinder, .pmu = ns->pmu,
 				 .drain_interval_ms = ns->drain_interval_ms };
 	char why[1024] = "";
 
@@ -115,6 +115,7 @@ struct node_service *node_service__new(const struct node_service_opts *o, char *
 	ns->quiet = o->quiet;
 	ns->cfg = o->cfg;
 	ns->unwinder = o->unwinder;
+	ns->pmu = o->pmu;
 	ns->drain_interval_ms = o->drain_interval_ms;
 	ns->frequency = o->cfg ? o->cfg->sampling_frequency : CONFIG_DEFAULT_SAMPLING_FREQUENCY;
 	if (o->node)

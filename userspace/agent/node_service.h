@@ -92,6 +92,7 @@
 struct config;
 struct node_service;
 struct service_config;
+struct pmu_event_set; /* userspace/agent/pmu_events.h */
 
 /* how long node_service_run() gives the Runs still open at a stop */
 #define NODE_SERVICE_STOP_WAIT_MS 15000
@@ -108,6 +109,7 @@ struct node_service_opts {
 	int quiet;		   /* 1: Degradations and Runs are not logged (embedded) */
 	int unwinder;		   /* enum sample_unwinder: how user Stacks are walked */
 	int drain_interval_ms;	   /* 0: the Agent's default */
+	const struct pmu_event_set *pmu; /* agent_opts.pmu: NULL this Machine's */
 };
 
 /* The Agent (BPF loaded once), the Aggregator thread when needed, the

@@ -106,6 +106,7 @@ struct node_service {
 	char node[256];
 	long frequency;
 	int unwinder; /* enum sample_unwinder */
+	const struct pmu_event_set *pmu; /* the sampling group asked for; NULL: the Machine's */
 	int drain_interval_ms;
 	int epfd, listen_fd, stop_fd, signal_fd, quiet;
 	char control_path[108];

@@ -153,6 +153,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t 
 	 * a small machine does not preallocate for a big one */
 	sampler_size_maps(s, opts->frequency);
 	s->sample->rodata->unwinder = opts->unwinder;
+	sampler_pmu_configure(s, opts->pmu);
 	/* 3. load */
 	e = task_bpf__load(s->task);
 	if (e) {
@@ -191,6 +192,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t 
 		}
 	}
 	e = sampler_open_events(s, opts->frequency, err, errlen);
+	e = e ?: sampler_pmu_open(s, err, errlen);
 	if (e)
 		goto fail;
 	if (!s->n_events) {
@@ -216,6 +218,7 @@ void sampler__free(struct sampler *s)
 	for (cpu = 0; s->perf_fds && cpu < s->ncpu; cpu++)
 		if (s->perf_fds[cpu] >= 0)
 			close(s->perf_fds[cpu]);
+	sampler_pmu_close(s);
 	ring_buffer__free(s->task_events);
 	sample_bpf__destroy(s->sample);
 	task_bpf__destroy(s->task);
@@ -240,9 +243,17 @@ int sampler_set_active(struct sampler *s, int on)
 	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
 	int cpu, err = 0;
 
+	/* the counting events first on, last off: every sample reads them */
+	if (on)
+		err = sampler_pmu_set_active(s, 1);
 	for (cpu = 0; cpu < s->ncpu; cpu++)
 		if (s->perf_fds[cpu] >= 0 && ioctl(s->perf_fds[cpu], req, 0) && !err)
 			err = -errno;
+	if (!on) {
+		int e = sampler_pmu_set_active(s, 0);
+
+		err = err ?: e;
+	}
 	if (!err)
 		s->active = !!on;
 	return err;
@@ -416,6 +427,7 @@ void sampler_read_counters(const struct sampler *s, struct sampler_counters *out
 	out->drop_collisions = sc[SAMPLE_DROP_COLLISIONS];
 	out->stack_collisions = sc[SAMPLE_STACK_COLLISIONS];
 	out->kernel_truncated = sc[SAMPLE_KERNEL_TRUNCATED];
+	out->pmu_unread = sc[SAMPLE_PMU_UNREAD];
 	memcpy(out->unwind_end, &sc[SAMPLE_UNWIND_END], sizeof(out->unwind_end));
 	out->drop_targets = tc[TASK_DROP_TARGETS];
 	out->drop_events = tc[TASK_DROP_EVENTS];

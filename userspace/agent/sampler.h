@@ -32,11 +32,18 @@
 #include "bpf/job.h"
 
 struct sampler;
+struct pmu_event_set; /* userspace/agent/pmu_events.h */
 
 struct sampler_opts {
 	long frequency; /* samples per second per CPU */
 	int unwinder;   /* enum sample_unwinder (bpf/sample.h) */
 	int netns_only; /* as sampler_set_netns_only(s, 1) */
+	/* the sampling group's counting events (bpf/sample.h), opened on every
+	 * CPU beside the sampling event and read at each sample; NULL: none.
+	 * Borrowed: it must outlive the sampler. When an event cannot be
+	 * opened (no PMU) the sampler samples time only and
+	 * sampler_pmu_unavailable() says why. */
+	const struct pmu_event_set *pmu;
 };
 
 /* Kernel-side counters, running totals since the sampler started. */
@@ -48,6 +55,7 @@ struct sampler_counters {
 				   * other Stacks held their digests */
 	uint64_t stack_collisions; /* digests another Stack held (stored all the same) */
 	uint64_t kernel_truncated; /* kernel parts deeper than MAX_KERNEL_FRAMES */
+	uint64_t pmu_unread;   /* counting-event readings the kernel refused (slices lost) */
 	uint64_t unwind_end[UNWIND_END_COUNT]; /* samples by how their user Stack ended */
 	uint64_t drop_targets; /* children not followed: target map full */
 	uint64_t drop_events;  /* exec/exit reports lost: ring buffer full */
@@ -132,6 +140,13 @@ void sampler_job_key(uint32_t job_id, struct job_key *key);
  * (the node's own, when several "nodes" share a kernel). Any time; it
  * applies to the execs that follow. 0 or -errno. */
 int sampler_set_netns_only(struct sampler *s, int on);
+
+/* The group sampled (its events' growth in sample_value.pmu[], by enum
+ * pmu_counter), or NULL: none asked, or it could not be opened. */
+const struct pmu_event_set *sampler_pmu(const struct sampler *s);
+/* why the group asked for is not sampled (static or the sampler's), NULL
+ * when it is or none was asked */
+const char *sampler_pmu_unavailable(const struct sampler *s);
 
 /* Enables (on) or disables every sampling perf event (ioctl): 0 or
  * -errno (the first failure; the other CPUs were still asked). */

@@ -17,6 +17,9 @@ struct sampler {
 	struct ring_buffer *task_events;
 	int ncpu;
 	int *perf_fds;
+	int *pmu_fds;        /* ncpu × MAX_PMU_EVENTS counting events (-1: none) */
+	const struct pmu_event_set *pmu; /* the group sampled, NULL: none */
+	char pmu_unavailable[256];       /* why the group asked for is not sampled */
 	struct bpf_link **links;
 	int n_events;
 	int active;          /* the sampling events are enabled */
@@ -31,5 +34,14 @@ struct sampler {
 	uint64_t drain_lost;    /* samples a failed drain did not hand over */
 	uint64_t flip_timeouts; /* drains that did not see the old map quiet */
 };
+
+/* sampler_pmu.c: the sampling group. Before load: probe set's events and
+ * configure the program (or keep why not); after the sampling events are
+ * open: open the counting events per CPU (0 or -errno, err says which);
+ * enable/disable them with the sampling events; close. */
+void sampler_pmu_configure(struct sampler *s, const struct pmu_event_set *set);
+int sampler_pmu_open(struct sampler *s, char *err, size_t errlen);
+int sampler_pmu_set_active(struct sampler *s, int on);
+void sampler_pmu_close(struct sampler *s);
 
 #endif

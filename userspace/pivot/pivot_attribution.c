@@ -331,6 +331,9 @@ cleanup:
 	return err;
 }
 
+#define DRAM_BYTES_REASON                                                                          \
+	"cache lines filled from DRAM x 64 B: no write-back nor L2 prefetch, a lower bound"
+
 /* the Hotspot-level Measurements from the samples, then the MPI ones */
 static int derive_in_transaction(struct pivot *p)
 {
@@ -343,10 +346,16 @@ static int derive_in_transaction(struct pivot *p)
 		return err;
 	err = pivot_exec(
 	    p, "INSERT INTO measurements(hotspot, locus, counter, value, unit, quality,"
-	       " sample_count)"
+	       " reason, sample_count)"
 	       " SELECT a.hotspot, s.locus, s.counter, sum(s.value),"
 	       " CASE s.counter WHEN 'cpu-clock' THEN 'ns' WHEN 'cycles' THEN 'cycles'"
-	       " ELSE 'count' END, 'measured', sum(s.sample_count)"
+	       " WHEN 'flop_dp' THEN 'flop' WHEN 'flop_sp' THEN 'flop'"
+	       " WHEN 'dram_bytes' THEN 'B' ELSE 'count' END,"
+	       /* the sampling group's DRAM event counts cache-line fills
+		* (userspace/agent/pmu_events.h): read traffic only */
+	       " CASE s.counter WHEN 'dram_bytes' THEN 'estimated' ELSE 'measured' END,"
+	       " CASE s.counter WHEN 'dram_bytes' THEN '" DRAM_BYTES_REASON "' END,"
+	       " sum(s.sample_count)"
 	       " FROM samples s JOIN stack_frames f ON f.stack = s.stack AND f.position = 0"
 	       " JOIN addresses a ON a.id = f.address WHERE a.hotspot IS NOT NULL"
 	       " GROUP BY a.hotspot, s.locus, s.counter ORDER BY a.hotspot, s.locus, s.counter");
