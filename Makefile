@@ -132,6 +132,9 @@ FORCE:
 
 $(BUILD)/obj/userspace/cli/provenance.o $(BUILD)/obj/userspace/aggregator/provenance.o: $(BUILD)/version.h
 
+# the calibration kernels, embedded with .incbin (the compiler's -MMD does not list them)
+$(BUILD)/obj/userspace/calibration/kernel_sources.o: $(wildcard userspace/calibration/kernels/*)
+
 $(BUILD)/obj/%.o: %.c | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@

@@ -1,0 +1,80 @@
+/* calibration — measuring the Machine's Ceilings (GLOSSARY.md): the
+ * kernels of kernels/ built here, in a private directory, with this
+ * Machine's compiler (kernel_build.h), run with the threads this
+ * allocation may use pinned to its affinity mask, REPS repetitions of
+ * REP_MS each; a Ceiling is the best repetition, downgraded to `estimated`
+ * by pollution (pollution.h), never discarded.
+ *
+ *   dram_bandwidth  B/s     triad (kernels/triad.c), arrays >= 4 x LLC and 256 MiB
+ *   flops_dp        flop/s  fma dp (kernels/fma.c)
+ *   flops_sp        flop/s  fma sp
+ *   network_latency s       half a round trip of 8 B between two MPI ranks (min)
+ *   network_bandwidth B/s   4 MiB messages between two MPI ranks (max)
+ *
+ * Every wait is bounded: the CPU kernels share one budget (budget_ms), each
+ * compiler run KERNEL_BUILD_TIMEOUT_MS, the MPI run CALIBRATION_MPI_TIMEOUT_MS.
+ * A Ceiling that could not be measured is still listed, `unavailable`
+ * with the reason. Progress: one line per kernel on o->progress.
+ *
+ * Each Ceiling appended is {name, value|null, unit, quality, reason|null,
+ * source: "calibration"} (machine.h's shape).
+ */
+#ifndef NUNATAK_CALIBRATION_H
+#define NUNATAK_CALIBRATION_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+#include "userspace/calibration/pollution.h"
+
+#define CALIBRATION_REPS 5
+#define CALIBRATION_REP_MS 300
+#define CALIBRATION_BUDGET_MS 60000
+#define CALIBRATION_MPI_TIMEOUT_MS 60000
+#define CALIBRATION_TRIAD_MIN_BYTES (256LL << 20)
+#define CALIBRATION_TRIAD_LLC_FACTOR 4
+
+/* reason of the network Ceilings when no launcher was given */
+#define CALIBRATION_NO_LAUNCHER "not measured: give an MPI launcher: nunatak calibrate -- mpirun -n 2"
+
+struct calibration_options {
+	int reps, rep_ms, budget_ms;
+	FILE *progress; /* NULL: silent */
+};
+
+#define CALIBRATION_OPTIONS_DEFAULT                                                               \
+	{ CALIBRATION_REPS, CALIBRATION_REP_MS, CALIBRATION_BUDGET_MS, NULL }
+
+/* Appends dram_bandwidth, flops_dp and flops_sp to @ceilings (an array).
+ * 0, or -ENOMEM; a kernel that fails gives an unavailable Ceiling. */
+int calibration_measure_cpu(const struct calibration_options *o, json_t *ceilings);
+
+/* Builds the ping-pong with the mpicc beside the launcher argv[0] (its
+ * directory, else PATH; trusted), runs `argv... PINGPONG REPS` and appends
+ * network_latency and network_bandwidth. 0 or -ENOMEM, as above. */
+int calibration_measure_network(const struct calibration_options *o, int argc, char *const argv[],
+				json_t *ceilings);
+
+/* --- shared by the two (calibration.c) --- */
+
+/* the Ceiling object of a verdict; NULL + errno */
+json_t *calibration_ceiling(const char *name, const char *unit, const struct ceiling_verdict *v);
+
+/* An unavailable Ceiling appended with @reason: 0 or -ENOMEM */
+int calibration_unavailable(json_t *ceilings, const char *name, const char *unit,
+			    const char *reason);
+
+/* Runs @path (absolute) with @argv, stdout into @out (NUL-terminated,
+ * kept whatever happens), at most @timeout_ms. 0 when it exited 0;
+ * -ETIMEDOUT; -ENOEXEC when it exited otherwise (@err says how); another
+ * -errno when it could not run (@err says why). */
+int calibration_run(const char *path, char *const argv[], int timeout_ms, char *out, size_t outlen,
+		    char *err, size_t errlen);
+
+/* Judges the repetitions of @kernel found in @output and appends the
+ * Ceiling @name: 0 or -ENOMEM. @facts gives everything but values/n;
+ * @none is the reason when no repetition was read. */
+int calibration_append(json_t *ceilings, const char *name, const char *unit, const char *kernel,
+		       const char *output, const struct calibration_facts *facts, const char *none);
+
+#endif
