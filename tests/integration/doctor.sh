@@ -24,6 +24,7 @@ check() {
 	json "$T/$1.json" "[c for c in d['checks'] if c['name'] == '$2'][0]['$3']"
 }
 
+export XDG_CACHE_HOME="$T/cache" # no Machine profile: this Machine was never calibrated there
 doctor_json root
 json "$T/root.json" 'sorted(d.keys())' | grep -qx "\['checks', 'degradations'\]" ||
 	fail "--json keys: $(json "$T/root.json" 'sorted(d.keys())')"
@@ -47,6 +48,8 @@ if ! ls /sys/bus/event_source/devices/ | grep -qx 'cpu\|cpu_core\|armv8_pmuv3.*'
 else
 	echo "note: this machine has a PMU: the 'PMU missing' assertion does not apply"
 fi
+[ "$(check root machine_profile status)" = missing ] || fail "an empty cache: machine_profile $(check root machine_profile status)"
+check root machine_profile remedy | grep -q 'nunatak calibrate' || fail "no calibrate remedy"
 # the text form: one line per check, exit 0
 "$NUNATAK" doctor >"$T/text.out" 2>&1 || fail "doctor (text) did not exit 0"
 grep -q '^ok  *btf ' "$T/text.out" || fail "text: no 'ok btf' line: $(head -5 "$T/text.out")"

@@ -31,6 +31,8 @@
 #include "userspace/doctor/doctor_service.h"
 #include "userspace/doctor/doctor_tools.h"
 #include "userspace/machine/cpu_id.h"
+#include "userspace/machine/machine.h"
+#include "userspace/machine/machine_cache.h"
 
 static void test_kernel_version(void **state)
 {
@@ -105,10 +107,15 @@ static void test_pmu_group(void **state)
 	(void)state;
 	cpu(&id, "zen3");
 	assert_int_equal(doctor_pmu_group(&id, 1, d, sizeof(d)), DOCTOR_OK);
-	assert_non_null(strstr(d, "zen3"));
+	assert_non_null(strstr(d, "the zen3 group (flop_dp, dram_bytes"));
+	assert_non_null(strstr(d, "single-precision FLOP counted as double"));
 	/* a known group does not make counters on a Machine without PMU */
 	assert_int_equal(doctor_pmu_group(&id, 0, d, sizeof(d)), DOCTOR_MISSING);
 	assert_non_null(strstr(d, "no PMU"));
+	/* a known processor without an event table: never a neighbour's group */
+	cpu(&id, "neoverse-n1");
+	assert_int_equal(doctor_pmu_group(&id, 1, d, sizeof(d)), DOCTOR_MISSING);
+	assert_non_null(strstr(d, "no FLOP/DRAM event group"));
 	cpu(&id, NULL);
 	assert_int_equal(doctor_pmu_group(&id, 1, d, sizeof(d)), DOCTOR_MISSING);
 	assert_non_null(strstr(d, "microarchitecture unknown"));
@@ -317,6 +324,53 @@ static void test_binaries(void **state)
 	assert_int_equal(remove_tree(dir), 0);
 }
 
+/* the cached Machine profile, in a cache of the test's own */
+static void test_machine_profile(void **state)
+{
+	struct doctor_report *r;
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+	json_t *machine, *ceilings, *file;
+	char *identity;
+
+	(void)state;
+	assert_int_equal(make_tmpdir(dir, sizeof(dir), "doctor-cache"), 0);
+	setenv("XDG_CACHE_HOME", dir, 1);
+	r = doctor_report__new();
+	doctor_machine_profile_check(r);
+	assert_int_equal(doctor_check_status(r, "machine_profile"), DOCTOR_MISSING);
+	doctor_report__free(r);
+
+	machine = machine_describe();
+	assert_non_null(machine);
+	identity = machine_identity(machine);
+	assert_non_null(identity);
+	ceilings = json_pack("[{s:s, s:f, s:s, s:s, s:n}]", "name", "dram_bandwidth", "value",
+			     1.5e10, "unit", "B/s", "quality", "measured", "reason");
+	assert_int_equal(machine_cache_store_profile(identity, machine, ceilings), 0);
+	r = doctor_report__new();
+	doctor_machine_profile_check(r);
+	assert_int_equal(doctor_check_status(r, "machine_profile"), DOCTOR_OK);
+	doctor_report__free(r);
+
+	/* a profile of another calibration version is stale: not used */
+	snprintf(path, sizeof(path), "%s/nunatak/machines/%s.json", dir, identity);
+	file = json_load_file(path, 0, NULL);
+	assert_non_null(file);
+	json_object_set_new(file, "calibration_version", json_integer(CALIBRATION_VERSION + 1));
+	assert_int_equal(json_dump_file(file, path, 0), 0);
+	r = doctor_report__new();
+	doctor_machine_profile_check(r);
+	assert_int_equal(doctor_check_status(r, "machine_profile"), DOCTOR_MISSING);
+	doctor_report__free(r);
+
+	json_decref(file);
+	json_decref(ceilings);
+	free(identity);
+	json_decref(machine);
+	unsetenv("XDG_CACHE_HOME");
+	assert_int_equal(remove_tree(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,7 +379,7 @@ int main(void)
 		cmocka_unit_test(test_version_line),   cmocka_unit_test(test_mpi_stack),
 		cmocka_unit_test(test_tool_version_real), cmocka_unit_test(test_report),
 		cmocka_unit_test(test_service_from_status), cmocka_unit_test(test_prologue),
-		cmocka_unit_test(test_binaries),
+		cmocka_unit_test(test_binaries), cmocka_unit_test(test_machine_profile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "userspace/agent/pmu_events.h"
 #include "userspace/doctor/doctor_pmu.h"
 #include "userspace/machine/cpu_id.h"
 
@@ -15,46 +16,46 @@ static const char REMEDY_NO_PMU[] =
 	"profile on bare metal or in a VM that exposes its PMU (KVM: -cpu host with pmu=on; "
 	"`perf stat -e cycles true` works there); time is still sampled";
 
-/* HOOK(pmu): the FLOP/DRAM group of the pmu part (userspace/agent/
- * pmu_events.h, branch i10-pmu) is not merged into this branch: until it
- * is, a group is "known" when the microarchitecture is one the issue
- * promises a group for. The coordinator replaces this function's body by
- * the pmu table's lookup (keyed by vendor, family, model) and its reason. */
-static int pmu_group_lookup(const struct cpu_id *id, char *name, size_t len)
+/* the group's events and counters into name, or -ENOENT with reason */
+static int pmu_group_lookup(const struct cpu_id *id, char *name, size_t len, const char **reason)
 {
-	static const char *const promised[] = {
-	    "zen2", "zen3", "zen4", "skylake-server", "cascadelake-server", "icelake-server",
-	    "sapphirerapids", "haswell-server", "broadwell-server",
-	};
-	size_t i;
+	const struct pmu_event_set *set;
+	size_t i, n;
+	int c;
 
-	if (!id->microarchitecture)
+	*reason = "its microarchitecture is unknown";
+	set = id->microarchitecture ? pmu_events_for(id->microarchitecture, reason) : NULL;
+	if (!set)
 		return -ENOENT;
-	for (i = 0; i < sizeof(promised) / sizeof(promised[0]); i++)
-		if (!strcmp(id->microarchitecture, promised[i])) {
-			snprintf(name, len, "%s FLOP dp, FLOP sp and DRAM fill events",
-				 id->microarchitecture);
-			return 0;
-		}
-	return -ENOENT;
+	n = (size_t)snprintf(name, len, "the %s group (", set->microarchitecture);
+	for (c = 0; c < PMU_COUNTERS && n < len; c++)
+		if (pmu_event_set_has(set, (enum pmu_counter)c))
+			n += (size_t)snprintf(name + n, len - n, "%s%s", n && name[n - 1] != '(' ? ", " : "",
+					      pmu_counter_name((enum pmu_counter)c));
+	for (i = 0; i < set->n_events && n < len; i++)
+		n += (size_t)snprintf(name + n, len - n, "%s%s", i ? ", " : "; events ",
+				      set->events[i].name);
+	if (n < len)
+		snprintf(name + n, len - n, "%s)",
+			 set->precision_mixed ? "; single-precision FLOP counted as double" : "");
+	return 0;
 }
 
 enum doctor_status doctor_pmu_group(const struct cpu_id *id, int pmu_present, char *detail,
 				    size_t len)
 {
-	char group[160];
-	const char *who = id->model_name[0] ? id->model_name : id->vendor;
+	char group[400];
+	const char *who = id->model_name[0] ? id->model_name : id->vendor, *reason;
 
-	if (pmu_group_lookup(id, group, sizeof(group))) {
+	if (pmu_group_lookup(id, group, sizeof(group), &reason)) {
 		snprintf(detail, len,
-			 "%s (%s, family %d model %d): no FLOP/DRAM event group is known for it: "
-			 "time only",
+			 "%s (%s, family %d model %d): no FLOP/DRAM event group: %s: time only",
 			 who, id->microarchitecture ? id->microarchitecture : "microarchitecture unknown",
-			 id->family, id->model);
+			 id->family, id->model, reason);
 		return DOCTOR_MISSING;
 	}
 	if (!pmu_present) {
-		snprintf(detail, len, "%s: the %s group is known, but there is no PMU to count them",
+		snprintf(detail, len, "%s: %s is known, but there is no PMU to count its events",
 			 who, group);
 		return DOCTOR_MISSING;
 	}
@@ -112,6 +113,8 @@ static int check_pmu(struct doctor_report *r)
 void doctor_pmu_checks(struct doctor_report *r)
 {
 	int present = check_pmu(r);
+	const struct pmu_event_set *set;
+	const char *reason;
 	char detail[512];
 	struct cpu_id id;
 	enum doctor_status s;
@@ -134,4 +137,9 @@ void doctor_pmu_checks(struct doctor_report *r)
 		doctor_degradation(r, DEGRADATION, detail,
 				   "time is sampled; FLOP and DRAM counters need a processor "
 				   "nunatak has an event table for");
+	set = s == DOCTOR_OK ? pmu_events_for(id.microarchitecture, &reason) : NULL;
+	if (set && set->precision_mixed) /* the Agent's own words (agent_pmu.c) */
+		doctor_degradation(r, "flop-precision-unknown", set->caveat,
+				   "read flop_dp as the FLOP of every precision; compare "
+				   "single-precision code with flops_sp by hand");
 }

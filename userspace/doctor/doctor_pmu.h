@@ -1,7 +1,8 @@
 /* doctor_pmu — the PMU and its counter group: can a cycles counter be
  * opened here (no PMU, as on most VMs, or one the caller may not use), and
  * does nunatak know the FLOP/DRAM event group of this processor's
- * microarchitecture (cpu_id.h)? Without either, a Run samples time only
+ * microarchitecture (cpu_id.h) in the pmu part's table (pmu_events.h)?
+ * Without either, a Run samples time only
  * and every roofline placement is unavailable: the Degradation
  * hardware-counters-unavailable.
  */

@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <sys/wait.h>
 
+#include "userspace/calibration/kernel_build.h"
 #include "userspace/doctor/doctor_tools.h"
 #include "userspace/launch/tool.h"
 
@@ -161,17 +162,14 @@ static void check_dwarfdump(struct doctor_report *r)
 		     why[0] ? why : strerror(-e));
 }
 
-/* a compiler that accepts -march=native: the calibration kernels' flags */
+/* the compiler calibration uses (kernel_build.h), and whether it accepts
+ * -march=native: the kernels' flags */
 static void check_compiler(struct doctor_report *r)
 {
-	static const char *const names[] = {"cc", "gcc", "clang"};
 	char path[PATH_MAX], why[PATH_MAX + 256], version[160], out[256];
 	struct tool_result res;
-	size_t i;
-	int e = -ENOENT;
+	int e = kernel_compiler_find(path, sizeof(path), why, sizeof(why));
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]) && e; i++)
-		e = tool_resolve_trusted(names[i], path, sizeof(path), why, sizeof(why));
 	if (e) {
 		doctor_check(r, "compiler", DOCTOR_MISSING, "apt-get install gcc",
 			     "no trusted C compiler (cc, gcc, clang): %s: `nunatak calibrate` "
