@@ -59,9 +59,9 @@ static void test_privileges(void **state)
 	assert_int_equal(doctor_privileges(1000, 0, d, sizeof(d)), DOCTOR_MISSING);
 	assert_non_null(strstr(d, "euid 1000"));
 	assert_non_null(strstr(d, "CAP_BPF"));
-	assert_int_equal(doctor_privileges(1000, CAP(DOCTOR_CAP_BPF) | CAP(DOCTOR_CAP_PERFMON), d,
-					   sizeof(d)),
-			 DOCTOR_OK);
+	assert_int_equal(
+	    doctor_privileges(1000, CAP(DOCTOR_CAP_BPF) | CAP(DOCTOR_CAP_PERFMON), d, sizeof(d)),
+	    DOCTOR_OK);
 	assert_non_null(strstr(d, "CAP_BPF and CAP_PERFMON"));
 	/* one of the two is not enough */
 	assert_int_equal(doctor_privileges(1000, CAP(DOCTOR_CAP_BPF), d, sizeof(d)),
@@ -127,19 +127,19 @@ static const char llvm_symbolizer_14[] = "llvm-symbolizer\n"
 					 "Debian LLVM version 14.0.6\n"
 					 "  Optimized build.\n";
 static const char gcc_12[] =
-	"cc (Debian 12.2.0-14+deb12u1) 12.2.0\n"
-	"Copyright (C) 2022 Free Software Foundation, Inc.\n"
-	"This is free software; see the source for copying conditions.  There is NO\n"
-	"warranty; not even for MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.\n\n";
+    "cc (Debian 12.2.0-14+deb12u1) 12.2.0\n"
+    "Copyright (C) 2022 Free Software Foundation, Inc.\n"
+    "This is free software; see the source for copying conditions.  There is NO\n"
+    "warranty; not even for MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.\n\n";
 static const char openmpi_mpirun[] = "mpirun (Open MPI) 4.1.4\n\n"
 				     "Report bugs to http://www.open-mpi.org/community/help/\n";
 static const char openmpi_mpiexec[] = "mpiexec (OpenRTE) 4.1.4\n\n"
 				      "Report bugs to http://www.open-mpi.org/community/help/\n";
 static const char mpich_hydra[] =
-	"HYDRA build details:\n"
-	"    Version:                                 4.0.2\n"
-	"    Release Date:                            Thu Apr  7 12:34:45 CDT 2022\n"
-	"    CC:                              gcc -Wdate-time -D_FORTIFY_SOURCE=2 -g -O2\n";
+    "HYDRA build details:\n"
+    "    Version:                                 4.0.2\n"
+    "    Release Date:                            Thu Apr  7 12:34:45 CDT 2022\n"
+    "    CC:                              gcc -Wdate-time -D_FORTIFY_SOURCE=2 -g -O2\n";
 
 static void test_version_line(void **state)
 {
@@ -186,8 +186,8 @@ static void test_tool_version_real(void **state)
 
 static const char *check_field(const json_t *o, size_t i, const char *key)
 {
-	return json_string_value(json_object_get(json_array_get(json_object_get(o, "checks"), i),
-						 key));
+	return json_string_value(
+	    json_object_get(json_array_get(json_object_get(o, "checks"), i), key));
 }
 
 static void test_report(void **state)
@@ -213,11 +213,11 @@ static void test_report(void **state)
 	assert_string_equal(check_field(o, 0, "status"), "missing");
 	assert_string_equal(check_field(o, 0, "detail"), "not permitted: EPERM");
 	assert_string_equal(check_field(o, 0, "remedy"), "run as root");
-	assert_true(json_is_null(json_object_get(
-		json_array_get(json_object_get(o, "checks"), 1), "remedy")));
+	assert_true(json_is_null(
+	    json_object_get(json_array_get(json_object_get(o, "checks"), 1), "remedy")));
 	assert_int_equal(json_array_size(json_object_get(o, "degradations")), 1);
 	assert_string_equal(json_string_value(json_object_get(
-				    json_array_get(json_object_get(o, "degradations"), 0), "message")),
+				json_array_get(json_object_get(o, "degradations"), 0), "message")),
 			    "no BPF");
 	json_decref(o);
 	out = open_memstream(&text, &len);
@@ -285,11 +285,11 @@ static void test_prologue(void **state)
 }
 
 static const char program[] =
-	"#define F(n) __attribute__((noinline)) int f##n(int x) { "
-	"volatile int a[8]; a[x & 7] = x; return a[(x + n) & 7] * n + x; }\n"
-	"F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11) F(12)\n"
-	"int main(int c, char **v) { (void)v; return f1(c) + f2(c) + f3(c) + f4(c) + f5(c) + "
-	"f6(c) + f7(c) + f8(c) + f9(c) + f10(c) + f11(c) + f12(c) == 12345; }\n";
+    "#define F(n) __attribute__((noinline)) int f##n(int x) { "
+    "volatile int a[8]; a[x & 7] = x; return a[(x + n) & 7] * n + x; }\n"
+    "F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11) F(12)\n"
+    "int main(int c, char **v) { (void)v; return f1(c) + f2(c) + f3(c) + f4(c) + f5(c) + "
+    "f6(c) + f7(c) + f8(c) + f9(c) + f10(c) + f11(c) + f12(c) == 12345; }\n";
 
 static void test_binaries(void **state)
 {
@@ -374,12 +374,18 @@ static void test_machine_profile(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kernel_version), cmocka_unit_test(test_privileges),
-		cmocka_unit_test(test_paranoid),       cmocka_unit_test(test_pmu_group),
-		cmocka_unit_test(test_version_line),   cmocka_unit_test(test_mpi_stack),
-		cmocka_unit_test(test_tool_version_real), cmocka_unit_test(test_report),
-		cmocka_unit_test(test_service_from_status), cmocka_unit_test(test_prologue),
-		cmocka_unit_test(test_binaries), cmocka_unit_test(test_machine_profile),
+	    cmocka_unit_test(test_kernel_version),
+	    cmocka_unit_test(test_privileges),
+	    cmocka_unit_test(test_paranoid),
+	    cmocka_unit_test(test_pmu_group),
+	    cmocka_unit_test(test_version_line),
+	    cmocka_unit_test(test_mpi_stack),
+	    cmocka_unit_test(test_tool_version_real),
+	    cmocka_unit_test(test_report),
+	    cmocka_unit_test(test_service_from_status),
+	    cmocka_unit_test(test_prologue),
+	    cmocka_unit_test(test_binaries),
+	    cmocka_unit_test(test_machine_profile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,11 @@
 /* uprobe_multi — see uprobe_multi.h. */
+#include <bpf/bpf.h>
 #include <errno.h>
+#include <linux/bpf.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/bpf.h>
-#include <bpf/bpf.h>
 
 #include "userspace/agent/uprobe_multi.h"
 

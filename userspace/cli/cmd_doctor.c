@@ -11,10 +11,10 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <jansson.h>
 
 #include "userspace/cli/cli.h"
 #include "userspace/config/config.h"
@@ -33,27 +33,27 @@ static struct {
 } env;
 
 static const char doc[] =
-	"Check what nunatak can do here, as you: privileges, BPF, BTF, the kernel, "
-	"uprobe_multi, perf events, perf_event_paranoid, the PMU and its FLOP/DRAM counter "
-	"group, llvm-symbolizer, llvm-dwarfdump, a compiler for calibration, the MPI stacks, "
-	"the node service (nunatakd) and its aggregators, and the cached Machine profile. Each "
-	"is ok, warning or missing, with the Degradation a Run would have and its remedy. "
-	"With a command, what its binary offers: debug info (Hotspots named with lines), "
-	".symtab (functions), .dynsym only (exported symbols), frame pointers and unwind "
-	"tables (call paths). Always exits 0."
-	"\v"
-	"EXAMPLES:\n"
-	"  nunatak doctor\n"
-	"  nunatak doctor -- ./solver input.dat\n"
-	"  nunatak doctor -- mpirun -n 4 ./solver     checks ./solver\n"
-	"  nunatak doctor --json | python3 -m json.tool";
+    "Check what nunatak can do here, as you: privileges, BPF, BTF, the kernel, "
+    "uprobe_multi, perf events, perf_event_paranoid, the PMU and its FLOP/DRAM counter "
+    "group, llvm-symbolizer, llvm-dwarfdump, a compiler for calibration, the MPI stacks, "
+    "the node service (nunatakd) and its aggregators, and the cached Machine profile. Each "
+    "is ok, warning or missing, with the Degradation a Run would have and its remedy. "
+    "With a command, what its binary offers: debug info (Hotspots named with lines), "
+    ".symtab (functions), .dynsym only (exported symbols), frame pointers and unwind "
+    "tables (call paths). Always exits 0."
+    "\v"
+    "EXAMPLES:\n"
+    "  nunatak doctor\n"
+    "  nunatak doctor -- ./solver input.dat\n"
+    "  nunatak doctor -- mpirun -n 4 ./solver     checks ./solver\n"
+    "  nunatak doctor --json | python3 -m json.tool";
 
 static const struct argp_option options[] = {
-	{"json", 'j', NULL, 0,
-	 "Print {checks: [{name, status, detail, remedy}], degradations: [{name, message, "
-	 "remedy}]} on stdout",
-	 0},
-	{},
+    {"json", 'j', NULL, 0,
+     "Print {checks: [{name, status, detail, remedy}], degradations: [{name, message, "
+     "remedy}]} on stdout",
+     0},
+    {},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -127,8 +127,8 @@ static void print_report(const struct doctor_report *r)
 
 int cmd_doctor(int argc, char **argv)
 {
-	static const struct argp argp = {options, parse_arg, "[-- CMD [ARGS...]]", doc,
-					 NULL, NULL, NULL};
+	static const struct argp argp = {options, parse_arg, "[-- CMD [ARGS...]]", doc, NULL,
+					 NULL,	  NULL};
 	struct doctor_report *r;
 
 	memset(&env, 0, sizeof(env));

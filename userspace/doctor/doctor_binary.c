@@ -75,11 +75,10 @@ static void scan_functions(Elf *elf, Elf_Scn *symtab, const GElf_Shdr *sh,
 		if (!code || !code->d_buf || off >= code->d_size)
 			continue;
 		out->functions++;
-		if (doctor_prologue_frame_pointer((const uint8_t *)code->d_buf + off,
-						  code->d_size - off < sym.st_size
-						      ? code->d_size - off
-						      : sym.st_size,
-						  out->machine) == 1)
+		if (doctor_prologue_frame_pointer(
+			(const uint8_t *)code->d_buf + off,
+			code->d_size - off < sym.st_size ? code->d_size - off : sym.st_size,
+			out->machine) == 1)
 			out->frame_pointer++;
 	}
 }
@@ -174,16 +173,19 @@ static void check_attribution(struct doctor_report *r, const char *path,
 		doctor_check(r, "attribution", DOCTOR_WARNING, rebuild,
 			     "function: %s has a symbol table (.symtab) but no debug info%s: "
 			     "Hotspots named by function, without source lines",
-			     path, b->has_debuglink ? " (a .gnu_debuglink names a file not found)" : "");
+			     path,
+			     b->has_debuglink ? " (a .gnu_debuglink names a file not found)" : "");
 	else if (b->has_dynsym)
-		doctor_check(r, "attribution", DOCTOR_WARNING, rebuild,
-			     "symbol: %s is stripped (.dynsym only): only its exported functions are "
-			     "named, the others stay module+0xOFFSET",
-			     path);
+		doctor_check(
+		    r, "attribution", DOCTOR_WARNING, rebuild,
+		    "symbol: %s is stripped (.dynsym only): only its exported functions are "
+		    "named, the others stay module+0xOFFSET",
+		    path);
 	else
-		doctor_check(r, "attribution", DOCTOR_MISSING, rebuild,
-			     "unresolved: %s has no symbols at all: its Hotspots stay module+0xOFFSET",
-			     path);
+		doctor_check(
+		    r, "attribution", DOCTOR_MISSING, rebuild,
+		    "unresolved: %s has no symbols at all: its Hotspots stay module+0xOFFSET",
+		    path);
 }
 
 static void check_stacks(struct doctor_report *r, const struct doctor_binary *b)
@@ -234,9 +236,11 @@ void doctor_binary_checks(struct doctor_report *r, int ncmd, char **cmd)
 	name = split.target_index >= 0 ? cmd[split.target_index] : cmd[0];
 	e = launch_resolve(name, exe, sizeof(exe));
 	if (e) {
-		doctor_check(r, "command", DOCTOR_MISSING, "give a command that exists: nunatak "
-							 "doctor -- ./app",
-			     "'%s': %s", name, e == -EACCES ? "not executable" : "command not found");
+		doctor_check(r, "command", DOCTOR_MISSING,
+			     "give a command that exists: nunatak "
+			     "doctor -- ./app",
+			     "'%s': %s", name,
+			     e == -EACCES ? "not executable" : "command not found");
 		return;
 	}
 	e = doctor_binary_read(exe, &b);

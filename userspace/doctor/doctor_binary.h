@@ -26,13 +26,13 @@
 #define DOCTOR_MAX_FUNCTIONS 100000 /* functions scanned at most */
 
 struct doctor_binary {
-	int has_debug_info;	/* .debug_info in the file */
+	int has_debug_info; /* .debug_info in the file */
 	int has_symtab, has_dynsym;
 	int has_eh_frame, has_debug_frame;
-	int has_debuglink;	/* .gnu_debuglink: debug info in a separate file */
-	uint16_t machine;	/* EM_X86_64, EM_AARCH64... */
-	size_t functions;	/* functions whose prologue was scanned */
-	size_t frame_pointer;	/* ... of which set up a frame pointer */
+	int has_debuglink;    /* .gnu_debuglink: debug info in a separate file */
+	uint16_t machine;     /* EM_X86_64, EM_AARCH64... */
+	size_t functions;     /* functions whose prologue was scanned */
+	size_t frame_pointer; /* ... of which set up a frame pointer */
 };
 
 /* 1 when the code at the start of a function (len bytes) sets up a frame

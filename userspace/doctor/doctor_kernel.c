@@ -1,4 +1,6 @@
 /* doctor_kernel — see doctor_kernel.h. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <linux/bpf.h>
 #include <linux/capability.h>
@@ -9,8 +11,6 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "userspace/agent/uprobe_multi.h"
 #include "userspace/doctor/doctor_kernel.h"
@@ -20,8 +20,8 @@
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
 
 static const char REMEDY_PRIVILEGES[] =
-	"run nunatak as root, or grant CAP_BPF and CAP_PERFMON (setcap, or systemd "
-	"AmbientCapabilities), or start nunatakd as root so that every user profiles through it";
+    "run nunatak as root, or grant CAP_BPF and CAP_PERFMON (setcap, or systemd "
+    "AmbientCapabilities), or start nunatakd as root so that every user profiles through it";
 
 int doctor_kernel_at_least(const char *release, int major, int minor)
 {
@@ -39,8 +39,8 @@ static int has_cap(uint64_t caps, int cap)
 
 enum doctor_status doctor_privileges(uid_t euid, uint64_t cap_effective, char *detail, size_t len)
 {
-	int bpf = has_cap(cap_effective, DOCTOR_CAP_BPF), perfmon = has_cap(cap_effective,
-									   DOCTOR_CAP_PERFMON),
+	int bpf = has_cap(cap_effective, DOCTOR_CAP_BPF),
+	    perfmon = has_cap(cap_effective, DOCTOR_CAP_PERFMON),
 	    admin = has_cap(cap_effective, DOCTOR_CAP_SYS_ADMIN);
 
 	if (euid == 0 && admin) {
@@ -92,8 +92,8 @@ static uint64_t effective_caps(void)
 static int check_privileges(struct doctor_report *r)
 {
 	char detail[256];
-	enum doctor_status s = doctor_privileges(geteuid(), effective_caps(), detail,
-						 sizeof(detail));
+	enum doctor_status s =
+	    doctor_privileges(geteuid(), effective_caps(), detail, sizeof(detail));
 
 	doctor_check(r, "privileges", s, s == DOCTOR_OK ? NULL : REMEDY_PRIVILEGES, "%s", detail);
 	return s == DOCTOR_OK;
@@ -115,7 +115,8 @@ static void check_bpf(struct doctor_report *r)
 	if (fd >= 0)
 		close(fd);
 	if (e == -EPERM || e == -EACCES) {
-		snprintf(msg, sizeof(msg), "loading a BPF program is not permitted: %s", strerror(-e));
+		snprintf(msg, sizeof(msg), "loading a BPF program is not permitted: %s",
+			 strerror(-e));
 		doctor_check(r, "bpf", DOCTOR_MISSING, REMEDY_PRIVILEGES, "%s", msg);
 		doctor_degradation(r, "bpf-denied",
 				   "no BPF program may be loaded: a Run here has no samples "
@@ -128,8 +129,8 @@ static void check_bpf(struct doctor_report *r)
 	if (e) {
 		snprintf(msg, sizeof(msg), "a BPF program cannot be loaded: %s", strerror(-e));
 		doctor_check(r, "bpf", DOCTOR_MISSING,
-			     "use a kernel built with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS", "%s",
-			     msg);
+			     "use a kernel built with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS",
+			     "%s", msg);
 		doctor_degradation(r, "bpf-unavailable", msg,
 				   "use a kernel with BPF and BTF (/sys/kernel/btf/vmlinux)");
 		return;
@@ -163,7 +164,8 @@ static void check_kernel_version(struct doctor_report *r)
 	struct utsname u;
 
 	if (uname(&u) || doctor_kernel_at_least(u.release, 5, 15) < 0) {
-		doctor_check(r, "kernel", DOCTOR_WARNING, NULL, "the kernel version cannot be read");
+		doctor_check(r, "kernel", DOCTOR_WARNING, NULL,
+			     "the kernel version cannot be read");
 		return;
 	}
 	if (!doctor_kernel_at_least(u.release, 5, 15)) {

@@ -36,8 +36,7 @@ int doctor_kernel_at_least(const char *release, int major, int minor);
 /* What euid and the effective capability set (bit n = capability n) allow:
  * DOCTOR_OK for root or CAP_BPF + CAP_PERFMON (CAP_SYS_ADMIN stands for
  * both), else DOCTOR_MISSING; detail says who and which capabilities. */
-enum doctor_status doctor_privileges(uid_t euid, uint64_t cap_effective, char *detail,
-				     size_t len);
+enum doctor_status doctor_privileges(uid_t euid, uint64_t cap_effective, char *detail, size_t len);
 
 /* What perf_event_paranoid means for nunatak, for a caller with
  * (privileged = 1) or without CAP_PERFMON/root: privileged callers are

@@ -13,8 +13,8 @@
 #define DEGRADATION "hardware-counters-unavailable"
 
 static const char REMEDY_NO_PMU[] =
-	"profile on bare metal or in a VM that exposes its PMU (KVM: -cpu host with pmu=on; "
-	"`perf stat -e cycles true` works there); time is still sampled";
+    "profile on bare metal or in a VM that exposes its PMU (KVM: -cpu host with pmu=on; "
+    "`perf stat -e cycles true` works there); time is still sampled";
 
 /* the group's events and counters into name, or -ENOENT with reason */
 static int pmu_group_lookup(const struct cpu_id *id, char *name, size_t len, const char **reason)
@@ -30,7 +30,8 @@ static int pmu_group_lookup(const struct cpu_id *id, char *name, size_t len, con
 	n = (size_t)snprintf(name, len, "the %s group (", set->microarchitecture);
 	for (c = 0; c < PMU_COUNTERS && n < len; c++)
 		if (pmu_event_set_has(set, (enum pmu_counter)c))
-			n += (size_t)snprintf(name + n, len - n, "%s%s", n && name[n - 1] != '(' ? ", " : "",
+			n += (size_t)snprintf(name + n, len - n, "%s%s",
+					      n && name[n - 1] != '(' ? ", " : "",
 					      pmu_counter_name((enum pmu_counter)c));
 	for (i = 0; i < set->n_events && n < len; i++)
 		n += (size_t)snprintf(name + n, len - n, "%s%s", i ? ", " : "; events ",
@@ -48,10 +49,11 @@ enum doctor_status doctor_pmu_group(const struct cpu_id *id, int pmu_present, ch
 	const char *who = id->model_name[0] ? id->model_name : id->vendor, *reason;
 
 	if (pmu_group_lookup(id, group, sizeof(group), &reason)) {
-		snprintf(detail, len,
-			 "%s (%s, family %d model %d): no FLOP/DRAM event group: %s: time only",
-			 who, id->microarchitecture ? id->microarchitecture : "microarchitecture unknown",
-			 id->family, id->model, reason);
+		snprintf(
+		    detail, len,
+		    "%s (%s, family %d model %d): no FLOP/DRAM event group: %s: time only", who,
+		    id->microarchitecture ? id->microarchitecture : "microarchitecture unknown",
+		    id->family, id->model, reason);
 		return DOCTOR_MISSING;
 	}
 	if (!pmu_present) {

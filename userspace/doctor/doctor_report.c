@@ -83,9 +83,9 @@ void doctor_degradation(struct doctor_report *r, const char *name, const char *m
 	const json_t *d;
 	size_t i;
 
-	json_array_foreach(r->degradations, i, d)
-		if (!strcmp(json_string_value(json_object_get(d, "name")), name))
-			return;
+	json_array_foreach(
+	    r->degradations, i,
+	    d) if (!strcmp(json_string_value(json_object_get(d, "name")), name)) return;
 	append(r, r->degradations,
 	       json_pack("{s:s, s:o, s:o}", "name", name, "message", text_or_null(message),
 			 "remedy", text_or_null(remedy)));
@@ -97,12 +97,14 @@ int doctor_check_status(const struct doctor_report *r, const char *name)
 	const char *s;
 	size_t i;
 
-	json_array_foreach(r->checks, i, c) {
+	json_array_foreach(r->checks, i, c)
+	{
 		if (strcmp(json_string_value(json_object_get(c, "name")), name))
 			continue;
 		s = json_string_value(json_object_get(c, "status"));
-		return !strcmp(s, "ok") ? DOCTOR_OK : !strcmp(s, "warning") ? DOCTOR_WARNING
-									     : DOCTOR_MISSING;
+		return !strcmp(s, "ok")	       ? DOCTOR_OK
+		       : !strcmp(s, "warning") ? DOCTOR_WARNING
+					       : DOCTOR_MISSING;
 	}
 	return -ENOENT;
 }
@@ -133,7 +135,8 @@ int doctor_report_print(const struct doctor_report *r, FILE *out)
 
 	if (r->nomem)
 		return -ENOMEM;
-	json_array_foreach(r->checks, i, c) {
+	json_array_foreach(r->checks, i, c)
+	{
 		fprintf(out, "%-8s %-22s %s\n", str(c, "status"), str(c, "name"), str(c, "detail"));
 		if (str(c, "remedy") && strcmp(str(c, "status"), "ok"))
 			fprintf(out, "%-8s %-22s remedy: %s\n", "", "", str(c, "remedy"));
@@ -141,8 +144,8 @@ int doctor_report_print(const struct doctor_report *r, FILE *out)
 	fprintf(out, "\nDegradations a Run here would have:%s\n",
 		json_array_size(r->degradations) ? "" : " none");
 	json_array_foreach(r->degradations, i, c)
-		fprintf(out, "  %s: %s\n    remedy: %s\n", str(c, "name"), str(c, "message"),
-			str(c, "remedy") ? str(c, "remedy") : "none");
+	    fprintf(out, "  %s: %s\n    remedy: %s\n", str(c, "name"), str(c, "message"),
+		    str(c, "remedy") ? str(c, "remedy") : "none");
 	if (fflush(out) || ferror(out))
 		return -(errno ? errno : EIO);
 	return 0;

@@ -12,8 +12,8 @@
 #ifndef NUNATAK_DOCTOR_REPORT_H
 #define NUNATAK_DOCTOR_REPORT_H
 
-#include <stdio.h>
 #include <jansson.h>
+#include <stdio.h>
 
 enum doctor_status {
 	DOCTOR_OK,
@@ -34,7 +34,7 @@ const char *doctor_status_name(enum doctor_status status);
  * to do, normal for "ok"). */
 void doctor_check(struct doctor_report *r, const char *name, enum doctor_status status,
 		  const char *remedy, const char *detail_fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 5, 6)));
 
 /* Adds the Degradation a check implies (once per name). */
 void doctor_degradation(struct doctor_report *r, const char *name, const char *message,

@@ -10,9 +10,9 @@
 #include "userspace/machine/machine_cache.h"
 
 static const char REMEDY_NO_DAEMON[] =
-	"start nunatakd as root (deploy/README.md) so that every user profiles through it; "
-	"without it `nunatak run` profiles in-process (as root, or with CAP_BPF and "
-	"CAP_PERFMON)";
+    "start nunatakd as root (deploy/README.md) so that every user profiles through it; "
+    "without it `nunatak run` profiles in-process (as root, or with CAP_BPF and "
+    "CAP_PERFMON)";
 
 static const char *str(const json_t *o, const char *key, const char *dflt)
 {
@@ -31,7 +31,8 @@ static void aggregators_from(struct doctor_report *r, const json_t *aggs)
 			     "nunatakd aggregates its Runs itself (no [service] aggregators)");
 		return;
 	}
-	json_array_foreach(aggs, i, a) {
+	json_array_foreach(aggs, i, a)
+	{
 		if (json_object_get(a, "error"))
 			doctor_check(r, "aggregator", DOCTOR_MISSING,
 				     "start nunatak-aggregator there, or fix [service] aggregators "
@@ -46,8 +47,8 @@ static void aggregators_from(struct doctor_report *r, const json_t *aggs)
 	}
 }
 
-void doctor_service_from_status(struct doctor_report *r, const char *path, int e,
-				const char *err, const json_t *reply)
+void doctor_service_from_status(struct doctor_report *r, const char *path, int e, const char *err,
+				const json_t *reply)
 {
 	const json_t *agent = reply ? json_object_get(reply, "agent") : NULL;
 
@@ -94,7 +95,8 @@ static void ceilings_text(const json_t *ceilings, char *buf, size_t len)
 	size_t i, n = 0;
 
 	buf[0] = '\0';
-	json_array_foreach(ceilings, i, c) {
+	json_array_foreach(ceilings, i, c)
+	{
 		int w = snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "", str(c, "name", "?"),
 				 str(c, "quality", "?"));
 
@@ -117,15 +119,15 @@ void doctor_machine_profile_check(struct doctor_report *r)
 	if (!e) {
 		ceilings_text(json_object_get(profile, "ceilings"), text, sizeof(text));
 		doctor_check(r, "machine_profile", DOCTOR_OK, NULL,
-			     "calibrated %s (calibration version %d): %s", str(profile, "calibrated",
-									       "?"),
-			     CALIBRATION_VERSION, text);
+			     "calibrated %s (calibration version %d): %s",
+			     str(profile, "calibrated", "?"), CALIBRATION_VERSION, text);
 	} else {
 		snprintf(msg, sizeof(msg),
-			 e == -ENOENT ? "no Machine profile of this Machine in %s (or one of an "
-					"older calibration): Ceilings are theoretical (estimated) or "
-					"unavailable"
-				      : "the Machine profile in %s cannot be used: %s",
+			 e == -ENOENT
+			     ? "no Machine profile of this Machine in %s (or one of an "
+			       "older calibration): Ceilings are theoretical (estimated) or "
+			       "unavailable"
+			     : "the Machine profile in %s cannot be used: %s",
 			 dir, strerror(-e));
 		doctor_check(r, "machine_profile", e == -ENOENT ? DOCTOR_MISSING : DOCTOR_WARNING,
 			     remedy, "%s", msg);

@@ -18,8 +18,8 @@
  * control_ask_status()'s result, err its message, reply its answer (NULL
  * unless e is 0), path the socket. Pure: tested with answers built by
  * hand and with a real service's. */
-void doctor_service_from_status(struct doctor_report *r, const char *path, int e,
-				const char *err, const json_t *reply);
+void doctor_service_from_status(struct doctor_report *r, const char *path, int e, const char *err,
+				const json_t *reply);
 
 /* Asks the node service at path and adds its checks. */
 void doctor_service_checks(struct doctor_report *r, const char *path);

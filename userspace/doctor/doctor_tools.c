@@ -13,8 +13,8 @@
 
 /* the launchers looked for in PATH; links to one program are said once */
 static const char *const mpi_launchers[] = {
-    "mpirun",	      "mpiexec",	 "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich",
-    "mpiexec.mpich", "mpiexec.hydra", "orterun",	   "prterun",
+    "mpirun",	     "mpiexec",	      "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich",
+    "mpiexec.mpich", "mpiexec.hydra", "orterun",	"prterun",
 };
 
 #define MAX_STACKS (sizeof(mpi_launchers) / sizeof(mpi_launchers[0]))
@@ -87,9 +87,10 @@ const char *doctor_mpi_stack(const char *text, char *version, size_t len)
 {
 	version[0] = '\0';
 	if (strstr(text, "(Open MPI)") || strstr(text, "(OpenRTE)") || strstr(text, "(PRRTE)")) {
-		word_after(text, strstr(text, "(Open MPI)") ? "(Open MPI)"
-				 : strstr(text, "(OpenRTE)") ? "(OpenRTE)"
-							     : "(PRRTE)",
+		word_after(text,
+			   strstr(text, "(Open MPI)")  ? "(Open MPI)"
+			   : strstr(text, "(OpenRTE)") ? "(OpenRTE)"
+						       : "(PRRTE)",
 			   1, version, len);
 		return "Open MPI";
 	}
@@ -247,8 +248,9 @@ static void check_mpi(struct doctor_report *r)
 			     seen[i].names);
 	}
 	if (!found)
-		doctor_check(r, "mpi", DOCTOR_WARNING, "install Open MPI or MPICH to profile MPI "
-						       "applications",
+		doctor_check(r, "mpi", DOCTOR_WARNING,
+			     "install Open MPI or MPICH to profile MPI "
+			     "applications",
 			     "no MPI launcher (mpirun, mpiexec) of Open MPI or MPICH in PATH");
 }
 
