@@ -62,7 +62,8 @@ F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10)
 int main(int c, char **v) { (void)v; return f1(c) + f2(c) + f3(c) + f4(c) + f5(c) + f6(c) + f7(c) + f8(c) + f9(c) + f10(c) == 1; }
 C
 (cd "$T" && cc -O2 -o plain p.c && cp plain stripped && strip stripped &&
-	cc -O2 -g -fno-omit-frame-pointer -o fp p.c && cc -O2 -g -fomit-frame-pointer -o nofp p.c) ||
+	cc -O2 -g -fno-omit-frame-pointer -o fp p.c && cc -O2 -g -fomit-frame-pointer -o nofp p.c &&
+	cc -O2 -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables -o notab p.c) ||
 	fail "cannot build the test programs"
 
 doctor_json hot -- "$WORKLOADS/hotspots" 0.1
@@ -82,6 +83,15 @@ check fp frame_pointers detail | grep -q '^present' || fail "fp: $(check fp fram
 	fail "-fomit-frame-pointer: $(check nofp frame_pointers status) $(check nofp frame_pointers detail)"
 check nofp frame_pointers detail | grep -q '^absent' || fail "nofp: $(check nofp frame_pointers detail)"
 [ "$(check nofp unwind_tables status)" = ok ] || fail "nofp has .eh_frame: $(check nofp unwind_tables detail)"
+
+# neither unwind tables nor frame pointers (nor -g, whose .debug_frame the
+# unwinder reads too): truncated stacks, said as a Degradation
+doctor_json notab -- "$T/notab"
+[ "$(check notab unwind_tables status)" = missing ] || fail "no tables: $(check notab unwind_tables detail)"
+json "$T/notab.json" "[x['name'] for x in d['degradations']]" | grep -q stacks-truncated ||
+	fail "no tables, no frame pointers: no stacks-truncated Degradation"
+json "$T/fp.json" "[x['name'] for x in d['degradations']]" | grep -q stacks-truncated &&
+	fail "stacks-truncated announced for a binary with tables"
 
 # behind an MPI launcher: the application's binary
 doctor_json mpi -- mpirun -n 2 --allow-run-as-root "$T/stripped"

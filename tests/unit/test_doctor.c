@@ -293,19 +293,21 @@ static const char program[] =
 
 static void test_binaries(void **state)
 {
-	struct doctor_binary g, plain, stripped, fp, nofp;
+	struct doctor_binary g, plain, stripped, fp, nofp, notab;
 	char dir[PATH_MAX];
 
 	(void)state;
 	SKIP_UNLESS(have_command("cc") && have_command("strip"), "cc or strip missing");
 	assert_int_equal(make_tmpdir(dir, sizeof(dir), "doctor"), 0);
 	assert_int_equal(write_file(path_in(dir, "p.c"), program), 0);
-	assert_int_equal(run_cmd("cd %s && cc -O2 -g -o g p.c && cc -O2 -o plain p.c && "
-				 "cp plain stripped && strip stripped && "
-				 "cc -O2 -fno-omit-frame-pointer -o fp p.c && "
-				 "cc -O2 -fomit-frame-pointer -o nofp p.c",
-				 dir),
-			 0);
+	assert_int_equal(
+	    run_cmd("cd %s && cc -O2 -g -o g p.c && cc -O2 -o plain p.c && "
+		    "cp plain stripped && strip stripped && "
+		    "cc -O2 -fno-omit-frame-pointer -o fp p.c && "
+		    "cc -O2 -fomit-frame-pointer -o nofp p.c && "
+		    "cc -O2 -fno-asynchronous-unwind-tables -fno-unwind-tables -o notab p.c",
+		    dir),
+	    0);
 	assert_int_equal(doctor_binary_read(path_in(dir, "g"), &g), 0);
 	assert_int_equal(doctor_binary_read(path_in(dir, "plain"), &plain), 0);
 	assert_int_equal(doctor_binary_read(path_in(dir, "stripped"), &stripped), 0);
@@ -319,6 +321,11 @@ static void test_binaries(void **state)
 	assert_true(fp.functions >= 13 && nofp.functions >= 13);
 	assert_true(2 * fp.frame_pointer >= fp.functions);
 	assert_true(2 * nofp.frame_pointer < nofp.functions);
+	/* unwind tables: every function of the program has an FDE, or none */
+	assert_true(2 * plain.with_cfi >= plain.functions);
+	assert_int_equal(doctor_binary_read(path_in(dir, "notab"), &notab), 0);
+	assert_true(notab.functions >= 13);
+	assert_true(2 * notab.with_cfi < notab.functions);
 	assert_int_equal(doctor_binary_read(path_in(dir, "p.c"), &plain), -ENOEXEC);
 	assert_int_equal(doctor_binary_read(path_in(dir, "none"), &plain), -ENOENT);
 	assert_int_equal(remove_tree(dir), 0);

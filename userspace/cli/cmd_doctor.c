@@ -40,7 +40,7 @@ static const char doc[] =
     "is ok, warning or missing, with the Degradation a Run would have and its remedy. "
     "With a command, what its binary offers: debug info (Hotspots named with lines), "
     ".symtab (functions), .dynsym only (exported symbols), frame pointers and unwind "
-    "tables (call paths). Always exits 0."
+    "tables (call paths). Always exits 0, even on bad usage."
     "\v"
     "EXAMPLES:\n"
     "  nunatak doctor\n"
@@ -132,6 +132,7 @@ int cmd_doctor(int argc, char **argv)
 	struct doctor_report *r;
 
 	memset(&env, 0, sizeof(env));
+	argp_err_exit_status = 0; /* even bad usage: doctor always exits 0 */
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 0; /* said by argp; doctor always exits 0 */
 	r = doctor_report__new();

@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "userspace/elf/elf_open.h"
 #include "userspace/launch/launch.h"
 #include "userspace/launch/launcher.h"
+#include "userspace/unwind/unwind_table.h"
 
 /* x86-64: `mov %rsp,%rbp` (either encoding) after a `push %rbp`: the
  * compiler may schedule other instructions between them */
@@ -49,9 +51,16 @@ int doctor_prologue_frame_pointer(const uint8_t *code, size_t len, uint16_t mach
 	return 0;
 }
 
-/* the prologues of the functions of one symbol table */
+/* the FDE extents of the file (unwind_table.h), to tell which functions
+ * the unwind tables cover */
+struct cfi_cover {
+	struct fde_extent *extents;
+	size_t n;
+};
+
+/* the prologues of the functions of one symbol table, and their CFI */
 static void scan_functions(Elf *elf, Elf_Scn *symtab, const GElf_Shdr *sh,
-			   struct doctor_binary *out)
+			   const struct cfi_cover *cfi, struct doctor_binary *out)
 {
 	Elf_Data *syms = elf_getdata(symtab, NULL);
 	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
@@ -75,6 +84,8 @@ static void scan_functions(Elf *elf, Elf_Scn *symtab, const GElf_Shdr *sh,
 		if (!code || !code->d_buf || off >= code->d_size)
 			continue;
 		out->functions++;
+		if (cfi->n && unwind_fde_extent_find(cfi->extents, cfi->n, sym.st_value) >= 0)
+			out->with_cfi++;
 		if (doctor_prologue_frame_pointer(
 			(const uint8_t *)code->d_buf + off,
 			code->d_size - off < sym.st_size ? code->d_size - off : sym.st_size,
@@ -83,7 +94,7 @@ static void scan_functions(Elf *elf, Elf_Scn *symtab, const GElf_Shdr *sh,
 	}
 }
 
-static void read_sections(Elf *elf, struct doctor_binary *out)
+static void read_sections(Elf *elf, const struct cfi_cover *cfi, struct doctor_binary *out)
 {
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr sh, symsh, dynsh;
@@ -113,13 +124,14 @@ static void read_sections(Elf *elf, struct doctor_binary *out)
 	out->has_symtab = symtab != NULL;
 	out->has_dynsym = dynsym != NULL;
 	if (symtab)
-		scan_functions(elf, symtab, &symsh, out);
+		scan_functions(elf, symtab, &symsh, cfi, out);
 	else if (dynsym)
-		scan_functions(elf, dynsym, &dynsh, out);
+		scan_functions(elf, dynsym, &dynsh, cfi, out);
 }
 
 int doctor_binary_read(const char *path, struct doctor_binary *out)
 {
+	struct cfi_cover cfi = {NULL, 0};
 	struct stat st;
 	GElf_Ehdr eh;
 	Elf *elf;
@@ -136,8 +148,11 @@ int doctor_binary_read(const char *path, struct doctor_binary *out)
 		goto cleanup;
 	}
 	out->machine = eh.e_machine;
-	read_sections(elf, out);
+	if (unwind_fde_extents(fd, &cfi.extents, &cfi.n))
+		cfi.n = 0; /* no CFI (-ENODATA), or unreadable: no function covered */
+	read_sections(elf, &cfi, out);
 cleanup:
+	free(cfi.extents);
 	elf_end(elf);
 	close(fd);
 	return e;
@@ -188,9 +203,15 @@ static void check_attribution(struct doctor_report *r, const char *path,
 		    path);
 }
 
-static void check_stacks(struct doctor_report *r, const struct doctor_binary *b)
+static const char REMEDY_TABLES[] =
+    "rebuild without -fno-asynchronous-unwind-tables, or with "
+    "-fno-omit-frame-pointer and run with --unwinder frame-pointers";
+
+static void check_stacks(struct doctor_report *r, const char *path, const struct doctor_binary *b)
 {
 	int fp = b->functions && 2 * b->frame_pointer >= b->functions;
+	int cfi = b->functions && 2 * b->with_cfi >= b->functions;
+	char msg[PATH_MAX + 256];
 
 	if (!b->functions)
 		doctor_check(r, "frame_pointers", DOCTOR_WARNING, NULL,
@@ -206,22 +227,27 @@ static void check_stacks(struct doctor_report *r, const struct doctor_binary *b)
 			     "%s: %zu of %zu functions set up a frame pointer%s",
 			     fp ? "present" : "absent", b->frame_pointer, b->functions,
 			     fp ? "" : ": `--unwinder frame-pointers` would truncate its stacks");
-	if (b->has_eh_frame || b->has_debug_frame)
+	if (cfi) {
 		doctor_check(r, "unwind_tables", DOCTOR_OK, NULL,
-			     "%s%s%s: nunatak's unwinder walks its call paths%s",
-			     b->has_eh_frame ? ".eh_frame" : "",
+			     "%zu of %zu functions described in %s%s%s: nunatak's unwinder walks "
+			     "its call paths%s",
+			     b->with_cfi, b->functions, b->has_eh_frame ? ".eh_frame" : "",
 			     b->has_eh_frame && b->has_debug_frame ? " and " : "",
 			     b->has_debug_frame ? ".debug_frame" : "",
 			     fp ? "" : " without frame pointers");
-	else
-		doctor_check(r, "unwind_tables", fp ? DOCTOR_WARNING : DOCTOR_MISSING,
-			     fp ? "run with --unwinder frame-pointers"
-				: "rebuild without -fno-asynchronous-unwind-tables (or with "
-				  "-fno-omit-frame-pointer)",
-			     "no .eh_frame nor .debug_frame: %s",
-			     fp ? "the default unwinder stops at its functions; frame pointers "
-				  "walk them"
-				: "its stacks are truncated at its functions");
+		return;
+	}
+	snprintf(
+	    msg, sizeof(msg),
+	    "%zu of %zu functions of %s have unwind table entries (.eh_frame, "
+	    ".debug_frame)%s",
+	    b->with_cfi, b->functions, path,
+	    fp ? ": the default unwinder stops there; its frame pointers walk them"
+	       : " and they have no frame pointers: its stacks are truncated at its functions");
+	doctor_check(r, "unwind_tables", fp ? DOCTOR_WARNING : DOCTOR_MISSING,
+		     fp ? "run with --unwinder frame-pointers" : REMEDY_TABLES, "%s", msg);
+	if (!fp)
+		doctor_degradation(r, "stacks-truncated", msg, REMEDY_TABLES);
 }
 
 void doctor_binary_checks(struct doctor_report *r, int ncmd, char **cmd)
@@ -255,5 +281,5 @@ void doctor_binary_checks(struct doctor_report *r, int ncmd, char **cmd)
 		     split.launcher_index >= 0 ? ", started by " : "",
 		     split.launcher_index >= 0 ? split.launcher : "");
 	check_attribution(r, exe, &b);
-	check_stacks(r, &b);
+	check_stacks(r, exe, &b);
 }

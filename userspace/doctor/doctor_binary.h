@@ -11,7 +11,10 @@
  * sp` (0x910003fd), within the first DOCTOR_PROLOGUE_BYTES bytes
  * (compilers may test and return before it). A heuristic on bytes, not a
  * disassembly: it is reported as a count of functions, not a verdict per
- * function. The file is opened as every ELF file is
+ * function. Unwind tables are told per function too: the FDE extents
+ * (unwind_table.h) that cover its start. Half the functions or more decide
+ * "present" in both cases (the C runtime's few functions differ from the
+ * program's). The file is opened as every ELF file is
  * (elf_open.h: never a FIFO or a device).
  */
 #ifndef NUNATAK_DOCTOR_BINARY_H
@@ -33,6 +36,7 @@ struct doctor_binary {
 	uint16_t machine;     /* EM_X86_64, EM_AARCH64... */
 	size_t functions;     /* functions whose prologue was scanned */
 	size_t frame_pointer; /* ... of which set up a frame pointer */
+	size_t with_cfi;      /* ... of which an FDE (.eh_frame, .debug_frame) covers */
 };
 
 /* 1 when the code at the start of a function (len bytes) sets up a frame
