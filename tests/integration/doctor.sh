@@ -32,7 +32,7 @@ json "$T/root.json" 'all(sorted(c.keys()) == ["detail", "name", "remedy", "statu
 	grep -qx True || fail "a check without {name, status, detail, remedy} or with another status"
 json "$T/root.json" 'all(sorted(x.keys()) == ["message", "name", "remedy"] for x in d["degradations"])' |
 	grep -qx True || fail "a Degradation without {name, message, remedy}"
-for c in privileges bpf btf kernel uprobe_multi perf_events perf_event_paranoid pmu \
+for c in privileges bpf btf kernel uprobe_multi perf_events perf_event_paranoid kernel_symbols pmu \
 	pmu_counter_group llvm-symbolizer llvm-dwarfdump compiler mpi nunatakd aggregator \
 	machine_profile; do
 	json "$T/root.json" "[c['name'] for c in d['checks']]" | grep -q "'$c'" || fail "no check '$c'"

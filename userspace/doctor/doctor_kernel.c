@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "userspace/agent/kernel_symbols.h"
 #include "userspace/agent/uprobe_multi.h"
 #include "userspace/doctor/doctor_kernel.h"
 #include "userspace/doctor/doctor_pmu.h"
@@ -258,6 +259,28 @@ static void check_paranoid(struct doctor_report *r, int privileged)
 		     "%s", detail);
 }
 
+/* kernel frames named, or the Agent's kernel-addresses-hidden (~100 ms:
+ * the kernel formats /proc/kallsyms) */
+static void check_kernel_symbols(struct doctor_report *r)
+{
+	struct kernel_symbols *ks = kernel_symbols__new(NULL);
+	int e = ks ? 0 : -errno;
+	char msg[512];
+
+	if (!e && !kernel_symbols_hidden(ks)) {
+		doctor_check(r, "kernel_symbols", DOCTOR_OK, NULL,
+			     "%zu kernel functions readable in %s: kernel frames are named",
+			     kernel_symbols_count(ks), KERNEL_SYMBOLS_PATH);
+	} else {
+		kernel_symbols_degradation_message(e, msg, sizeof(msg));
+		doctor_check(r, "kernel_symbols", DOCTOR_WARNING,
+			     kernel_symbols_degradation_remedy(e), "%s", msg);
+		doctor_degradation(r, KERNEL_SYMBOLS_DEGRADATION, msg,
+				   kernel_symbols_degradation_remedy(e));
+	}
+	kernel_symbols__free(ks);
+}
+
 void doctor_kernel_checks(struct doctor_report *r, int *privileged_out)
 {
 	int privileged = check_privileges(r);
@@ -268,6 +291,7 @@ void doctor_kernel_checks(struct doctor_report *r, int *privileged_out)
 	check_uprobe_multi(r, privileged);
 	check_perf_events(r);
 	check_paranoid(r, privileged);
+	check_kernel_symbols(r);
 	doctor_pmu_checks(r);
 	if (privileged_out)
 		*privileged_out = privileged;

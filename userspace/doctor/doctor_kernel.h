@@ -1,13 +1,15 @@
 /* doctor_kernel — what the kernel lets nunatak do here: privileges (root
  * or CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN), loading a BPF program, BTF,
  * the kernel version, uprobe_multi links, a per-CPU cpu-clock perf event
- * (what the sampler opens), perf_event_paranoid, the PMU (a cycles
+ * (what the sampler opens), perf_event_paranoid, the kernel's symbols
+ * (kernel frames named, or kernel-addresses-hidden), the PMU (a cycles
  * counter) and its FLOP/DRAM counter group.
  *
  * Every probe is one system call or one file read: nothing waits. Each
  * adds its check, and the Degradation it implies, to a doctor_report,
  * with the names the Agent records in a Run (agent.c: bpf-denied,
- * bpf-unavailable, perf-events-refused, unwinder-unavailable;
+ * bpf-unavailable, perf-events-refused, unwinder-unavailable,
+ * kernel-addresses-hidden;
  * hardware-counters-unavailable of the sampling group).
  *
  * The rules (which version, which capability, which paranoid level is
