@@ -19,10 +19,13 @@
  * Skylake-SP, Cascade Lake and Cooper Lake share it, told apart by stepping —,
  * INTEL_ICELAKE_X = 106, INTEL_ICELAKE_D = 108, INTEL_SAPPHIRERAPIDS_X = 143,
  * INTEL_EMERALDRAPIDS_X = 207, INTEL_GRANITERAPIDS_X = 173,
- * INTEL_XEON_PHI_KNL = 87) and AMD's families 17h (Zen/Zen+ models 00h-2Fh,
- * Zen 2 30h-FFh), 19h (Zen 3 00h-0Fh, 20h-2Fh, 40h-5Fh; Zen 4 10h-1Fh,
- * 60h-7Fh, A0h-AFh) and 1Ah (Zen 5 server "Turin" 00h-1Fh), as the
- * kernel's arch/x86/kernel/cpu/amd.c init_amd_zen*() ranges list them. */
+ * INTEL_XEON_PHI_KNL = 87) and the Zen generations of the kernel's
+ * arch/x86/kernel/cpu/amd.c bsp_init_amd(): family 17h Zen 1 00h-2Fh,
+ * 50h-5Fh, Zen 2 30h-4Fh, 60h-7Fh, 90h-91h, A0h-AFh; 19h Zen 3 00h-0Fh,
+ * 20h-5Fh, Zen 4 10h-1Fh, 60h-AFh. Family 1Ah (Zen 5): only the EPYC 9005
+ * "Turin" server models 00h-1Fh (02h, dense 11h), whose cores have the full
+ * 512-bit datapath; the client parts differ in width (mobile 256-bit) and
+ * stay unknown rather than guessed. */
 static const struct x86_uarch {
 	const char *vendor;
 	int family, model_lo, model_hi;
@@ -39,13 +42,15 @@ static const struct x86_uarch {
 	{ "GenuineIntel", 6, 207, 207, "emeraldrapids" },
 	{ "GenuineIntel", 6, 173, 173, "graniterapids" },
 	{ "AuthenticAMD", 23, 0x00, 0x2f, "zen1" },
-	{ "AuthenticAMD", 23, 0x30, 0xff, "zen2" },
+	{ "AuthenticAMD", 23, 0x50, 0x5f, "zen1" },
+	{ "AuthenticAMD", 23, 0x30, 0x4f, "zen2" },
+	{ "AuthenticAMD", 23, 0x60, 0x7f, "zen2" },
+	{ "AuthenticAMD", 23, 0x90, 0x91, "zen2" },
+	{ "AuthenticAMD", 23, 0xa0, 0xaf, "zen2" },
 	{ "AuthenticAMD", 25, 0x00, 0x0f, "zen3" },
+	{ "AuthenticAMD", 25, 0x20, 0x5f, "zen3" },
 	{ "AuthenticAMD", 25, 0x10, 0x1f, "zen4" },
-	{ "AuthenticAMD", 25, 0x20, 0x2f, "zen3" },
-	{ "AuthenticAMD", 25, 0x40, 0x5f, "zen3" },
-	{ "AuthenticAMD", 25, 0x60, 0x7f, "zen4" },
-	{ "AuthenticAMD", 25, 0xa0, 0xaf, "zen4" },
+	{ "AuthenticAMD", 25, 0x60, 0xaf, "zen4" },
 	{ "AuthenticAMD", 26, 0x00, 0x1f, "zen5" },
 };
 

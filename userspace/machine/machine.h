@@ -15,6 +15,8 @@
 #ifndef NUNATAK_MACHINE_H
 #define NUNATAK_MACHINE_H
 
+#include <stddef.h>
+
 #include <jansson.h>
 
 /* reason of a Ceiling nobody measured */
@@ -29,6 +31,15 @@ json_t *machine_describe(void);
  * theory for the flops it lacks, unavailable otherwise. New reference;
  * NULL + errno (ENOMEM, EINVAL). */
 json_t *machine_ceilings(const json_t *machine_without_ceilings);
+
+/* The theoretical peak FLOP/s (dp, sp) of a machine object as
+ * machine_describe builds it: its microarchitecture × its rated frequency
+ * (else the current one, said so) × allocation threads (min(visible cores,
+ * ceil(quota))). reason (len bytes) says how, or why there is none. 0,
+ * -ENOENT (unknown microarchitecture, no frequency), -EINVAL. Calibration
+ * uses it for its "above 1.25 × the theoretical peak" rule. */
+int machine_theory_flops(const json_t *machine, double *dp, double *sp, char *reason,
+			 size_t len);
 
 /* machine_describe + "ceilings": machine_ceilings. NULL + errno (ENOMEM) */
 json_t *machine_snapshot(void);

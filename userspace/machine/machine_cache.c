@@ -145,8 +145,9 @@ static int identity_ok(const char *identity)
 	return n > 0 && n <= IDENTITY_MAX && strspn(identity, "0123456789abcdef") == n;
 }
 
-/* the whole file name (regular, ours, capped) as a JSON object, or -errno */
-static int read_profile(int dir, const char *name, json_t **out)
+/* the whole file name (regular, ours, capped) as a JSON object, or -errno;
+ * shown = its path for the messages */
+static int read_profile(int dir, const char *name, const char *shown, json_t **out)
 {
 	struct stat st;
 	json_error_t jerr;
@@ -158,14 +159,14 @@ static int read_profile(int dir, const char *name, json_t **out)
 	if (fd < 0) {
 		err = -errno;
 		if (err == -ELOOP)
-			pr_warn("refusing Machine profile '%s': a symbolic link", name);
+			pr_warn("refusing Machine profile '%s': a symbolic link", shown);
 		return err;
 	}
-	err = check_ours(fd, name);
+	err = check_ours(fd, shown);
 	if (err)
 		goto cleanup;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > PROFILE_MAX_BYTES) {
-		pr_warn("refusing Machine profile '%s': not a regular file under 1 MiB", name);
+		pr_warn("refusing Machine profile '%s': not a regular file under 1 MiB", shown);
 		err = -EINVAL;
 		goto cleanup;
 	}
@@ -181,7 +182,7 @@ static int read_profile(int dir, const char *name, json_t **out)
 	}
 	*out = json_loadb(buf, (size_t)n, 0, &jerr);
 	if (!json_is_object(*out)) {
-		pr_warn("ignoring Machine profile '%s': not JSON: %s", name, jerr.text);
+		pr_warn("ignoring Machine profile '%s': not JSON: %s", shown, jerr.text);
 		json_decref(*out);
 		*out = NULL;
 		err = -EINVAL;
@@ -194,7 +195,7 @@ cleanup:
 
 int machine_cache_load(const char *identity, json_t **profile)
 {
-	char name[IDENTITY_MAX + 8];
+	char name[IDENTITY_MAX + 8], shown[4096 + sizeof(name)] = "";
 	json_t *p = NULL, *version;
 	int dir, err;
 
@@ -205,7 +206,9 @@ int machine_cache_load(const char *identity, json_t **profile)
 	if (dir < 0)
 		return dir;
 	snprintf(name, sizeof(name), "%s.json", identity);
-	err = read_profile(dir, name, &p);
+	machine_cache_dir(shown, 4096);
+	snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), "/%s", name);
+	err = read_profile(dir, name, shown, &p);
 	close(dir);
 	if (err)
 		return err;
@@ -214,7 +217,7 @@ int machine_cache_load(const char *identity, json_t **profile)
 	    !json_is_string(json_object_get(p, "identity")) ||
 	    strcmp(json_string_value(json_object_get(p, "identity")), identity) ||
 	    !json_is_array(json_object_get(p, "ceilings"))) {
-		pr_debug("Machine profile '%s' is stale or of another Machine: not cached", name);
+		pr_debug("Machine profile '%s' is stale or of another Machine: not cached", shown);
 		json_decref(p);
 		return -ENOENT;
 	}

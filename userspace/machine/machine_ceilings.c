@@ -78,16 +78,16 @@ static int cores_of(const json_t *m)
 	return cores;
 }
 
-/* the theory Ceiling (estimated) of precision 1 dp / 2 sp, or an unavailable
- * one saying why */
-static json_t *theory_ceiling(const json_t *m, const char *name, const char *unit, int which)
+int machine_theory_flops(const json_t *m, double *dp, double *sp, char *reason, size_t len)
 {
 	const char *src = json_string_value(json_object_get(m, "rated_hz_source"));
-	char why[512], reason[768];
 	struct cpu_id id;
-	double dp, sp, hz;
+	char why[512];
+	double hz;
 	int err;
 
+	if (!json_is_object(m) || !dp || !sp || !reason || !len)
+		return -EINVAL;
 	cpu_from_json(m, &id);
 	if (id.rated_hz > 0) {
 		hz = id.rated_hz;
@@ -95,17 +95,29 @@ static json_t *theory_ceiling(const json_t *m, const char *name, const char *uni
 		hz = id.current_hz;
 		src = "'cpu MHz' of /proc/cpuinfo: the current frequency, not the rated one";
 	} else {
-		snprintf(reason, sizeof(reason), "%s; no theoretical peak: no frequency known",
-			 MACHINE_NOT_CALIBRATED);
-		return ceiling(name, NULL, unit, "unavailable", reason, NULL);
+		snprintf(reason, len, "no theoretical peak: no frequency known");
+		return -ENOENT;
 	}
-	err = theory_flops(&id, hz, cores_of(m), &dp, &sp, why, sizeof(why));
-	if (err) {
+	err = theory_flops(&id, hz, cores_of(m), dp, sp, why, sizeof(why));
+	if (err)
+		snprintf(reason, len, "%s", why);
+	else
+		snprintf(reason, len, "%s; frequency: %s", why, src ? src : "rated");
+	return err;
+}
+
+/* the theory Ceiling (estimated) of precision 1 dp / 2 sp, or an unavailable
+ * one saying why */
+static json_t *theory_ceiling(const json_t *m, const char *name, const char *unit, int which)
+{
+	char why[640], reason[768];
+	double dp, sp;
+
+	if (machine_theory_flops(m, &dp, &sp, why, sizeof(why))) {
 		snprintf(reason, sizeof(reason), "%s; %s", MACHINE_NOT_CALIBRATED, why);
 		return ceiling(name, NULL, unit, "unavailable", reason, NULL);
 	}
-	snprintf(reason, sizeof(reason), "%s; frequency: %s; %s", why, src ? src : "rated",
-		 MACHINE_NOT_CALIBRATED);
+	snprintf(reason, sizeof(reason), "%s; %s", why, MACHINE_NOT_CALIBRATED);
 	return ceiling(name, json_real(which == 1 ? dp : sp), unit, "estimated", reason, "theory");
 }
 
