@@ -286,6 +286,59 @@ static void test_sample_slots_and_inflight(void **state)
 	assert_int_equal(v.period_sum, 400);
 }
 
+/* the sampling group's growth rides on the sample: summed per key, and
+ * untouched by a sample without a group */
+static void test_sample_group_growth(void **state)
+{
+	struct selftest_sample_args a = {.op = SELFTEST_SAMPLE_ADD, .cpu = 0, .period = 10,
+					 .has_pmu = 1, .pmu = {7, 0, 640}};
+	struct sample_key key = {.tgid = 1000, .tid = 1, .leaf_ip = 0x401000};
+	struct sample_value v;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	a.key = key;
+	run(skel->progs.selftest_sample, &a, sizeof(a));
+	assert_int_equal(a.ret, 0);
+	a.pmu[0] = 5;
+	a.pmu[1] = 3;
+	a.pmu[2] = 64;
+	run(skel->progs.selftest_sample, &a, sizeof(a));
+	a.has_pmu = 0; /* no group: the growth given is not added */
+	a.pmu[0] = 1000;
+	run(skel->progs.selftest_sample, &a, sizeof(a));
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.selftest_samples), &key, &v),
+			 0);
+	assert_int_equal(v.samples, 3);
+	assert_int_equal(v.period_sum, 30);
+	assert_int_equal(v.pmu[0], 12);
+	assert_int_equal(v.pmu[1], 3);
+	assert_int_equal(v.pmu[2], 704);
+}
+
+static __u64 pmu_scale_of(__u64 counter, __u64 enabled, __u64 running)
+{
+	struct selftest_sample_args a = {.op = SELFTEST_PMU_SCALE,
+					 .pmu = {counter, enabled, running}};
+
+	run(skel->progs.selftest_sample, &a, sizeof(a));
+	return a.pmu[0];
+}
+
+/* a multiplexed event's count scaled to its enabled time, without overflow */
+static void test_pmu_scale(void **state)
+{
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	assert_int_equal(pmu_scale_of(1000, 500, 500), 1000);  /* never multiplexed */
+	assert_int_equal(pmu_scale_of(1000, 500, 0), 0);       /* never ran: nothing */
+	assert_int_equal(pmu_scale_of(1000, 1000, 250), 4000); /* ran a quarter of the time */
+	assert_int_equal(pmu_scale_of(999, 3000, 1000), 2997);
+	/* 10^13 FLOP over 1000 s enabled, ran half: no overflow of the products */
+	assert_int_equal(pmu_scale_of(10000000000000ull, 1000000000000ull, 500000000000ull),
+			 20000000000000ull);
+}
+
 static void test_sample_map_full(void **state)
 {
 	__u32 tid;
@@ -615,6 +668,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_sample_key, reset),
 	    cmocka_unit_test_setup(test_sample_slots_and_inflight, reset),
 	    cmocka_unit_test_setup(test_sample_map_full, reset),
+	    cmocka_unit_test_setup(test_sample_group_growth, reset),
+	    cmocka_unit_test_setup(test_pmu_scale, reset),
 	    cmocka_unit_test_setup(test_wait_slot_quiet, reset),
 	    cmocka_unit_test_setup(test_totals_late_thread_and_reused_pid, reset),
 	    cmocka_unit_test_setup(test_threads_last_share, reset),

@@ -331,6 +331,10 @@ static int agent_add_counters(struct agent_target *t, struct batch_builder *b)
 	err = err ?: batch_builder_add_counter(b, "processes_left", since(c.left, o->s.left));
 	err = err ?: batch_builder_add_counter(b, "mapping_records_lost",
 					       since(sideband_lost(a->sideband), o->mapping_lost));
+	/* slices whose group growth was lost: the kernel refused a reading */
+	if (sampler_pmu(a->sampler))
+		err = err ?: batch_builder_add_counter(b, "group_readings_refused",
+						       since(c.pmu_unread, o->s.pmu_unread));
 	if (a->mpi) {
 		uint64_t mc[MPI_COUNTERS];
 

@@ -51,12 +51,12 @@ static int pmu_probe(struct sampler *s, const struct pmu_event_set *set)
 			int err = -errno;
 
 			snprintf(s->pmu_unavailable, sizeof(s->pmu_unavailable),
-				 "%s counter %s of %s cannot be opened (%s)%s",
-				 set->events[i].type == PERF_TYPE_RAW ? "the PMU" : "the",
-				 set->events[i].name, set->microarchitecture, strerror(-err),
-				 err == -ENOENT || err == -EOPNOTSUPP
-				     ? ": no PMU on this Machine (a VM without a virtual PMU?)"
-				     : "");
+				 "%s%s's counter %s cannot be opened (%s)",
+				 set->events[i].type == PERF_TYPE_RAW &&
+					 (err == -ENOENT || err == -EOPNOTSUPP)
+				     ? "no PMU on this Machine: "
+				     : "",
+				 set->microarchitecture, set->events[i].name, strerror(-err));
 			return err;
 		}
 		close(fd);
