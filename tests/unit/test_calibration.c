@@ -367,7 +367,7 @@ static void test_build_and_run(void **state)
 	assert_int_equal(stat(path_in(dir, "fma.c"), &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 
-	assert_int_equal(kernel_compile(wd, compiler, flags, "fma.c", "fma", err, sizeof(err)), 0);
+	assert_int_equal(kernel_compile(wd, compiler, NULL, flags, "fma.c", "fma", err, sizeof(err)), 0);
 	assert_int_equal(kernel_workdir_file(wd, "fma", bin, sizeof(bin)), 0);
 	assert_int_equal(calibration_run(bin, fma_argv, 20000, out, sizeof(out), err, sizeof(err)),
 			 0);
@@ -381,7 +381,7 @@ static void test_build_and_run(void **state)
 	assert_string_not_equal(reps[1].simd, "scalar");
 #endif
 
-	assert_int_equal(kernel_compile(wd, compiler, flags, "triad.c", "triad", err, sizeof(err)),
+	assert_int_equal(kernel_compile(wd, compiler, NULL, flags, "triad.c", "triad", err, sizeof(err)),
 			 0);
 	assert_int_equal(kernel_workdir_file(wd, "triad", bin, sizeof(bin)), 0);
 	assert_int_equal(
@@ -390,6 +390,31 @@ static void test_build_and_run(void **state)
 		fail_msg("triad printed: %s", out);
 	assert_true(reps[0].value > 1e8);
 	assert_string_equal(reps[0].unit, "B/s");
+	/* the budget runs out: killed, the repetitions done still count, said */
+	{
+		char *slow_argv[] = { bin, "1", cpu, "25165824", "5", "300", NULL };
+		struct calibration_facts f = { .reps_wanted = 5, .load1 = NAN, .threads = 1,
+					       .check_simd = 1, .native = 1, .peak = NAN };
+		json_t *ceilings = json_array(), *c;
+
+		assert_int_equal(calibration_run(bin, slow_argv, 1000, out, sizeof(out), err,
+						 sizeof(err)),
+				 -ETIMEDOUT);
+		assert_non_null(strstr(err, "did not end within"));
+		n = kernel_output_parse(out, "triad", reps, 4, NULL);
+		if (n > 3) /* 5 x 300 ms cannot fit in 1 s */
+			fail_msg("%d repetitions in 1 s: %s", n, out);
+		assert_int_equal(calibration_append(ceilings, "dram_bandwidth", "B/s", "triad", out,
+						    &f, "none"),
+				 0);
+		c = json_array_get(ceilings, 0);
+		/* on a very busy machine not even one repetition fits */
+		assert_string_equal(json_string_value(json_object_get(c, "quality")),
+				    n ? "estimated" : "unavailable");
+		assert_non_null(strstr(json_string_value(json_object_get(c, "reason")),
+				       n ? "of 5 repetitions within the budget" : "none"));
+		json_decref(ceilings);
+	}
 	/* a bad argument: exits non-zero, said as such */
 	triad_argv[1] = "0";
 	assert_int_equal(
@@ -399,7 +424,7 @@ static void test_build_and_run(void **state)
 
 	/* a compiler error: -ENOEXEC with the compiler's message */
 	assert_int_equal(kernel_workdir_write(wd, &broken), 0);
-	assert_int_equal(kernel_compile(wd, compiler, flags, "broken.c", "broken", err,
+	assert_int_equal(kernel_compile(wd, compiler, NULL, flags, "broken.c", "broken", err,
 					sizeof(err)),
 			 -ENOEXEC);
 	assert_non_null(strstr(err, "error"));

@@ -10,6 +10,19 @@
 #include "userspace/calibration/kernel_output.h"
 #include "userspace/launch/tool.h"
 
+double calibration_load_average(void)
+{
+	double load = NAN;
+	FILE *f = fopen("/proc/loadavg", "re");
+
+	if (f) {
+		if (fscanf(f, "%lf", &load) != 1)
+			load = NAN;
+		fclose(f);
+	}
+	return load;
+}
+
 json_t *calibration_ceiling(const char *name, const char *unit, const struct ceiling_verdict *v)
 {
 	json_t *c = json_pack("{s:s, s:o, s:s, s:s, s:o, s:s}", "name", name, "value",

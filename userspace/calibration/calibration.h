@@ -46,8 +46,11 @@ struct calibration_options {
 	{ CALIBRATION_REPS, CALIBRATION_REP_MS, CALIBRATION_BUDGET_MS, NULL }
 
 /* Appends dram_bandwidth, flops_dp and flops_sp to @ceilings (an array).
- * 0, or -ENOMEM; a kernel that fails gives an unavailable Ceiling. */
-int calibration_measure_cpu(const struct calibration_options *o, json_t *ceilings);
+ * @machine (machine_describe(), may be NULL) gives the theoretical peaks
+ * (machine_theory_flops). 0, or -ENOMEM; a kernel that fails gives an
+ * unavailable Ceiling. */
+int calibration_measure_cpu(const struct calibration_options *o, const json_t *machine,
+			    json_t *ceilings);
 
 /* Builds the ping-pong with the mpicc beside the launcher argv[0] (its
  * directory, else PATH; trusted), runs `argv... PINGPONG REPS` and appends
@@ -56,6 +59,9 @@ int calibration_measure_network(const struct calibration_options *o, int argc, c
 				json_t *ceilings);
 
 /* --- shared by the two (calibration.c) --- */
+
+/* the 1-minute load average (/proc/loadavg), NAN when unreadable */
+double calibration_load_average(void);
 
 /* the Ceiling object of a verdict; NULL + errno */
 json_t *calibration_ceiling(const char *name, const char *unit, const struct ceiling_verdict *v);

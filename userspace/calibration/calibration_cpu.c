@@ -14,8 +14,7 @@
 #include "userspace/calibration/kernel_build.h"
 #include "userspace/log/clock.h"
 #include "userspace/machine/allocation.h"
-#include "userspace/machine/cpu_id.h"
-#include "userspace/machine/theory.h"
+#include "userspace/machine/machine.h"
 
 #define SYSFS_CPU "/sys/devices/system/cpu"
 #define OUTPUT_BYTES 16384
@@ -32,19 +31,6 @@ struct cpu_plan {
 	int native;	/* -march=native accepted */
 	char built[512]; /* "" built, else why not */
 };
-
-static double load_average(void)
-{
-	double load = NAN;
-	FILE *f = fopen("/proc/loadavg", "re");
-
-	if (f) {
-		if (fscanf(f, "%lf", &load) != 1)
-			load = NAN;
-		fclose(f);
-	}
-	return load;
-}
 
 static void plan_threads(struct cpu_plan *p, struct allocation *a)
 {
@@ -96,15 +82,13 @@ static void plan_arrays(struct cpu_plan *p, const struct allocation *a)
 	}
 }
 
-static void plan_peaks(struct cpu_plan *p)
+/* the theoretical peaks of machine.h: one rule for calibration and Runs */
+static void plan_peaks(struct cpu_plan *p, const json_t *machine)
 {
-	struct cpu_id id;
 	char reason[256];
-	double hz;
 
-	p->peak_dp = p->peak_sp = NAN;
-	if (cpu_id_read(&id) || theory_rated_hz(&id, SYSFS_CPU, &hz, reason, sizeof(reason)) ||
-	    theory_flops(&id, hz, p->threads, &p->peak_dp, &p->peak_sp, reason, sizeof(reason)))
+	if (!machine || machine_theory_flops(machine, &p->peak_dp, &p->peak_sp, reason,
+					     sizeof(reason)))
 		p->peak_dp = p->peak_sp = NAN;
 }
 
@@ -131,13 +115,13 @@ static int build(struct kernel_workdir *wd, struct cpu_plan *p)
 		return ret;
 	}
 	p->native = 1;
-	ret = kernel_compile(wd, compiler, native, "triad.c", "triad", err, sizeof(err));
+	ret = kernel_compile(wd, compiler, NULL, native, "triad.c", "triad", err, sizeof(err));
 	if (ret == -ENOEXEC) {
 		p->native = 0;
-		ret = kernel_compile(wd, compiler, plain, "triad.c", "triad", err, sizeof(err));
+		ret = kernel_compile(wd, compiler, NULL, plain, "triad.c", "triad", err, sizeof(err));
 	}
 	ret = ret ? ret
-		  : kernel_compile(wd, compiler, p->native ? native : plain, "fma.c", "fma", err,
+		  : kernel_compile(wd, compiler, NULL, p->native ? native : plain, "fma.c", "fma", err,
 				   sizeof(err));
 	if (ret)
 		snprintf(p->built, sizeof(p->built), "the kernels could not be built by '%s': %s",
@@ -207,7 +191,8 @@ static int run_kernel(const struct calibration_options *o, struct kernel_workdir
 	return calibration_append(ceilings, k->ceiling, k->unit, k->kernel, out, &facts, none);
 }
 
-int calibration_measure_cpu(const struct calibration_options *o, json_t *ceilings)
+int calibration_measure_cpu(const struct calibration_options *o, const json_t *machine,
+			    json_t *ceilings)
 {
 	struct kernel_workdir *wd = NULL;
 	struct allocation a;
@@ -218,10 +203,10 @@ int calibration_measure_cpu(const struct calibration_options *o, json_t *ceiling
 
 	if (!p)
 		return -ENOMEM;
-	p->load1 = load_average(); /* before anything of ours runs */
+	p->load1 = calibration_load_average(); /* before anything of ours runs */
 	plan_threads(p, &a);
 	plan_arrays(p, &a);
-	plan_peaks(p);
+	plan_peaks(p, machine);
 	wd = kernel_workdir__new();
 	if (!wd)
 		snprintf(p->built, sizeof(p->built), "cannot make a directory to build the kernels: %s",

@@ -20,11 +20,14 @@
 /* The mpicc of the launcher's MPI: beside the launcher as found in PATH
  * (before links are resolved: /usr/bin/mpirun.mpich and /usr/bin/mpirun
  * both lead to files elsewhere), with the launcher's suffix first
- * (mpirun.mpich: mpicc.mpich), then plain mpicc there, then mpicc in PATH.
- * 0 with @path (trusted), else -errno with @err. */
-static int find_mpicc(const char *launcher, char *path, size_t len, char *err, size_t errlen)
+ * (mpiexec.mpich: mpicc.mpich), then plain mpicc there, then mpicc in PATH.
+ * 0 with @path (trusted, links resolved) and @name (what to call it: a
+ * compiler wrapper such as Open MPI's opal_wrapper knows what it is from
+ * its argv[0]), else -errno with @err. */
+static int find_mpicc(const char *launcher, char *path, size_t len, char *name, size_t namelen,
+		      char *err, size_t errlen)
 {
-	char found[PATH_MAX], dir[PATH_MAX], base[NAME_MAX + 1], cand[PATH_MAX + 64];
+	char found[PATH_MAX], dir[PATH_MAX], base[NAME_MAX + 1];
 	const char *suffix;
 	int ret;
 
@@ -35,17 +38,18 @@ static int find_mpicc(const char *launcher, char *path, size_t len, char *err, s
 	}
 	snprintf(dir, sizeof(dir), "%s", found);
 	snprintf(base, sizeof(base), "%s", basename(found));
-	snprintf(dir, sizeof(dir), "%s", dirname(dir));
 	suffix = strchr(base, '.');
 	if (suffix) {
-		snprintf(cand, sizeof(cand), "%s/mpicc%s", dir, suffix);
-		if (!tool_resolve_trusted(cand, path, len, err, errlen))
+		snprintf(name, namelen, "%s/mpicc%s", dirname(dir), suffix);
+		if (!tool_resolve_trusted(name, path, len, err, errlen))
 			return 0;
+		snprintf(dir, sizeof(dir), "%s", found);
 	}
-	snprintf(cand, sizeof(cand), "%s/mpicc", dir);
-	if (!tool_resolve_trusted(cand, path, len, err, errlen))
+	snprintf(name, namelen, "%s/mpicc", dirname(dir));
+	if (!tool_resolve_trusted(name, path, len, err, errlen))
 		return 0;
-	ret = tool_resolve_trusted("mpicc", path, len, err, errlen);
+	snprintf(name, namelen, "mpicc");
+	ret = tool_resolve_trusted(name, path, len, err, errlen);
 	if (ret)
 		snprintf(err + strlen(err), errlen - strlen(err),
 			 " (no mpicc beside '%s' nor in PATH)", found);
@@ -56,10 +60,10 @@ static int find_mpicc(const char *launcher, char *path, size_t len, char *err, s
 static int build(struct kernel_workdir *wd, const char *launcher, char *err, size_t errlen)
 {
 	static const char *const flags[] = { "-O2", NULL };
-	char mpicc[PATH_MAX], why[400];
+	char mpicc[PATH_MAX], name[PATH_MAX + 16], why[400];
 	int ret;
 
-	ret = find_mpicc(launcher, mpicc, sizeof(mpicc), why, sizeof(why));
+	ret = find_mpicc(launcher, mpicc, sizeof(mpicc), name, sizeof(name), why, sizeof(why));
 	if (ret) {
 		snprintf(err, errlen, "no mpicc to build the ping-pong: %s", why);
 		return ret;
@@ -69,9 +73,9 @@ static int build(struct kernel_workdir *wd, const char *launcher, char *err, siz
 		snprintf(err, errlen, "cannot write the ping-pong: %s", strerror(-ret));
 		return ret;
 	}
-	ret = kernel_compile(wd, mpicc, flags, "pingpong.c", "pingpong", why, sizeof(why));
+	ret = kernel_compile(wd, mpicc, name, flags, "pingpong.c", "pingpong", why, sizeof(why));
 	if (ret)
-		snprintf(err, errlen, "the ping-pong could not be built by '%s': %s", mpicc, why);
+		snprintf(err, errlen, "the ping-pong could not be built by '%s': %s", name, why);
 	return ret;
 }
 
@@ -113,16 +117,20 @@ static int run(const struct calibration_options *o, struct kernel_workdir *wd, i
 int calibration_measure_network(const struct calibration_options *o, int argc, char *const argv[],
 				json_t *ceilings)
 {
-	struct calibration_facts latency = {
-		.reps_wanted = o->reps, .lower_is_better = 1, .load1 = NAN, .peak = NAN
-	};
-	struct calibration_facts bandwidth = { .reps_wanted = o->reps, .load1 = NAN, .peak = NAN };
+	/* the two ranks that ping-pong compete with the load as threads do */
+	struct calibration_facts latency = { .reps_wanted = o->reps,
+					     .lower_is_better = 1,
+					     .load1 = calibration_load_average(),
+					     .threads = 2,
+					     .peak = NAN };
+	struct calibration_facts bandwidth = latency;
 	struct kernel_workdir *wd;
 	char err[600] = "", none[700], *out = calloc(1, OUTPUT_BYTES);
 	int ret;
 
 	if (!out)
 		return -ENOMEM;
+	bandwidth.lower_is_better = 0;
 	wd = kernel_workdir__new();
 	if (!wd)
 		snprintf(err, sizeof(err), "cannot make a directory to build the ping-pong: %s",

@@ -145,8 +145,9 @@ static void read_messages(int fd, char *err, size_t errlen)
 			*p = ' ';
 }
 
-int kernel_compile(struct kernel_workdir *wd, const char *compiler, const char *const flags[],
-		   const char *source, const char *binary, char *err, size_t errlen)
+int kernel_compile(struct kernel_workdir *wd, const char *compiler, const char *argv0,
+		   const char *const flags[], const char *source, const char *binary, char *err,
+		   size_t errlen)
 {
 	char src[PATH_MAX], bin[PATH_MAX], log_name[64];
 	char *argv[MAX_FLAGS + 6];
@@ -157,7 +158,7 @@ int kernel_compile(struct kernel_workdir *wd, const char *compiler, const char *
 	if (kernel_workdir_file(wd, source, src, sizeof(src)) ||
 	    kernel_workdir_file(wd, binary, bin, sizeof(bin)))
 		return -ENAMETOOLONG;
-	argv[argc++] = (char *)compiler;
+	argv[argc++] = (char *)(argv0 ? argv0 : compiler);
 	for (i = 0; flags && flags[i] && i < MAX_FLAGS; i++)
 		argv[argc++] = (char *)flags[i];
 	argv[argc++] = "-o";

@@ -33,10 +33,12 @@ int kernel_workdir_write(struct kernel_workdir *wd, const struct kernel_source *
 int kernel_compiler_find(char *path, size_t len, char *err, size_t errlen);
 
 /* Runs @compiler (absolute) @flags... -o DIR/@binary DIR/@source in the
- * directory. 0; -ETIMEDOUT; -ENOEXEC when it exited non-zero, @err
- * holding the start of its messages; another -errno. */
-int kernel_compile(struct kernel_workdir *wd, const char *compiler, const char *const flags[],
-		   const char *source, const char *binary, char *err, size_t errlen);
+ * directory, with @argv0 as its argv[0] (NULL: @compiler). 0; -ETIMEDOUT;
+ * -ENOEXEC when it exited non-zero, @err holding the start of its
+ * messages; another -errno. */
+int kernel_compile(struct kernel_workdir *wd, const char *compiler, const char *argv0,
+		   const char *const flags[], const char *source, const char *binary, char *err,
+		   size_t errlen);
 
 /* DIR/@file into @buf: 0 or -ENAMETOOLONG */
 int kernel_workdir_file(const struct kernel_workdir *wd, const char *file, char *buf, size_t len);

@@ -41,21 +41,34 @@ static int integer(const char *v, const char *end, int *out)
 	return 0;
 }
 
+/* every required field seen: kernel, unit, rep, seconds, value */
+#define REQUIRED_ALL 31u
+
 /* one KEY=VALUE field: 0, or -EINVAL; *seen gets the bit of a required key */
 static int field(const char *key, size_t klen, const char *v, const char *end,
 		 struct kernel_rep *out, unsigned *seen)
 {
 #define IS(k) (klen == sizeof(k) - 1 && !memcmp(key, k, klen))
-	if (IS("kernel"))
-		return *seen |= 1, copy_word(out->kernel, sizeof(out->kernel), v, end);
-	if (IS("unit"))
-		return *seen |= 2, copy_word(out->unit, sizeof(out->unit), v, end);
-	if (IS("rep"))
-		return *seen |= 4, integer(v, end, &out->rep);
-	if (IS("seconds"))
-		return *seen |= 8, number(v, end, &out->seconds);
-	if (IS("value"))
-		return *seen |= 16, number(v, end, &out->value);
+	if (IS("kernel")) {
+		*seen |= 1;
+		return copy_word(out->kernel, sizeof(out->kernel), v, end);
+	}
+	if (IS("unit")) {
+		*seen |= 2;
+		return copy_word(out->unit, sizeof(out->unit), v, end);
+	}
+	if (IS("rep")) {
+		*seen |= 4;
+		return integer(v, end, &out->rep);
+	}
+	if (IS("seconds")) {
+		*seen |= 8;
+		return number(v, end, &out->seconds);
+	}
+	if (IS("value")) {
+		*seen |= 16;
+		return number(v, end, &out->value);
+	}
 	if (IS("threads"))
 		return integer(v, end, &out->threads);
 	if (IS("simd"))
@@ -87,7 +100,7 @@ int kernel_line_parse(const char *line, struct kernel_rep *out)
 		}
 		p = end + 1;
 	}
-	if (seen != 31 || out->value <= 0 || out->seconds <= 0 || out->rep < 1)
+	if (seen != REQUIRED_ALL || out->value <= 0 || out->seconds <= 0 || out->rep < 1)
 		return -EINVAL;
 	return 1;
 }

@@ -28,17 +28,17 @@ static struct {
 } env;
 
 static const char doc[] =
-	"Measure the Machine's Ceilings and cache them: dram_bandwidth (a triad on arrays\n"
-	"well beyond the last-level cache), flops_dp and flops_sp (FMA kernels on the\n"
-	"widest SIMD), built here with -O3 -march=native, run with the threads this\n"
-	"allocation may use, 5 repetitions of 300 ms; a Ceiling is the best repetition.\n"
-	"With an MPI launcher, a ping-pong between two ranks measures network_latency and\n"
-	"network_bandwidth. A polluted measurement (spread over 10 %, a loaded Machine, a\n"
-	"scalar build, above 1.25 x the theoretical peak) is `estimated`, with the reason.\n"
-	"Once cached, `nunatak run` embeds these Ceilings in every Run.\n"
+	"Measure the Machine's Ceilings and cache them: dram_bandwidth (a triad on\n"
+	"arrays well beyond the last-level cache), flops_dp and flops_sp (FMA kernels\n"
+	"on the widest SIMD), built here with -O3 -march=native, run with the threads\n"
+	"this allocation may use, 5 repetitions of 300 ms: a Ceiling is the best one.\n"
+	"With an MPI launcher, a ping-pong between two ranks measures network_latency\n"
+	"and network_bandwidth. A polluted measurement (a spread over 10 %, a loaded\n"
+	"Machine, a scalar build, above 1.25 x the theoretical peak) is `estimated`,\n"
+	"with the reason. Once cached, `nunatak run` embeds them in every Run.\n"
 	"\v"
-	"The cache: $XDG_CACHE_HOME/nunatak/machines/ (else ~/.cache/nunatak/machines/), one\n"
-	"profile per hardware and allocation shape.\n"
+	"The cache: $XDG_CACHE_HOME/nunatak/machines/ (else ~/.cache/nunatak/\n"
+	"machines/), one profile per hardware and allocation shape.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  nunatak calibrate\n"
@@ -230,7 +230,7 @@ static json_t *measure(const json_t *machine, const char *identity, int network_
 	if (!measured)
 		return NULL;
 	if (!network_only)
-		ret = calibration_measure_cpu(&o, measured);
+		ret = calibration_measure_cpu(&o, machine, measured);
 	if (!ret && env.launcher)
 		ret = calibration_measure_network(&o, env.nlauncher, env.launcher, measured);
 	if (!ret)
@@ -287,6 +287,9 @@ int cmd_calibrate(int argc, char **argv)
 					      find_ceiling(ceilings, "network_latency"), "source")) ?: "",
 				      "calibration");
 	}
+	if (cached && env.launcher && !network_only)
+		fprintf(stderr, "nunatak: calibrate: the network Ceilings are cached; --force measures "
+				"them again\n");
 	if (!cached || network_only) {
 		json_decref(ceilings);
 		cached = 0;
