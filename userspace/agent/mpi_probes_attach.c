@@ -17,28 +17,8 @@
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_probes_internal.h"
+#include "userspace/agent/uprobe_multi.h"
 #include "userspace/log/log.h"
-
-/* BPF_LINK_CREATE for uprobe_multi: one link probes every function of a
- * library for one process, and removing it waits for one grace period
- * instead of one per probe (seconds for the ~60 probes of an MPI
- * library). */
-#define UPROBE_MULTI_RETURN 1u
-
-struct uprobe_multi_link_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-	__u32 pad;
-};
 
 /* how long mpi_probes__free waits for the releases under way */
 #define RELEASE_WAIT_S 30
@@ -185,21 +165,9 @@ static int attach_multi_one(struct mpi_probes *mp, struct bpf_program *prog,
 			    const char *path, const struct probe_points *pts, pid_t tgid,
 			    unsigned int flags)
 {
-	struct uprobe_multi_link_attr attr = {
-	    .prog_fd = (__u32)bpf_program__fd(prog),
-	    .attach_type = TRACE_UPROBE_MULTI,
-	    .path = (__u64)(uintptr_t)path,
-	    .offsets = (__u64)(uintptr_t)pts->offsets,
-	    .cookies = (__u64)(uintptr_t)pts->cookies,
-	    .cnt = (__u32)pts->n,
-	    .multi_flags = flags,
-	    .pid = (__u32)tgid,
-	};
-	int fd;
-
 	(void)mp;
-	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	return fd < 0 ? -errno : fd;
+	return uprobe_multi_link_create(bpf_program__fd(prog), path, pts->offsets, pts->cookies,
+					(uint32_t)pts->n, flags, tgid);
 }
 
 /* the perf-event uprobes of pts for tgid (-1: every process): an entry

@@ -12,9 +12,7 @@
 #include "userspace/agent/mpi_probes.h"
 #include "bpf/mpi.skel.h"
 
-/* enum bpf_attach_type BPF_TRACE_UPROBE_MULTI (kernel 6.6+), which this
- * libbpf and these uapi headers predate */
-#define TRACE_UPROBE_MULTI 48
+#include "userspace/agent/uprobe_multi.h" /* TRACE_UPROBE_MULTI */
 
 /* probes of some functions of one library: uprobe_multi links (entry,
  * return) or perf-event uprobes (an entry and a return per function) */

@@ -204,10 +204,8 @@ static int show(json_t *reply, const char *path)
 static int ask_status(const char *path, json_t **reply)
 {
 	char err[1024];
-	json_t *req;
-	int fd, e;
+	int e = control_ask_status(path, STATUS_TIMEOUT_MS, reply, err, sizeof(err));
 
-	e = control_connect(path, &fd, err, sizeof(err));
 	if (e == -ENOENT || e == -ECONNREFUSED) {
 		fprintf(stderr, "nunatak: no node service runs here (%s%s%s): start nunatakd as "
 				"root to profile through it; `nunatak run` profiles in-process "
@@ -216,24 +214,15 @@ static int ask_status(const char *path, json_t **reply)
 			e == -ENOENT ? "'" : "");
 		return 1;
 	}
-	if (e) {
+	if (e == -EPERM) {
 		fprintf(stderr, "nunatak: %s\n", err);
 		return 1;
 	}
-	req = json_pack("{s:s}", "request", CONTROL_STATUS);
-	e = req ? control_request(fd, req, reply, STATUS_TIMEOUT_MS, NULL, err, sizeof(err))
-		: -ENOMEM;
-	json_decref(req);
-	close(fd);
-	if (!e)
-		e = control_reply_status(*reply, err, sizeof(err));
-	if (!e)
-		return 0;
-	fprintf(stderr, "nunatak: the node service at '%s' gave no status: %s\n", path,
-		e == -ENOMEM ? strerror(ENOMEM) : err);
-	json_decref(*reply);
-	*reply = NULL;
-	return 1;
+	if (e) {
+		fprintf(stderr, "nunatak: the node service at '%s' gave no status: %s\n", path, err);
+		return 1;
+	}
+	return 0;
 }
 
 int cmd_status(int argc, char **argv)

@@ -188,3 +188,27 @@ int control_request(int fd, const json_t *req, json_t **reply, int timeout_ms,
 	}
 	return control_await(fd, reply, timeout_ms, w, err, errlen);
 }
+
+int control_ask_status(const char *path, int timeout_ms, json_t **reply, char *err, size_t errlen)
+{
+	json_t *req;
+	int fd, e;
+
+	*reply = NULL;
+	e = control_connect(path, &fd, err, errlen);
+	if (e)
+		return e;
+	req = json_pack("{s:s}", "request", CONTROL_STATUS);
+	e = req ? control_request(fd, req, reply, timeout_ms, NULL, err, errlen) : -ENOMEM;
+	json_decref(req);
+	close(fd);
+	if (!e)
+		e = control_reply_status(*reply, err, errlen);
+	if (e == -ENOMEM)
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+	if (e) {
+		json_decref(*reply);
+		*reply = NULL;
+	}
+	return e;
+}

@@ -54,6 +54,15 @@ struct control_wait {
 int control_request(int fd, const json_t *req, json_t **reply, int timeout_ms,
 		    struct control_wait *w, char *err, size_t errlen);
 
+/* The one status exchange (`nunatak status`, `nunatak doctor`): connects
+ * to the node service at path and asks "status", waiting at most
+ * timeout_ms. 0 and *reply (the caller's reference, "ok" true), or the
+ * -errno of control_connect() (-ENOENT: no daemon runs, -ECONNREFUSED),
+ * control_request() or control_reply_status() (*reply NULL); err says what
+ * failed. */
+int control_ask_status(const char *path, int timeout_ms, json_t **reply, char *err,
+		       size_t errlen);
+
 /* Waits for one message as control_request() does, without sending. */
 int control_await(int fd, json_t **msg, int timeout_ms, struct control_wait *w, char *err,
 		  size_t errlen);
