@@ -131,7 +131,8 @@ void doctor_machine_profile_check(struct doctor_report *r)
 			 dir, strerror(-e));
 		doctor_check(r, "machine_profile", e == -ENOENT ? DOCTOR_MISSING : DOCTOR_WARNING,
 			     remedy, "%s", msg);
-		doctor_degradation(r, "ceilings-not-calibrated", msg, remedy);
+		/* no Degradation: a Run records no missing capability for it,
+		 * its manifest's Ceilings say estimated/unavailable and why */
 	}
 	json_decref(profile);
 	free(identity);

@@ -25,8 +25,9 @@ void doctor_service_from_status(struct doctor_report *r, const char *path, int e
 void doctor_service_checks(struct doctor_report *r, const char *path);
 
 /* The "machine_profile" check: the cache file of this Machine's identity,
- * its calibration time and Ceilings, or why none is used (and the
- * Degradation ceilings-not-calibrated). */
+ * its calibration time and Ceilings, or why none is used (no
+ * Degradation: a Run's manifest says which Ceilings are estimated or
+ * unavailable, and why). */
 void doctor_machine_profile_check(struct doctor_report *r);
 
 #endif
