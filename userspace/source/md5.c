@@ -1,5 +1,7 @@
 /* md5 — see md5.h; the digest is nettle's (Debian nettle-dev). */
+#include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -16,31 +18,18 @@ void md5_buffer(const void *data, size_t len, unsigned char out[MD5_DIGEST_BYTES
 	md5_digest(&ctx, MD5_DIGEST_BYTES, out);
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int md5_parse_hex(const char *hex, unsigned char out[MD5_DIGEST_BYTES])
 {
-	int i, hi, lo;
+	int i;
 
 	if (!hex)
 		return -EINVAL;
 	if (hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X'))
 		hex += 2;
-	for (i = 0; i < MD5_DIGEST_BYTES; i++) {
-		hi = hex_value(hex[2 * i]);
-		lo = hi < 0 ? -1 : hex_value(hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
+	for (i = 0; i < MD5_DIGEST_BYTES; i++)
+		if (!isxdigit((unsigned char)hex[2 * i]) ||
+		    !isxdigit((unsigned char)hex[2 * i + 1]) ||
+		    sscanf(hex + 2 * i, "%2hhx", &out[i]) != 1)
 			return -EINVAL;
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return hex_value(hex[32]) >= 0 ? -EINVAL : 0;
+	return isxdigit((unsigned char)hex[2 * MD5_DIGEST_BYTES]) ? -EINVAL : 0;
 }
