@@ -14,4 +14,7 @@ cmp input.bin cat.out || fail "stdin → stdout through the application is not b
 
 "$NUNATAK" run -- sh -c 'echo to-stderr >&2; echo to-stdout' >o.txt 2>e.txt
 [ "$(cat o.txt)" = to-stdout ] || fail "stdout polluted: $(cat o.txt)"
-[ "$(head -1 e.txt)" = to-stderr ] || fail "application's stderr is not first on stderr"
+# Degradations announced before the launch (no PMU on a VM) come first;
+# nothing else of nunatak's may precede the application's own stderr
+first=$(grep -v -e '^nunatak: degradation ' -e '^ *remedy: ' e.txt | head -1)
+[ "$first" = to-stderr ] || fail "application's stderr is not first on stderr: $(head -3 e.txt)"
