@@ -47,8 +47,11 @@ struct calibration_options {
 
 /* Appends dram_bandwidth, flops_dp and flops_sp to @ceilings (an array).
  * @machine (machine_describe(), may be NULL) gives the theoretical peaks
- * (machine_theory_flops). 0, or -ENOMEM; a kernel that fails gives an
- * unavailable Ceiling. */
+ * (machine_theory_flops). The repetitions of the three kernels are
+ * interleaved (one process per repetition: triad, dp, sp, triad, ...), so
+ * a disturbance of a few seconds spoils one repetition of each rather
+ * than all of one. 0, or -ENOMEM; a kernel that fails gives an unavailable
+ * Ceiling. */
 int calibration_measure_cpu(const struct calibration_options *o, const json_t *machine,
 			    json_t *ceilings);
 

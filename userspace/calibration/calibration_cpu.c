@@ -145,7 +145,8 @@ static void progress(const struct calibration_options *o, const struct cpu_plan 
 {
 	if (!o->progress)
 		return;
-	fprintf(o->progress, "nunatak: calibrate: %s: %s kernel, %d thread%s on CPU %s, %d x %d ms",
+	fprintf(o->progress,
+		"nunatak: calibrate: %s: %s kernel, %d thread%s on CPU %s, %d x %d ms (interleaved)",
 		k->ceiling, k->kernel, p->threads, p->threads == 1 ? "" : "s", p->cpulist, o->reps,
 		o->rep_ms);
 	if (!k->mode)
@@ -154,15 +155,47 @@ static void progress(const struct calibration_options *o, const struct cpu_plan 
 	fflush(o->progress);
 }
 
-/* runs one kernel within the budget's deadline and appends its Ceiling */
-static int run_kernel(const struct calibration_options *o, struct kernel_workdir *wd,
-		      const struct cpu_plan *p, const struct cpu_kernel *k, long long deadline_ms,
-		      json_t *ceilings)
+/* what one kernel gathered over the rounds */
+struct kernel_runs {
+	char out[OUTPUT_BYTES]; /* every repetition's line */
+	size_t used;
+	char err[400]; /* the last failure, "" */
+};
+
+/* one repetition of one kernel within the budget's deadline, its line
+ * appended to r->out; 0, or -errno with r->err set */
+static int run_once(const struct calibration_options *o, struct kernel_workdir *wd,
+		    const struct cpu_plan *p, const struct cpu_kernel *k, int rep,
+		    long long deadline_ms, struct kernel_runs *r)
 {
-	char bin[PATH_MAX], threads[16], bytes[32], reps[16], ms[16], err[400], none[512];
-	char out[OUTPUT_BYTES], step[64];
-	char *triad_argv[] = { bin, threads, (char *)p->cpulist, bytes, reps, ms, NULL };
-	char *fma_argv[] = { bin, (char *)k->mode, threads, (char *)p->cpulist, reps, ms, NULL };
+	char bin[PATH_MAX], threads[16], bytes[32], ms[16], step[64];
+	char *triad_argv[] = { bin, threads, (char *)p->cpulist, bytes, "1", ms, NULL };
+	char *fma_argv[] = { bin, (char *)k->mode, threads, (char *)p->cpulist, "1", ms, NULL };
+	long long left = deadline_ms - clock_monotonic_ms();
+	int ret;
+
+	if (kernel_workdir_file(wd, k->binary, bin, sizeof(bin))) {
+		snprintf(r->err, sizeof(r->err), "path too long");
+		return -ENAMETOOLONG;
+	}
+	if (left <= 0) {
+		snprintf(r->err, sizeof(r->err), "the calibration budget ran out");
+		return -ETIME;
+	}
+	snprintf(threads, sizeof(threads), "%d", p->threads);
+	snprintf(bytes, sizeof(bytes), "%lld", p->array_bytes);
+	snprintf(ms, sizeof(ms), "%d", o->rep_ms);
+	snprintf(step, sizeof(step), "run-%s-%d", k->kernel, rep); /* files are O_EXCL */
+	ret = calibration_run(wd, bin, k->mode ? fma_argv : triad_argv, step, (int)left,
+			      r->out + r->used, sizeof(r->out) - r->used, r->err, sizeof(r->err));
+	r->used += strlen(r->out + r->used);
+	return ret;
+}
+
+/* judges what kernel k gathered and appends its Ceiling */
+static int append_kernel(const struct calibration_options *o, const struct cpu_plan *p,
+			 const struct cpu_kernel *k, const struct kernel_runs *r, json_t *ceilings)
+{
 	struct calibration_facts facts = {
 		.reps_wanted = o->reps,
 		.load1 = p->load1,
@@ -172,25 +205,41 @@ static int run_kernel(const struct calibration_options *o, struct kernel_workdir
 		.peak = !k->mode ? NAN : !strcmp(k->mode, "dp") ? p->peak_dp : p->peak_sp,
 		.downgrade = !k->mode && p->array_reason[0] ? p->array_reason : NULL,
 	};
-	long long left = deadline_ms - clock_monotonic_ms();
-	int ret;
+	char none[512];
 
-	if (kernel_workdir_file(wd, k->binary, bin, sizeof(bin)))
-		return calibration_unavailable(ceilings, k->ceiling, k->unit, "path too long");
-	if (left <= 0)
-		return calibration_unavailable(ceilings, k->ceiling, k->unit,
-					       "not measured: the calibration budget ran out");
-	snprintf(threads, sizeof(threads), "%d", p->threads);
-	snprintf(bytes, sizeof(bytes), "%lld", p->array_bytes);
-	snprintf(reps, sizeof(reps), "%d", o->reps);
-	snprintf(ms, sizeof(ms), "%d", o->rep_ms);
-	progress(o, p, k);
-	snprintf(step, sizeof(step), "run-%s", k->kernel);
-	ret = calibration_run(wd, bin, k->mode ? fma_argv : triad_argv, step, (int)left, out,
-			      sizeof(out), err, sizeof(err));
 	snprintf(none, sizeof(none), "the %s kernel gave no repetition%s%s", k->kernel,
-		 ret ? ": " : "", ret ? err : "");
-	return calibration_append(ceilings, k->ceiling, k->unit, k->kernel, out, &facts, none);
+		 r->err[0] ? ": " : "", r->err);
+	return calibration_append(ceilings, k->ceiling, k->unit, k->kernel, r->out, &facts, none);
+}
+
+#define N_KERNELS (sizeof(kernels) / sizeof(kernels[0]))
+
+/* The repetitions of the kernels interleaved (triad, dp, sp, triad, ...):
+ * a disturbance of a few seconds (another tenant of the host, a burst of
+ * the Machine's own work) spoils one repetition of each kernel, not every
+ * repetition of one, so the best repetition stays clean and the spread
+ * rule sees the disturbance. A kernel that failed is not run again. */
+static int run_kernels(const struct calibration_options *o, struct kernel_workdir *wd,
+		       const struct cpu_plan *p, json_t *ceilings)
+{
+	struct kernel_runs *runs = calloc(N_KERNELS, sizeof(*runs));
+	long long deadline_ms = clock_monotonic_ms() + o->budget_ms;
+	int rep, ret = 0, failed[N_KERNELS] = { 0 };
+	size_t i;
+
+	if (!runs)
+		return -ENOMEM;
+	for (i = 0; i < N_KERNELS; i++)
+		progress(o, p, &kernels[i]);
+	for (rep = 0; rep < o->reps; rep++)
+		for (i = 0; i < N_KERNELS; i++)
+			if (!failed[i])
+				failed[i] = !!run_once(o, wd, p, &kernels[i], rep, deadline_ms,
+							     &runs[i]);
+	for (i = 0; !ret && i < N_KERNELS; i++)
+		ret = append_kernel(o, p, &kernels[i], &runs[i], ceilings);
+	free(runs);
+	return ret;
 }
 
 int calibration_measure_cpu(const struct calibration_options *o, const json_t *machine,
@@ -199,7 +248,6 @@ int calibration_measure_cpu(const struct calibration_options *o, const json_t *m
 	struct kernel_workdir *wd = NULL;
 	struct allocation a;
 	struct cpu_plan *p = calloc(1, sizeof(*p));
-	long long deadline_ms;
 	size_t i;
 	int ret = 0;
 
@@ -215,11 +263,11 @@ int calibration_measure_cpu(const struct calibration_options *o, const json_t *m
 			 strerror(errno));
 	else
 		build(wd, p);
-	deadline_ms = clock_monotonic_ms() + o->budget_ms;
-	for (i = 0; !ret && i < sizeof(kernels) / sizeof(kernels[0]); i++)
-		ret = p->built[0] ? calibration_unavailable(ceilings, kernels[i].ceiling,
-							    kernels[i].unit, p->built)
-				  : run_kernel(o, wd, p, &kernels[i], deadline_ms, ceilings);
+	if (!p->built[0])
+		ret = run_kernels(o, wd, p, ceilings);
+	for (i = 0; !ret && p->built[0] && i < N_KERNELS; i++)
+		ret = calibration_unavailable(ceilings, kernels[i].ceiling, kernels[i].unit,
+					      p->built);
 	kernel_workdir__free(wd);
 	free(p);
 	return ret;
