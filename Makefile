@@ -245,7 +245,7 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
-BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load)
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group)
 
 bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
@@ -253,6 +253,7 @@ bench: deps
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
 	tests/bench/unwind.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
+	$(BUILD)/bench/sample-group 3 3
 	tests/bench/slurm.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads) || [ $$? = 77 ]
 
 # The binaries of $(BUILD) (nunatak and the daemons of userspace/daemon/),
