@@ -79,7 +79,15 @@ check(site["file"] and site["file"].endswith("pattern.c") and site["line"], f"Al
 out = [ranks[r]["outside_mpi_time"] for r in (0, 1)]
 check(abs(ranks[1]["imbalance"] - out[1] / (sum(out) / 2)) < 1e-9 and d["balance"]["busiest_rank"] == 1,
       f"rank 1 imbalance {ranks[1]['imbalance']:.3f} = its outside-MPI time over the mean")
-check(abs(out[1] / out[0] - 2) <= 0.1, f"outside-MPI time ratio {out[1]/out[0]:.3f} within 5% of 2")
+# against the ratio of the workload's own wall-clock compute times, measured
+# in the same run: on 2 cores the profiler's threads preempt the 2 ranks
+# (a time p added to both stretches the ideal 2c/c to (2c+p)/(c+p), 1.89 in
+# 1 run of 3 here), which the workload's clock sees as well; what is tested
+# is nunatak's accounting, not the scheduler
+own_ratio = float(own[1]["compute_s"]) / float(own[0]["compute_s"])
+check(abs(out[1] / out[0] / own_ratio - 1) <= 0.05 and abs(own_ratio - 2) <= 0.3,
+      f"outside-MPI time ratio {out[1]/out[0]:.3f} within 5% of the workload's own compute"
+      f" time ratio {own_ratio:.3f} (ideally 2)")
 db = sqlite3.connect(f"file:{sys.argv[3]}/pivot.sqlite?mode=ro", uri=True)
 comp = dict(db.execute("""select l.rank, sum(m.value) from measurements m join hotspots h on h.id=m.hotspot
     join loci l on l.id=m.locus where h.name='compute_units' group by l.rank"""))
