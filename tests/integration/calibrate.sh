@@ -17,7 +17,9 @@
 #     of the best of an independent STREAM triad (tests/workloads/
 #     calibration/stream_check.c, OpenMP, compiled here) run right after
 #     each calibration. The machine is shared with other sessions: up to
-#     3 calibrations, any two agreeing is enough; when none do and nunatak
+#     5 calibrations, any two agreeing is enough (dram_bandwidth on these VMs:
+#     repetitions spread 20-30 %, best-of-5 1.7-2.25e10 B/s from one
+#     calibration to the next, each said `estimated`); when none do and nunatak
 #     said every one was `estimated` (a loaded Machine, a spread), the test
 #     says SKIPPED with that reason; a disagreement nunatak called
 #     `measured` fails.
@@ -149,7 +151,7 @@ while :; do
 	peak_check c$round.json
 	# exit 0: agreement; 1: not yet; at the last round 2: a disagreement
 	# between values nunatak called measured, 3: only between estimated ones
-	python3 - "$round" 3 <<'PY'
+	python3 - "$round" 5 <<'PY'
 import json, re, sys
 rounds, last = int(sys.argv[1]), int(sys.argv[1]) >= int(sys.argv[2])
 cal = [json.load(open(f"c{i}.json")) for i in range(1, rounds + 1)]
