@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/diagnostic.h"
+#include "userspace/machine/machine.h"
 
 static const json_t *ceiling_find(const json_t *machine, const char *name)
 {
@@ -75,26 +76,14 @@ static void ceiling_read(struct derived *out, const json_t *machine, const char 
  * ceil(cpu quota)), at least 1, on the snapshot's allocation */
 static void cores_read(struct derived *out, const json_t *machine)
 {
-	const json_t *a = json_object_get(machine, "allocation");
-	const json_t *visible = json_object_get(a, "visible_cores");
-	const json_t *quota = json_object_get(a, "cpu_quota");
-	double cores;
+	int cores = machine_cores(machine);
 
-	if (!json_is_integer(visible) || json_integer_value(visible) < 1) {
+	if (!cores)
 		derived_input(out, "cores", NAN, "cores", QUALITY_UNAVAILABLE,
 			      "cores: the Run's Machine snapshot does not give its allocation's "
 			      "visible cores");
-		return;
-	}
-	cores = (double)json_integer_value(visible);
-	if (json_is_number(quota) && json_number_value(quota) > 0 &&
-	    json_number_value(quota) < cores) {
-		/* ceil without libm (nunatak does not link it) */
-		double whole = (double)(long long)json_number_value(quota);
-
-		cores = whole < json_number_value(quota) ? whole + 1 : whole;
-	}
-	derived_input(out, "cores", cores < 1 ? 1 : cores, "cores", QUALITY_MEASURED, NULL);
+	else
+		derived_input(out, "cores", cores, "cores", QUALITY_MEASURED, NULL);
 }
 
 void diagnostic_run_read_machine(struct diagnostic_run *run, const json_t *machine)

@@ -32,6 +32,11 @@ json_t *machine_describe(void);
  * NULL + errno (ENOMEM, EINVAL). */
 json_t *machine_ceilings(const json_t *machine_without_ceilings);
 
+/* The cores a machine object's allocation grants: min(visible cores,
+ * ceil(cpu quota)); 0 when it gives no visible cores. The one rule for the
+ * theoretical peak and the Diagnostic's per-core roof. */
+int machine_cores(const json_t *machine);
+
 /* The theoretical peak FLOP/s (dp, sp) of a machine object as
  * machine_describe builds it: its microarchitecture × its rated frequency
  * (else the current one, said so) × allocation threads (min(visible cores,

@@ -65,17 +65,24 @@ static void cpu_from_json(const json_t *m, struct cpu_id *id)
 				 : NAN;
 }
 
-/* threads = min(visible cores, ceil(quota)), as allocation_threads */
-static int cores_of(const json_t *m)
+/* see machine.h; the same rule as allocation_threads() */
+int machine_cores(const json_t *m)
 {
 	const json_t *a = json_object_get(m, "allocation");
-	json_int_t visible = json_integer_value(json_object_get(a, "visible_cores"));
+	const json_t *visible = json_object_get(a, "visible_cores");
 	const json_t *q = json_object_get(a, "cpu_quota");
-	int cores = visible > 0 ? (int)visible : 1;
+	int cores;
 
-	if (json_is_number(q) && json_number_value(q) > 0 && ceil(json_number_value(q)) < cores)
-		cores = (int)ceil(json_number_value(q));
-	return cores;
+	if (!json_is_integer(visible) || json_integer_value(visible) < 1)
+		return 0;
+	cores = (int)json_integer_value(visible);
+	if (json_is_number(q) && json_number_value(q) > 0 && json_number_value(q) < cores) {
+		/* ceil without libm (nunatak does not link it) */
+		int whole = (int)json_number_value(q);
+
+		cores = whole < json_number_value(q) ? whole + 1 : whole;
+	}
+	return cores < 1 ? 1 : cores;
 }
 
 int machine_theory_flops(const json_t *m, double *dp, double *sp, char *reason, size_t len)
@@ -98,7 +105,7 @@ int machine_theory_flops(const json_t *m, double *dp, double *sp, char *reason, 
 		snprintf(reason, len, "no theoretical peak: no frequency known");
 		return -ENOENT;
 	}
-	err = theory_flops(&id, hz, cores_of(m), dp, sp, why, sizeof(why));
+	err = theory_flops(&id, hz, machine_cores(m) ? machine_cores(m) : 1, dp, sp, why, sizeof(why));
 	if (err)
 		snprintf(reason, len, "%s", why);
 	else
