@@ -26,6 +26,7 @@ done
 
 passed=0 failed=0 skipped=0
 failures=()
+declare -A failure_logs # failure -> its log
 log_dir=$(mktemp -d /tmp/nunatak-tests.XXXXXX)
 
 if [ -n "$unit_dir" ]; then
@@ -46,7 +47,7 @@ if [ -n "$unit_dir" ]; then
 		printf '%-34s %3d passed %3d failed %3d skipped\n' "unit/$name" "$p" "$f" "$s"
 		grep -h '^SKIPPED' "$out" | sed 's/^/    /'
 		if [ "$f" -ne 0 ]; then
-			failures+=("unit/$name")
+			failures+=("unit/$name"); failure_logs[unit/$name]=$out
 			sed 's/^/    | /' "$out" | grep -v '^\s*| \[       OK \]' | tail -40
 		fi
 	done
@@ -64,7 +65,7 @@ if [ -n "$fuzz_dir" ]; then
 			passed=$((passed + 1))
 			printf '%-34s ok: %s\n' "fuzz/$name" "$(sed -n "s/^$name: //p" "$out" | head -1)"
 		else
-			failed=$((failed + 1)); failures+=("fuzz/$name")
+			failed=$((failed + 1)); failures+=("fuzz/$name"); failure_logs[fuzz/$name]=$out
 			printf '%-34s FAILED (exit %d)\n' "fuzz/$name" "$rc"
 			sed 's/^/    | /' "$out" | tail -20
 		fi
@@ -84,7 +85,7 @@ if [ -n "$integ_dir" ]; then
 		case $rc in
 		0) passed=$((passed + 1)); printf '%-34s ok (%ds)\n' "integration/$name" "$secs" ;;
 		77) skipped=$((skipped + 1)); printf '%-34s SKIPPED: %s\n' "integration/$name" "$(grep -h '^SKIPPED' "$out" | head -1)" ;;
-		*) failed=$((failed + 1)); failures+=("integration/$name")
+		*) failed=$((failed + 1)); failures+=("integration/$name"); failure_logs[integration/$name]=$out
 		   printf '%-34s FAILED (exit %d, %ds)\n' "integration/$name" "$rc" "$secs"
 		   tail -40 "$out" | sed 's/^/    | /' ;;
 		esac
@@ -92,6 +93,12 @@ if [ -n "$integ_dir" ]; then
 fi
 
 echo
+# the failures again, last, where a reader of only the tail (a CI page) sees them
+for f in "${failures[@]}"; do
+	log=${failure_logs[$f]}
+	echo "--- $f (last lines of $log)"
+	tail -25 "$log" | sed 's/^/    | /'
+done
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "logs: $log_dir"
 echo "$passed passed, $failed failed, $skipped skipped"
