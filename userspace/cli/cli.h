@@ -10,6 +10,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_components(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);
 int cmd_attach(int argc, char **argv);

@@ -14,6 +14,7 @@ static const struct {
 	{ "run", cmd_run, "profile a command and everything it starts, write a Run" },
 	{ "summary", cmd_summary, "print the summary of a Run again" },
 	{ "export", cmd_export, "write a Run's stacks for other tools (--format folded)" },
+	{ "components", cmd_components, "what each --component of a Run cost per --step" },
 	{ "status", cmd_status, "show the local node service (nunatakd) and its aggregators" },
 	{ "keygen", cmd_keygen, "make a CURVE key pair for the service (DIR NAME)" },
 	{ "attach", cmd_attach, "profile a running Slurm job (JOBID) on all its nodes" },
