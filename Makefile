@@ -157,6 +157,13 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $< -lpthread
 
+# components without .symtab: its Components found by their .dynsym names
+$(BUILD)/workloads/components-stripped: tests/workloads/components.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -rdynamic -Wall -Wextra -Werror -o $@ $< -lpthread
+	strip --strip-all $@
+build: $(BUILD)/workloads/components-stripped
+
 # the unwind workloads: chains in C, C++, Fortran without frame pointers, ...
 include tests/workloads/unwind/unwind.mk
 
