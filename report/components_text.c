@@ -134,11 +134,10 @@ static void print_overhead(FILE *out, const struct component_table *t,
 		return;
 	}
 	fprintf(out,
-		"\nprobe cost: %s ns per Component call (an empty uprobe pair: %s ns here, "
-		"ratio %s); %" PRIu64 " calls: %s s in total, inside the costs above, not "
-		"subtracted\n",
-		summary_fmt_double(a, sizeof(a), "%.0f", o.per_call.value),
-		summary_fmt_double(b, sizeof(b), "%.0f", o.empty_pair.value),
+		"\nprobe cost: %s per Component call (an empty uprobe pair: %s here, ratio %s); "
+		"%" PRIu64 " calls: %s s in total, inside the costs above, not subtracted\n",
+		summary_fmt_double(a, sizeof(a), "%.0f ns", o.per_call.value),
+		summary_fmt_double(b, sizeof(b), "%.0f ns", o.empty_pair.value),
 		summary_fmt_double(c, sizeof(c), "%.2f", o.ratio.value), t->total_calls,
 		summary_fmt_double(d, sizeof(d), "%.6f", o.total.value * 1e-9));
 }
