@@ -176,6 +176,9 @@ int cmd_components(int argc, char **argv)
 	if (r.live)
 		fprintf(stderr, "nunatak: '%s' is still being written: these are the costs it "
 				"holds so far\n", run_dir);
+	else if (!manifest_finalized(r.manifest))
+		fprintf(stderr, "nunatak: '%s' was never finalized: its last costs may be "
+				"missing; 'nunatak summary %s' finalizes it\n", run_dir, run_dir);
 	ret = components_report(&r, run_dir);
 	run_read_close(&r);
 	if (!ret && !env.json)
