@@ -82,10 +82,19 @@ static void print_steps(FILE *out, const struct component_table *t)
 
 	if (!t->n_steps)
 		return;
-	fprintf(out, "\nper Step (%s; %s: did not run):\n  %6s", t->metric->unit, NOT_RUN,
-		"Step");
-	for (c = 0; c < t->n; c++)
-		fprintf(out, "  %*.*s", w, w, t->c[c].name);
+	fprintf(out, "\nper Step (%s; %s: did not run):\n", t->metric->unit, NOT_RUN);
+	for (c = 0; c < t->n && strlen(t->c[c].name) <= (size_t)w; c++)
+		;
+	if (c < t->n) /* a name too wide for its column: the columns numbered */
+		for (c = 0; c < t->n; c++)
+			fprintf(out, "  [%zu] %s\n", c + 1, t->c[c].name);
+	fprintf(out, "  %6s", "Step");
+	for (c = 0; c < t->n; c++) {
+		char label[32];
+
+		snprintf(label, sizeof(label), "[%zu]", c + 1);
+		fprintf(out, "  %*s", w, strlen(t->c[c].name) <= (size_t)w ? t->c[c].name : label);
+	}
 	fputc('\n', out);
 	for (s = 0; s < shown; s++) {
 		fprintf(out, "  %6zu", s);
