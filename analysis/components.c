@@ -76,8 +76,7 @@ struct accum {
 #define SLOT_TEARDOWN(a) ((a)->n_steps + 1)
 #define AT(a, c, s) ((c) * (a)->n_slots + (s))
 
-__attribute__((format(printf, 3, 4))) static int fail(struct accum *a, int e, const char *fmt,
-						       ...)
+__attribute__((format(printf, 3, 4))) static int fail(struct accum *a, int e, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -223,8 +222,9 @@ static int choose_parents(struct accum *a, struct component_table *t)
 			return -ENOMEM;
 		for (k = 0; k <= a->n; k++)
 			if (k != best && k - 1 != c && pc[k])
-				t->c[c].others[t->c[c].n_others++] = (struct component_other_parent){
-				    .parent = k ? k - 1 : COMPONENT_NONE, .calls = pc[k]};
+				t->c[c].others[t->c[c].n_others++] =
+				    (struct component_other_parent){
+					.parent = k ? k - 1 : COMPONENT_NONE, .calls = pc[k]};
 	}
 	return 0;
 }
@@ -274,10 +274,10 @@ static void slot_values(struct accum *a, const struct component_table *t, double
 
 	for (c = 0; c < a->n; c++)
 		for (s = 0; s < a->n_slots; s++)
-			v[AT(a, c, s)] = a->ran[AT(a, c, s)]
-					     ? a->sum[AT(a, c, s)] /
-						   (double)(a->reach[s] ? a->reach[s] : 1)
-					     : NAN;
+			v[AT(a, c, s)] =
+			    a->ran[AT(a, c, s)]
+				? a->sum[AT(a, c, s)] / (double)(a->reach[s] ? a->reach[s] : 1)
+				: NAN;
 	if (!t->inclusive || a->metric->column == PIVOT_COST_PEAK_RSS_INCREASE_BYTES)
 		return;
 	for (c = 0; c < a->n; c++)
@@ -297,8 +297,7 @@ static void slot_values(struct accum *a, const struct component_table *t, double
 }
 
 /* the totals over the Steps left, the phases and per_step of c */
-static int component_totals(struct accum *a, struct component_table *t, size_t c,
-			    const double *v)
+static int component_totals(struct accum *a, struct component_table *t, size_t c, const double *v)
 {
 	struct component_cost *cc = &t->c[c];
 	size_t s;
@@ -335,8 +334,7 @@ static int component_totals(struct accum *a, struct component_table *t, size_t c
 	}
 	cc->coverage = (double)cc->executed_steps / (double)t->steps;
 	cc->seconds_per_step = cc->seconds / (double)t->steps;
-	cc->seconds_when_run =
-	    cc->executed_steps ? cc->seconds / (double)cc->executed_steps : NAN;
+	cc->seconds_when_run = cc->executed_steps ? cc->seconds / (double)cc->executed_steps : NAN;
 	return 0;
 }
 

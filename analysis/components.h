@@ -82,7 +82,7 @@ struct component_row {
 	size_t process; /* index < n_processes */
 	int64_t tid;
 	enum component_phase phase;
-	int64_t step; /* -1 for setup */
+	int64_t step;		   /* -1 for setup */
 	int64_t component, parent; /* ids; parent 0 = none */
 	uint64_t calls;
 	double cost[PIVOT_COST_COLUMNS]; /* NAN: unavailable */
@@ -122,7 +122,7 @@ struct component_cost {
 	double seconds;
 	size_t executed_steps;
 	double coverage, seconds_per_step, seconds_when_run;
-	double *per_step; /* [n_steps]: Step k at k (the warm-up too); NAN: did not run */
+	double *per_step;   /* [n_steps]: Step k at k (the warm-up too); NAN: did not run */
 	unsigned char *ran; /* [n_steps]: 1 when it ran in Step k (its NAN is then unavailable) */
 	double setup, teardown;
 	double warm_up; /* NAN unless Step 0 was left out */

@@ -38,8 +38,8 @@ static int component_cb(const struct pivot_component *c, void *ctx)
 	if (!d)
 		return -ENOMEM;
 	r->defs = d;
-	d[cap] = (struct component_def){.id = c->id, .name = strdup(c->name ? c->name : "?"),
-					.is_step = c->is_step};
+	d[cap] = (struct component_def){
+	    .id = c->id, .name = strdup(c->name ? c->name : "?"), .is_step = c->is_step};
 	if (!d[cap].name)
 		return -ENOMEM;
 	r->in.n_components++;
@@ -120,8 +120,11 @@ static int cost_cb(const struct pivot_component_cost *c, void *ctx)
 	if (err)
 		return err;
 	row = &r->rows[r->in.n_rows];
-	*row = (struct component_row){.process = i, .tid = c->tid, .step = c->step,
-				      .component = c->component, .parent = c->parent,
+	*row = (struct component_row){.process = i,
+				      .tid = c->tid,
+				      .step = c->step,
+				      .component = c->component,
+				      .parent = c->parent,
 				      .calls = c->calls};
 	if (component_phase_parse(c->phase, &row->phase)) {
 		pr_warn("a component cost row has phase '%s': not a phase\n",
@@ -133,8 +136,7 @@ static int cost_cb(const struct pivot_component_cost *c, void *ctx)
 	return 0;
 }
 
-static int degradation_cb(const char *name, const char *message, const char *remedy,
-			  void *ctx)
+static int degradation_cb(const char *name, const char *message, const char *remedy, void *ctx)
 {
 	struct components_run *r = ctx;
 	char **d;
@@ -209,8 +211,8 @@ void component_overhead_of(const struct pivot_component_counters *c, uint64_t ca
 	const struct derived *per_call_in[] = {&out->per_call};
 	const struct derived *ratio_in[] = {&out->per_call, &out->empty_pair};
 
-	derived_input(&out->per_call, "component_probe_ns", c->probe_ns, "ns",
-		      QUALITY_MEASURED, isnan(c->probe_ns) ? NOT_RECORDED : NULL);
+	derived_input(&out->per_call, "component_probe_ns", c->probe_ns, "ns", QUALITY_MEASURED,
+		      isnan(c->probe_ns) ? NOT_RECORDED : NULL);
 	derived_input(&out->empty_pair, "empty_uprobe_pair_ns", c->empty_pair_ns, "ns",
 		      QUALITY_MEASURED, isnan(c->empty_pair_ns) ? NOT_RECORDED : NULL);
 	derived_combine(&out->ratio, "probe_cost_ratio", "ratio",

@@ -28,10 +28,9 @@ static json_t *component_json(const struct component_table *t, size_t c)
 	for (s = 0; per_step && s < t->n_steps; s++)
 		json_array_append_new(per_step, ran_number(cc->per_step[s], cc->ran[s]));
 	for (s = 0; others && s < cc->n_others; s++)
-		json_array_append_new(others,
-				      json_pack("{s:o, s:I}", "name",
-						parent_json(t, cc->others[s].parent), "calls",
-						(json_int_t)cc->others[s].calls));
+		json_array_append_new(others, json_pack("{s:o, s:I}", "name",
+							parent_json(t, cc->others[s].parent),
+							"calls", (json_int_t)cc->others[s].calls));
 	if (!per_step || !others) {
 		json_decref(per_step);
 		json_decref(others);

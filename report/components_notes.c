@@ -18,8 +18,8 @@ const char *components_value_format(const char *unit)
 	return strcmp(unit, "MB") ? "%.1f" : "%.3f";
 }
 
-__attribute__((format(printf, 3, 4))) static int note(int (*cb)(const char *, void *),
-						       void *ctx, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int note(int (*cb)(const char *, void *), void *ctx,
+						      const char *fmt, ...)
 {
 	char *text;
 	va_list ap;
@@ -36,8 +36,8 @@ __attribute__((format(printf, 3, 4))) static int note(int (*cb)(const char *, vo
 }
 
 /* a Component seen under several parents */
-static int other_parent_notes(const struct component_table *t,
-			      int (*cb)(const char *, void *), void *ctx)
+static int other_parent_notes(const struct component_table *t, int (*cb)(const char *, void *),
+			      void *ctx)
 {
 	size_t c, k;
 	int err = 0;
@@ -50,9 +50,10 @@ static int other_parent_notes(const struct component_table *t,
 				   "%s was also called %s%s (%" PRIu64
 				   " calls): they are in %s's costs, not in %s's inclusive "
 				   "cost",
-				   t->c[c].name, o->parent == COMPONENT_NONE ? "outside any Component" : "under ",
-				   o->parent == COMPONENT_NONE ? "" : t->c[o->parent].name, o->calls,
 				   t->c[c].name,
+				   o->parent == COMPONENT_NONE ? "outside any Component" : "under ",
+				   o->parent == COMPONENT_NONE ? "" : t->c[o->parent].name,
+				   o->calls, t->c[c].name,
 				   t->c[c].parent == COMPONENT_NONE ? "no parent"
 								    : t->c[t->c[c].parent].name);
 		}
@@ -62,8 +63,8 @@ static int other_parent_notes(const struct component_table *t,
 static int unavailable_note(const struct component_table *t, const struct components_run *r,
 			    int (*cb)(const char *, void *), void *ctx)
 {
-	int counters = t->metric->column == PIVOT_COST_INSTRUCTIONS ||
-		       t->metric->column == PIVOT_COST_CYCLES;
+	int counters =
+	    t->metric->column == PIVOT_COST_INSTRUCTIONS || t->metric->column == PIVOT_COST_CYCLES;
 	size_t c;
 
 	for (c = 0; c < t->n; c++)
@@ -86,23 +87,27 @@ int components_notes(const struct component_table *t, const struct components_ru
 	int err = 0;
 
 	if (!t->has_step)
-		err = note(cb, ctx, "no --step function: the whole run is one Step (Step 0), "
-				    "not a warm-up");
+		err = note(cb, ctx,
+			   "no --step function: the whole run is one Step (Step 0), "
+			   "not a warm-up");
 	else if (t->warm_up_left_out)
-		err = note(cb, ctx, "Step 0, the warm-up, is left out of the totals "
-				    "(--keep-warm-up keeps it)");
+		err = note(cb, ctx,
+			   "Step 0, the warm-up, is left out of the totals "
+			   "(--keep-warm-up keeps it)");
 	if (!err && t->several_threads)
-		err = note(cb, ctx, "several threads ran Components: wall times of overlapping "
-				    "calls on several threads can add up to more than the Step");
+		err = note(cb, ctx,
+			   "several threads ran Components: wall times of overlapping "
+			   "calls on several threads can add up to more than the Step");
 	if (!err && t->n_processes > 1)
 		err = note(cb, ctx,
 			   "values are the mean per process over %zu processes (each Step over "
 			   "the processes that reached it); calls are summed over them",
 			   t->n_processes);
 	if (!err && t->metric->column == PIVOT_COST_PEAK_RSS_INCREASE_BYTES)
-		err = note(cb, ctx, "peak_rss_increase_mb includes the nested calls (the "
-				    "process' peak RSS): it is an inclusive value, also without "
-				    "--inclusive; MB = 2^20 bytes");
+		err = note(cb, ctx,
+			   "peak_rss_increase_mb includes the nested calls (the "
+			   "process' peak RSS): it is an inclusive value, also without "
+			   "--inclusive; MB = 2^20 bytes");
 	if (!err)
 		err = other_parent_notes(t, cb, ctx);
 	if (!err)

@@ -9,8 +9,8 @@
 #include "report/components_report.h"
 #include "report/summary_format.h"
 
-#define NUM_WIDTH 11	     /* strlen("unavailable") */
-#define TEXT_MAX_STEPS 100   /* Steps shown one by one; --json has them all */
+#define NUM_WIDTH 11	   /* strlen("unavailable") */
+#define TEXT_MAX_STEPS 100 /* Steps shown one by one; --json has them all */
 #define NOT_RUN "-"
 
 /* value v of unit, "-" when it did not run, "unavailable" when it ran
@@ -63,14 +63,14 @@ static void print_table(FILE *out, const struct component_table *t)
 	for (c = 0; c < t->n; c++) {
 		const struct component_cost *cc = &t->c[c];
 
-		fprintf(out, "  %-*s  %-*s  %10" PRIu64 "  %*s  %*s  %*s  %8s%s\n", w, cc->name,
-			w, parent_name(t, c), cc->calls, NUM_WIDTH,
-			fmt_value(total, sizeof(total), u, cc->seconds, 1), NUM_WIDTH,
-			fmt_value(per, sizeof(per), u, cc->seconds_per_step, 1), NUM_WIDTH,
-			fmt_value(when, sizeof(when), u, cc->seconds_when_run,
-				  cc->executed_steps > 0),
-			summary_fmt_share(cov, sizeof(cov), cc->coverage),
-			cc->is_step ? "  (the step function)" : "");
+		fprintf(
+		    out, "  %-*s  %-*s  %10" PRIu64 "  %*s  %*s  %*s  %8s%s\n", w, cc->name, w,
+		    parent_name(t, c), cc->calls, NUM_WIDTH,
+		    fmt_value(total, sizeof(total), u, cc->seconds, 1), NUM_WIDTH,
+		    fmt_value(per, sizeof(per), u, cc->seconds_per_step, 1), NUM_WIDTH,
+		    fmt_value(when, sizeof(when), u, cc->seconds_when_run, cc->executed_steps > 0),
+		    summary_fmt_share(cov, sizeof(cov), cc->coverage),
+		    cc->is_step ? "  (the step function)" : "");
 	}
 }
 
@@ -123,8 +123,9 @@ static void print_phases(FILE *out, const struct component_table *t)
 
 		fprintf(out, "  %-*s  %*s  %*s  %*s\n", w, cc->name, NUM_WIDTH,
 			fmt_value(a, sizeof(a), u, cc->setup, cc->ran_setup), NUM_WIDTH,
-			t->warm_up_left_out ? fmt_value(b, sizeof(b), u, cc->warm_up, cc->ran_warm_up)
-					    : "in Steps",
+			t->warm_up_left_out
+			    ? fmt_value(b, sizeof(b), u, cc->warm_up, cc->ran_warm_up)
+			    : "in Steps",
 			NUM_WIDTH, fmt_value(d, sizeof(d), u, cc->teardown, cc->ran_teardown));
 	}
 }

@@ -40,16 +40,20 @@ struct fixture {
 };
 
 /* a row whose wall time is wall_ns, CPU half of it, instructions = instr */
-static void add(struct fixture *f, size_t proc, int64_t tid, enum component_phase ph,
-		int64_t step, int64_t comp, int64_t parent, uint64_t calls, double wall_ns,
-		double instr)
+static void add(struct fixture *f, size_t proc, int64_t tid, enum component_phase ph, int64_t step,
+		int64_t comp, int64_t parent, uint64_t calls, double wall_ns, double instr)
 {
 	struct component_row *r = &f->rows[f->n++];
 	int i;
 
 	assert_true(f->n <= MAX_ROWS);
-	*r = (struct component_row){.process = proc, .tid = tid, .phase = ph, .step = step,
-				    .component = comp, .parent = parent, .calls = calls};
+	*r = (struct component_row){.process = proc,
+				    .tid = tid,
+				    .phase = ph,
+				    .step = step,
+				    .component = comp,
+				    .parent = parent,
+				    .calls = calls};
 	for (i = 0; i < PIVOT_COST_COLUMNS; i++)
 		r->cost[i] = 0;
 	r->cost[PIVOT_COST_WALL_NS] = wall_ns;
@@ -59,9 +63,12 @@ static void add(struct fixture *f, size_t proc, int64_t tid, enum component_phas
 
 static void input(struct fixture *f, size_t n_processes, int has_step)
 {
-	f->in = (struct component_input){.components = defs, .n_components = 4,
-					 .rows = f->rows, .n_rows = f->n,
-					 .process_steps = f->steps, .n_processes = n_processes,
+	f->in = (struct component_input){.components = defs,
+					 .n_components = 4,
+					 .rows = f->rows,
+					 .n_rows = f->n,
+					 .process_steps = f->steps,
+					 .n_processes = n_processes,
 					 .has_step = has_step};
 }
 
@@ -86,8 +93,7 @@ static void standard(struct fixture *f)
 	input(f, 1, 1);
 }
 
-static struct component_table *table(struct fixture *f, const char *metric, int inclusive,
-				     int keep)
+static struct component_table *table(struct fixture *f, const char *metric, int inclusive, int keep)
 {
 	struct component_options opt = {component_metric_find(metric), inclusive, keep};
 	char err[256];
@@ -133,8 +139,8 @@ static void test_self_costs_and_ratios(void **state)
 	/* self: comp_a does not hold comp_b */
 	assert_near(t->c[1].per_step[2], 3e-6, EPS);
 	/* per Step values add up to the Step across Components */
-	assert_near(t->c[0].seconds_per_step + t->c[1].seconds_per_step +
-			t->c[2].seconds_per_step + t->c[3].seconds_per_step,
+	assert_near(t->c[0].seconds_per_step + t->c[1].seconds_per_step + t->c[2].seconds_per_step +
+			t->c[3].seconds_per_step,
 		    (1000 + 3000 + 1000) * 1e-9 + 500e-9 / 3, EPS);
 	/* parents */
 	assert_int_equal(t->c[0].parent, COMPONENT_NONE);
@@ -186,9 +192,9 @@ static void test_nan_propagation(void **state)
 	assert_false(t->c[1].unavailable);
 	component_table__free(t);
 	t = table(&f, "instructions", 1, 0);
-	assert_true(isnan(t->c[1].per_step[2]));    /* comp_a holds comp_b's NAN */
-	assert_near(t->c[1].per_step[1], 4000, 1e-9); /* not in Step 1 */
-	assert_true(isnan(t->c[0].per_step[2]));    /* and step holds comp_a */
+	assert_true(isnan(t->c[1].per_step[2]));	     /* comp_a holds comp_b's NAN */
+	assert_near(t->c[1].per_step[1], 4000, 1e-9);	     /* not in Step 1 */
+	assert_true(isnan(t->c[0].per_step[2]));	     /* and step holds comp_a */
 	assert_near(t->c[0].per_step[3], 4000 + 1000, 1e-9); /* comp_c not run: 0 */
 	assert_true(isnan(t->c[1].seconds));
 	component_table__free(t);
@@ -313,7 +319,7 @@ static void test_processes_and_threads(void **state)
 	assert_int_equal(t->n_processes, 2);
 	assert_near(t->c[1].per_step[1], (3000 + 5000 + 1000) / 2 * 1e-9, EPS);
 	assert_near(t->c[1].per_step[2], 3e-6, EPS); /* one process reached Step 2 */
-	assert_int_equal(t->c[1].calls, 4);	    /* summed, not averaged */
+	assert_int_equal(t->c[1].calls, 4);	     /* summed, not averaged */
 	assert_true(t->several_threads);
 	component_table__free(t);
 }
@@ -374,9 +380,7 @@ static int has_note(json_t *notes, const char *text)
 	size_t i;
 	json_t *n;
 
-	json_array_foreach(notes, i, n)
-		if (strstr(json_string_value(n), text))
-			return 1;
+	json_array_foreach(notes, i, n) if (strstr(json_string_value(n), text)) return 1;
 	return 0;
 }
 
@@ -414,10 +418,10 @@ static void test_pivot_reader_and_json(void **state)
 	assert_true(json_is_null(json_array_get(json_object_get(c, "per_step"), 1)));
 	assert_near(json_real_value(json_array_get(json_object_get(c, "per_step"), 2)), 2048, 0);
 	assert_near(json_real_value(json_object_get(c, "coverage")), 0.5, EPS);
-	assert_true(json_is_null(json_object_get(json_object_get(json_object_get(j, "phases"),
-								 "setup"), "comp_c")));
-	assert_near(json_real_value(json_object_get(json_object_get(j, "measurement_overhead_ns"),
-						    "total")),
+	assert_true(json_is_null(
+	    json_object_get(json_object_get(json_object_get(j, "phases"), "setup"), "comp_c")));
+	assert_near(json_real_value(
+			json_object_get(json_object_get(j, "measurement_overhead_ns"), "total")),
 		    2000.0 * 5, 0);
 	assert_true(has_note(json_object_get(j, "notes"), "can add up to more than the Step"));
 	assert_true(has_note(json_object_get(j, "notes"), "3 Component calls were not measured"));
@@ -440,11 +444,12 @@ static void test_pivot_text_and_unavailable(void **state)
 
 	(void)state;
 	p = pivot_with(dir, sizeof(dir), 1);
-	assert_int_equal(sqlite3_exec(pivot_sqlite(p),
-				      "INSERT INTO degradations VALUES ('n1',"
-				      " 'hardware-counters-unavailable', 'no PMU here', 'use metal')",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(pivot_sqlite(p),
+			 "INSERT INTO degradations VALUES ('n1',"
+			 " 'hardware-counters-unavailable', 'no PMU here', 'use metal')",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
 	r = components_run__load(p);
 	assert_non_null(r);
 	t = component_table__new(&r->in, &opt, NULL, 0);

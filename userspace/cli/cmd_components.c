@@ -63,8 +63,7 @@ static const struct argp_option options[] = {
     {"json", 'j', NULL, 0, "Print one JSON object on stdout instead of text", 0},
     {"metric", 'm', "M", 0, "The cost to show (see METRICS; default wall_s)", 0},
     {"inclusive", OPT_INCLUSIVE, NULL, 0, "Inclusive costs: the nested Components added", 0},
-    {"keep-warm-up", OPT_KEEP_WARM_UP, NULL, 0, "Count Step 0 (the warm-up) in the totals",
-     0},
+    {"keep-warm-up", OPT_KEEP_WARM_UP, NULL, 0, "Count Step 0 (the warm-up) in the totals", 0},
     {"runs-dir", OPT_RUNS_DIR, "DIR", 0, "Runs directory to look in (default: config `runs_dir`)",
      0},
     {},
@@ -144,8 +143,7 @@ static int components_report(struct run_read *r, const char *run_dir)
 		json_decref(j);
 		ret = 0;
 	} else {
-		fprintf(stderr, "nunatak: cannot build the JSON of '%s': out of memory\n",
-			run_dir);
+		fprintf(stderr, "nunatak: cannot build the JSON of '%s': out of memory\n", run_dir);
 	}
 out:
 	component_table__free(t);
@@ -174,11 +172,15 @@ int cmd_components(int argc, char **argv)
 	if (run_read_open(&r, run_dir, NULL))
 		return 1;
 	if (r.live)
-		fprintf(stderr, "nunatak: '%s' is still being written: these are the costs it "
-				"holds so far\n", run_dir);
+		fprintf(stderr,
+			"nunatak: '%s' is still being written: these are the costs it "
+			"holds so far\n",
+			run_dir);
 	else if (!manifest_finalized(r.manifest))
-		fprintf(stderr, "nunatak: '%s' was never finalized: its last costs may be "
-				"missing; 'nunatak summary %s' finalizes it\n", run_dir, run_dir);
+		fprintf(stderr,
+			"nunatak: '%s' was never finalized: its last costs may be "
+			"missing; 'nunatak summary %s' finalizes it\n",
+			run_dir, run_dir);
 	ret = components_report(&r, run_dir);
 	run_read_close(&r);
 	if (!ret && !env.json)

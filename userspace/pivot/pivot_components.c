@@ -16,11 +16,12 @@ int pivot_components_present(struct pivot *p)
 		return -EINVAL;
 	/* schema 4 had placeholder `steps` and `component_costs` tables of
 	 * one id column: the schema-5 ones have `components` beside them */
-	err = pivot_query_int64(p,
-				"SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
-				" name = 'components') + (SELECT count(*) FROM"
-				" pragma_table_info('component_costs') WHERE name = 'wall_ns')",
-				"read the schema", &n);
+	err =
+	    pivot_query_int64(p,
+			      "SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
+			      " name = 'components') + (SELECT count(*) FROM"
+			      " pragma_table_info('component_costs') WHERE name = 'wall_ns')",
+			      "read the schema", &n);
 	return err ? err : n == 2;
 }
 
@@ -66,8 +67,8 @@ static int walk_sql(struct pivot *p, const char *sql, int (*row)(sqlite3_stmt *,
 	return pivot_walk(p, stmt, row, w, what);
 }
 
-int pivot_for_each_component(struct pivot *p,
-			     int (*cb)(const struct pivot_component *c, void *ctx), void *ctx)
+int pivot_for_each_component(struct pivot *p, int (*cb)(const struct pivot_component *c, void *ctx),
+			     void *ctx)
 {
 	struct walk w = {.cb.component = cb, .ctx = ctx};
 

@@ -44,8 +44,8 @@ struct pivot_component {
 };
 
 /* by id */
-int pivot_for_each_component(struct pivot *p,
-			     int (*cb)(const struct pivot_component *c, void *ctx), void *ctx);
+int pivot_for_each_component(struct pivot *p, int (*cb)(const struct pivot_component *c, void *ctx),
+			     void *ctx);
 
 /* one Step of one process (node, tgid) */
 struct pivot_step {
