@@ -245,7 +245,9 @@ int calibration_row_parse(const char *line, size_t len, struct calibration_row *
 		if (i <= LABEL && !(*strings[i] = strdup(fields[i])))
 			goto cleanup;
 		if (parse_column((enum column)i, fields[i], r)) {
-			snprintf(why, whylen, "column %zu (%s): '%.40s' is not %s", i + 1,
+			/* the file's own column number, in either layout */
+			snprintf(why, whylen, "column %zu (%s): '%.40s' is not %s",
+				 i + 1 - (n == CALIBRATION_ROW_COLUMNS_OLD && i > ROUTINE),
 				 column_names[i], fields[i],
 				 i >= FLOPS_APPROX ? "0 or 1"
 				 : i == KERNELS	   ? "an integer >= 1"
