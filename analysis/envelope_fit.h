@@ -15,7 +15,8 @@
  *    raised by the smallest uniform fission slack s = max over the fully
  *    exact multi-kernel rows of (flops/F + bytes/B) / time, when s > 1
  *    (else no slack). A row with an approximate leg never forces slack.
- * Counted: rows (used by a leg or the slack), opaque (excluded),
+ * Counted: rows (non-opaque, positively timed, exact on at least one leg:
+ * the rows the envelope is audited on), opaque (excluded),
  * flops_approx and bytes_approx (non-opaque rows skipped by that leg),
  * multi_kernel (non-opaque rows with kernels > 1) and violations (fully
  * exact non-opaque rows whose recorded model_ms exceeds measured_ms: the
