@@ -29,17 +29,22 @@ static void raise_leg(struct fit_value *leg, double count, int approx, double se
 	}
 }
 
-/* the seconds the bound under the legs gives a multi-kernel row's kernels
- * in sequence (a leg that is none has a count 0 on every exact row) */
-static double sequential_bound_s(const struct envelope_fit *f, const struct calibration_row *r)
+/* count / peak: 0 for no count, NAN without a usable peak */
+static double leg_s(double count, double peak)
 {
-	double s = 0;
+	if (!(count > 0))
+		return 0;
+	return peak > 0 && isfinite(peak) ? count / peak : NAN;
+}
 
-	if (r->flops > 0)
-		s += r->flops / f->peak_flops.value;
-	if (r->bytes > 0)
-		s += r->bytes / f->peak_memory_bandwidth.value;
-	return s;
+double envelope_bound_s(double peak_flops, double peak_bandwidth, double flops, double bytes,
+			int kernels)
+{
+	double f = leg_s(flops, peak_flops), b = leg_s(bytes, peak_bandwidth);
+
+	if (isnan(f) || isnan(b))
+		return NAN;
+	return kernels > 1 ? f + b : f > b ? f : b;
 }
 
 static void fit_backend(const struct calibration_row *rows, size_t n, struct envelope_fit *f)
@@ -74,7 +79,9 @@ static void fit_backend(const struct calibration_row *rows, size_t n, struct env
 		if (strcmp(r->backend, f->backend) || !usable(r) || r->kernels < 2 ||
 		    !fully_exact(r))
 			continue;
-		slack = sequential_bound_s(f, r) / (r->measured_ms / 1e3);
+		slack = envelope_bound_s(f->peak_flops.value, f->peak_memory_bandwidth.value, r->flops,
+					 r->bytes, r->kernels) /
+			(r->measured_ms / 1e3);
 		if (slack > 1 && (f->fission_slack.row < 0 || slack > f->fission_slack.value))
 			f->fission_slack = (struct fit_value){ slack, (long)i };
 	}

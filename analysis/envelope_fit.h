@@ -42,6 +42,13 @@ struct envelope_fit {
 	struct fit_value fission_slack, peak_flops, peak_memory_bandwidth;
 };
 
+/* The roofline bound of a row in seconds under peaks F (FLOP/s) and B
+ * (B/s): max(flops/F, bytes/B) for one kernel, flops/F + bytes/B for
+ * kernels > 1 (run one after the other). A count of 0 needs no peak; a
+ * positive count whose peak is not > 0 and finite: NAN (no coverage). */
+double envelope_bound_s(double peak_flops, double peak_bandwidth, double flops, double bytes,
+			int kernels);
+
 /* Fits every backend of rows[0..n). *fits (malloc'ed, caller frees; its
  * backends borrowed from @rows) gets one per backend in order of first
  * appearance, *nfits their count. 0, -EINVAL (NULL arguments), -ENOMEM. */

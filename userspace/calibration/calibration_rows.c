@@ -276,7 +276,7 @@ void calibration_rows_release(struct calibration_rows *set)
 	}
 }
 
-static int rows_push(struct calibration_rows *set, struct calibration_row *r)
+int calibration_rows_push(struct calibration_rows *set, struct calibration_row *r)
 {
 	if (set->n == set->cap) {
 		size_t cap = set->cap ? set->cap * 2 : 64;
@@ -320,7 +320,7 @@ int calibration_rows_read_text(const char *text, size_t len, const char *shown,
 		ret = calibration_row_parse(line, n, &r, why, sizeof(why));
 		if (ret == -EINVAL)
 			snprintf(err, errlen, "%s:%zu: %s", shown, lineno, why);
-		if (!ret && (ret = rows_push(set, &r)))
+		if (!ret && (ret = calibration_rows_push(set, &r)))
 			calibration_row_release(&r);
 	}
 	while (ret && set->n > before)
@@ -366,14 +366,19 @@ int calibration_rows_read_file(const char *path, struct calibration_rows *set, c
 
 /* ---- appending ---- */
 
-int calibration_rows_open(const char *path)
+int calibration_rows_open_at(int at, const char *name, const char *shown)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-		      0600);
+	int fd = openat(at, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+			0600);
 
 	if (fd < 0 && errno == ELOOP)
-		pr_warn("refusing rows file '%s': a symbolic link", path);
+		pr_warn("refusing rows file '%s': a symbolic link", shown);
 	return fd < 0 ? -errno : fd;
+}
+
+int calibration_rows_open(const char *path)
+{
+	return calibration_rows_open_at(AT_FDCWD, path, path);
 }
 
 /* regular and ours: 0, or -errno said */

@@ -71,6 +71,10 @@ struct calibration_rows {
 
 void calibration_rows_release(struct calibration_rows *set);
 
+/* Moves *r (its strings) to the end of @set: 0, or -ENOMEM with *r still
+ * the caller's. */
+int calibration_rows_push(struct calibration_rows *set, struct calibration_row *r);
+
 /* Appends every row of @path (shown as given) to @set. 0; -EINVAL with
  * "path:line: reason" in @err; -errno with "path: strerror" when it cannot
  * be read; -ENOMEM. On error @set keeps only what it held before. */
@@ -90,5 +94,7 @@ int calibration_rows_append_fd(int fd, const char *shown, const struct calibrati
 /* Opens @path to append rows: created 0600 when absent, never through a
  * symbolic link (-ELOOP). The fd, or -errno. */
 int calibration_rows_open(const char *path);
+/* The same for @name under the directory fd @at (shown in messages). */
+int calibration_rows_open_at(int at, const char *name, const char *shown);
 
 #endif

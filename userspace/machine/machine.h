@@ -32,6 +32,11 @@ json_t *machine_describe(void);
  * NULL + errno (ENOMEM, EINVAL). */
 json_t *machine_ceilings(const json_t *machine_without_ceilings);
 
+/* The Ceiling called @name in the array @ceilings (borrowed), or NULL */
+const json_t *machine_ceiling_find(const json_t *ceilings, const char *name);
+/* its value, NAN when absent or null (unavailable) */
+double machine_ceiling_value(const json_t *ceilings, const char *name);
+
 /* The cores a machine object's allocation grants: min(visible cores,
  * ceil(cpu quota)); 0 when it gives no visible cores. The one rule for the
  * theoretical peak and the Diagnostic's per-core roof. */
