@@ -224,6 +224,19 @@ static void test_backends_in_order(void **state)
 	assert_int_equal(envelope_fit(rows, 5, NULL, NULL), -EINVAL);
 }
 
+/* the bound calibrate records as model_ms and the slack uses */
+static void test_bound(void **state)
+{
+	(void)state;
+	assert_near(envelope_bound_s(1e10, 1e10, 1e9, 2e9, 1), 0.2, 1e-15); /* max */
+	assert_near(envelope_bound_s(1e10, 1e10, 1e9, 2e9, 2), 0.3, 1e-15); /* sum */
+	assert_near(envelope_bound_s(1e10, NAN, 1e9, 0, 1), 0.1, 1e-15);   /* no bytes: no B */
+	assert_true(isnan(envelope_bound_s(1e10, NAN, 1e9, 1, 1)));	    /* B needed */
+	assert_true(isnan(envelope_bound_s(0, 1e10, 1, 1e9, 1)));
+	assert_true(isnan(envelope_bound_s(NAN, 1e10, 1, 1e9, 2)));
+	assert_near(envelope_bound_s(NAN, NAN, 0, 0, 1), 0, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_violations),
 		cmocka_unit_test(test_opaque_rows),
 		cmocka_unit_test(test_backends_in_order),
+		cmocka_unit_test(test_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
