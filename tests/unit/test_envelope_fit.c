@@ -19,21 +19,14 @@
 #include <cmocka.h>
 
 #include "analysis/envelope_fit.h"
+#include "tests/unit/calibration_rows_fixture.h"
 #include "tests/unit/test_helpers.h"
 
-/* a fully exact single-kernel row, no model, not opaque */
-static struct calibration_row row(const char *backend, const char *label, double ms,
-				  double flops, double bytes)
+/* a fully exact single-kernel row of no routine */
+static struct calibration_row row(const char *backend, const char *label, double ms, double flops,
+				  double bytes)
 {
-	return (struct calibration_row){ .backend = (char *)backend,
-					 .digest = "d",
-					 .routine = "",
-					 .label = (char *)label,
-					 .measured_ms = ms,
-					 .model_ms = NAN,
-					 .kernels = 1,
-					 .flops = flops,
-					 .bytes = bytes };
+	return exact_row(backend, "", label, ms, flops, bytes);
 }
 
 static struct envelope_fit *fit(const struct calibration_row *rows, size_t n, size_t want)
@@ -73,18 +66,21 @@ static void test_single_kernel_rows(void **state)
 /* F = 1e10 (compute-bound row), B = 1e10 (bandwidth-bound row); the
  * two-kernel row does 1e9 FLOP and 1e9 B in 150 ms: 0.1 s + 0.1 s under
  * the maxima, above its 0.15 s, so s = 0.2 / 0.15 = 4/3 */
+static void slack_rows(struct calibration_row rows[3])
+{
+	rows[0] = row("m", "compute", 100, 1e9, 0);
+	rows[1] = row("m", "stream", 100, 0, 1e9);
+	rows[2] = row("m", "fused", 150, 1e9, 1e9);
+	rows[2].kernels = 2;
+}
+
 static void test_multi_kernel_forces_slack(void **state)
 {
-	struct calibration_row rows[] = {
-		row("m", "compute", 100, 1e9, 0),
-		row("m", "stream", 100, 0, 1e9),
-		row("m", "fused", 150, 1e9, 1e9),
-	};
+	struct calibration_row rows[3];
 	struct envelope_fit *f;
 
 	(void)state;
-	rows[2].kernels = 2;
-	rows[2].routine = "step";
+	slack_rows(rows);
 	f = fit(rows, 3, 1);
 	assert_near(f->fission_slack.value, 4.0 / 3, 1e-12);
 	assert_int_equal(f->fission_slack.row, 2);
@@ -109,15 +105,11 @@ static void test_multi_kernel_forces_slack(void **state)
 
 static void test_approximate_leg_forces_no_slack(void **state)
 {
-	struct calibration_row rows[] = {
-		row("m", "compute", 100, 1e9, 0),
-		row("m", "stream", 100, 0, 1e9),
-		row("m", "fused", 150, 1e9, 1e9),
-	};
+	struct calibration_row rows[3];
 	struct envelope_fit *f;
 
 	(void)state;
-	rows[2].kernels = 2;
+	slack_rows(rows);
 	rows[2].bytes_approx = true;
 	f = fit(rows, 3, 1);
 	assert_int_equal(f->fission_slack.row, -1);

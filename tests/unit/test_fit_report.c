@@ -18,21 +18,8 @@
 #include <cmocka.h>
 
 #include "report/fit_report.h"
+#include "tests/unit/calibration_rows_fixture.h"
 #include "tests/unit/test_helpers.h"
-
-static struct calibration_row row(const char *backend, const char *routine, const char *label,
-				  double ms, double flops, double bytes)
-{
-	return (struct calibration_row){ .backend = (char *)backend,
-					 .digest = "d41d8",
-					 .routine = (char *)routine,
-					 .label = (char *)label,
-					 .measured_ms = ms,
-					 .model_ms = NAN,
-					 .kernels = 1,
-					 .flops = flops,
-					 .bytes = bytes };
-}
 
 static const char *const files[] = { "a.tsv", "b.tsv" };
 
@@ -93,10 +80,10 @@ static void test_bump(void **state)
 static void test_text_lines(void **state)
 {
 	struct calibration_row rows[] = {
-		row("m", "compute", "threads=2", 100, 1e9, 0),
-		row("m", "stream", "n=8", 100, 0, 1e9),
-		row("m", "", "fused-7", 150, 1e9, 1e9),
-		row("m", "x", "opaque", 1, 1, 1),
+		exact_row("m", "compute", "threads=2", 100, 1e9, 0),
+		exact_row("m", "stream", "n=8", 100, 0, 1e9),
+		exact_row("m", "", "fused-7", 150, 1e9, 1e9),
+		exact_row("m", "x", "opaque", 1, 1, 1),
 	};
 	char *text;
 
@@ -135,8 +122,8 @@ static void test_text_lines(void **state)
 static void test_text_none_and_backends(void **state)
 {
 	struct calibration_row rows[] = {
-		row("m\"1", "fma", "a", 100, 1e9, 0),
-		row("other", "fma", "b", 100, 0, 0),
+		exact_row("m\"1", "fma", "a", 100, 1e9, 0),
+		exact_row("other", "fma", "b", 100, 0, 0),
 	};
 	char *text;
 
@@ -163,8 +150,8 @@ static void test_text_none_and_backends(void **state)
 static void test_json(void **state)
 {
 	struct calibration_row rows[] = {
-		row("m", "compute", "t", 100, 1e9, 0),
-		row("m", "stream", "n", 100, 0, 1e9),
+		exact_row("m", "compute", "t", 100, 1e9, 0),
+		exact_row("m", "stream", "n", 100, 0, 1e9),
 	};
 	struct fit_report_input in = { rows, NULL, 0, files, 1, 2, "2026-12-02" };
 	struct envelope_fit *fits = NULL;
