@@ -302,6 +302,10 @@ static void test_append(void **state)
 	assert_true(isnan(set.rows[3].model_ms));
 	assert_true(set.rows[2].model_ms == 250.5);
 	calibration_rows_release(&set);
+	assert_int_equal(chmod(file, 0606), 0); /* anyone may write it: refused */
+	fd = calibration_rows_open(file);
+	assert_int_equal(calibration_rows_append_fd(fd, file, rows, 1), -EPERM);
+	close(fd);
 	assert_int_equal(symlink(file, link), 0);
 	assert_int_equal(calibration_rows_open(link), -ELOOP);
 	/* a directory is not a rows file */

@@ -397,6 +397,11 @@ static int check_rows_file(int fd, const char *shown)
 			(unsigned)st.st_uid, (unsigned)geteuid());
 		return -EPERM;
 	}
+	if (st.st_mode & S_IWOTH) { /* anyone could have changed the rows before */
+		pr_warn("refusing rows file '%s': writable by anyone (mode %03o)", shown,
+			(unsigned)(st.st_mode & 0777));
+		return -EPERM;
+	}
 	return 0;
 }
 

@@ -86,8 +86,9 @@ int calibration_rows_read_text(const char *text, size_t len, const char *shown,
 			       struct calibration_rows *set, char *err, size_t errlen);
 
 /* Appends @n rows, one line each, to @fd opened O_APPEND (shown names it in
- * messages), after checking it is a regular file owned by the effective
- * uid (-EPERM / -EINVAL otherwise, said). 0 or -errno. */
+ * messages), after checking it is a regular file (-EINVAL) owned by the
+ * effective uid and not writable by anyone (-EPERM), refusals said. All
+ * rows in one write. 0 or -errno. */
 int calibration_rows_append_fd(int fd, const char *shown, const struct calibration_row *rows,
 			       size_t n);
 
