@@ -24,6 +24,7 @@
 #include "tests/unit/test_helpers.h"
 #include "userspace/calibration/cache_size.h"
 #include "userspace/calibration/calibration.h"
+#include "userspace/calibration/calibration_rows.h"
 #include "userspace/calibration/kernel_build.h"
 #include "userspace/calibration/kernel_output.h"
 #include "userspace/calibration/pollution.h"
@@ -382,6 +383,12 @@ static void test_build_and_run(void **state)
 	assert_true(reps[1].value > 1e8); /* any core of the last decade */
 	assert_int_equal(reps[1].threads, 1);
 	assert_true(reps[1].seconds >= 0.05 && reps[1].seconds < 5);
+	/* the exact counts of the calibration rows: whole FLOP of 12 chains x
+	 * 4096 iterations x 2, no bytes, the rate they imply the one printed */
+	assert_true(reps[1].ns > 0 && reps[1].ns / 1e9 - reps[1].seconds < 1e-6);
+	assert_true(reps[1].flops > 0 && (long long)reps[1].flops % (2 * 12 * 4096) == 0 && (double)(long long)reps[1].flops == reps[1].flops);
+	assert_true(reps[1].bytes == 0);
+	assert_near(reps[1].flops / (reps[1].ns / 1e9) / reps[1].value, 1, 1e-5);
 #if defined(__x86_64__) || defined(__aarch64__)
 	assert_string_not_equal(reps[1].simd, "scalar");
 #endif
@@ -395,6 +402,41 @@ static void test_build_and_run(void **state)
 		fail_msg("triad printed: %s", out);
 	assert_true(reps[0].value > 1e8);
 	assert_string_equal(reps[0].unit, "B/s");
+	/* 24 B and 2 FLOP per element, the rate the one printed */
+	assert_true(reps[0].bytes > 0 && reps[0].bytes == 12 * reps[0].flops);
+	assert_true((long long)reps[0].flops % 2 == 0 && (double)(long long)reps[0].flops == reps[0].flops);
+	assert_near(reps[0].bytes / (reps[0].ns / 1e9) / reps[0].value, 1, 1e-5);
+	/* their rows: exact counts, the time to the ns, the bound under the
+	 * Ceilings before (1e10 flop/s, 1e10 B/s: bytes / 1e10 s) */
+	{
+		struct calibration_rows set = { 0 };
+		json_t *before = json_pack("[{s:s, s:f}, {s:s, s:f}]", "name", "flops_dp", "value",
+					   1e10, "name", "dram_bandwidth", "value", 1e10);
+		struct calibration_options o = CALIBRATION_OPTIONS_DEFAULT;
+
+		o.rows = &set;
+		o.backend = "m1";
+		o.ceilings_before = before;
+		assert_int_equal(calibration_kernel_rows(&o, "triad", "flops_dp", "d1", "threads=1",
+							 0, out),
+				 0);
+		assert_int_equal(set.n, 2);
+		assert_string_equal(set.rows[1].label, "threads=1 rep=2");
+		assert_string_equal(set.rows[1].routine, "triad");
+		assert_string_equal(set.rows[1].backend, "m1");
+		assert_true(set.rows[1].bytes == reps[1].bytes && set.rows[1].flops == reps[1].flops);
+		assert_true(set.rows[1].measured_ms == reps[1].ns / 1e6);
+		assert_near(set.rows[1].model_ms, reps[1].bytes / 1e7, 1e-9);
+		assert_false(set.rows[1].flops_approx || set.rows[1].bytes_approx);
+		calibration_rows_release(&set);
+		/* no dram_bandwidth before: no model */
+		json_array_remove(before, 1);
+		assert_int_equal(calibration_kernel_rows(&o, "triad", "flops_dp", "d1", "t", 1, out),
+				 0);
+		assert_true(isnan(set.rows[0].model_ms) && set.rows[0].opaque);
+		calibration_rows_release(&set);
+		json_decref(before);
+	}
 	/* the budget runs out: killed, the repetitions done still count, said */
 	{
 		char *slow_argv[] = { bin, "1", cpu, "25165824", "5", "300", NULL };

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "tests/unit/test_helpers.h"
+#include "userspace/calibration/calibration_rows.h"
 #include "userspace/machine/machine.h"
 #include "userspace/machine/machine_cache.h"
 #include "userspace/machine/sha256.h"
@@ -231,6 +232,46 @@ static void test_refused(void **state)
 	json_decref(m), json_decref(ceilings);
 }
 
+/* the Machine's calibration rows file: created 0600 in the cache directory
+ * beside the profile, appended to, refused as a link or another's file */
+static void test_rows_file(void **state)
+{
+	struct calibration_row row = { "abc", "d", "triad", "rep=1", 1.5, NAN, 1, 2, 24,
+				       false, false, false };
+	struct calibration_rows set = { 0 };
+	char shown[PATH_MAX], file[PATH_MAX], err[256];
+	struct stat st;
+	int fd, i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		fd = machine_cache_open_rows("abc", shown, sizeof(shown));
+		assert_true(fd >= 0);
+		assert_int_equal(calibration_rows_append_fd(fd, shown, &row, 1), 0);
+		close(fd);
+	}
+	snprintf(file, sizeof(file), "%s/abc.rows.tsv", dir);
+	assert_string_equal(shown, file);
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_int_equal(calibration_rows_read_file(file, &set, err, sizeof(err)), 0);
+	assert_int_equal(set.n, 2);
+	calibration_rows_release(&set);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(file, 65534, 65534), 0);
+		fd = machine_cache_open_rows("abc", shown, sizeof(shown));
+		assert_true(fd >= 0);
+		assert_int_equal(calibration_rows_append_fd(fd, shown, &row, 1), -EPERM);
+		close(fd);
+	}
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(symlink("/etc/passwd", file), 0);
+	assert_int_equal(machine_cache_open_rows("abc", shown, sizeof(shown)), -ELOOP);
+	assert_int_equal(machine_cache_open_rows("../x", shown, sizeof(shown)), -EINVAL);
+}
+
 /* the Ceiling called name in list */
 static json_t *find(json_t *list, const char *name)
 {
@@ -379,6 +420,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_then_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rows_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ceilings_theory_then_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ceilings_unknown_processor, setup, teardown),
 		cmocka_unit_test(test_theory_follows_the_allocation),

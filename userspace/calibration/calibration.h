@@ -37,13 +37,22 @@
 /* reason of the network Ceilings when no launcher was given */
 #define CALIBRATION_NO_LAUNCHER "not measured: give an MPI launcher: nunatak calibrate -- mpirun -n 2"
 
+struct calibration_rows;
+
 struct calibration_options {
 	int reps, rep_ms, budget_ms;
 	FILE *progress; /* NULL: silent */
+	/* calibration rows (calibration_rows.h), one per timed repetition of a
+	 * CPU kernel, appended to *rows when not NULL: backend = @backend (the
+	 * Machine identity), model_ms = the bound under @ceilings_before (the
+	 * Ceilings in force before this calibration; NULL: none) */
+	struct calibration_rows *rows;
+	const char *backend;
+	const json_t *ceilings_before;
 };
 
 #define CALIBRATION_OPTIONS_DEFAULT                                                               \
-	{ CALIBRATION_REPS, CALIBRATION_REP_MS, CALIBRATION_BUDGET_MS, NULL }
+	{ CALIBRATION_REPS, CALIBRATION_REP_MS, CALIBRATION_BUDGET_MS, NULL, NULL, NULL, NULL }
 
 /* Appends dram_bandwidth, flops_dp and flops_sp to @ceilings (an array).
  * @machine (machine_describe(), may be NULL) gives the theoretical peaks
@@ -86,5 +95,22 @@ int calibration_run(struct kernel_workdir *wd, const char *path, char *const arg
  * @none is the reason when no repetition was read. */
 int calibration_append(json_t *ceilings, const char *name, const char *unit, const char *kernel,
 		       const char *output, const struct calibration_facts *facts, const char *none);
+
+/* --- calibration_kernel_rows.c --- */
+
+/* Appends to o->rows (nothing when NULL) one row per repetition of
+ * @kernel in @output that says its exact counts (ns, flops, bytes):
+ * routine @kernel, label "@label rep=R", @digest (the kernel's source and
+ * build flags), kernels 1, counts exact, @opaque as given; model_ms the
+ * roofline bound (envelope_bound_s) under o->ceilings_before's
+ * @flops_ceiling and dram_bandwidth, empty when one the row needs is
+ * unavailable. 0 or -ENOMEM. */
+int calibration_kernel_rows(const struct calibration_options *o, const char *kernel,
+			    const char *flops_ceiling, const char *digest, const char *label,
+			    int opaque, const char *output);
+
+/* The digest of a kernel build: the first 16 hex digits of the SHA-256 of
+ * its sources (kernel_common.h then @source) and its compiler flags. */
+void calibration_kernel_digest(const char *source, const char *const *flags, char out[17]);
 
 #endif

@@ -12,6 +12,7 @@
 #include "userspace/calibration/cache_size.h"
 #include "userspace/calibration/calibration.h"
 #include "userspace/calibration/kernel_build.h"
+#include "userspace/calibration/kernel_sources.h"
 #include "userspace/log/clock.h"
 #include "userspace/machine/allocation.h"
 #include "userspace/machine/machine.h"
@@ -30,6 +31,7 @@ struct cpu_plan {
 	double peak_dp, peak_sp;
 	int native;	/* -march=native accepted */
 	char built[512]; /* "" built, else why not */
+	char digest_triad[17], digest_fma[17]; /* of the calibration rows */
 };
 
 static void plan_threads(struct cpu_plan *p, struct allocation *a)
@@ -124,6 +126,10 @@ static int build(struct kernel_workdir *wd, struct cpu_plan *p)
 	ret = ret ? ret
 		  : kernel_compile(wd, compiler, NULL, p->native ? native : plain, "fma.c", "fma", err,
 				   sizeof(err));
+	calibration_kernel_digest(kernel_source_triad.text, p->native ? native : plain,
+				  p->digest_triad);
+	calibration_kernel_digest(kernel_source_fma.text, p->native ? native : plain,
+				  p->digest_fma);
 	if (ret)
 		snprintf(p->built, sizeof(p->built), "the kernels could not be built by '%s': %s",
 			 compiler, err);
@@ -132,12 +138,17 @@ static int build(struct kernel_workdir *wd, struct cpu_plan *p)
 
 struct cpu_kernel {
 	const char *ceiling, *unit, *kernel, *binary, *mode; /* mode: "dp", "sp", NULL */
+	const char *flops_ceiling; /* the roof of its FLOP, for its rows' model_ms */
+	/* its rows are opaque: single-precision FLOP would lift the envelope's
+	 * peak_flops (the Ceiling flops_dp) to the SP peak; kept on record,
+	 * excluded from fits */
+	int opaque_rows;
 };
 
 static const struct cpu_kernel kernels[] = {
-	{ "dram_bandwidth", "B/s", "triad", "triad", NULL },
-	{ "flops_dp", "flop/s", "fma_dp", "fma", "dp" },
-	{ "flops_sp", "flop/s", "fma_sp", "fma", "sp" },
+	{ "dram_bandwidth", "B/s", "triad", "triad", NULL, "flops_dp", 0 },
+	{ "flops_dp", "flop/s", "fma_dp", "fma", "dp", "flops_dp", 0 },
+	{ "flops_sp", "flop/s", "fma_sp", "fma", "sp", "flops_sp", 1 },
 };
 
 static void progress(const struct calibration_options *o, const struct cpu_plan *p,
@@ -205,11 +216,20 @@ static int append_kernel(const struct calibration_options *o, const struct cpu_p
 		.peak = !k->mode ? NAN : !strcmp(k->mode, "dp") ? p->peak_dp : p->peak_sp,
 		.downgrade = !k->mode && p->array_reason[0] ? p->array_reason : NULL,
 	};
-	char none[512];
+	char none[512], label[64];
+	int ret;
 
 	snprintf(none, sizeof(none), "the %s kernel gave no repetition%s%s", k->kernel,
 		 r->err[0] ? ": " : "", r->err);
-	return calibration_append(ceilings, k->ceiling, k->unit, k->kernel, r->out, &facts, none);
+	ret = calibration_append(ceilings, k->ceiling, k->unit, k->kernel, r->out, &facts, none);
+	if (k->mode)
+		snprintf(label, sizeof(label), "threads=%d", p->threads);
+	else
+		snprintf(label, sizeof(label), "threads=%d n=%lld", p->threads, p->array_bytes / 24);
+	return ret ? ret
+		   : calibration_kernel_rows(o, k->kernel, k->flops_ceiling,
+					     k->mode ? p->digest_fma : p->digest_triad, label,
+					     k->opaque_rows, r->out);
 }
 
 #define N_KERNELS (sizeof(kernels) / sizeof(kernels[0]))

@@ -41,6 +41,12 @@ static int integer(const char *v, const char *end, int *out)
 	return 0;
 }
 
+/* an exact count: a whole number >= 0 */
+static int count(const char *v, const char *end, double *out)
+{
+	return number(v, end, out) || *out < 0 || *out != floor(*out) ? -EINVAL : 0;
+}
+
 /* every required field seen: kernel, unit, rep, seconds, value */
 #define REQUIRED_ALL 31u
 
@@ -71,6 +77,17 @@ static int field(const char *key, size_t klen, const char *v, const char *end,
 	}
 	if (IS("threads"))
 		return integer(v, end, &out->threads);
+	if (IS("flops"))
+		return count(v, end, &out->flops);
+	if (IS("bytes"))
+		return count(v, end, &out->bytes);
+	if (IS("ns")) {
+		double ns;
+		int err = count(v, end, &ns);
+
+		out->ns = (long long)ns;
+		return err ? err : ns > 9e18 ? -EINVAL : 0;
+	}
 	if (IS("simd"))
 		return copy_word(out->simd, sizeof(out->simd), v, end);
 	return 0; /* a field a later kernel may add */
@@ -87,6 +104,7 @@ int kernel_line_parse(const char *line, struct kernel_rep *out)
 	if (strncmp(line, PREFIX, sizeof(PREFIX) - 1))
 		return 0;
 	memset(out, 0, sizeof(*out));
+	out->flops = out->bytes = NAN;
 	eol = line + strcspn(line, "\n");
 	for (p = line + sizeof(PREFIX) - 1; p < eol;) {
 		const char *end = p, *eq;

@@ -18,6 +18,7 @@ int cmd_detach(int argc, char **argv);
 int cmd_job_prolog(int argc, char **argv);
 int cmd_job_epilog(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 
 /* Prints the summary of the Run in run_dir: text to text_out (NULL: none),

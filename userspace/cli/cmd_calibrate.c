@@ -1,7 +1,11 @@
-/* cmd_calibrate — `nunatak calibrate [--force] [--json] [-- MPI_LAUNCHER
- * ARGS]`: the Machine's Ceilings, from the Machine profile cache when this
- * Machine (hardware + allocation shape) was calibrated with the current
- * kernels, else measured (calibration.h) and cached. One line per Ceiling
+/* cmd_calibrate — `nunatak calibrate [--force] [--json] [--rows FILE] [--
+ * MPI_LAUNCHER ARGS]`: the Machine's Ceilings, from the Machine profile
+ * cache when this Machine (hardware + allocation shape) was calibrated with
+ * the current kernels, else measured (calibration.h) and cached. A
+ * measurement appends one calibration row per timed repetition of a CPU
+ * kernel (calibration_rows.h) to the Machine's rows file
+ * (machine_cache_open_rows) and to --rows FILE; the ping-pong gives none
+ * (its time is latency and bandwidth, not a roofline leg). One line per Ceiling
  * on stdout (name, value, unit, Quality, reason), or with --json one
  * object {machine, cached, calibrated (the cached profile's time, else
  * null), ceilings:[{name, value, unit, quality, reason, source}]};
@@ -14,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <jansson.h>
 
 #include "userspace/calibration/calibration.h"
+#include "userspace/calibration/calibration_rows.h"
 #include "userspace/cli/cli.h"
 #include "userspace/launch/launch.h"
 #include "userspace/machine/machine.h"
@@ -24,6 +30,7 @@
 
 static struct {
 	int force, json;
+	const char *rows; /* --rows FILE, NULL */
 	char **launcher;
 	int nlauncher;
 } env;
@@ -39,11 +46,14 @@ static const char doc[] =
 	"with the reason. Once cached, `nunatak run` embeds them in every Run.\n"
 	"\v"
 	"The cache: $XDG_CACHE_HOME/nunatak/machines/ (else ~/.cache/nunatak/\n"
-	"machines/), one profile per hardware and allocation shape.\n"
+	"machines/), one profile per hardware and allocation shape. Each measurement\n"
+	"also appends one calibration row per timed kernel repetition to\n"
+	"<identity>.rows.tsv there (and to --rows FILE): `nunatak fit` reads them.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  nunatak calibrate\n"
 	"  nunatak calibrate --force --json\n"
+	"  nunatak calibrate --force --rows cal.tsv && nunatak fit cal.tsv\n"
 	"  nunatak calibrate -- mpirun -n 2\n"
 	"  nunatak calibrate -- mpiexec.mpich -n 2";
 
@@ -51,6 +61,8 @@ static const struct argp_option options[] = {
 	{ "force", 'f', NULL, 0, "Measure again even when the cache holds this Machine", 0 },
 	{ "json", 'j', NULL, 0, "Print {machine, cached, ceilings} as one JSON object on stdout",
 	  0 },
+	{ "rows", 'r', "FILE", 0,
+	  "Append the calibration rows of what is measured to FILE too (created 0600)", 0 },
 	{},
 };
 
@@ -63,6 +75,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'j':
 		env.json = 1;
+		break;
+	case 'r':
+		env.rows = arg;
 		break;
 	case ARGP_KEY_ARG:
 		/* the launcher and everything after it */
@@ -79,20 +94,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* the index of Ceiling @name in @ceilings, or -1 */
 static int find_index(const json_t *ceilings, const char *name)
 {
-	json_t *c;
+	const json_t *c = machine_ceiling_find(ceilings, name), *at;
 	size_t i;
 
-	json_array_foreach(ceilings, i, c)
-		if (name && !strcmp(json_string_value(json_object_get(c, "name")) ?: "", name))
+	json_array_foreach(ceilings, i, at)
+		if (at == c)
 			return (int)i;
 	return -1;
 }
 
 static json_t *find_ceiling(const json_t *ceilings, const char *name)
 {
-	int i = find_index(ceilings, name);
-
-	return i < 0 ? NULL : json_array_get(ceilings, (size_t)i);
+	return (json_t *)machine_ceiling_find(ceilings, name);
 }
 
 static int is_unavailable(const json_t *c)
@@ -235,6 +248,31 @@ static int say_unmeasured(const json_t *measured)
 	return n;
 }
 
+/* Appends @rows to the Machine's rows file and to --rows: 0, or 1 when
+ * one could not be written (said) */
+static int append_rows(const char *identity, const struct calibration_rows *rows)
+{
+	char shown[4096] = "";
+	int fd, ret, failed = 0, i;
+
+	for (i = 0; rows->n && i < (env.rows ? 2 : 1); i++) {
+		if (i == 0)
+			fd = machine_cache_open_rows(identity, shown, sizeof(shown));
+		else
+			fd = calibration_rows_open(env.rows);
+		ret = fd < 0 ? fd : calibration_rows_append_fd(fd, i ? env.rows : shown, rows->rows,
+							       rows->n);
+		if (fd >= 0)
+			close(fd);
+		if (ret)
+			fprintf(stderr, "nunatak: calibrate: cannot append the calibration rows to "
+					"'%s': %s\n",
+				i ? env.rows : shown, strerror(-ret));
+		failed |= !!ret;
+	}
+	return failed;
+}
+
 /* Measures (the CPU Ceilings unless @network_only; the network ones when
  * a launcher was given), merges over the cache and theory, caches the
  * result when anything was measured. *failed: something asked for could
@@ -242,25 +280,37 @@ static int say_unmeasured(const json_t *measured)
 static json_t *measure(const json_t *machine, const char *identity, int network_only, int *failed)
 {
 	struct calibration_options o = CALIBRATION_OPTIONS_DEFAULT;
+	struct calibration_rows rows = { 0 };
 	json_t *measured = json_array(), *ceilings = NULL;
+	json_t *before = machine_ceilings(machine); /* the model of the rows */
 	int ret = 0, unmeasured;
 
 	o.progress = stderr;
-	if (!measured)
+	o.rows = &rows;
+	o.backend = identity;
+	o.ceilings_before = before;
+	if (!measured || !before) {
+		json_decref(measured);
+		json_decref(before);
+		errno = ENOMEM;
 		return NULL;
+	}
 	if (!network_only)
 		ret = calibration_measure_cpu(&o, machine, measured);
 	if (!ret && env.launcher)
 		ret = calibration_measure_network(&o, env.nlauncher, env.launcher, measured);
 	if (!ret)
 		ceilings = merge(machine, measured);
+	json_decref(before);
 	if (!ceilings) {
 		json_decref(measured);
+		calibration_rows_release(&rows);
 		errno = ENOMEM;
 		return NULL;
 	}
 	unmeasured = say_unmeasured(measured);
-	*failed = unmeasured > 0;
+	*failed = unmeasured > 0 || append_rows(identity, &rows);
+	calibration_rows_release(&rows);
 	if ((size_t)unmeasured < json_array_size(measured)) {
 		ret = machine_cache_store(identity, ceilings);
 		if (ret) {
@@ -303,6 +353,10 @@ int cmd_calibrate(int argc, char **argv)
 		/* a launcher given now, and the network not measured here */
 		network_only = env.launcher && !network_measured(ceilings);
 	}
+	if (cached && env.rows)
+		fprintf(stderr, "nunatak: calibrate: nothing measured, no row appended to '%s': the "
+				"Ceilings are cached; --force measures again\n",
+			env.rows);
 	if (cached && env.launcher && !network_only)
 		fprintf(stderr, "nunatak: calibrate: the network Ceilings are cached; --force measures "
 				"them again\n");

@@ -137,7 +137,8 @@ static int run_configure(struct run *r)
 	    (run_env.frequency && config_set_sampling_frequency(&r->cfg, run_env.frequency)) ||
 	    (run_env.no_source && config_set_source_embed(&r->cfg, 0)) ||
 	    (run_env.n_source_map &&
-	     config_add_source_map(&r->cfg, run_env.source_map, (size_t)run_env.n_source_map))) {
+	     config_add_source_map(&r->cfg, run_env.source_map, (size_t)run_env.n_source_map)) ||
+	    config_use_ceilings(&r->cfg)) {
 		fprintf(stderr, "nunatak: cannot apply the options: %s\n", strerror(ENOMEM));
 		return EXIT_NUNATAK_FAILED;
 	}

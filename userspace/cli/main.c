@@ -22,6 +22,7 @@ static const struct {
 	{ "job-prolog", cmd_job_prolog, "for Slurm's Prolog: start profiling a --nunatak job" },
 	{ "job-epilog", cmd_job_epilog, "for Slurm's Epilog: end profiling a --nunatak job" },
 	{ "calibrate", cmd_calibrate, "measure this Machine's Ceilings (flops, bandwidth), cache them" },
+	{ "fit", cmd_fit, "fit the tightest roofline envelope to calibration rows (ROWS.tsv...)" },
 	{ "doctor", cmd_doctor, "check what nunatak can do here (and what CMD's binary offers)" },
 };
 

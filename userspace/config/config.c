@@ -42,6 +42,7 @@ struct config_file {
 	const struct toml_value *value[CONFIG_KEY_COUNT];
 	int allow_service; /* the site file or a daemon's --config file */
 	struct service_file service;
+	struct ceilings_file ceilings;
 };
 
 static void config_file_release(struct config_file *file)
@@ -59,6 +60,7 @@ void config_init(struct config *cfg)
 	cfg->llvm_symbolizer = (char *)CONFIG_DEFAULT_LLVM_SYMBOLIZER;
 	cfg->source_embed = 1;
 	service_init(&cfg->service);
+	ceilings_init(&cfg->ceilings);
 }
 
 static char **string_field(struct config *cfg, enum config_key key)
@@ -104,6 +106,7 @@ void config_release(struct config *cfg)
 	tools_free_debug_dirs(cfg->debug_dirs, cfg->n_debug_dirs);
 	source_map_free(cfg);
 	service_release(&cfg->service);
+	ceilings_release(&cfg->ceilings);
 	config_init(cfg);
 }
 
@@ -287,6 +290,10 @@ static int check_entry(const struct toml_entry *entry, void *data)
 				  &ctx->file->service, ctx->err, ctx->errlen);
 	if (ret != 1)
 		return ret;
+	ret = ceilings_check_entry(entry, ctx->file->path, &ctx->file->ceilings, ctx->err,
+				   ctx->errlen);
+	if (ret != 1)
+		return ret;
 	ret = source_map_check_entry(entry, ctx->file->path, ctx->err, ctx->errlen);
 	if (!ret && entry->type == TOML_TABLE && !strcmp(entry->path, "source_map"))
 		ctx->file->value[CONFIG_SOURCE_MAP] = entry->value;
@@ -363,6 +370,8 @@ static int config_file_open(struct config_file *file, const char *path, int allo
 	ret = toml_doc_foreach(file->doc, check_entry, &ctx);
 	if (!ret)
 		ret = service_check_file(&file->service, path, err, errlen);
+	if (!ret)
+		ret = ceilings_check_file(&file->ceilings, path, err, errlen);
 cleanup:
 	free(text);
 	if (ret)
@@ -398,7 +407,8 @@ static int config_file_apply(struct config *cfg, const struct config_file *file)
 		if (ret)
 			return ret;
 	}
-	return service_apply(&cfg->service, &file->service);
+	ret = ceilings_apply(&cfg->ceilings, &file->ceilings, file->path);
+	return ret ? ret : service_apply(&cfg->service, &file->service);
 }
 
 int config_load_file(struct config *cfg, const char *path, char *err, size_t errlen)

@@ -27,6 +27,7 @@
  *	                                   # components) is looked for under NEW; at most
  *	                                   # 64, tried in order; keys and values not empty
  *	[service]                          # the daemons; see struct service_config
+ *	[ceilings]                         # fitted Ceilings; see struct ceilings_config
  *
  * A file is obeyed only if trust_file() (trust.h) accepts it: a regular
  * file, not a symbolic link, owned by the effective uid or root (a root
@@ -118,6 +119,29 @@ struct service_config {
 	unsigned owned; /* private: which strings the cascade allocated */
 };
 
+/* The [ceilings] table: the Machine's Ceilings as `nunatak fit` fitted
+ * them from calibration rows (its output is this block, pasted):
+ *
+ *	[ceilings]
+ *	backend = "<Machine identity>"     # optional: the Machine they were fitted on;
+ *	                                   # another Machine ignores the table (one warning)
+ *	peak_flops = 8.555651e+10          # FLOP/s, > 0: the Ceiling flops_dp
+ *	peak_memory_bandwidth = 2.129387e+10 # B/s, > 0: the Ceiling dram_bandwidth
+ *	reason = "envelope fit of ..."     # required, not empty: where they come from
+ *
+ * At least one peak; numbers are floats or integers. A later file's table
+ * replaces an earlier one's whole. They win over the cached and theoretical
+ * Ceilings in the Runs' Machine snapshot: quality "measured", source "fit",
+ * reason "envelope fit: <reason> (from <file>)" (machine.h). Read them,
+ * never assign or free them. */
+struct ceilings_config {
+	int present;
+	char *backend; /* NULL: any Machine */
+	double peak_flops, peak_memory_bandwidth; /* NAN: not given */
+	char *reason;
+	char *source; /* the file that gave the table */
+};
+
 enum config_key {
 	CONFIG_NAME,
 	CONFIG_RUNS_DIR,
@@ -143,6 +167,7 @@ struct config {
 	 * CONFIG_SOURCE_COMMAND_LINE; owned */
 	char *source[CONFIG_KEY_COUNT];
 	struct service_config service;
+	struct ceilings_config ceilings;
 };
 
 /* Defaults. Never fails (defaults are static strings). config_release()
@@ -198,6 +223,11 @@ int config_set_source_embed(struct config *cfg, int embed);
 /* --source-map OLD=NEW: the pairs[0..n) ("OLD=NEW", split at the first
  * '='; -EINVAL when either side is empty) tried before the files' ones. */
 int config_add_source_map(struct config *cfg, const char *const *pairs, size_t n);
+
+/* Hands cfg->ceilings to the Machine snapshot of this process
+ * (machine_set_fitted_ceilings, machine.h); none present: forgets any.
+ * 0 or -ENOMEM. nunatak run and nunatakd call it once loaded. */
+int config_use_ceilings(const struct config *cfg);
 
 /* The effective configuration for manifest.json:
  *   {"name": {"value": "x" | null, "source": "default" | path | "command line"},

@@ -72,6 +72,26 @@ int source_embed_set(struct config *cfg, int embed, const char *source);
 void source_map_free(struct config *cfg);
 json_t *source_map_json(const struct config *cfg);
 
+/* [ceilings] (config_ceilings.c): what one file says, checked, waiting to
+ * be applied */
+struct ceilings_file {
+	int present;
+	unsigned line, col; /* of the table, for the checks between keys */
+	const struct toml_value *backend, *peak_flops, *peak_memory_bandwidth, *reason;
+};
+
+/* 1 when @entry is not "ceilings" or under it; 0 when checked and kept in
+ * @cf; -EINVAL with the position in @err. */
+int ceilings_check_entry(const struct toml_entry *entry, const char *file,
+			 struct ceilings_file *cf, char *err, size_t errlen);
+/* The checks between keys (reason, a peak): 0 or -EINVAL. */
+int ceilings_check_file(const struct ceilings_file *cf, const char *file, char *err,
+			size_t errlen);
+/* Replaces @c by what @cf holds (nothing when absent): 0 or -ENOMEM. */
+int ceilings_apply(struct ceilings_config *c, const struct ceilings_file *cf, const char *file);
+void ceilings_init(struct ceilings_config *c);
+void ceilings_release(struct ceilings_config *c);
+
 void service_init(struct service_config *svc);
 void service_release(struct service_config *svc);
 

@@ -146,6 +146,10 @@ static int load_config(struct config *cfg)
 		fprintf(stderr, "nunatakd: %s\n", err);
 		return -1;
 	}
+	if (config_use_ceilings(cfg)) { /* the Agent's Machine snapshot carries them */
+		fprintf(stderr, "nunatakd: %s\n", strerror(ENOMEM));
+		return -1;
+	}
 	/* for the Aggregator it is when no other is configured */
 	if (symbolizer_set_debug_dirs((const char *const *)cfg->debug_dirs, cfg->n_debug_dirs, err,
 				      sizeof(err)) &&

@@ -130,6 +130,10 @@ json_t *machine_snapshot(void)
 	if (!m)
 		return NULL;
 	ceilings = machine_ceilings(m);
+	if (ceilings && machine_apply_fitted_ceilings(m, ceilings)) {
+		json_decref(ceilings);
+		ceilings = NULL;
+	}
 	if (!ceilings) {
 		json_decref(m);
 		errno = ENOMEM;

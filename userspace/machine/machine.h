@@ -10,7 +10,9 @@
  * reason. Nothing here ever calibrates.
  *
  * Each Ceiling: {name, value|null, unit, quality, reason|null,
- * source: "calibration"|"theory"|null}.
+ * source: "calibration"|"theory"|"fit"|null}. Ceilings fitted by `nunatak
+ * fit` and given by the configuration (machine_set_fitted_ceilings) win
+ * over the cached and theoretical ones in machine_snapshot().
  */
 #ifndef NUNATAK_MACHINE_H
 #define NUNATAK_MACHINE_H
@@ -32,6 +34,11 @@ json_t *machine_describe(void);
  * NULL + errno (ENOMEM, EINVAL). */
 json_t *machine_ceilings(const json_t *machine_without_ceilings);
 
+/* The Ceiling called @name in the array @ceilings (borrowed), or NULL */
+const json_t *machine_ceiling_find(const json_t *ceilings, const char *name);
+/* its value, NAN when absent or null (unavailable) */
+double machine_ceiling_value(const json_t *ceilings, const char *name);
+
 /* The cores a machine object's allocation grants: min(visible cores,
  * ceil(cpu quota)); 0 when it gives no visible cores. The one rule for the
  * theoretical peak and the Diagnostic's per-core roof. */
@@ -46,7 +53,23 @@ int machine_cores(const json_t *machine);
 int machine_theory_flops(const json_t *machine, double *dp, double *sp, char *reason,
 			 size_t len);
 
-/* machine_describe + "ceilings": machine_ceilings. NULL + errno (ENOMEM) */
+/* machine_describe + "ceilings": machine_ceilings, with the fitted
+ * Ceilings over them. NULL + errno (ENOMEM) */
 json_t *machine_snapshot(void);
+
+/* The Ceilings `nunatak fit` fitted, as the configuration gives them
+ * ([ceilings], config.h), for this process: from this call on
+ * machine_snapshot() gives flops_dp = @peak_flops and dram_bandwidth =
+ * @peak_bandwidth (NAN: that one left as it was), quality "measured",
+ * source "fit", reason "envelope fit: @reason (from @file)" — unless
+ * @backend (NULL: any Machine) is not the Machine's identity: then they
+ * are ignored, with one warning naming both. @reason NULL forgets them.
+ * 0, -EINVAL (a peak neither NAN nor > 0), -ENOMEM. */
+int machine_set_fitted_ceilings(const char *backend, double peak_flops, double peak_bandwidth,
+				const char *reason, const char *file);
+
+/* Puts the fitted Ceilings over @ceilings (machine_ceilings of @machine):
+ * 0 or -ENOMEM. machine_snapshot() does it; for callers with their own. */
+int machine_apply_fitted_ceilings(const json_t *machine, json_t *ceilings);
 
 #endif

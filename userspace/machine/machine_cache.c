@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "userspace/calibration/calibration_rows.h"
 #include "userspace/log/log.h"
 #include "userspace/machine/machine.h"
 #include "userspace/machine/machine_cache.h"
@@ -223,6 +224,24 @@ int machine_cache_load(const char *identity, json_t **profile)
 	}
 	*profile = p;
 	return 0;
+}
+
+int machine_cache_open_rows(const char *identity, char *shown, size_t len)
+{
+	char name[IDENTITY_MAX + 16];
+	int dir, fd;
+
+	if (!identity_ok(identity))
+		return -EINVAL;
+	snprintf(name, sizeof(name), "%s.rows.tsv", identity);
+	if (machine_cache_dir(shown, len) == 0)
+		snprintf(shown + strlen(shown), len - strlen(shown), "/%s", name);
+	dir = open_cache(1);
+	if (dir < 0)
+		return dir;
+	fd = calibration_rows_open_at(dir, name, shown);
+	close(dir);
+	return fd;
 }
 
 /* write all of text to fd: 0 or -errno */

@@ -45,4 +45,10 @@ int machine_cache_store(const char *identity, json_t *ceilings);
  * caller that already holds it. 0 or -errno. */
 int machine_cache_store_profile(const char *identity, const json_t *machine, json_t *ceilings);
 
+/* The Machine's calibration rows file, <identity>.rows.tsv in the same
+ * directory (created as above), opened to append (O_APPEND, created 0600,
+ * never through a link: -ELOOP); its path into shown (len bytes) for the
+ * messages. The fd, or -errno. calibration_rows.h writes it. */
+int machine_cache_open_rows(const char *identity, char *shown, size_t len);
+
 #endif

@@ -28,17 +28,23 @@ static json_t *ceiling(const char *name, json_t *value, const char *unit, const 
 			 reason, "source", source);
 }
 
-/* the cached Ceiling called name, or NULL */
-static json_t *cached(json_t *profile, const char *name)
+const json_t *machine_ceiling_find(const json_t *ceilings, const char *name)
 {
-	json_t *list = json_object_get(profile, "ceilings"), *c;
+	const json_t *c;
 	size_t i;
 
-	json_array_foreach(list, i, c)
-		if (json_is_string(json_object_get(c, "name")) &&
+	json_array_foreach(ceilings, i, c)
+		if (name && json_is_string(json_object_get(c, "name")) &&
 		    !strcmp(json_string_value(json_object_get(c, "name")), name))
 			return c;
 	return NULL;
+}
+
+double machine_ceiling_value(const json_t *ceilings, const char *name)
+{
+	const json_t *v = json_object_get(machine_ceiling_find(ceilings, name), "value");
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /* a cpu_id from the machine object's fields (borrowed strings stay valid
@@ -152,7 +158,9 @@ json_t *machine_ceilings(const json_t *machine)
 		profile = NULL; /* none, stale, or refused (said): not cached */
 	list = json_array();
 	for (i = 0; list && i < sizeof(known) / sizeof(known[0]); i++) {
-		json_t *c = cached(profile, known[i].name), *out;
+		json_t *c = (json_t *)machine_ceiling_find(json_object_get(profile, "ceilings"),
+							   known[i].name),
+		       *out;
 
 		if (c && json_is_number(json_object_get(c, "value")))
 			out = from_cache(c, known[i].name, known[i].unit);

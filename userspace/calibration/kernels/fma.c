@@ -61,6 +61,8 @@ int main(int argc, char **argv)
 	k.name = strcmp(argv[1], "dp") ? "fma_sp" : "fma_dp";
 	k.work = strcmp(argv[1], "dp") ? work_sp : work_dp;
 	k.unit_scale = 2.0; /* a lane of x * m + a: 2 FLOP */
+	k.flop_per_unit = 2.0;
+	k.bytes_per_unit = 0.0; /* in registers: no memory traffic */
 	k.threads = (int)kernel_arg(argv[2], 1, KERNEL_MAX_THREADS);
 	if (kernel_parse_cpus(&k, argv[3])) {
 		fprintf(stderr, "bad cpu list '%s'\n", argv[3]);

@@ -12,6 +12,11 @@
  * userspace/calibration/kernel_output.h):
  *
  *   nunatak-calibration kernel=NAME rep=R threads=T simd=S seconds=X value=V unit=U
+ *                       ns=N flops=F bytes=B
+ *
+ * ns, flops and bytes are exact integers (the repetition's wall time, the
+ * FLOP and bytes its threads did: work units x flop_per_unit and
+ * bytes_per_unit), for the calibration rows (calibration_rows.h).
  */
 #ifndef NUNATAK_KERNEL_COMMON_H
 #define NUNATAK_KERNEL_COMMON_H
@@ -55,6 +60,7 @@
 struct kernel_run {
 	const char *name, *unit;
 	double unit_scale; /* value = work units * unit_scale / seconds */
+	double flop_per_unit, bytes_per_unit; /* exact counts of a work unit */
 	int threads, reps, ms;
 	int cpus[KERNEL_MAX_THREADS];
 	int ncpus;
@@ -137,15 +143,17 @@ static void *kernel_thread(void *p)
 		k->done[a->t] = k->work(a->t, k->deadline);
 		pthread_barrier_wait(&k->barrier);
 		if (a->t == 0) {
-			double seconds = (kernel_now_ns() - k->start) / 1e9, sum = 0;
+			long long ns = kernel_now_ns() - k->start;
+			double seconds = ns / 1e9, sum = 0;
 			int i;
 
 			for (i = 0; i < k->threads; i++)
 				sum += k->done[i];
 			printf("nunatak-calibration kernel=%s rep=%d threads=%d simd=%s seconds=%.6f "
-			       "value=%.6e unit=%s\n",
+			       "value=%.6e unit=%s ns=%lld flops=%.0f bytes=%.0f\n",
 			       k->name, r, k->threads, KERNEL_SIMD, seconds,
-			       sum * k->unit_scale / seconds, k->unit);
+			       sum * k->unit_scale / seconds, k->unit, ns, sum * k->flop_per_unit,
+			       sum * k->bytes_per_unit);
 			fflush(stdout);
 		}
 	}

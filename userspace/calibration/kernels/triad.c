@@ -7,7 +7,7 @@
  *
  * ARRAY_BYTES is the size of the three arrays together. Bytes are counted
  * as STREAM counts them: 24 per element (two reads, one write; the write
- * allocate is not counted).
+ * allocate is not counted), FLOP 2 per element (a multiply, an add).
  */
 #define _GNU_SOURCE
 #include "kernel_common.h"
@@ -16,7 +16,11 @@
 
 static double *a, *b, *c;
 static long n, slice;
-static struct kernel_run k = { .name = "triad", .unit = "B/s", .unit_scale = 24.0 };
+static struct kernel_run k = { .name = "triad",
+			       .unit = "B/s",
+			       .unit_scale = 24.0,
+			       .flop_per_unit = 2.0,
+			       .bytes_per_unit = 24.0 };
 
 static void bounds(int t, long *lo, long *hi)
 {
