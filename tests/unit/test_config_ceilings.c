@@ -157,7 +157,7 @@ static void test_snapshot_takes_the_fit(void **state)
 	assert_string_equal(json_string_value(json_object_get(dp, "quality")), "measured");
 	assert_string_equal(json_string_value(json_object_get(dp, "source")), "fit");
 	assert_string_equal(json_string_value(json_object_get(dp, "reason")),
-			    "envelope fit: envelope fit of 9 rows (from /p/nunatak.toml)");
+			    "fitted Ceiling ([ceilings] of /p/nunatak.toml): envelope fit of 9 rows");
 	assert_true(json_real_value(json_object_get(bw, "value")) == 2.1e10);
 	assert_string_equal(json_string_value(json_object_get(bw, "unit")), "B/s");
 	assert_true(machine_ceiling_value(c, "flops_sp") == 2e10); /* not fitted: kept */

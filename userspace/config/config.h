@@ -132,7 +132,7 @@ struct service_config {
  * At least one peak; numbers are floats or integers. A later file's table
  * replaces an earlier one's whole. They win over the cached and theoretical
  * Ceilings in the Runs' Machine snapshot: quality "measured", source "fit",
- * reason "envelope fit: <reason> (from <file>)" (machine.h). Read them,
+ * reason "fitted Ceiling ([ceilings] of <file>): <reason>" (machine.h). Read them,
  * never assign or free them. */
 struct ceilings_config {
 	int present;

@@ -61,7 +61,7 @@ json_t *machine_snapshot(void);
  * ([ceilings], config.h), for this process: from this call on
  * machine_snapshot() gives flops_dp = @peak_flops and dram_bandwidth =
  * @peak_bandwidth (NAN: that one left as it was), quality "measured",
- * source "fit", reason "envelope fit: @reason (from @file)" — unless
+ * source "fit", reason "fitted Ceiling ([ceilings] of @file): @reason" — unless
  * @backend (NULL: any Machine) is not the Machine's identity: then they
  * are ignored, with one warning naming both. @reason NULL forgets them.
  * 0, -EINVAL (a peak neither NAN nor > 0), -ENOMEM. */

@@ -32,7 +32,7 @@ int machine_set_fitted_ceilings(const char *backend, double peak_flops, double p
 	if (reason && (!peak_ok(peak_flops) || !peak_ok(peak_bandwidth)))
 		return -EINVAL;
 	if (reason && ((backend && !(b = strdup(backend))) ||
-		       asprintf(&r, "envelope fit: %s (from %s)", reason, file ? file : "?") < 0)) {
+		       asprintf(&r, "fitted Ceiling ([ceilings] of %s): %s", file ? file : "?", reason) < 0)) {
 		free(b);
 		return -ENOMEM;
 	}
