@@ -65,17 +65,10 @@ struct {
 	__type(value, struct component_step_value);
 } component_steps SEC(".maps");
 
-/* mm->rss_stat before Linux 6.2: atomic counters, not percpu_counters */
-struct mm_rss_stat___old {
-	atomic_long_t count[4];
-} __attribute__((preserve_access_index));
-
-struct mm_struct___old {
-	struct mm_rss_stat___old rss_stat;
-} __attribute__((preserve_access_index));
-
 /* the process' peak RSS in bytes: the high-water mark the kernel keeps
- * (updated only when RSS is about to drop) or the current RSS when higher */
+ * (updated only when RSS is about to drop) or the current RSS when higher.
+ * mm->rss_stat as percpu_counters (Linux 6.2+): their shared count, which
+ * lags the per-CPU deltas by at most a batch per CPU */
 static __always_inline __u64 component_peak_rss(struct task_struct *task)
 {
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
@@ -89,10 +82,7 @@ static __always_inline __u64 component_peak_rss(struct task_struct *task)
 	for (i = 0; i < 4; i++) { /* file, anon, swap entries (not resident), shmem */
 		if (i == 2)
 			continue;
-		if (bpf_core_type_exists(struct mm_rss_stat___old))
-			v = BPF_CORE_READ((struct mm_struct___old *)mm, rss_stat.count[i].counter);
-		else
-			v = BPF_CORE_READ(mm, rss_stat[i].count);
+		v = BPF_CORE_READ(mm, rss_stat[i].count);
 		rss += v > 0 ? v : 0;
 	}
 	return ((__u64)rss > hiwater ? (__u64)rss : hiwater) * component_page_size;

@@ -114,6 +114,11 @@ struct agent_target_opts {
 	gid_t gid;
 	int mpi_events;		/* every MPI call as an Event */
 	const char *target_exe; /* the program behind any launcher (MPI probing); NULL */
+	/* Components (component_probes.h): patterns[0..n_components) and the
+	 * step function (NULL: none; the whole run is one Step); borrowed */
+	const char *const *components;
+	size_t n_components;
+	const char *step;
 	const char *token;	/* NULL, or 32 hex: processes whose environment holds
 				 * NUNATAK_RUN=<token> (and the owner's uid) join */
 	const char *start_json; /* the START to send; NULL: no START (OPENed Target) */

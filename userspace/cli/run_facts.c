@@ -70,3 +70,20 @@ json_t *run_facts_json(const char *name, int ncmd, char *const cmd[],
 		errno = ENOMEM;
 	return facts;
 }
+
+int run_facts_add_components(json_t *facts, const char *const *patterns, int n, const char *step)
+{
+	json_t *eff = json_object_get(facts, "effective_configuration");
+	json_t *list = json_array();
+	int i;
+
+	for (i = 0; list && i < n; i++)
+		if (json_array_append_new(list, json_text(patterns[i]))) {
+			json_decref(list);
+			list = NULL;
+		}
+	if (!list || !json_is_object(eff) || json_object_set_new(eff, "components", list) ||
+	    json_object_set_new(eff, "step", step ? json_text(step) : json_null()))
+		return -ENOMEM;
+	return 0;
+}

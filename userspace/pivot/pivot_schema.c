@@ -24,6 +24,25 @@
 	"CREATE TABLE IF NOT EXISTS extracts(source INTEGER NOT NULL REFERENCES sources(id),"                    \
 	" line INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY(source, line));\n"
 
+/* schema 5: Component costs per Step (all but peak_rss_increase_bytes are
+ * self costs; running totals, a later report of a key replacing it; a
+ * NULL parent is no enclosing Component, unique through IFNULL) */
+#define COMPONENT_TABLES                                                                           \
+	"CREATE TABLE components(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"               \
+	" pattern TEXT NOT NULL, is_step INTEGER NOT NULL);\n"                                     \
+	"CREATE TABLE steps(locus INTEGER NOT NULL REFERENCES loci(id), step INTEGER NOT NULL,"    \
+	" start_ns INTEGER NOT NULL, end_ns INTEGER, PRIMARY KEY(locus, step));\n"                 \
+	"CREATE TABLE component_costs(locus INTEGER NOT NULL REFERENCES loci(id),"                 \
+	" phase TEXT NOT NULL CHECK(phase IN ('setup','step','between','teardown')),"              \
+	" step INTEGER NOT NULL, component INTEGER NOT NULL REFERENCES components(id),"            \
+	" parent INTEGER REFERENCES components(id), calls INTEGER NOT NULL,"                       \
+	" wall_ns INTEGER NOT NULL, cpu_ns INTEGER NOT NULL, minor_page_faults INTEGER NOT NULL,"  \
+	" major_page_faults INTEGER NOT NULL, voluntary_context_switches INTEGER NOT NULL,"        \
+	" involuntary_context_switches INTEGER NOT NULL,"                                          \
+	" peak_rss_increase_bytes INTEGER NOT NULL, instructions INTEGER, cycles INTEGER);\n"      \
+	"CREATE UNIQUE INDEX component_costs_key ON component_costs(locus, phase, step,"           \
+	" component, IFNULL(parent, 0));\n"
+
 static const char pivot_schema[] =
     "CREATE TABLE batches(node TEXT NOT NULL, incarnation INTEGER NOT NULL DEFAULT 0,"
     " seq INTEGER NOT NULL, received TEXT NOT NULL, last INTEGER NOT NULL DEFAULT 0,"
@@ -62,8 +81,7 @@ static const char pivot_schema[] =
     "CREATE TABLE events(id INTEGER PRIMARY KEY, locus INTEGER NOT NULL REFERENCES loci(id),"
     " name TEXT NOT NULL, start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,"
     " bytes INTEGER, peer INTEGER);\n"
-    "CREATE TABLE steps(id INTEGER PRIMARY KEY);\n"
-    "CREATE TABLE component_costs(id INTEGER PRIMARY KEY);\n"
+    COMPONENT_TABLES
     "CREATE TABLE calibration_rows(id INTEGER PRIMARY KEY);\n"
     "CREATE TABLE degradations(node TEXT NOT NULL DEFAULT '', name TEXT NOT NULL,"
     " message TEXT NOT NULL, remedy TEXT NOT NULL, PRIMARY KEY(node, name));\n"
@@ -111,6 +129,12 @@ static const char pivot_migrate_v2[] = MODULE_SYMBOLS_TABLE "PRAGMA user_version
 /* schema 3 -> 4: the function's first line of each Hotspot, and the source
  * extracts (schema 3's `extracts`, by file, was never written: replaced) */
 static const char pivot_migrate_v3[] = SOURCES_TABLES "PRAGMA user_version = 4;\n";
+
+/* schema 4 -> 5: the empty placeholders of steps and component_costs
+ * replaced by the Component tables */
+static const char pivot_migrate_v4[] = "DROP TABLE IF EXISTS steps;\n"
+				       "DROP TABLE IF EXISTS component_costs;\n" COMPONENT_TABLES
+				       "PRAGMA user_version = 5;\n";
 
 /* 1 when table has column, 0 when not, -errno */
 static int has_column(struct pivot *p, const char *table, const char *column)
@@ -161,5 +185,7 @@ int pivot_schema_migrate(struct pivot *p)
 		err = pivot_exec(p, pivot_migrate_v2);
 	if (!err && p->schema < 4)
 		err = migrate_v3(p);
+	if (!err && p->schema < 5)
+		err = pivot_exec(p, pivot_migrate_v4);
 	return err;
 }
