@@ -274,8 +274,9 @@ static int run_send_start(struct run *r, json_t **reply, char *err, size_t errle
 			r->degradations);
 	if (req && (run_env.n_components || run_env.step) &&
 	    json_object_set(req, "components",
-			    json_object_get(json_object_get(facts, "effective_configuration"),
-					    "components"))) {
+			    json_object_get(json_object_get(json_object_get(
+						facts, "effective_configuration"), "components"),
+					    "value"))) {
 		json_decref(req);
 		req = NULL;
 	}

@@ -82,8 +82,14 @@ int run_facts_add_components(json_t *facts, const char *const *patterns, int n, 
 			json_decref(list);
 			list = NULL;
 		}
-	if (!list || !json_is_object(eff) || json_object_set_new(eff, "components", list) ||
-	    json_object_set_new(eff, "step", step ? json_text(step) : json_null()))
+	/* as every other key: its value and where it came from */
+	if (!list || !json_is_object(eff) ||
+	    json_object_set_new(eff, "components",
+				json_pack("{s:o, s:s}", "value", list, "source",
+					  n ? "command line" : "default")) ||
+	    json_object_set_new(eff, "step",
+				json_pack("{s:o, s:s}", "value", step ? json_text(step) : json_null(),
+					  "source", step ? "command line" : "default")))
 		return -ENOMEM;
 	return 0;
 }
