@@ -28,11 +28,11 @@
  * self costs; running totals, a later report of a key replacing it; a
  * NULL parent is no enclosing Component, unique through IFNULL) */
 #define COMPONENT_TABLES                                                                           \
-	"CREATE TABLE components(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"               \
+	"CREATE TABLE IF NOT EXISTS components(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"               \
 	" pattern TEXT NOT NULL, is_step INTEGER NOT NULL);\n"                                     \
-	"CREATE TABLE steps(locus INTEGER NOT NULL REFERENCES loci(id), step INTEGER NOT NULL,"    \
+	"CREATE TABLE IF NOT EXISTS steps(locus INTEGER NOT NULL REFERENCES loci(id), step INTEGER NOT NULL,"    \
 	" start_ns INTEGER NOT NULL, end_ns INTEGER, PRIMARY KEY(locus, step));\n"                 \
-	"CREATE TABLE component_costs(locus INTEGER NOT NULL REFERENCES loci(id),"                 \
+	"CREATE TABLE IF NOT EXISTS component_costs(locus INTEGER NOT NULL REFERENCES loci(id),"                 \
 	" phase TEXT NOT NULL CHECK(phase IN ('setup','step','between','teardown')),"              \
 	" step INTEGER NOT NULL, component INTEGER NOT NULL REFERENCES components(id),"            \
 	" parent INTEGER REFERENCES components(id), calls INTEGER NOT NULL,"                       \
@@ -40,7 +40,7 @@
 	" major_page_faults INTEGER NOT NULL, voluntary_context_switches INTEGER NOT NULL,"        \
 	" involuntary_context_switches INTEGER NOT NULL,"                                          \
 	" peak_rss_increase_bytes INTEGER NOT NULL, instructions INTEGER, cycles INTEGER);\n"      \
-	"CREATE UNIQUE INDEX component_costs_key ON component_costs(locus, phase, step,"           \
+	"CREATE UNIQUE INDEX IF NOT EXISTS component_costs_key ON component_costs(locus, phase, step,"           \
 	" component, IFNULL(parent, 0));\n"
 
 static const char pivot_schema[] =
@@ -130,11 +130,9 @@ static const char pivot_migrate_v2[] = MODULE_SYMBOLS_TABLE "PRAGMA user_version
  * extracts (schema 3's `extracts`, by file, was never written: replaced) */
 static const char pivot_migrate_v3[] = SOURCES_TABLES "PRAGMA user_version = 4;\n";
 
-/* schema 4 -> 5: the empty placeholders of steps and component_costs
- * replaced by the Component tables */
-static const char pivot_migrate_v4[] = "DROP TABLE IF EXISTS steps;\n"
-				       "DROP TABLE IF EXISTS component_costs;\n" COMPONENT_TABLES
-				       "PRAGMA user_version = 5;\n";
+/* schema 4 -> 5: the Component tables, where schema 4 had empty
+ * placeholders of steps and component_costs (an id column alone) */
+static const char pivot_migrate_v4[] = COMPONENT_TABLES "PRAGMA user_version = 5;\n";
 
 /* 1 when table has column, 0 when not, -errno */
 static int has_column(struct pivot *p, const char *table, const char *column)
@@ -163,6 +161,21 @@ static int migrate_v3(struct pivot *p)
 	return err < 0 ? err : pivot_exec(p, pivot_migrate_v3);
 }
 
+static int migrate_v4(struct pivot *p)
+{
+	static const char *const placeholders[] = {"steps", "component_costs"};
+	char sql[64];
+	int err = 0, i;
+
+	for (i = 0; i < 2 && err >= 0; i++) {
+		err = has_column(p, placeholders[i], "locus");
+		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", placeholders[i]);
+		if (!err)
+			err = pivot_exec(p, sql);
+	}
+	return err < 0 ? err : pivot_exec(p, pivot_migrate_v4);
+}
+
 int pivot_schema_create(struct pivot *p)
 {
 	char version[64];
@@ -186,6 +199,6 @@ int pivot_schema_migrate(struct pivot *p)
 	if (!err && p->schema < 4)
 		err = migrate_v3(p);
 	if (!err && p->schema < 5)
-		err = pivot_exec(p, pivot_migrate_v4);
+		err = migrate_v4(p);
 	return err;
 }
