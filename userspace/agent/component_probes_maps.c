@@ -12,6 +12,7 @@
 #include "bpf/components.skel.h"
 #include "userspace/agent/component_probes.h"
 #include "userspace/agent/component_probes_internal.h"
+#include "userspace/agent/map_walk.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/uprobe_multi.h"
 
@@ -135,54 +136,6 @@ void component_probes_release(struct component_probes *cp)
 	cp->n_multi_fds = cp->n_links = cp->n_probed = 0;
 }
 
-#define MAP_BATCH 1024
-
-/* every entry of map fd, MAP_BATCH per system call (one by one where the
- * kernel has no batch lookup of hash maps) */
-static int for_each_entry(int fd, size_t key_size, size_t value_size,
-			  int (*fn)(const void *key, const void *value, void *ctx), void *ctx)
-{
-	char *keys = malloc(MAP_BATCH * key_size), *values = malloc(MAP_BATCH * value_size);
-	char *key = malloc(key_size), *next = malloc(key_size), token_in[64], token_out[64];
-	int err = 0, last = 0, first = 1, have = 0;
-	__u32 count, i;
-
-	if (!keys || !values || !key || !next || key_size > sizeof(token_in)) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (!last && !err) {
-		count = MAP_BATCH;
-		if (bpf_map_lookup_batch(fd, first ? NULL : token_in, token_out, keys, values,
-					 &count, NULL)) {
-			if (errno != ENOENT) {
-				if (!first) {
-					err = -errno;
-					break;
-				}
-				while (!err && !bpf_map_get_next_key(fd, have ? key : NULL, next)) {
-					memcpy(key, next, key_size);
-					have = 1;
-					if (!bpf_map_lookup_elem(fd, key, values))
-						err = fn(key, values, ctx);
-				}
-				break;
-			}
-			last = 1;
-		}
-		first = 0;
-		memcpy(token_in, token_out, key_size);
-		for (i = 0; i < count && !err; i++)
-			err = fn(keys + i * key_size, values + i * value_size, ctx);
-	}
-out:
-	free(keys);
-	free(values);
-	free(key);
-	free(next);
-	return err;
-}
-
 struct walk {
 	component_cost_fn cost;
 	component_step_fn step;
@@ -207,7 +160,7 @@ int component_probes_for_each_cost(struct component_probes *cp, component_cost_f
 {
 	struct walk w = {.cost = fn, .ctx = ctx};
 
-	return for_each_entry(bpf_map__fd(cp->skel->maps.component_costs),
+	return map_walk(bpf_map__fd(cp->skel->maps.component_costs),
 			      sizeof(struct component_cost_key), sizeof(struct component_cost_value),
 			      cost_entry, &w);
 }
@@ -216,7 +169,7 @@ int component_probes_for_each_step(struct component_probes *cp, component_step_f
 {
 	struct walk w = {.step = fn, .ctx = ctx};
 
-	return for_each_entry(bpf_map__fd(cp->skel->maps.component_steps),
+	return map_walk(bpf_map__fd(cp->skel->maps.component_steps),
 			      sizeof(struct component_step_key), sizeof(struct component_step_value),
 			      step_entry, &w);
 }

@@ -74,14 +74,8 @@ json_t *run_facts_json(const char *name, int ncmd, char *const cmd[],
 int run_facts_add_components(json_t *facts, const char *const *patterns, int n, const char *step)
 {
 	json_t *eff = json_object_get(facts, "effective_configuration");
-	json_t *list = json_array();
-	int i;
+	json_t *list = command_json(n, (char *const *)patterns); /* words as the command's */
 
-	for (i = 0; list && i < n; i++)
-		if (json_array_append_new(list, json_text(patterns[i]))) {
-			json_decref(list);
-			list = NULL;
-		}
 	/* as every other key: its value and where it came from */
 	if (!list || !json_is_object(eff) ||
 	    json_object_set_new(eff, "components",
