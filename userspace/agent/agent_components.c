@@ -33,7 +33,9 @@ void agent_components_consider(struct agent *a, struct module *m)
 int agent_components_start(struct agent *a, struct agent_target *t,
 			   const struct agent_target_opts *o)
 {
+	uint64_t probe_ns, empty_ns;
 	char err[256] = "";
+	const char *why;
 	int e;
 
 	if (!o->n_components && !o->step)
@@ -55,6 +57,10 @@ int agent_components_start(struct agent *a, struct agent_target *t,
 	t->components = 1;
 	component_probes_read_counters(a->components, t->base.components);
 	module_table_for_each_module(a->modules, consider_module, a);
+	/* the probe cost, before the application starts (it waits for the
+	 * Run's start): reported with the costs it inflates */
+	if (component_probes_cost(a->components, &probe_ns, &empty_ns, &why))
+		pr_info("run %s: the probe cost could not be measured: %s", t->run_id, why);
 	return 0;
 }
 

@@ -184,6 +184,7 @@ int component_probes_add_target(struct component_probes *cp, uint32_t target_id,
 		return e;
 	}
 	cp->n_targets++;
+	cp->cost_measured = 0; /* measured again for this Run */
 	return 0;
 }
 

@@ -82,9 +82,10 @@ void component_probes_forget(struct component_probes *cp, pid_t tgid);
 void component_probes_read_counters(const struct component_probes *cp,
 				    uint64_t out[COMPONENT_COUNTERS]);
 
-/* The probe cost on this machine, measured once (the first call) in this
- * process (component_probe_cost.c): ns per call of a Component's probe
- * pair and of an empty uprobe pair. 0, or -errno (the reason in why). */
+/* The probe cost on this machine, measured in this process at the first
+ * call after each component_probes_add_target (component_probe_cost.c:
+ * about 0.1 s): ns per call of a Component's probe pair and of an empty
+ * uprobe pair. 0, or -errno (the reason in why, owned by cp). */
 int component_probes_cost(struct component_probes *cp, uint64_t *probe_ns, uint64_t *empty_ns,
 			  const char **why);
 

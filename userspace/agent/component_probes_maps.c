@@ -227,21 +227,49 @@ static int forget_cost(const struct component_cost_key *key,
 		       const struct component_cost_value *value, void *ctx)
 {
 	struct forget_ctx *fc = ctx;
-	struct sent_entry probe = {.key = *key};
-	void *node;
 
 	(void)value;
-	if (key->tgid != fc->tgid)
-		return 0;
-	bpf_map_delete_elem(bpf_map__fd(fc->cp->skel->maps.component_costs), key);
-	node = tfind(&probe, &fc->cp->sent, sent_cmp);
-	if (node) {
-		struct sent_entry *e = *(struct sent_entry **)node;
-
-		tdelete(e, &fc->cp->sent, sent_cmp);
-		free(e);
-	}
+	if (key->tgid == fc->tgid)
+		bpf_map_delete_elem(bpf_map__fd(fc->cp->skel->maps.component_costs), key);
 	return 0;
+}
+
+/* the entries of one process in the "sent" record, collected by twalk_r
+ * (the tree is not changed while it is walked) */
+struct sent_sweep {
+	__u32 tgid;
+	struct sent_entry **list;
+	size_t n, cap;
+};
+
+static void sweep_sent(const void *node, VISIT which, void *closure)
+{
+	struct sent_sweep *sw = closure;
+	struct sent_entry *e = *(struct sent_entry *const *)node, **list;
+
+	if ((which != postorder && which != leaf) || e->key.tgid != sw->tgid)
+		return;
+	if (sw->n == sw->cap) {
+		list = realloc(sw->list, (sw->cap ? 2 * sw->cap : 64) * sizeof(*list));
+		if (!list)
+			return; /* kept: a leak of a few bytes, not a wrong total */
+		sw->list = list;
+		sw->cap = sw->cap ? 2 * sw->cap : 64;
+	}
+	sw->list[sw->n++] = e;
+}
+
+static void sent_forget(struct component_probes *cp, __u32 tgid)
+{
+	struct sent_sweep sw = {.tgid = tgid};
+	size_t i;
+
+	twalk_r(cp->sent, sweep_sent, &sw);
+	for (i = 0; i < sw.n; i++) {
+		tdelete(sw.list[i], &cp->sent, sent_cmp);
+		free(sw.list[i]);
+	}
+	free(sw.list);
 }
 
 static int forget_step(const struct component_step_key *key,
@@ -262,4 +290,5 @@ void component_probes_forget(struct component_probes *cp, pid_t tgid)
 	component_probes_for_each_cost(cp, forget_cost, &fc);
 	component_probes_for_each_step(cp, forget_step, &fc);
 	bpf_map_delete_elem(bpf_map__fd(cp->skel->maps.component_steps_state), &fc.tgid);
+	sent_forget(cp, fc.tgid);
 }
