@@ -135,6 +135,15 @@ struct agent_target_opts {
 	void *closed_ctx;
 };
 
+/* The Components of a run-start request, req's "components" (absent, or
+ * an array of at most AGENT_MAX_COMPONENTS non-empty strings) and "step"
+ * (absent, or a non-empty string), into o (components pointing into
+ * patterns[AGENT_MAX_COMPONENTS], strings borrowed from req) when o is
+ * given. 0, or -EINVAL (nothing set). */
+#define AGENT_MAX_COMPONENTS 64
+int agent_components_of_json(const json_t *req, struct agent_target_opts *o,
+			     const char **patterns);
+
 /* Creates the Target (perf events enabled when it is the first) and
  * sends START when start_json is given. async: done(ctx, 0, Ack.json)
  * once START is acked, done(ctx, -ETIMEDOUT, ...) after

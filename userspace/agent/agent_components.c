@@ -15,6 +15,30 @@
 #include "userspace/agent/sampler.h"
 #include "userspace/log/log.h"
 
+int agent_components_of_json(const json_t *req, struct agent_target_opts *o,
+			     const char **patterns)
+{
+	const json_t *list = json_object_get(req, "components"), *p;
+	const json_t *step = json_object_get(req, "step");
+	size_t i;
+
+	if (step && (!json_is_string(step) || !json_string_length(step)))
+		return -EINVAL;
+	if (list && (!json_is_array(list) || json_array_size(list) > AGENT_MAX_COMPONENTS))
+		return -EINVAL;
+	json_array_foreach(list, i, p)
+		if (!json_is_string(p) || !json_string_length(p))
+			return -EINVAL;
+	if (!o)
+		return 0;
+	json_array_foreach(list, i, p)
+		patterns[i] = json_string_value(p);
+	o->components = patterns;
+	o->n_components = json_array_size(list);
+	o->step = json_string_value(step);
+	return 0;
+}
+
 static void consider_module(struct module *m, void *ctx)
 {
 	agent_components_consider(ctx, m);

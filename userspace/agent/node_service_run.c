@@ -158,27 +158,6 @@ static void on_started(void *ctx, int err, const char *json)
 					    degradations)));
 }
 
-#define NS_MAX_COMPONENTS 64
-
-/* "components" (absent, or [PATTERN...]) and "step" (absent, or FUNC) */
-static int components_valid(const json_t *req)
-{
-	const json_t *list = json_object_get(req, "components"), *p;
-	const json_t *step = json_object_get(req, "step");
-	size_t i;
-
-	if (step && (!json_is_string(step) || !json_string_length(step)))
-		return 0;
-	if (!list)
-		return 1;
-	if (!json_is_array(list) || json_array_size(list) > NS_MAX_COMPONENTS)
-		return 0;
-	json_array_foreach(list, i, p)
-		if (!json_is_string(p) || !json_string_length(p))
-			return 0;
-	return 1;
-}
-
 /* the fields of run-start: 0, or -EINVAL with err */
 static int check_start(const json_t *req, char *err, size_t errlen)
 {
@@ -200,10 +179,10 @@ static int check_start(const json_t *req, char *err, size_t errlen)
 		snprintf(err, errlen, "run-start needs \"symbolizer\", a path or \"\"");
 	else if (exe && !json_is_null(exe) && !json_is_string(exe))
 		snprintf(err, errlen, "run-start: \"target_exe\" is a path or null");
-	else if (!components_valid(req))
+	else if (agent_components_of_json(req, NULL, NULL))
 		snprintf(err, errlen, "run-start: \"components\" is an array of at most %d "
 				      "non-empty strings, \"step\" a non-empty string",
-			 NS_MAX_COMPONENTS);
+			 AGENT_MAX_COMPONENTS);
 	else
 		return 0;
 	return -EINVAL;
@@ -301,12 +280,10 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 	struct agent_target_opts o = { .mpi_events = json_is_true(json_object_get(req, "mpi_events")),
 				       .target_exe = json_string_value(json_object_get(req, "target_exe")),
 				       .token = json_string_value(json_object_get(req, "token")) };
-	const char *patterns[NS_MAX_COMPONENTS];
+	const char *patterns[AGENT_MAX_COMPONENTS];
 	char err[1024], run_id[33];
 	struct ns_run *r;
-	const json_t *p;
 	char *start;
-	size_t i;
 	int e;
 
 	int pidfd = -1;
@@ -343,10 +320,7 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 			"its libraries", (unsigned)c->peer.uid, o.target_exe);
 		o.target_exe = NULL;
 	}
-	json_array_foreach(json_object_get(req, "components"), i, p)
-		patterns[o.n_components++] = json_string_value(p);
-	o.components = patterns;
-	o.step = json_string_value(json_object_get(req, "step"));
+	agent_components_of_json(req, &o, patterns); /* checked by check_start */
 	start = start_json(r, req);
 	memcpy(run_id, r->run_id, sizeof(run_id));
 	o.run_id = run_id;

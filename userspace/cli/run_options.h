@@ -6,7 +6,7 @@
 #define NUNATAK_CLI_RUN_OPTIONS_H
 
 #define RUN_MAX_SOURCE_MAP 16
-#define RUN_MAX_COMPONENTS 64
+#define RUN_MAX_COMPONENTS 64 /* as many as run-start carries: AGENT_MAX_COMPONENTS */
 
 struct run_env {
 	const char *name;
