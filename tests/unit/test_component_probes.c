@@ -27,6 +27,7 @@
 #include "tests/unit/bpf_fixture.h"
 #include "bpf/components.skel.h"
 #include "bpf/target.h"
+#include "userspace/agent/agent.h"
 #include "userspace/agent/component_probes.h"
 #include "userspace/agent/component_probes_internal.h"
 #include "userspace/agent/component_symbols.h"
@@ -284,6 +285,42 @@ static void test_probes_own_calls(void **state)
 	elf_file__free(m.elf);
 }
 
+/* run-start's "components" and "step" as the node service reads them */
+static void test_components_of_json(void **state)
+{
+	const char *patterns[AGENT_MAX_COMPONENTS];
+	struct agent_target_opts o = {};
+	json_t *req, *many = json_array();
+
+	(void)state;
+	req = json_pack("{s:[s,s], s:s}", "components", "A::run", "*::execute", "step", "Verlet::run");
+	assert_int_equal(agent_components_of_json(req, &o, patterns), 0);
+	assert_int_equal(o.n_components, 2);
+	assert_string_equal(o.components[1], "*::execute");
+	assert_string_equal(o.step, "Verlet::run");
+	json_decref(req);
+	req = json_object(); /* neither: no Components */
+	o = (struct agent_target_opts){};
+	assert_int_equal(agent_components_of_json(req, &o, patterns), 0);
+	assert_int_equal(o.n_components, 0);
+	assert_null(o.step);
+	json_decref(req);
+	req = json_pack("{s:[s,i]}", "components", "A", 3);
+	assert_int_equal(agent_components_of_json(req, NULL, NULL), -EINVAL);
+	json_decref(req);
+	req = json_pack("{s:[s,s]}", "components", "A", "");
+	assert_int_equal(agent_components_of_json(req, NULL, NULL), -EINVAL);
+	json_decref(req);
+	req = json_pack("{s:s}", "step", "");
+	assert_int_equal(agent_components_of_json(req, NULL, NULL), -EINVAL);
+	json_decref(req);
+	for (int i = 0; i <= AGENT_MAX_COMPONENTS; i++)
+		json_array_append_new(many, json_string("f"));
+	req = json_pack("{s:o}", "components", many);
+	assert_int_equal(agent_components_of_json(req, NULL, NULL), -EINVAL);
+	json_decref(req);
+}
+
 static void test_probe_cost(void **state)
 {
 	struct component_probes *cp;
@@ -309,6 +346,7 @@ int main(void)
 	    cmocka_unit_test(test_base_name),
 	    cmocka_unit_test(test_pattern_match),
 	    cmocka_unit_test(test_select_own_symbols),
+	    cmocka_unit_test(test_components_of_json),
 	    cmocka_unit_test(test_probes_own_calls),
 	    cmocka_unit_test(test_probe_cost),
 	};
