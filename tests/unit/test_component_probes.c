@@ -232,14 +232,26 @@ static void test_probes_own_calls(void **state)
 	assert_non_null(cp);
 	assert_int_equal(bpf_map_update_elem(bpf_map__fd(cp->skel->maps.targets), &tgid, &info, 0),
 			 0);
-	assert_int_equal(component_probes_add_target(cp, 5, patterns, 4, "test_fn_step"), 0);
+	assert_int_equal(component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 4,
+						     "test_fn_step"), 0);
 	assert_true(readlink("/proc/self/exe", path, sizeof(path) - 1) > 0);
 	m.path = path;
 	m.elf = elf_file__open(path);
 	assert_non_null(m.elf);
+	/* a user's Run: this root-owned file is not theirs to probe */
+	assert_int_equal(component_probes_add_target(cp, 6, 12345, patterns, 1, NULL), 0);
+	component_probes_remove_target(cp, 5);
+	assert_int_equal(component_probes_consider(cp, &m, err, sizeof(err)), 0);
+	component_probes_for_each_unmatched(cp, 6, unmatched, missing);
+	assert_string_equal(missing, "test_fn_alpha");
+	component_probes_remove_target(cp, 6);
+	assert_int_equal(component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 4,
+						     "test_fn_step"),
+			 0);
+	missing[0] = '\0';
 	assert_int_equal(component_probes_consider(cp, &m, err, sizeof(err)), 4);
 	assert_int_equal(component_probes_consider(cp, &m, err, sizeof(err)), 0); /* once */
-	test_fn_beta();                                                    /* setup */
+	test_fn_beta(); /* setup */
 	for (int k = 0; k < 3; k++)
 		test_fn_step();
 	test_fn_alpha(); /* between Step 2 and a Step 3 that never comes */

@@ -73,8 +73,8 @@ int agent_components_start(struct agent *a, struct agent_target *t,
 		return degradation_list_add(&t->degradations, "component-probes-unavailable", err,
 					    "run as root on a kernel with uprobes and BTF");
 	}
-	e = component_probes_add_target(a->components, t->id, o->components, o->n_components,
-					o->step);
+	e = component_probes_add_target(a->components, t->id, agent_target_uid(t), o->components,
+					o->n_components, o->step);
 	if (e)
 		return degradation_list_add(&t->degradations, "component-probes-unavailable",
 					    strerror(-e), "fewer Runs with --step at once");
@@ -118,7 +118,8 @@ static int not_found(const char *pattern, int is_step, void *ctx)
 	return batch_builder_add_degradation(ctx, "component-not-found", message,
 					     "give the demangled name (nm -C) or a glob over it; "
 					     "a static function needs the .symtab of an unstripped "
-					     "build");
+					     "build; a user's Run searches only the files the user "
+					     "owns");
 }
 
 /* the probe cost per call and the calls lost, as counters, and at the end

@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/components.skel.h"
+#include "bpf/target.h"
 #include "userspace/agent/component_probes.h"
 #include "userspace/agent/component_probes_internal.h"
 #include "userspace/agent/component_symbols.h"
@@ -154,7 +156,7 @@ static int target_fill(struct component_target *t, const char *const *patterns, 
 	return 0;
 }
 
-int component_probes_add_target(struct component_probes *cp, uint32_t target_id,
+int component_probes_add_target(struct component_probes *cp, uint32_t target_id, uint32_t owner,
 				const char *const *patterns, size_t n, const char *step)
 {
 	struct component_target *ts, *t;
@@ -171,6 +173,7 @@ int component_probes_add_target(struct component_probes *cp, uint32_t target_id,
 	t = &ts[cp->n_targets];
 	memset(t, 0, sizeof(*t));
 	t->target_id = target_id;
+	t->owner = owner;
 	e = target_fill(t, patterns, n, step);
 	if (!e && step &&
 	    bpf_map_update_elem(bpf_map__fd(cp->skel->maps.component_step_targets), &target_id,
@@ -318,13 +321,18 @@ int component_probes_consider(struct component_probes *cp, const struct module *
 			      size_t errlen)
 {
 	struct consider_ctx cc = {.cp = cp, .m = m};
+	uint32_t file_owner;
+	struct stat st;
 	size_t i;
 	int e = 0;
 
 	if (!m->elf || !cp->n_targets)
 		return 0;
+	file_owner = stat(m->path, &st) ? UINT32_MAX - 1 : (uint32_t)st.st_uid; /* none's */
 	for (i = 0; i < cp->n_targets && !e; i++) {
 		cc.t = &cp->targets[i];
+		if (cc.t->owner != TARGET_UID_ANY && cc.t->owner != file_owner)
+			continue; /* not the user's file: others run it too */
 		e = component_symbols_select(m->elf, (const char *const *)cc.t->patterns, cc.t->n,
 					     consider_symbol, &cc);
 	}

@@ -40,11 +40,14 @@ void component_probes__free(struct component_probes *cp);
 /* 1 when the probes are uprobe_multi links */
 int component_probes_multi(const struct component_probes *cp);
 
-/* Target target_id asks for patterns[0..n) and step (NULL: none): copied.
- * 0, -EEXIST, -ENOSPC (too many Targets with a step function), -ENOMEM.
- * The modules known already are then given to component_probes_consider
- * by the caller. */
-int component_probes_add_target(struct component_probes *cp, uint32_t target_id,
+/* Target target_id of owner (TARGET_UID_ANY: root's) asks for
+ * patterns[0..n) and step (NULL: none): copied. A probe traps in every
+ * process that runs the file, so a user's patterns search only the files
+ * the user owns (their programs and libraries): never a system library
+ * every other process runs. 0, -EEXIST, -ENOSPC (too many Targets with a
+ * step function), -ENOMEM. The modules known already are then given to
+ * component_probes_consider by the caller. */
+int component_probes_add_target(struct component_probes *cp, uint32_t target_id, uint32_t owner,
 				const char *const *patterns, size_t n, const char *step);
 /* Forgets target_id; the probes are released when it was the last. */
 void component_probes_remove_target(struct component_probes *cp, uint32_t target_id);

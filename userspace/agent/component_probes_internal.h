@@ -16,6 +16,7 @@ struct bpf_link;
 /* one Target's patterns; with a step function, it is patterns[n - 1] */
 struct component_target {
 	uint32_t target_id;
+	uint32_t owner; /* uid, TARGET_UID_ANY: any file */
 	char **patterns;
 	int *matched; /* per pattern: named a function */
 	size_t n;
