@@ -211,7 +211,9 @@ static int unmatched(const char *pattern, int is_step, void *ctx)
 	return 0;
 }
 
-static void test_probes_own_calls(void **state)
+/* multi: uprobe_multi links where the kernel has them (-1), or perf-event
+ * uprobes (0) */
+static void check_own_calls(int multi)
 {
 	const char *const patterns[] = {"test_fn_alpha", "test_fn_beta", "test_fn_recurse",
 					"no_such_function"};
@@ -226,10 +228,11 @@ static void test_probes_own_calls(void **state)
 	uint32_t alpha, beta, step, rec;
 	int steps = 0;
 
-	(void)state;
 	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
-	cp = component_probes__new(-1, -1, err, sizeof(err));
+	cp = component_probes__new(-1, multi, err, sizeof(err));
 	assert_non_null(cp);
+	if (!multi)
+		assert_false(component_probes_multi(cp));
 	assert_int_equal(bpf_map_update_elem(bpf_map__fd(cp->skel->maps.targets), &tgid, &info, 0),
 			 0);
 	assert_int_equal(component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 4,
@@ -333,6 +336,18 @@ static void test_components_of_json(void **state)
 	json_decref(req);
 }
 
+static void test_probes_own_calls(void **state)
+{
+	(void)state;
+	check_own_calls(-1);
+}
+
+static void test_probes_own_calls_perf_events(void **state)
+{
+	(void)state;
+	check_own_calls(0);
+}
+
 static void test_probe_cost(void **state)
 {
 	struct component_probes *cp;
@@ -360,6 +375,7 @@ int main(void)
 	    cmocka_unit_test(test_select_own_symbols),
 	    cmocka_unit_test(test_components_of_json),
 	    cmocka_unit_test(test_probes_own_calls),
+	    cmocka_unit_test(test_probes_own_calls_perf_events),
 	    cmocka_unit_test(test_probe_cost),
 	};
 

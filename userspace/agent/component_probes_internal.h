@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "userspace/agent/component_probes.h"
+#include "userspace/agent/uprobe_set.h"
 
 struct components_bpf;
 struct bpf_link;
@@ -43,10 +44,8 @@ struct component_probes {
 	size_t n_defs;
 	struct component_probed *probed;
 	size_t n_probed;
-	int *multi_fds; /* uprobe_multi links */
-	size_t n_multi_fds;
-	struct bpf_link **links; /* perf-event uprobes */
-	size_t n_links;
+	struct uprobe_set *sets; /* one per module probed (and call of consider) */
+	size_t n_sets;
 	struct bpf_link *switch_link; /* sched_switch: off-CPU time */
 	void *sent; /* tsearch tree: what was last published of each key */
 	int cost_measured, cost_err;

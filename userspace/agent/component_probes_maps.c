@@ -14,126 +14,58 @@
 #include "userspace/agent/component_probes_internal.h"
 #include "userspace/agent/map_walk.h"
 #include "userspace/agent/modules.h"
-#include "userspace/agent/uprobe_multi.h"
 
-static int push_link(struct component_probes *cp, struct bpf_link *link)
-{
-	struct bpf_link **links = realloc(cp->links, (cp->n_links + 1) * sizeof(*links));
-
-	if (!links) {
-		bpf_link__destroy(link);
-		return -ENOMEM;
-	}
-	cp->links = links;
-	cp->links[cp->n_links++] = link;
-	return 0;
-}
-
-static int push_fd(struct component_probes *cp, int fd)
-{
-	int *fds = realloc(cp->multi_fds, (cp->n_multi_fds + 1) * sizeof(*fds));
-
-	if (!fds) {
-		close(fd);
-		return -ENOMEM;
-	}
-	cp->multi_fds = fds;
-	cp->multi_fds[cp->n_multi_fds++] = fd;
-	return 0;
-}
-
-static int attach_multi(struct component_probes *cp, const char *path,
-			const struct component_point *pts, size_t n)
+int component_probes_attach(struct component_probes *cp, const struct module *m,
+			    const struct component_point *pts, size_t n)
 {
 	uint64_t *offsets = calloc(n, sizeof(*offsets)), *cookies = calloc(n, sizeof(*cookies));
-	int fd, e = 0, dir;
+	struct component_probed *probed;
+	struct uprobe_set *sets;
 	size_t i;
+	int e = -ENOMEM;
 
-	if (!offsets || !cookies) {
-		e = -ENOMEM;
-		goto cleanup;
+	if (!cp->switch_link) {
+		cp->switch_link = bpf_program__attach(cp->skel->progs.component_switch);
+		if (!cp->switch_link) {
+			e = -errno;
+			goto cleanup;
+		}
 	}
+	probed = realloc(cp->probed, (cp->n_probed + n) * sizeof(*probed));
+	if (probed)
+		cp->probed = probed;
+	sets = realloc(cp->sets, (cp->n_sets + 1) * sizeof(*sets));
+	if (sets)
+		cp->sets = sets;
+	if (!offsets || !cookies || !probed || !sets)
+		goto cleanup;
 	for (i = 0; i < n; i++) {
 		offsets[i] = pts[i].offset;
 		cookies[i] = pts[i].cookie;
 	}
-	for (dir = 0; dir < 2 && !e; dir++) {
-		fd = uprobe_multi_link_create(
-		    bpf_program__fd(dir ? cp->skel->progs.component_return
-					: cp->skel->progs.component_entry),
-		    path, offsets, cookies, (uint32_t)n, dir ? UPROBE_MULTI_RETURN : 0, 0);
-		e = fd < 0 ? fd : push_fd(cp, fd);
-	}
+	/* what a failure attached stays in the set, released with the others */
+	e = uprobe_set_attach(&cp->sets[cp->n_sets++], cp->skel->progs.component_entry,
+			      cp->skel->progs.component_return, cp->multi, m->path, offsets, cookies,
+			      n, -1);
+	for (i = 0; i < n && !e; i++)
+		cp->probed[cp->n_probed++] = (struct component_probed){m, pts[i].offset};
 cleanup:
 	free(offsets);
 	free(cookies);
 	return e;
 }
 
-static int attach_perf_events(struct component_probes *cp, const char *path,
-			      const struct component_point *pts, size_t n)
-{
-	struct bpf_link *link;
-	size_t i;
-	int dir, e;
-
-	for (i = 0; i < n; i++) {
-		for (dir = 0; dir < 2; dir++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = pts[i].cookie,
-				    .retprobe = dir == 1);
-
-			link = bpf_program__attach_uprobe_opts(
-			    dir ? cp->skel->progs.component_return : cp->skel->progs.component_entry,
-			    -1, path, pts[i].offset, &opts);
-			if (!link)
-				return -errno;
-			e = push_link(cp, link);
-			if (e)
-				return e;
-		}
-	}
-	return 0;
-}
-
-int component_probes_attach(struct component_probes *cp, const struct module *m,
-			    const struct component_point *pts, size_t n)
-{
-	struct component_probed *probed;
-	size_t i;
-	int e;
-
-	if (!cp->switch_link) {
-		cp->switch_link = bpf_program__attach(cp->skel->progs.component_switch);
-		if (!cp->switch_link)
-			return -errno;
-	}
-	probed = realloc(cp->probed, (cp->n_probed + n) * sizeof(*probed));
-	if (!probed)
-		return -ENOMEM;
-	cp->probed = probed;
-	e = cp->multi ? attach_multi(cp, m->path, pts, n) : attach_perf_events(cp, m->path, pts, n);
-	if (e)
-		return e;
-	for (i = 0; i < n; i++)
-		cp->probed[cp->n_probed++] = (struct component_probed){m, pts[i].offset};
-	return 0;
-}
-
 void component_probes_release(struct component_probes *cp)
 {
 	size_t i;
 
-	for (i = 0; i < cp->n_multi_fds; i++)
-		close(cp->multi_fds[i]);
-	for (i = 0; i < cp->n_links; i++)
-		bpf_link__destroy(cp->links[i]);
+	for (i = 0; i < cp->n_sets; i++)
+		uprobe_set_release(&cp->sets[i]);
 	bpf_link__destroy(cp->switch_link);
 	cp->switch_link = NULL;
-	free(cp->multi_fds);
-	free(cp->links);
-	cp->multi_fds = NULL;
-	cp->links = NULL;
-	cp->n_multi_fds = cp->n_links = cp->n_probed = 0;
+	free(cp->sets);
+	cp->sets = NULL;
+	cp->n_sets = cp->n_probed = 0;
 }
 
 struct walk {

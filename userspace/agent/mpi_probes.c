@@ -193,7 +193,7 @@ static int library_locate(struct probed_library *lib, const struct module *m, ch
 
 	memset(lib, 0, sizeof(*lib));
 	lib->module = m;
-	lib->wide = (struct probe_set){.multi_fds = {-1, -1}};
+	lib->wide = UPROBE_SET_EMPTY;
 	for (fn = 0; fn < MPI_FUNCTIONS; fn++) {
 		const struct mpi_function_layout *l = &layouts[fn];
 
