@@ -13,9 +13,9 @@
  * Component call.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 
 #include "bpf/components.h"
 #include "bpf/target.bpf.h"
@@ -94,8 +94,7 @@ static __always_inline void component_count(int which)
 }
 
 /* A call's phase and Step, by where process tgid is in its Steps */
-static __always_inline void component_phase_of(__u32 tgid, int has_step, __u32 *phase,
-					       __s32 *step)
+static __always_inline void component_phase_of(__u32 tgid, int has_step, __u32 *phase, __s32 *step)
 {
 	struct component_step_state *st;
 
@@ -321,8 +320,7 @@ int BPF_KRETPROBE(component_return)
 	if (!d)
 		goto step; /* its entry was not seen: probed while in the call */
 	if (th->depth > d) {
-		__sync_fetch_and_add(&component_counters[COMPONENT_LOST_UNBALANCED],
-				     th->depth - d);
+		__sync_fetch_and_add(&component_counters[COMPONENT_LOST_UNBALANCED], th->depth - d);
 		th->depth = d;
 	}
 	f = &th->frames[(d - 1) & (MAX_COMPONENT_DEPTH - 1)];

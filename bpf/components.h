@@ -58,10 +58,10 @@ struct component_cost {
 struct component_cost_key {
 	__u32 tgid;
 	__u32 tid;
-	__s32 step;      /* -1: setup */
+	__s32 step;	 /* -1: setup */
 	__u32 component; /* id */
-	__u32 parent;    /* innermost enclosing Component on the thread, 0: none */
-	__u32 phase;     /* enum component_phase */
+	__u32 parent;	 /* innermost enclosing Component on the thread, 0: none */
+	__u32 phase;	 /* enum component_phase */
 };
 
 struct component_cost_value {
@@ -80,13 +80,13 @@ struct component_frame {
 	__u64 entry_off_cpu_ns;
 	__u64 entry_minor_faults, entry_major_faults;
 	__u64 entry_nvcsw, entry_nivcsw;
-	__u64 entry_peak_rss; /* bytes */
+	__u64 entry_peak_rss;		/* bytes */
 	struct component_cost children; /* inclusive costs of the nested calls */
 };
 
 struct component_thread {
-	__u32 depth;    /* frames in use */
-	__u32 overflow; /* calls deeper than MAX_COMPONENT_DEPTH in flight */
+	__u32 depth;	       /* frames in use */
+	__u32 overflow;	       /* calls deeper than MAX_COMPONENT_DEPTH in flight */
 	__u64 off_cpu_ns;      /* while depth > 0 */
 	__u64 switched_out_ns; /* 0: on a CPU */
 	struct component_frame frames[MAX_COMPONENT_DEPTH];
@@ -96,7 +96,7 @@ struct component_thread {
 struct component_step_state {
 	__u32 next_step;  /* Steps begun so far */
 	__u32 step_depth; /* calls of the step function in flight */
-	__s32 current;    /* the Step in (or last ended); -1 none yet */
+	__s32 current;	  /* the Step in (or last ended); -1 none yet */
 	__u32 pad;
 };
 
@@ -107,16 +107,16 @@ struct component_step_key {
 
 struct component_step_value {
 	__u64 start_ns; /* entry of the step function's call */
-	__u64 end_ns;   /* its return; 0: not seen yet */
+	__u64 end_ns;	/* its return; 0: not seen yet */
 };
 
 enum component_counter {
-	COMPONENT_CALLS_SEEN = 0,     /* calls measured */
-	COMPONENT_LOST_DEPTH,         /* nesting deeper than MAX_COMPONENT_DEPTH */
-	COMPONENT_LOST_MAP,           /* component_costs full */
-	COMPONENT_LOST_UNBALANCED,    /* frames popped without their return */
-	COMPONENT_LOST_NO_STORAGE,    /* the thread's storage could not be made */
-	COMPONENT_LOST_STEPS,         /* component_steps full: a Step's row lost */
+	COMPONENT_CALLS_SEEN = 0,  /* calls measured */
+	COMPONENT_LOST_DEPTH,	   /* nesting deeper than MAX_COMPONENT_DEPTH */
+	COMPONENT_LOST_MAP,	   /* component_costs full */
+	COMPONENT_LOST_UNBALANCED, /* frames popped without their return */
+	COMPONENT_LOST_NO_STORAGE, /* the thread's storage could not be made */
+	COMPONENT_LOST_STEPS,	   /* component_steps full: a Step's row lost */
 	COMPONENT_COUNTERS,
 };
 

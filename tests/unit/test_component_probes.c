@@ -7,6 +7,8 @@
  *
  * Without root or kernel BTF the probe tests are SKIPPED.
  */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -18,15 +20,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include <cmocka.h>
 
-#include "tests/unit/test_helpers.h"
-#include "tests/unit/bpf_fixture.h"
 #include "bpf/components.skel.h"
 #include "bpf/target.h"
+#include "tests/unit/bpf_fixture.h"
+#include "tests/unit/test_helpers.h"
 #include "userspace/agent/agent.h"
 #include "userspace/agent/component_probes.h"
 #include "userspace/agent/component_probes_internal.h"
@@ -235,8 +235,8 @@ static void check_own_calls(int multi)
 		assert_false(component_probes_multi(cp));
 	assert_int_equal(bpf_map_update_elem(bpf_map__fd(cp->skel->maps.targets), &tgid, &info, 0),
 			 0);
-	assert_int_equal(component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 4,
-						     "test_fn_step"), 0);
+	assert_int_equal(
+	    component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 4, "test_fn_step"), 0);
 	assert_true(readlink("/proc/self/exe", path, sizeof(path) - 1) > 0);
 	m.path = path;
 	m.elf = elf_file__open(path);
@@ -248,13 +248,12 @@ static void check_own_calls(int multi)
 	component_probes_for_each_unmatched(cp, 6, unmatched, missing);
 	assert_string_equal(missing, "test_fn_alpha");
 	component_probes_remove_target(cp, 6);
-	assert_int_equal(component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 4,
-						     "test_fn_step"),
-			 0);
+	assert_int_equal(
+	    component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 4, "test_fn_step"), 0);
 	missing[0] = '\0';
 	assert_int_equal(component_probes_consider(cp, &m, err, sizeof(err)), 4);
 	assert_int_equal(component_probes_consider(cp, &m, err, sizeof(err)), 0); /* once */
-	test_fn_beta(); /* setup */
+	test_fn_beta();								  /* setup */
 	for (int k = 0; k < 3; k++)
 		test_fn_step();
 	test_fn_alpha(); /* between Step 2 and a Step 3 that never comes */
@@ -308,7 +307,8 @@ static void test_components_of_json(void **state)
 	json_t *req, *many = json_array();
 
 	(void)state;
-	req = json_pack("{s:[s,s], s:s}", "components", "A::run", "*::execute", "step", "Verlet::run");
+	req = json_pack("{s:[s,s], s:s}", "components", "A::run", "*::execute", "step",
+			"Verlet::run");
 	assert_int_equal(agent_components_of_json(req, &o, patterns), 0);
 	assert_int_equal(o.n_components, 2);
 	assert_string_equal(o.components[1], "*::execute");

@@ -95,8 +95,7 @@ static void test_running_totals(void **state)
 	assert_int_equal(store(p, 3, 4, 0), 0);
 	assert_int_equal(sql_int(p, "SELECT sum(calls) FROM component_costs"), 10);
 	assert_int_equal(sql_int(p, "SELECT end_ns FROM steps WHERE step = 1"), 9000);
-	assert_int_equal(sql_int(p, "SELECT count(*) FROM components WHERE pattern = 'A::run'"),
-			 1);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM components WHERE pattern = 'A::run'"), 1);
 	assert_int_equal(sql_int(p, "SELECT count(*) FROM component_costs WHERE instructions"
 				    " IS NULL AND cycles IS NULL"),
 			 2);

@@ -15,8 +15,7 @@
 #include "userspace/agent/sampler.h"
 #include "userspace/log/log.h"
 
-int agent_components_of_json(const json_t *req, struct agent_target_opts *o,
-			     const char **patterns)
+int agent_components_of_json(const json_t *req, struct agent_target_opts *o, const char **patterns)
 {
 	const json_t *list = json_object_get(req, "components"), *p;
 	const json_t *step = json_object_get(req, "step");
@@ -26,13 +25,11 @@ int agent_components_of_json(const json_t *req, struct agent_target_opts *o,
 		return -EINVAL;
 	if (list && (!json_is_array(list) || json_array_size(list) > AGENT_MAX_COMPONENTS))
 		return -EINVAL;
-	json_array_foreach(list, i, p)
-		if (!json_is_string(p) || !json_string_length(p))
-			return -EINVAL;
+	json_array_foreach(list, i,
+			   p) if (!json_is_string(p) || !json_string_length(p)) return -EINVAL;
 	if (!o)
 		return 0;
-	json_array_foreach(list, i, p)
-		patterns[i] = json_string_value(p);
+	json_array_foreach(list, i, p) patterns[i] = json_string_value(p);
 	o->components = patterns;
 	o->n_components = json_array_size(list);
 	o->step = json_string_value(step);
@@ -65,8 +62,8 @@ int agent_components_start(struct agent *a, struct agent_target *t,
 	if (!o->n_components && !o->step)
 		return 0;
 	if (!a->components && a->sampler)
-		a->components = component_probes__new(sampler_targets_fd(a->sampler), -1, err,
-						      sizeof(err));
+		a->components =
+		    component_probes__new(sampler_targets_fd(a->sampler), -1, err, sizeof(err));
 	if (!a->components) {
 		if (!err[0])
 			snprintf(err, sizeof(err), "BPF is not available to this Agent");
@@ -137,9 +134,11 @@ static int add_counters(struct agent_target *t, struct batch_builder *b, int las
 		if (i != COMPONENT_LOST_STEPS)
 			lost += c[i] - t->base.components[i];
 	err = batch_builder_add_counter(b, "component_calls_seen",
-					c[COMPONENT_CALLS_SEEN] - t->base.components[COMPONENT_CALLS_SEEN]);
+					c[COMPONENT_CALLS_SEEN] -
+					    t->base.components[COMPONENT_CALLS_SEEN]);
 	err = err ?: batch_builder_add_counter(b, "component_calls_lost", lost);
-	err = err ?: batch_builder_add_counter(b, "component_steps_lost",
+	err = err
+		  ?: batch_builder_add_counter(b, "component_steps_lost",
 					       c[COMPONENT_LOST_STEPS] -
 						   t->base.components[COMPONENT_LOST_STEPS]);
 	if (!err && !component_probes_cost(cp, &probe_ns, &empty_ns, &why)) {

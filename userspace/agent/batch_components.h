@@ -3,8 +3,8 @@
 #ifndef NUNATAK_AGENT_BATCH_COMPONENTS_H
 #define NUNATAK_AGENT_BATCH_COMPONENTS_H
 
-#include <stdint.h>
 #include <linux/types.h>
+#include <stdint.h>
 
 #include "bpf/components.h"
 

@@ -8,12 +8,12 @@
  * snapshot, pop, running totals). Each cost is the time per call above the
  * bare call. The costs are reported, never subtracted from what was
  * measured. */
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 
 #include "bpf/components.skel.h"
 #include "bpf/empty.skel.h"
@@ -22,7 +22,7 @@
 #include "userspace/agent/proc_maps.h"
 
 #define COST_CALLS 2000 /* ~15 ms a round at ~7 us a pair: the Run waits for it */
-#define COST_ROUNDS 3 /* the fastest round: the others were disturbed */
+#define COST_ROUNDS 3	/* the fastest round: the others were disturbed */
 
 /* the function probed: not inlined, not folded, not optimized away */
 __attribute__((noinline, used)) int component_probe_cost_target(int x)

@@ -1,13 +1,13 @@
 /* component_probes — see component_probes.h: loading, the Targets'
  * patterns, the functions probed, and what the kernel counted. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "bpf/components.skel.h"
 #include "bpf/target.h"
@@ -18,8 +18,7 @@
 #include "userspace/agent/uprobe_multi.h"
 #include "userspace/log/log.h"
 
-static struct components_bpf *components_load(int targets_fd, int multi, char *err,
-					      size_t errlen)
+static struct components_bpf *components_load(int targets_fd, int multi, char *err, size_t errlen)
 {
 	struct components_bpf *skel;
 	int e;
@@ -63,8 +62,7 @@ struct components_bpf *component_probes_load(int targets_fd, int multi, char *er
 	return components_load(targets_fd, multi, err, errlen);
 }
 
-struct component_probes *component_probes__new(int targets_fd, int multi, char *err,
-					       size_t errlen)
+struct component_probes *component_probes__new(int targets_fd, int multi, char *err, size_t errlen)
 {
 	struct component_probes *cp = calloc(1, sizeof(*cp));
 	int e;

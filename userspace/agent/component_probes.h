@@ -16,10 +16,10 @@
 #ifndef NUNATAK_AGENT_COMPONENT_PROBES_H
 #define NUNATAK_AGENT_COMPONENT_PROBES_H
 
+#include <linux/types.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <linux/types.h>
 
 #include "bpf/components.h"
 
@@ -34,8 +34,7 @@ struct component_def {
 
 /* Loads bpf/components.bpf.c sharing targets_fd. NULL + errno; err says
  * why. multi < 0: uprobe_multi when the kernel has it; 0: never */
-struct component_probes *component_probes__new(int targets_fd, int multi, char *err,
-					       size_t errlen);
+struct component_probes *component_probes__new(int targets_fd, int multi, char *err, size_t errlen);
 void component_probes__free(struct component_probes *cp);
 /* 1 when the probes are uprobe_multi links */
 int component_probes_multi(const struct component_probes *cp);

@@ -47,7 +47,7 @@ struct component_probes {
 	struct uprobe_set *sets; /* one per module probed (and call of consider) */
 	size_t n_sets;
 	struct bpf_link *switch_link; /* sched_switch: off-CPU time */
-	void *sent; /* tsearch tree: what was last published of each key */
+	void *sent;		      /* tsearch tree: what was last published of each key */
 	int cost_measured, cost_err;
 	uint64_t probe_ns, empty_ns;
 	char cost_why[256];

@@ -1,13 +1,13 @@
 /* component_probes_maps — the Component probes in the kernel (see
  * component_probes.h): attached per module, released together, and the
  * maps they fill, read and forgotten. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "bpf/components.skel.h"
 #include "userspace/agent/component_probes.h"
@@ -45,8 +45,8 @@ int component_probes_attach(struct component_probes *cp, const struct module *m,
 	}
 	/* what a failure attached stays in the set, released with the others */
 	e = uprobe_set_attach(&cp->sets[cp->n_sets++], cp->skel->progs.component_entry,
-			      cp->skel->progs.component_return, cp->multi, m->path, offsets, cookies,
-			      n, -1);
+			      cp->skel->progs.component_return, cp->multi, m->path, offsets,
+			      cookies, n, -1);
 	for (i = 0; i < n && !e; i++)
 		cp->probed[cp->n_probed++] = (struct component_probed){m, pts[i].offset};
 cleanup:
@@ -93,8 +93,8 @@ int component_probes_for_each_cost(struct component_probes *cp, component_cost_f
 	struct walk w = {.cost = fn, .ctx = ctx};
 
 	return map_walk(bpf_map__fd(cp->skel->maps.component_costs),
-			      sizeof(struct component_cost_key), sizeof(struct component_cost_value),
-			      cost_entry, &w);
+			sizeof(struct component_cost_key), sizeof(struct component_cost_value),
+			cost_entry, &w);
 }
 
 int component_probes_for_each_step(struct component_probes *cp, component_step_fn fn, void *ctx)
@@ -102,8 +102,8 @@ int component_probes_for_each_step(struct component_probes *cp, component_step_f
 	struct walk w = {.step = fn, .ctx = ctx};
 
 	return map_walk(bpf_map__fd(cp->skel->maps.component_steps),
-			      sizeof(struct component_step_key), sizeof(struct component_step_value),
-			      step_entry, &w);
+			sizeof(struct component_step_key), sizeof(struct component_step_value),
+			step_entry, &w);
 }
 
 void component_probes_forget_step(struct component_probes *cp, const struct component_step_key *k)

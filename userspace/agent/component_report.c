@@ -43,8 +43,8 @@ static int report_cost(const struct component_cost_key *key,
 		       const struct component_cost_value *value, void *ctx)
 {
 	struct report_ctx *rc = ctx;
-	struct batch_component_cost c = {.phase = key->phase, .step = key->step,
-					 .calls = value->calls, .self = value->self};
+	struct batch_component_cost c = {
+	    .phase = key->phase, .step = key->step, .calls = value->calls, .self = value->self};
 	struct batch_locus l;
 	int err;
 
@@ -84,8 +84,8 @@ static int report_step(const struct component_step_key *key,
 		       const struct component_step_value *value, void *ctx)
 {
 	/* a Step's row in the "sent" record: a key no cost has (phase) */
-	struct component_cost_key mark = {.tgid = key->tgid, .step = (__s32)key->step,
-					  .phase = ~0u};
+	struct component_cost_key mark = {
+	    .tgid = key->tgid, .step = (__s32)key->step, .phase = ~0u};
 	struct report_ctx *rc = ctx;
 	struct batch_locus l;
 	int err;

@@ -41,7 +41,8 @@ size_t component_name_base_len(const char *name)
 			angle++;
 		else if (name[i] == '>' && angle > 0)
 			angle--;
-		else if (name[i] == '(' && !angle && i >= 8 && !strncmp(name + i - 8, "operator", 8))
+		else if (name[i] == '(' && !angle && i >= 8 &&
+			 !strncmp(name + i - 8, "operator", 8))
 			i += name[i + 1] == ')'; /* operator() is a name, not a parameter list */
 		else if (name[i] == '(' && !angle && i > 0)
 			return i;

@@ -1,8 +1,8 @@
 /* map_walk — see map_walk.h. */
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/bpf.h>
 
 #include "userspace/agent/map_walk.h"
 
@@ -24,7 +24,8 @@ static int walk_one_by_one(int fd, size_t key_size, char *key, char *next, char 
 int map_walk(int fd, size_t key_size, size_t value_size,
 	     int (*fn)(const void *key, const void *value, void *ctx), void *ctx)
 {
-	char *keys = malloc(MAP_WALK_BATCH * key_size), *values = malloc(MAP_WALK_BATCH * value_size);
+	char *keys = malloc(MAP_WALK_BATCH * key_size),
+	     *values = malloc(MAP_WALK_BATCH * value_size);
 	char *key = malloc(key_size), *next = malloc(key_size), token_in[64], token_out[64];
 	int err = 0, last = 0, first = 1;
 	__u32 count, i;
@@ -39,7 +40,8 @@ int map_walk(int fd, size_t key_size, size_t value_size,
 					 &count, NULL)) {
 			if (errno != ENOENT) {
 				/* none read yet: the old way; else what was read stands */
-				err = first ? walk_one_by_one(fd, key_size, key, next, values, fn, ctx)
+				err = first ? walk_one_by_one(fd, key_size, key, next, values, fn,
+							      ctx)
 					    : -errno;
 				break;
 			}

@@ -1,8 +1,8 @@
 /* uprobe_set — see uprobe_set.h. */
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 
 #include "userspace/agent/uprobe_multi.h"
 #include "userspace/agent/uprobe_set.h"
@@ -35,8 +35,8 @@ static int attach_perf_events(struct uprobe_set *set, struct bpf_program *entry,
 }
 
 int uprobe_set_attach(struct uprobe_set *set, struct bpf_program *entry, struct bpf_program *ret,
-		      int multi, const char *path, const uint64_t *offsets,
-		      const uint64_t *cookies, size_t n, pid_t pid)
+		      int multi, const char *path, const uint64_t *offsets, const uint64_t *cookies,
+		      size_t n, pid_t pid)
 {
 	int dir, fd;
 

@@ -15,7 +15,7 @@ struct bpf_link;
 struct bpf_program;
 
 struct uprobe_set {
-	int multi_fds[2]; /* entry, return uprobe_multi links; -1 none */
+	int multi_fds[2];	 /* entry, return uprobe_multi links; -1 none */
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links;
 };
@@ -27,8 +27,8 @@ struct uprobe_set {
  * (-1: every process), into *set (made empty first). 0, or -errno: what
  * was attached stays in *set, for the caller to release. */
 int uprobe_set_attach(struct uprobe_set *set, struct bpf_program *entry, struct bpf_program *ret,
-		      int multi, const char *path, const uint64_t *offsets,
-		      const uint64_t *cookies, size_t n, pid_t pid);
+		      int multi, const char *path, const uint64_t *offsets, const uint64_t *cookies,
+		      size_t n, pid_t pid);
 /* removes every probe of set (each waits for a grace period); set empty */
 void uprobe_set_release(struct uprobe_set *set);
 
