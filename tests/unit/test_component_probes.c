@@ -30,6 +30,8 @@
 #include "userspace/agent/agent.h"
 #include "userspace/agent/component_probes.h"
 #include "userspace/agent/component_probes_internal.h"
+#include "userspace/agent/component_report.h"
+#include "userspace/agent/batch.h"
 #include "userspace/agent/component_symbols.h"
 #include "userspace/agent/modules.h"
 #include "userspace/elf/elf_file.h"
@@ -348,6 +350,83 @@ static void test_probes_own_calls_perf_events(void **state)
 	check_own_calls(0);
 }
 
+static int want_all(void *ctx, pid_t tgid)
+{
+	(void)ctx;
+	return tgid == 4242;
+}
+
+static void locus_of(void *ctx, pid_t tgid, pid_t tid, struct batch_locus *l)
+{
+	(void)ctx;
+	*l = (struct batch_locus){.tgid = tgid, .tid = tid, .world_size = -1};
+}
+
+/* one report into a fresh Batch: how many costs, Steps, Components */
+static void report_once(struct component_probes *cp, size_t counts[3])
+{
+	struct batch_builder *b = batch_builder__new("run", "n1", 0);
+	wire_envelope *env;
+
+	assert_non_null(b);
+	assert_int_equal(component_report_of(cp, b, 5, want_all, locus_of, NULL), 0);
+	env = batch_builder_envelope(b);
+	counts[0] = env->batch->n_component_costs;
+	counts[1] = env->batch->n_steps;
+	counts[2] = env->batch->n_components;
+	batch_builder__free(b);
+}
+
+/* what changed is sent, what did not is not; an ended Step once, then
+ * forgotten by the kernel's map */
+static void test_report_changed_only(void **state)
+{
+	const char *const patterns[] = {"test_fn_alpha", "test_fn_beta"};
+	struct component_cost_key key = {.tgid = 4242, .tid = 4243, .phase = COMPONENT_PHASE_STEP};
+	struct component_cost_value v = {.calls = 1};
+	struct component_step_key sk = {.tgid = 4242, .step = 0};
+	struct component_step_value sv = {.start_ns = 10};
+	struct component_probes *cp;
+	int costs, steps;
+	size_t n[3];
+	char err[256];
+
+	(void)state;
+	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
+	cp = component_probes__new(-1, -1, err, sizeof(err));
+	assert_non_null(cp);
+	costs = bpf_map__fd(cp->skel->maps.component_costs);
+	steps = bpf_map__fd(cp->skel->maps.component_steps);
+	assert_int_equal(component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 2, "s"), 0);
+	/* two Components known, as consider would have named them */
+	cp->defs = calloc(2, sizeof(*cp->defs));
+	cp->defs[0] = (struct component_def){strdup("test_fn_alpha"), strdup("test_fn_alpha"), 0};
+	cp->defs[1] = (struct component_def){strdup("test_fn_beta"), strdup("test_fn_beta"), 0};
+	cp->n_defs = 2;
+	key.component = 2;
+	key.parent = 1;
+	assert_int_equal(bpf_map_update_elem(costs, &key, &v, 0), 0);
+	assert_int_equal(bpf_map_update_elem(steps, &sk, &sv, 0), 0);
+	report_once(cp, n);
+	assert_int_equal(n[0], 1);
+	assert_int_equal(n[1], 1);
+	assert_int_equal(n[2], 2); /* beta and its parent alpha */
+	report_once(cp, n);
+	assert_int_equal(n[0] + n[1] + n[2], 0); /* nothing changed */
+	v.calls = 2;
+	sv.end_ns = 20;
+	assert_int_equal(bpf_map_update_elem(costs, &key, &v, 0), 0);
+	assert_int_equal(bpf_map_update_elem(steps, &sk, &sv, 0), 0);
+	report_once(cp, n);
+	assert_int_equal(n[0], 1);
+	assert_int_equal(n[1], 1);
+	/* the ended Step is final: gone from the kernel's map */
+	assert_int_not_equal(bpf_map_lookup_elem(steps, &sk, &sv), 0);
+	component_probes_forget(cp, 4242);
+	assert_int_not_equal(bpf_map_lookup_elem(costs, &key, &v), 0);
+	component_probes__free(cp);
+}
+
 static void test_probe_cost(void **state)
 {
 	struct component_probes *cp;
@@ -376,6 +455,7 @@ int main(void)
 	    cmocka_unit_test(test_components_of_json),
 	    cmocka_unit_test(test_probes_own_calls),
 	    cmocka_unit_test(test_probes_own_calls_perf_events),
+	    cmocka_unit_test(test_report_changed_only),
 	    cmocka_unit_test(test_probe_cost),
 	};
 
