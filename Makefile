@@ -37,7 +37,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
-LDLIBS := -lbpf -ldw -lelf -lz -lnettle -lzmq -lprotobuf-c -lsqlite3 -ljansson -lslurm -lmunge -lpthread
+LDLIBS := -lbpf -ldw -lelf -lz -lnettle -lzmq -lprotobuf-c -lsqlite3 -ljansson -lslurm -lmunge -lpthread -lstdc++
 ifneq ($(SAN),)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -204,6 +204,11 @@ $(BUILD)/bench/sample-group: tests/bench/sample_group.c $(LIB) | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# the Component of tests/bench/component_probe.sh: a loop of calls of an empty function
+$(BUILD)/bench/component-loop: tests/bench/component_loop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -o $@ $<
+
 $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 	@mkdir -p $(@D)
 	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
@@ -252,7 +257,7 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
-BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group)
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group component-loop)
 
 bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
@@ -261,6 +266,7 @@ bench: deps
 	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
 	tests/bench/unwind.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	$(BUILD)/bench/sample-group 3 3
+	tests/bench/component_probe.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench)
 	tests/bench/slurm.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads) || [ $$? = 77 ]
 
 # The binaries of $(BUILD) (nunatak and the daemons of userspace/daemon/),

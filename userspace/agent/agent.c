@@ -164,6 +164,7 @@ static void agent_on_new_module(struct module *m, void *ctx)
 		agent_add_node_degradation(a, "mpi-probes-failed", err,
 					   "MPI statistics are missing for this library; run as "
 					   "root on a kernel with BTF");
+	agent_components_consider(a, m);
 }
 
 static void agent_start_mpi(struct agent *a)
@@ -171,6 +172,8 @@ static void agent_start_mpi(struct agent *a)
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
+	/* the MPI libraries and the Components, when they are mapped */
+	module_table_on_new_module(a->modules, agent_on_new_module, a);
 	/* loaded with Events; each Target that asks turns its own on */
 	a->mpi = mpi_probes__new(sampler_targets_fd(a->sampler), 1, err, sizeof(err));
 	if (!a->mpi) {
@@ -180,7 +183,6 @@ static void agent_start_mpi(struct agent *a)
 		return;
 	}
 	mpi_probes_set_events(a->mpi, 0, 0); /* from now on only the Targets turned on */
-	module_table_on_new_module(a->modules, agent_on_new_module, a);
 	ev.data.fd = mpi_probes_events_fd(a->mpi);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 }
@@ -432,6 +434,7 @@ void agent__free(struct agent *a)
 	if (a->epoll_fd >= 0)
 		close(a->epoll_fd);
 	mpi_probes__free(a->mpi);
+	component_probes__free(a->components);
 	hardware_counters__free(a->hw);
 	tdestroy(a->processes, free);
 	sideband__free(a->sideband);

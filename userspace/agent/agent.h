@@ -114,6 +114,11 @@ struct agent_target_opts {
 	gid_t gid;
 	int mpi_events;		/* every MPI call as an Event */
 	const char *target_exe; /* the program behind any launcher (MPI probing); NULL */
+	/* Components (component_probes.h): patterns[0..n_components) and the
+	 * step function (NULL: none; the whole run is one Step); borrowed */
+	const char *const *components;
+	size_t n_components;
+	const char *step;
 	const char *token;	/* NULL, or 32 hex: processes whose environment holds
 				 * NUNATAK_RUN=<token> (and the owner's uid) join */
 	const char *start_json; /* the START to send; NULL: no START (OPENed Target) */
@@ -129,6 +134,15 @@ struct agent_target_opts {
 	void (*closed)(void *ctx, const char *run_id, const char *json);
 	void *closed_ctx;
 };
+
+/* The Components of a run-start request, req's "components" (absent, or
+ * an array of at most AGENT_MAX_COMPONENTS non-empty strings) and "step"
+ * (absent, or a non-empty string), into o (components pointing into
+ * patterns[AGENT_MAX_COMPONENTS], strings borrowed from req) when o is
+ * given. 0, or -EINVAL (nothing set). */
+#define AGENT_MAX_COMPONENTS 64
+int agent_components_of_json(const json_t *req, struct agent_target_opts *o,
+			     const char **patterns);
 
 /* Creates the Target (perf events enabled when it is the first) and
  * sends START when start_json is given. async: done(ctx, 0, Ack.json)

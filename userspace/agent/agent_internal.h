@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "userspace/agent/agent.h"
+#include "userspace/agent/component_probes.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/publish_queue.h"
 #include "userspace/agent/sampler.h"
@@ -35,6 +36,9 @@
 #define AGENT_RETRY_MS 100 /* a send the socket refused (no Aggregator) is tried again */
 
 struct spool;
+struct batch_builder;
+struct batch_locus;
+struct module;
 
 struct pending_degradation {
 	char *name, *message, *remedy;
@@ -75,6 +79,7 @@ struct counter_base {
 	struct unwinder_stats u;
 	uint64_t mapping_lost;
 	uint64_t mpi[MPI_COUNTERS];
+	uint64_t components[COMPONENT_COUNTERS];
 };
 
 struct agent_target {
@@ -85,6 +90,7 @@ struct agent_target {
 	uid_t uid;
 	gid_t gid;
 	int mpi_events;
+	int components; /* registered with the Component probes */
 	char token[AGENT_TOKEN_LEN + 1]; /* "" none */
 	size_t conn;			 /* its Aggregator: a->conns[conn] */
 	enum target_state state;
@@ -174,6 +180,7 @@ struct agent {
 	size_t n_conns;
 	struct spool *spool;
 	struct mpi_probes *mpi;
+	struct component_probes *components; /* loaded by the first Target with Components */
 	struct hardware_counters *hw;
 	void *processes; /* tsearch tree of struct process_info, by tgid */
 	struct sampler *sampler;
@@ -237,7 +244,24 @@ void agent_sampler_remove_target(struct agent *a, struct agent_target *t);
 /* the owner's uid as BPF wants it (TARGET_UID_ANY for a root Target) */
 uint32_t agent_target_uid(const struct agent_target *t);
 
+/* agent_components.c */
+/* t's Components (o->components, o->step): the probes loaded at the first,
+ * t's patterns registered, the modules known searched; what fails is a
+ * Degradation of t. 0 or -ENOMEM. */
+int agent_components_start(struct agent *a, struct agent_target *t,
+			   const struct agent_target_opts *o);
+/* t's patterns forgotten (the probes released after the last Target's) */
+void agent_components_end(struct agent_target *t);
+/* a module learned: probed where a Target's patterns name its functions */
+void agent_components_consider(struct agent *a, struct module *m);
+/* t's Component costs and Steps (not in the last Batch), the probe cost
+ * and losses as counters; in the last Batch the Degradations
+ * component-costs-lost and component-not-found */
+int agent_add_components(struct agent_target *t, struct batch_builder *b, int last);
+
 /* agent_publish.c */
+/* the Locus of thread tid of process tgid, as the Agent knows it */
+void agent_locus(struct agent *a, pid_t tgid, pid_t tid, struct batch_locus *l);
 /* Builds t's next Batch from what was drained for it and queues it (or
  * spools it). last 1: the final Batch (counters and Degradations only). */
 int agent_target_queue_batch(struct agent_target *t, int last);

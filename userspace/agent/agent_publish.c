@@ -24,7 +24,7 @@
 #include "userspace/log/log.h"
 #include "userspace/wire/wire.h"
 
-static void agent_locus(struct agent *a, pid_t tgid, pid_t tid, struct batch_locus *l)
+void agent_locus(struct agent *a, pid_t tgid, pid_t tid, struct batch_locus *l)
 {
 	struct process_info *pi = agent_process_info(a, tgid, 0);
 
@@ -364,6 +364,8 @@ void agent_target_forget_published(struct agent_target *t)
 	for (i = 0; i < t->n_exits; i++) { /* its last totals are published */
 		if (t->a->mpi)
 			mpi_probes_forget(t->a->mpi, t->exits[i].tgid);
+		if (t->a->components)
+			component_probes_forget(t->a->components, t->exits[i].tgid);
 		agent_process_info_delete(t->a, t->exits[i].tgid);
 	}
 	t->n_exits = 0;
@@ -450,6 +452,7 @@ static int agent_target_build(struct agent_target *t, struct batch_builder *b, i
 		t->batches_sent++;
 	}
 	err = err ?: agent_add_counters(t, b);
+	err = err ?: agent_add_components(t, b, last);
 	err = err ?: agent_add_loss_counters(t, b);
 	err = err ?: agent_add_degradations(t, b);
 	if (!err && last)

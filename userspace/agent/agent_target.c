@@ -141,6 +141,7 @@ void agent_target_free(struct agent_target *t)
 {
 	if (!t)
 		return;
+	agent_components_end(t);
 	publish_queue__free(t->queue);
 	degradation_list_free(&t->degradations);
 	free(t->exits);
@@ -263,6 +264,10 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 				     "per-Run Event table is full)",
 				     "fewer Runs with --mpi-events at once");
 	agent_probe_mpi(a, o->target_exe);
+	if (agent_components_start(a, t, o)) {
+		agent_target_discard(t);
+		return -ENOMEM;
+	}
 	/* the program's tables before it starts (it waits for this answer):
 	 * compiled while it runs, a large one (libmpich: 0.5 s of CPU) took a
 	 * core from its ranks; bounded, a Degradation-free wait */

@@ -37,6 +37,7 @@ struct batch_builder {
 	Nunatak__Wire__Batch batch;
 	struct ptr_vec modules, loci, stacks, samples, degradations, counters, exits;
 	struct ptr_vec mpi_sites, mpi_processes, mpi_events;
+	struct ptr_vec component_lists[BATCH_COMPONENT_LISTS]; /* batch_components.c */
 	struct ptr_vec owned; /* every other allocation, freed at the end */
 	void *locus_tree, *stack_tree, *symbol_tree;
 	uint64_t seq;
@@ -140,6 +141,8 @@ void batch_builder__free(struct batch_builder *b)
 	vec_free(&b->mpi_sites);
 	vec_free(&b->mpi_processes);
 	vec_free(&b->mpi_events);
+	for (i = 0; i < BATCH_COMPONENT_LISTS; i++)
+		vec_free(&b->component_lists[i]);
 	free(b);
 }
 
@@ -513,6 +516,31 @@ int batch_builder_add_mpi_event(struct batch_builder *b, const struct batch_locu
 	return vec_push(&b->mpi_events, me);
 }
 
+int batch_builder_locus(struct batch_builder *b, const struct batch_locus *l, uint32_t *index)
+{
+	return locus_index(b, l, index);
+}
+
+void *batch_builder_alloc(struct batch_builder *b, size_t size)
+{
+	return owned_alloc(b, size);
+}
+
+char *batch_builder_strdup(struct batch_builder *b, const char *s)
+{
+	return owned_strdup(b, s);
+}
+
+int batch_builder_push_component(struct batch_builder *b, enum batch_component_list list,
+				 void *msg, uint32_t *index)
+{
+	struct ptr_vec *v = &b->component_lists[list];
+
+	if (index)
+		*index = (uint32_t)v->n;
+	return vec_push(v, msg);
+}
+
 size_t batch_builder_samples(const struct batch_builder *b)
 {
 	return b->samples.n;
@@ -540,5 +568,12 @@ wire_envelope *batch_builder_envelope(struct batch_builder *b)
 	b->batch.mpi_processes = (Nunatak__Wire__MpiProcess **)b->mpi_processes.items;
 	b->batch.n_mpi_events = b->mpi_events.n;
 	b->batch.mpi_events = (Nunatak__Wire__MpiEvent **)b->mpi_events.items;
+	b->batch.n_components = b->component_lists[BATCH_COMPONENTS].n;
+	b->batch.components = (Nunatak__Wire__Component **)b->component_lists[BATCH_COMPONENTS].items;
+	b->batch.n_component_costs = b->component_lists[BATCH_COMPONENT_COSTS].n;
+	b->batch.component_costs =
+	    (Nunatak__Wire__ComponentCost **)b->component_lists[BATCH_COMPONENT_COSTS].items;
+	b->batch.n_steps = b->component_lists[BATCH_STEPS].n;
+	b->batch.steps = (Nunatak__Wire__Step **)b->component_lists[BATCH_STEPS].items;
 	return &b->env;
 }

@@ -70,6 +70,24 @@ int batch_builder_add_mpi_event(struct batch_builder *b, const struct batch_locu
 				const char *function, uint64_t start_ns, uint64_t duration_ns,
 				int has_bytes, uint64_t bytes, int peer);
 
+/* What other builders of Batch entries (batch_components.c) need: the
+ * index of a Locus in the Batch (added when new), memory and strings owned
+ * by the builder, and the lists of Component entries. 0 or -ENOMEM; NULL
+ * on ENOMEM. */
+int batch_builder_locus(struct batch_builder *b, const struct batch_locus *l, uint32_t *index);
+void *batch_builder_alloc(struct batch_builder *b, size_t size);
+char *batch_builder_strdup(struct batch_builder *b, const char *s);
+enum batch_component_list {
+	BATCH_COMPONENTS = 0, /* Nunatak__Wire__Component */
+	BATCH_COMPONENT_COSTS, /* Nunatak__Wire__ComponentCost */
+	BATCH_STEPS,           /* Nunatak__Wire__Step */
+	BATCH_COMPONENT_LISTS,
+};
+/* msg (owned by the builder) appended to list; *index (may be NULL): its
+ * position */
+int batch_builder_push_component(struct batch_builder *b, enum batch_component_list list,
+				 void *msg, uint32_t *index);
+
 size_t batch_builder_samples(const struct batch_builder *b);
 /* The Envelope to send; valid until batch_builder__free(). */
 wire_envelope *batch_builder_envelope(struct batch_builder *b);

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "userspace/agent/map_walk.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_probes_internal.h"
@@ -192,7 +193,7 @@ static int library_locate(struct probed_library *lib, const struct module *m, ch
 
 	memset(lib, 0, sizeof(*lib));
 	lib->module = m;
-	lib->wide = (struct probe_set){.multi_fds = {-1, -1}};
+	lib->wide = UPROBE_SET_EMPTY;
 	for (fn = 0; fn < MPI_FUNCTIONS; fn++) {
 		const struct mpi_function_layout *l = &layouts[fn];
 
@@ -267,60 +268,25 @@ const struct module *mpi_probes_library(const struct mpi_probes *mp, int i)
 	return i >= 0 && (size_t)i < mp->n_libraries ? mp->libraries[i].module : NULL;
 }
 
-#define SITE_BATCH 1024
+struct site_walk {
+	mpi_site_fn fn;
+	void *ctx;
+};
 
-/* one key at a time: kernels without batch lookups of hash maps */
-static int for_each_site_one_by_one(int fd, mpi_site_fn fn, void *ctx)
+static int site_entry(const void *key, const void *value, void *ctx)
 {
-	struct mpi_site_key key, next, *prev = NULL;
-	struct mpi_site_value value;
-	int err;
+	struct site_walk *w = ctx;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &value))
-			continue;
-		err = fn(&key, &value, ctx);
-		if (err)
-			return err;
-	}
-	return 0;
+	return w->fn(key, value, w->ctx);
 }
 
-/* SITE_BATCH sites per system call instead of two per site: a full map
- * (MAX_MPI_SITES) is read at every publish */
+/* a full map (MAX_MPI_SITES) is read at every publish: in batches */
 int mpi_probes_for_each_site(struct mpi_probes *mp, mpi_site_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(mp->skel->maps.mpi_sites), err = 0, last = 0, first = 1;
-	struct mpi_site_key *keys = malloc(SITE_BATCH * sizeof(*keys)), token_in, token_out;
-	struct mpi_site_value *values = malloc(SITE_BATCH * sizeof(*values));
-	__u32 count, i;
+	struct site_walk w = {fn, ctx};
 
-	if (!keys || !values) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (!last && !err) {
-		count = SITE_BATCH;
-		if (bpf_map_lookup_batch(fd, first ? NULL : &token_in, &token_out, keys, values,
-					 &count, NULL)) {
-			if (errno != ENOENT) {
-				/* none read yet: the old way; else what was read stands */
-				err = first ? for_each_site_one_by_one(fd, fn, ctx) : -errno;
-				break;
-			}
-			last = 1; /* the last batch, count entries in it */
-		}
-		first = 0;
-		token_in = token_out;
-		for (i = 0; i < count && !err; i++)
-			err = fn(&keys[i], &values[i], ctx);
-	}
-out:
-	free(keys);
-	free(values);
-	return err;
+	return map_walk(bpf_map__fd(mp->skel->maps.mpi_sites), sizeof(struct mpi_site_key),
+			sizeof(struct mpi_site_value), site_entry, &w);
 }
 
 int mpi_probes_sites_fd(const struct mpi_probes *mp)

@@ -17,7 +17,7 @@
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_probes_internal.h"
-#include "userspace/agent/uprobe_multi.h"
+#include "userspace/agent/uprobe_set.h"
 #include "userspace/log/log.h"
 
 /* how long mpi_probes__free waits for the releases under way */
@@ -58,21 +58,8 @@ static void releaser_put(struct mpi_releaser *r)
 	}
 }
 
-static void set_release(struct probe_set *set)
-{
-	size_t i;
-
-	for (i = 0; i < 2; i++)
-		if (set->multi_fds[i] >= 0)
-			close(set->multi_fds[i]);
-	for (i = 0; i < set->n_links; i++)
-		bpf_link__destroy(set->links[i]);
-	free(set->links);
-	*set = (struct probe_set){.multi_fds = {-1, -1}};
-}
-
 struct release_share {
-	struct probe_set *sets;
+	struct uprobe_set *sets;
 	size_t n;
 };
 
@@ -82,14 +69,14 @@ static void *release_share_run(void *arg)
 	size_t i;
 
 	for (i = 0; i < share->n; i++)
-		set_release(&share->sets[i]);
+		uprobe_set_release(&share->sets[i]);
 	return NULL;
 }
 
 /* Releases sets[0..n) from up to RELEASE_THREADS threads: each removal
  * waits for a grace period (tens of ms here, per perf-event probe as per
  * uprobe_multi link), in parallel the waits overlap. */
-static void release_sets(struct probe_set *sets, size_t n)
+static void release_sets(struct uprobe_set *sets, size_t n)
 {
 	struct release_share shares[RELEASE_THREADS];
 	pthread_t threads[RELEASE_THREADS];
@@ -111,7 +98,7 @@ static void release_sets(struct probe_set *sets, size_t n)
 
 struct release_job {
 	struct mpi_releaser *r;
-	struct probe_set *sets;
+	struct uprobe_set *sets;
 	size_t n;
 };
 
@@ -132,7 +119,7 @@ static void *release_job_run(void *arg)
 }
 
 /* Releases sets (taken) in a detached thread; here when none starts */
-static void release_async(struct mpi_releaser *r, struct probe_set *sets, size_t n)
+static void release_async(struct mpi_releaser *r, struct uprobe_set *sets, size_t n)
 {
 	struct release_job *job = malloc(sizeof(*job));
 	pthread_attr_t attr;
@@ -161,66 +148,13 @@ static void release_async(struct mpi_releaser *r, struct probe_set *sets, size_t
 	free(sets);
 }
 
-static int attach_multi_one(struct mpi_probes *mp, struct bpf_program *prog,
-			    const char *path, const struct probe_points *pts, pid_t tgid,
-			    unsigned int flags)
-{
-	(void)mp;
-	return uprobe_multi_link_create(bpf_program__fd(prog), path, pts->offsets, pts->cookies,
-					(uint32_t)pts->n, flags, tgid);
-}
-
-/* the perf-event uprobes of pts for tgid (-1: every process): an entry
- * and a return probe per function */
-static int attach_perf_events(struct mpi_probes *mp, const char *path,
-			      const struct probe_points *pts, pid_t tgid, struct probe_set *set)
-{
-	struct bpf_link *link;
-	size_t i;
-	int dir;
-
-	set->links = calloc(2 * pts->n, sizeof(*set->links));
-	if (!set->links)
-		return -ENOMEM;
-	for (i = 0; i < pts->n; i++) {
-		for (dir = 0; dir < 2; dir++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = pts->cookies[i],
-				    .retprobe = dir == 1);
-
-			link = bpf_program__attach_uprobe_opts(
-			    dir ? mp->skel->progs.mpi_return : mp->skel->progs.mpi_entry, tgid, path,
-			    pts->offsets[i], &opts);
-			if (!link)
-				return -errno;
-			set->links[set->n_links++] = link;
-		}
-	}
-	return 0;
-}
-
 /* the probes of pts in path for tgid (-1: every process) into set
  * (released by the caller on failure) */
 static int attach_points(struct mpi_probes *mp, const char *path, const struct probe_points *pts,
-			 pid_t tgid, struct probe_set *set)
+			 pid_t tgid, struct uprobe_set *set)
 {
-	int fd;
-
-	*set = (struct probe_set){.multi_fds = {-1, -1}};
-	if (!pts->n)
-		return 0;
-	if (!mp->multi)
-		return attach_perf_events(mp, path, pts, tgid, set);
-	/* uprobe_multi: pid 0 is every process */
-	fd = attach_multi_one(mp, mp->skel->progs.mpi_entry, path, pts, tgid < 0 ? 0 : tgid, 0);
-	if (fd < 0)
-		return fd;
-	set->multi_fds[0] = fd;
-	fd = attach_multi_one(mp, mp->skel->progs.mpi_return, path, pts, tgid < 0 ? 0 : tgid,
-			      UPROBE_MULTI_RETURN);
-	if (fd < 0)
-		return fd;
-	set->multi_fds[1] = fd;
-	return 0;
+	return uprobe_set_attach(set, mp->skel->progs.mpi_entry, mp->skel->progs.mpi_return,
+				 mp->multi, path, pts->offsets, pts->cookies, pts->n, tgid);
 }
 
 int mpi_probes_attach_wide(struct mpi_probes *mp, struct probed_library *lib)
@@ -228,7 +162,7 @@ int mpi_probes_attach_wide(struct mpi_probes *mp, struct probed_library *lib)
 	int err = attach_points(mp, lib->module->path, &lib->once, -1, &lib->wide);
 
 	if (err)
-		set_release(&lib->wide);
+		uprobe_set_release(&lib->wide);
 	return err;
 }
 
@@ -251,7 +185,7 @@ static struct probed_process *process_find(struct mpi_probes *mp, pid_t tgid)
 /* the libraries p lacks, in order; a failure keeps what was attached */
 static int process_attach_missing(struct mpi_probes *mp, struct probed_process *p)
 {
-	struct probe_set *sets;
+	struct uprobe_set *sets;
 	int err;
 
 	if (p->n_sets >= mp->n_libraries)
@@ -265,7 +199,7 @@ static int process_attach_missing(struct mpi_probes *mp, struct probed_process *
 
 		err = attach_points(mp, lib->module->path, &lib->each, p->tgid, &sets[p->n_sets]);
 		if (err) {
-			set_release(&sets[p->n_sets]);
+			uprobe_set_release(&sets[p->n_sets]);
 			return err;
 		}
 		p->n_sets++;
@@ -389,7 +323,7 @@ void mpi_probes_release_all(struct mpi_probes *mp)
 		process_drop(mp, list[i], 1);
 	free(list);
 	for (i = 0; i < mp->n_libraries; i++)
-		set_release(&mp->libraries[i].wide);
+		uprobe_set_release(&mp->libraries[i].wide);
 	if (!r)
 		return;
 	clock_gettime(CLOCK_REALTIME, &deadline);

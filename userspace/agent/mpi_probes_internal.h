@@ -13,14 +13,7 @@
 #include "bpf/mpi.skel.h"
 
 #include "userspace/agent/uprobe_multi.h" /* TRACE_UPROBE_MULTI */
-
-/* probes of some functions of one library: uprobe_multi links (entry,
- * return) or perf-event uprobes (an entry and a return per function) */
-struct probe_set {
-	int multi_fds[2]; /* -1 none */
-	struct bpf_link **links;
-	size_t n_links;
-};
+#include "userspace/agent/uprobe_set.h"
 
 /* functions of one library: file offsets (one per address) and cookies */
 struct probe_points {
@@ -39,13 +32,13 @@ struct probe_points {
 struct probed_library {
 	const struct module *module; /* owned by the module table */
 	struct probe_points once, each;
-	struct probe_set wide; /* the probes of `once`, pid filter none */
+	struct uprobe_set wide; /* the probes of `once`, pid filter none */
 };
 
 /* a process probed: sets[i] are the probes of libraries[i] */
 struct probed_process {
 	pid_t tgid;
-	struct probe_set *sets;
+	struct uprobe_set *sets;
 	size_t n_sets;
 };
 

@@ -179,6 +179,10 @@ static int check_start(const json_t *req, char *err, size_t errlen)
 		snprintf(err, errlen, "run-start needs \"symbolizer\", a path or \"\"");
 	else if (exe && !json_is_null(exe) && !json_is_string(exe))
 		snprintf(err, errlen, "run-start: \"target_exe\" is a path or null");
+	else if (agent_components_of_json(req, NULL, NULL))
+		snprintf(err, errlen, "run-start: \"components\" is an array of at most %d "
+				      "non-empty strings, \"step\" a non-empty string",
+			 AGENT_MAX_COMPONENTS);
 	else
 		return 0;
 	return -EINVAL;
@@ -276,6 +280,7 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 	struct agent_target_opts o = { .mpi_events = json_is_true(json_object_get(req, "mpi_events")),
 				       .target_exe = json_string_value(json_object_get(req, "target_exe")),
 				       .token = json_string_value(json_object_get(req, "token")) };
+	const char *patterns[AGENT_MAX_COMPONENTS];
 	char err[1024], run_id[33];
 	struct ns_run *r;
 	char *start;
@@ -315,6 +320,7 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 			"its libraries", (unsigned)c->peer.uid, o.target_exe);
 		o.target_exe = NULL;
 	}
+	agent_components_of_json(req, &o, patterns); /* checked by check_start */
 	start = start_json(r, req);
 	memcpy(run_id, r->run_id, sizeof(run_id));
 	o.run_id = run_id;

@@ -257,16 +257,34 @@ static int run_send_start(struct run *r, json_t **reply, char *err, size_t errle
 	json_t *req;
 	int e;
 
+	json_t *facts = run_facts_json(r->name, run_env.ncmd, run_env.cmd, &r->split, &r->cfg,
+				       r->start, r->node);
+
+	if (facts && run_facts_add_components(facts, run_env.components, run_env.n_components,
+					      run_env.step)) {
+		json_decref(facts);
+		facts = NULL;
+	}
 	req = json_pack("{s:s, s:o, s:s, s:s, s:o, s:s, s:i, s:b, s:O}", "request",
-			CONTROL_RUN_START, "run",
-			run_facts_json(r->name, run_env.ncmd, run_env.cmd, &r->split, &r->cfg,
-				       r->start, r->node),
+			CONTROL_RUN_START, "run", facts,
 			"runs_dir", r->runs_dir, "symbolizer", r->symbolizer, "target_exe",
 			/* a path that is not UTF-8 cannot travel: no MPI probing by name */
 			(r->target[0] ? json_string(r->target) : NULL) ?: json_null(), "token",
 			r->token, "pid",
 			(int)r->l.pid, "mpi_events", run_env.mpi_events, "degradations",
 			r->degradations);
+	if (req && (run_env.n_components || run_env.step) &&
+	    json_object_set(req, "components",
+			    json_object_get(json_object_get(json_object_get(
+						facts, "effective_configuration"), "components"),
+					    "value"))) {
+		json_decref(req);
+		req = NULL;
+	}
+	if (req && run_env.step && json_object_set_new(req, "step", json_string(run_env.step))) {
+		json_decref(req);
+		req = NULL;
+	}
 	if (!req) {
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		return -ENOMEM;

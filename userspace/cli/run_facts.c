@@ -70,3 +70,20 @@ json_t *run_facts_json(const char *name, int ncmd, char *const cmd[],
 		errno = ENOMEM;
 	return facts;
 }
+
+int run_facts_add_components(json_t *facts, const char *const *patterns, int n, const char *step)
+{
+	json_t *eff = json_object_get(facts, "effective_configuration");
+	json_t *list = command_json(n, (char *const *)patterns); /* words as the command's */
+
+	/* as every other key: its value and where it came from */
+	if (!list || !json_is_object(eff) ||
+	    json_object_set_new(eff, "components",
+				json_pack("{s:o, s:s}", "value", list, "source",
+					  n ? "command line" : "default")) ||
+	    json_object_set_new(eff, "step",
+				json_pack("{s:o, s:s}", "value", step ? json_text(step) : json_null(),
+					  "source", step ? "command line" : "default")))
+		return -ENOMEM;
+	return 0;
+}

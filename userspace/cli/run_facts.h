@@ -21,4 +21,9 @@ json_t *run_facts_json(const char *name, int ncmd, char *const cmd[],
 		       const struct launcher_split *split, const struct config *cfg,
 		       const char *created, const char *node);
 
+/* The Components asked for (--component, --step) recorded in facts'
+ * effective configuration as its other keys ({value, source}):
+ * "components" [PATTERN...] and "step" (null: none). 0 or -ENOMEM. */
+int run_facts_add_components(json_t *facts, const char *const *patterns, int n, const char *step);
+
 #endif

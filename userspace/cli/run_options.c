@@ -50,12 +50,22 @@ static const char doc[] =
 	"  nunatak run --linger 30 -- ./start.sh  observe what it leaves running, 30 s\n"
 	"  nunatak run --source-map /build=$HOME/src -- ./app  sources built elsewhere\n"
 	"  nunatak run --no-source -- ./app       no line of code in the Run\n"
+	"  nunatak run --component 'Pair*::compute' --step Verlet::run -- ./lmp\n"
+	"                                         those functions' costs per time step\n"
 	"\n"
 	"Configuration: /etc/nunatak.toml, then the first nunatak.toml found walking up\n"
 	"from the current directory, then these options (keys: name, runs_dir,\n"
 	"[sampling] frequency, [tools] llvm-symbolizer, [source] embed, [source_map]).";
 
-enum { OPT_LINGER = 0x100, OPT_SYMBOLIZER_BUDGET, OPT_UNWINDER, OPT_NO_SOURCE, OPT_SOURCE_MAP };
+enum {
+	OPT_LINGER = 0x100,
+	OPT_SYMBOLIZER_BUDGET,
+	OPT_UNWINDER,
+	OPT_NO_SOURCE,
+	OPT_SOURCE_MAP,
+	OPT_COMPONENT,
+	OPT_STEP,
+};
 
 static const struct argp_option options[] = {
 	{ "name", 'n', "NAME", 0, "Run name (default: config `name`, else the command's name)", 0 },
@@ -81,6 +91,16 @@ static const struct argp_option options[] = {
 	{ "source-map", OPT_SOURCE_MAP, "OLD=NEW", 0,
 	  "Look for a source file the debug information places under OLD under NEW "
 	  "(repeatable, tried in order before config [source_map])",
+	  0 },
+	{ "component", OPT_COMPONENT, "PATTERN", 0,
+	  "Measure the calls of the functions PATTERN names (a demangled name, with or without "
+	  "its parameters, or a glob over it) in the program and its libraries: wall and CPU "
+	  "time, faults, context switches, peak RSS increase, per Step (repeatable; see "
+	  "`nunatak components`)",
+	  0 },
+	{ "step", OPT_STEP, "FUNC", 0,
+	  "Each call of FUNC is one Step (a time step, an event; Step 0 is the warm-up); "
+	  "without it the whole run is one Step",
 	  0 },
 	{ "verbose", 'v', NULL, 0, "Say more about what nunatak does", 0 },
 	{},
@@ -159,6 +179,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'e':
 		run_env.mpi_events = 1;
+		break;
+	case OPT_COMPONENT:
+		if (!arg[0])
+			argp_error(state, "invalid --component '': give a function name or a glob");
+		if (run_env.n_components >= RUN_MAX_COMPONENTS)
+			argp_error(state, "too many --component: at most %d", RUN_MAX_COMPONENTS);
+		run_env.components[run_env.n_components++] = arg;
+		break;
+	case OPT_STEP:
+		if (!arg[0])
+			argp_error(state, "invalid --step '': give the name of the function whose "
+					  "every call is one Step");
+		run_env.step = arg;
 		break;
 	case ARGP_KEY_ARG:
 		/* the command and everything after it belong to the application */

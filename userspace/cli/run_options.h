@@ -6,6 +6,7 @@
 #define NUNATAK_CLI_RUN_OPTIONS_H
 
 #define RUN_MAX_SOURCE_MAP 16
+#define RUN_MAX_COMPONENTS 64 /* as many as run-start carries: AGENT_MAX_COMPONENTS */
 
 struct run_env {
 	const char *name;
@@ -21,6 +22,9 @@ struct run_env {
 	int no_source;					/* --no-source */
 	const char *source_map[RUN_MAX_SOURCE_MAP];	/* --source-map OLD=NEW, in order */
 	int n_source_map;
+	const char *components[RUN_MAX_COMPONENTS]; /* --component PATTERN, in order */
+	int n_components;
+	const char *step; /* --step FUNC; NULL: the whole run is one Step */
 	char **cmd; /* the application's command line, cmd[0..ncmd) */
 	int ncmd;
 };

@@ -613,6 +613,22 @@ int elf_file__lookup_name(const struct elf_file *f, const char *name, struct elf
 	return 0;
 }
 
+int elf_file__for_each_function(const struct elf_file *f,
+				int (*cb)(const struct elf_symbol *sym, void *ctx), void *ctx)
+{
+	const struct sym_table *t = f->symtab.n ? &f->symtab : &f->dynsym;
+	struct elf_symbol sym;
+	int err;
+
+	for (size_t i = 0; i < t->n; i++) {
+		fill_symbol(f, &t->syms[i], t == &f->dynsym, &sym);
+		err = cb(&sym, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int elf_file__vaddr_to_offset(const struct elf_file *f, uint64_t vaddr, uint64_t *offset)
 {
 	for (size_t i = 0; i < f->nsegs; i++) {

@@ -113,6 +113,14 @@ int elf_file__find_object(const struct elf_file *f, uint64_t vaddr, struct elf_s
  * Returns 0 and fills *out, or -ENOENT when no such symbol. */
 int elf_file__lookup_name(const struct elf_file *f, const char *name, struct elf_symbol *out);
 
+/* Calls cb for every function symbol (as elf_file__find_symbol() knows
+ * them: defined, size > 0) of .symtab, or of .dynsym when the file has no
+ * function in .symtab (a stripped file keeps its exported names there),
+ * in address order; aliases are given each. Stops at cb's first non-zero
+ * return and returns it; 0 after the last. */
+int elf_file__for_each_function(const struct elf_file *f,
+				int (*cb)(const struct elf_symbol *sym, void *ctx), void *ctx);
+
 /* Converts an ELF vaddr into a file offset (what a uprobe is attached at)
  * through the PT_LOAD segment whose file-backed extent
  * [p_vaddr, p_vaddr + p_filesz) contains it:

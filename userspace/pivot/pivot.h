@@ -42,9 +42,10 @@
 #include "userspace/attribution/attribution.h"
 #include "userspace/wire/nunatak.pb-c.h"
 
-#define PIVOT_SCHEMA_VERSION 4 /* 2: batches by (node, incarnation, seq), degradations
+#define PIVOT_SCHEMA_VERSION 5 /* 2: batches by (node, incarnation, seq), degradations
 				 * by (node, name); 3: module_symbols; 4: hotspots.start_line,
-				 * sources and extracts by source; an older pivot is
+				 * sources and extracts by source; 5: components, steps,
+				 * component_costs; an older pivot is
 				 * migrated when opened to write, read as it is otherwise */
 #define PIVOT_FILE "pivot.sqlite"
 
@@ -102,6 +103,11 @@ sqlite3 *pivot_sqlite(struct pivot *p);
  * its Locus' row and never turns a present one to NULL (init and finalize
  * keep the first value, last_seen the latest). An MpiEvent becomes an Event
  * (name = function).
+ * Components (pivot_store_components.c): a Component is kept by name (the
+ * first pattern stored wins); a ComponentCost replaces the row of its key
+ * (Locus, phase, step, component, parent) unless that row has more calls
+ * (a repeated or older report never lowers it); a Step keeps its first
+ * start and takes an end when one is given.
  * A Module's symbols (a pseudo module's functions) are kept by (module,
  * start), the first stored winning.
  * A Batch bringing a new address, or a new symbol, into an already

@@ -127,5 +127,9 @@ void store_address_cache_release(struct store *s);
 int store_exits(struct store *s);
 int store_mpi_call_sites(struct store *s);
 int store_mpi_processes_events(struct store *s);
+/* pivot_store_components.c: every index of the Batch's Component entries
+ * in range, every string present (0 or -EINVAL); and storing them */
+int store_components_check(const Nunatak__Wire__Batch *b);
+int store_components(struct store *s);
 
 #endif

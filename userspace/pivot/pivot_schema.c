@@ -24,6 +24,25 @@
 	"CREATE TABLE IF NOT EXISTS extracts(source INTEGER NOT NULL REFERENCES sources(id),"                    \
 	" line INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY(source, line));\n"
 
+/* schema 5: Component costs per Step (all but peak_rss_increase_bytes are
+ * self costs; running totals, a later report of a key replacing it; a
+ * NULL parent is no enclosing Component, unique through IFNULL) */
+#define COMPONENT_TABLES                                                                           \
+	"CREATE TABLE IF NOT EXISTS components(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"               \
+	" pattern TEXT NOT NULL, is_step INTEGER NOT NULL);\n"                                     \
+	"CREATE TABLE IF NOT EXISTS steps(locus INTEGER NOT NULL REFERENCES loci(id), step INTEGER NOT NULL,"    \
+	" start_ns INTEGER NOT NULL, end_ns INTEGER, PRIMARY KEY(locus, step));\n"                 \
+	"CREATE TABLE IF NOT EXISTS component_costs(locus INTEGER NOT NULL REFERENCES loci(id),"                 \
+	" phase TEXT NOT NULL CHECK(phase IN ('setup','step','between','teardown')),"              \
+	" step INTEGER NOT NULL, component INTEGER NOT NULL REFERENCES components(id),"            \
+	" parent INTEGER REFERENCES components(id), calls INTEGER NOT NULL,"                       \
+	" wall_ns INTEGER NOT NULL, cpu_ns INTEGER NOT NULL, minor_page_faults INTEGER NOT NULL,"  \
+	" major_page_faults INTEGER NOT NULL, voluntary_context_switches INTEGER NOT NULL,"        \
+	" involuntary_context_switches INTEGER NOT NULL,"                                          \
+	" peak_rss_increase_bytes INTEGER NOT NULL, instructions INTEGER, cycles INTEGER);\n"      \
+	"CREATE UNIQUE INDEX IF NOT EXISTS component_costs_key ON component_costs(locus, phase, step,"           \
+	" component, IFNULL(parent, 0));\n"
+
 static const char pivot_schema[] =
     "CREATE TABLE batches(node TEXT NOT NULL, incarnation INTEGER NOT NULL DEFAULT 0,"
     " seq INTEGER NOT NULL, received TEXT NOT NULL, last INTEGER NOT NULL DEFAULT 0,"
@@ -62,8 +81,7 @@ static const char pivot_schema[] =
     "CREATE TABLE events(id INTEGER PRIMARY KEY, locus INTEGER NOT NULL REFERENCES loci(id),"
     " name TEXT NOT NULL, start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,"
     " bytes INTEGER, peer INTEGER);\n"
-    "CREATE TABLE steps(id INTEGER PRIMARY KEY);\n"
-    "CREATE TABLE component_costs(id INTEGER PRIMARY KEY);\n"
+    COMPONENT_TABLES
     "CREATE TABLE calibration_rows(id INTEGER PRIMARY KEY);\n"
     "CREATE TABLE degradations(node TEXT NOT NULL DEFAULT '', name TEXT NOT NULL,"
     " message TEXT NOT NULL, remedy TEXT NOT NULL, PRIMARY KEY(node, name));\n"
@@ -112,6 +130,10 @@ static const char pivot_migrate_v2[] = MODULE_SYMBOLS_TABLE "PRAGMA user_version
  * extracts (schema 3's `extracts`, by file, was never written: replaced) */
 static const char pivot_migrate_v3[] = SOURCES_TABLES "PRAGMA user_version = 4;\n";
 
+/* schema 4 -> 5: the Component tables, where schema 4 had empty
+ * placeholders of steps and component_costs (an id column alone) */
+static const char pivot_migrate_v4[] = COMPONENT_TABLES "PRAGMA user_version = 5;\n";
+
 /* 1 when table has column, 0 when not, -errno */
 static int has_column(struct pivot *p, const char *table, const char *column)
 {
@@ -139,6 +161,21 @@ static int migrate_v3(struct pivot *p)
 	return err < 0 ? err : pivot_exec(p, pivot_migrate_v3);
 }
 
+static int migrate_v4(struct pivot *p)
+{
+	static const char *const placeholders[] = {"steps", "component_costs"};
+	char sql[64];
+	int err = 0, i;
+
+	for (i = 0; i < 2 && err >= 0; i++) {
+		err = has_column(p, placeholders[i], "locus");
+		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", placeholders[i]);
+		if (!err)
+			err = pivot_exec(p, sql);
+	}
+	return err < 0 ? err : pivot_exec(p, pivot_migrate_v4);
+}
+
 int pivot_schema_create(struct pivot *p)
 {
 	char version[64];
@@ -161,5 +198,7 @@ int pivot_schema_migrate(struct pivot *p)
 		err = pivot_exec(p, pivot_migrate_v2);
 	if (!err && p->schema < 4)
 		err = migrate_v3(p);
+	if (!err && p->schema < 5)
+		err = migrate_v4(p);
 	return err;
 }

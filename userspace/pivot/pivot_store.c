@@ -74,7 +74,7 @@ static int batch_check(const Nunatak__Wire__Batch *b)
 		if (!b->mpi_events[i] || !b->mpi_events[i]->function ||
 		    b->mpi_events[i]->locus >= b->n_loci)
 			return -EINVAL;
-	return 0;
+	return store_components_check(b);
 }
 
 static const char *const store_sql[ST_COUNT] = {
@@ -533,6 +533,8 @@ int pivot_store_batch(struct pivot *p, const Nunatak__Wire__Batch *batch)
 		err = store_mpi_call_sites(&s);
 	if (!err)
 		err = store_mpi_processes_events(&s);
+	if (!err)
+		err = store_components(&s);
 	if (!err)
 		err = store_unattribute(&s);
 	if (!err)
