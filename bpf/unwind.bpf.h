@@ -24,6 +24,11 @@ struct unwind_scratch {
 	__u32 pc_is_return; /* pc is a return address: look its call up (pc - 1) */
 	__u32 done;
 	__u32 pad;
+	/* the process's uretprobe trampoline, and the next pending return
+	 * probe's instance (struct return_instance *) of the task: a frame
+	 * whose return address the trampoline replaced gets its own back */
+	__u64 uretprobe_trampoline;
+	__u64 return_instance;
 	struct stack_value stack;
 };
 
@@ -155,6 +160,26 @@ static __always_inline int unwind_read(__u64 *dst, __u64 addr)
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
 }
 
+/* Return address ra as the caller put it: a function with a pending
+ * uretprobe (Component, MPI call) returns to the trampoline of the
+ * process's uprobe area instead, and the kernel keeps the original in the
+ * task's return instances, newest first, one per replaced slot (a
+ * "chained" instance, of a tail call, shares the slot of the one after it)
+ * — as the kernel's own perf callchain fixup reads them. */
+static __always_inline __u64 unwind_uretprobe_return(struct unwind_scratch *s, __u64 ra)
+{
+	struct return_instance *ri = (struct return_instance *)s->return_instance;
+	int i;
+
+	if (!ri || !s->uretprobe_trampoline || ra != s->uretprobe_trampoline)
+		return ra;
+	ra = BPF_CORE_READ(ri, orig_ret_vaddr);
+	for (i = 0; i < 8 && ri && BPF_CORE_READ(ri, chained); i++)
+		ri = BPF_CORE_READ(ri, next);
+	s->return_instance = ri ? (__u64)BPF_CORE_READ(ri, next) : 0;
+	return ra;
+}
+
 /* the registers a signal frame saved (x86-64: struct ucontext at sp,
  * uc_mcontext.gregs at +40; rbp, rsp, rip are gregs 10, 15, 16) */
 static __always_inline int unwind_signal_frame(struct unwind_scratch *s)
@@ -186,6 +211,7 @@ static __always_inline int unwind_fp_step(struct unwind_scratch *s)
 		return UNWIND_END_BAD_FRAME;
 	if (unwind_read(&bp, s->bp) || unwind_read(&ra, s->bp + 8))
 		return UNWIND_END_READ_FAILED;
+	ra = unwind_uretprobe_return(s, ra);
 	if (ra < 4096)
 		return ra ? UNWIND_END_BAD_FRAME : UNWIND_END_COMPLETE;
 	s->sp = s->bp + 16;
@@ -247,6 +273,7 @@ static __always_inline int unwind_apply(const struct unwind_rule *r, struct unwi
 	}
 	if (unwind_read(&ra, cfa - 8))
 		return UNWIND_END_READ_FAILED;
+	ra = unwind_uretprobe_return(s, ra);
 	if (ra == 0)
 		return UNWIND_END_COMPLETE; /* the ABI's outermost frame */
 	if (ra < 4096 || cfa <= s->sp)
@@ -321,6 +348,16 @@ static long unwind_frame_cb(__u32 i, void *ctx)
 	return 0;
 }
 
+/* the current task's uretprobe trampoline and newest return instance, 0
+ * when it has none (no uprobe area, no pending return probe) */
+static __always_inline void unwind_uretprobe_state(struct unwind_scratch *s)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	s->uretprobe_trampoline = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	s->return_instance = (__u64)BPF_CORE_READ(task, utask, return_instances);
+}
+
 /* Walks the user Stack of process tgid from registers (pc, sp, bp) into
  * s->stack after its kernel frames; s->stack.user_end says how it ended. */
 static __always_inline void unwind_user(struct unwind_scratch *s, __u32 tgid, __u64 pc, __u64 sp,
@@ -333,6 +370,7 @@ static __always_inline void unwind_user(struct unwind_scratch *s, __u32 tgid, __
 	s->pc_is_return = 0;
 	s->done = 0;
 	s->stack.user_end = UNWIND_END_DEPTH;
+	unwind_uretprobe_state(s);
 	bpf_loop(MAX_USER_FRAMES + 1, unwind_frame_cb, 0, 0);
 	if (!s->done)
 		s->stack.user_end = UNWIND_END_DEPTH;

@@ -97,6 +97,24 @@ print(f"benchmark: probe cost per Component call {o['per_call']} ns, empty uprob
 raise SystemExit(0 if ok else 1)
 PY
 
+# the sampled call paths run through the probed functions: a pending
+# uretprobe replaced their return address with the uprobe trampoline, and
+# the sampler takes the original back (bpf/unwind.bpf.h)
+python3 - "$run/pivot.sqlite" <<'PY' || fail "the call paths stop at the probed Components (above)"
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+total, cut = db.execute("""select sum(sa.sample_count), sum(case when st.truncated then sa.sample_count else 0 end)
+    from samples sa join stacks st on st.id = sa.stack where sa.counter = 'cpu-clock'""").fetchone()
+via = db.execute("""select count(distinct st.id) from stacks st
+    where exists (select 1 from stack_frames f join addresses a on a.id = f.address join hotspots h on h.id = a.hotspot
+                  where f.stack = st.id and h.name = 'comp_a')
+      and exists (select 1 from stack_frames f join addresses a on a.id = f.address join hotspots h on h.id = a.hotspot
+                  where f.stack = st.id and h.name = 'main')""").fetchone()[0]
+ok = total and cut <= 0.1 * total and via > 0
+print(("ok   " if ok else "FAIL ") + f"call paths: {cut} of {total} samples truncated; {via} Stacks run comp_a ... main")
+raise SystemExit(0 if ok else 1)
+PY
+
 # stripped of .symtab: the Components come from .dynsym
 [ -x "$WORKLOADS/components-stripped" ] || fail "no $WORKLOADS/components-stripped: make build"
 run_components stripped "$WORKLOADS/components-stripped" --steps 6
