@@ -326,22 +326,11 @@ static void test_processes_and_threads(void **state)
 
 /* ---- a real pivot with the schema-5 tables ---- */
 
-static const char schema5[] =
-    "DROP TABLE steps; DROP TABLE component_costs;"
-    "CREATE TABLE components(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
-    " pattern TEXT NOT NULL, is_step INTEGER NOT NULL);"
-    "CREATE TABLE steps(locus INTEGER NOT NULL REFERENCES loci(id), step INTEGER NOT NULL,"
-    " start_ns INTEGER NOT NULL, end_ns INTEGER, PRIMARY KEY(locus, step));"
-    "CREATE TABLE component_costs(locus INTEGER NOT NULL REFERENCES loci(id),"
-    " phase TEXT NOT NULL CHECK(phase IN ('setup','step','between','teardown')),"
-    " step INTEGER NOT NULL, component INTEGER NOT NULL REFERENCES components(id),"
-    " parent INTEGER REFERENCES components(id), calls INTEGER NOT NULL,"
-    " wall_ns INTEGER NOT NULL, cpu_ns INTEGER NOT NULL,"
-    " minor_page_faults INTEGER NOT NULL, major_page_faults INTEGER NOT NULL,"
-    " voluntary_context_switches INTEGER NOT NULL,"
-    " involuntary_context_switches INTEGER NOT NULL,"
-    " peak_rss_increase_bytes INTEGER NOT NULL, instructions INTEGER, cycles INTEGER,"
-    " PRIMARY KEY(locus, phase, step, component, parent));";
+/* a pivot of schema 4: the empty placeholders schema 5 replaced */
+static const char schema4[] =
+    "DROP TABLE component_costs; DROP TABLE steps; DROP TABLE components;"
+    "CREATE TABLE steps(id INTEGER PRIMARY KEY);"
+    "CREATE TABLE component_costs(id INTEGER PRIMARY KEY);";
 
 /* two threads of process 100 on node n1; Steps 0..2; comp_c on Step 2
  * only, 2048 minor faults, 8 MiB; no PMU (instructions NULL) */
@@ -367,11 +356,9 @@ static struct pivot *pivot_with(char *dir, size_t len, int schema5_tables)
 	assert_int_equal(make_tmpdir(dir, len, "components"), 0);
 	p = pivot__create(path_in(dir, "pivot.sqlite"));
 	assert_non_null(p);
-	if (schema5_tables) {
-		if (sqlite3_exec(pivot_sqlite(p), schema5, NULL, NULL, &msg) != SQLITE_OK ||
-		    sqlite3_exec(pivot_sqlite(p), rows5, NULL, NULL, &msg) != SQLITE_OK)
-			fail_msg("sql: %s", msg);
-	}
+	if (sqlite3_exec(pivot_sqlite(p), schema5_tables ? rows5 : schema4, NULL, NULL, &msg) !=
+	    SQLITE_OK)
+		fail_msg("sql: %s", msg);
 	return p;
 }
 
