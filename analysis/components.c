@@ -398,6 +398,69 @@ static struct component_table *table_alloc(const struct component_input *in,
 	return t;
 }
 
+/* sibling order: the step function first, then by name */
+static int sibling_before(const struct component_cost *x, const struct component_cost *y)
+{
+	if (x->is_step != y->is_step)
+		return x->is_step;
+	return strcmp(x->name, y->name) < 0;
+}
+
+/* appends to ord, after the ones already there (*n), the Components whose
+ * parent is parent, each followed by its own children (preorder) */
+static void tree_preorder(const struct component_table *t, size_t parent, size_t *ord, size_t *n)
+{
+	size_t c, best, first = *n;
+
+	for (;;) { /* the next child in sibling order, not yet placed */
+		best = COMPONENT_NONE;
+		for (c = 0; c < t->n; c++) {
+			size_t k;
+
+			if (t->c[c].parent != parent)
+				continue;
+			for (k = first; k < *n && ord[k] != c; k++)
+				;
+			if (k == *n && (best == COMPONENT_NONE || sibling_before(&t->c[c], &t->c[best])))
+				best = c;
+		}
+		if (best == COMPONENT_NONE)
+			return;
+		ord[(*n)++] = best;
+		tree_preorder(t, best, ord, n);
+	}
+}
+
+/* t->c in the order of the nesting tree (the readers' order), parents
+ * and other parents renumbered: 0 or -ENOMEM */
+static int order_as_tree(struct component_table *t)
+{
+	size_t *ord = calloc(t->n + 1, sizeof(*ord)), *pos = calloc(t->n + 1, sizeof(*pos));
+	struct component_cost *c = calloc(t->n + 1, sizeof(*c));
+	size_t i, k, n = 0;
+
+	if (!ord || !pos || !c) {
+		free(ord), free(pos), free(c);
+		return -ENOMEM;
+	}
+	tree_preorder(t, COMPONENT_NONE, ord, &n); /* every one: no cycle (refused before) */
+	for (i = 0; i < n; i++)
+		pos[ord[i]] = i;
+	for (i = 0; i < n; i++) {
+		c[i] = t->c[ord[i]];
+		if (c[i].parent != COMPONENT_NONE)
+			c[i].parent = pos[c[i].parent];
+		for (k = 0; k < c[i].n_others; k++)
+			if (c[i].others[k].parent != COMPONENT_NONE)
+				c[i].others[k].parent = pos[c[i].others[k].parent];
+	}
+	free(t->c);
+	t->c = c;
+	free(ord);
+	free(pos);
+	return n == t->n ? 0 : -EINVAL;
+}
+
 struct component_table *component_table__new(const struct component_input *in,
 					     const struct component_options *opt, char *err,
 					     size_t errlen)
@@ -429,6 +492,8 @@ struct component_table *component_table__new(const struct component_input *in,
 	t->first_step = t->warm_up_left_out ? 1 : 0;
 	t->steps = t->n_steps > t->first_step ? t->n_steps - t->first_step : 0;
 	e = table_fill(&a, t);
+	if (!e)
+		e = order_as_tree(t);
 out:
 	accum_release(&a);
 	if (e) {

@@ -141,7 +141,8 @@ struct component_table {
 	size_t steps;	   /* Steps left: n_steps - first_step */
 	uint64_t total_calls;
 	size_t n;
-	struct component_cost *c; /* in the input's order */
+	struct component_cost *c; /* preorder of the nesting tree: roots, each followed by its
+				     children; siblings: the step function, then by name */
 };
 
 /* The table of in under opt. NULL + errno: EINVAL (a row naming an

@@ -277,6 +277,31 @@ static void test_parents(void **state)
 	component_table__free(t);
 }
 
+/* the table's order is the nesting tree's, whatever the input's: roots
+ * (the step function first, then by name), each followed by its children */
+static void test_tree_order(void **state)
+{
+	static const struct component_def reversed[] = {
+	    {C, "comp_c", 0}, {B, "comp_b", 0}, {A, "comp_a", 0}, {STEP, "step", 1}};
+	static const char *const want[] = {"step", "comp_a", "comp_b", "comp_c"};
+	static const size_t want_parent[] = {COMPONENT_NONE, 0, 1, 0};
+	struct fixture f;
+	struct component_table *t;
+	size_t i;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	standard(&f);
+	input(&f, 1, 1);
+	f.in.components = reversed;
+	t = table(&f, "wall_s", 0, 0);
+	for (i = 0; i < 4; i++) {
+		assert_string_equal(t->c[i].name, want[i]);
+		assert_int_equal(t->c[i].parent, want_parent[i]);
+	}
+	component_table__free(t);
+}
+
 static void test_parent_cycle_refused(void **state)
 {
 	struct component_options opt = {component_metric_find("wall_s"), 0, 0};
@@ -484,6 +509,7 @@ int main(void)
 	    cmocka_unit_test(test_warm_up),
 	    cmocka_unit_test(test_phases),
 	    cmocka_unit_test(test_parents),
+	    cmocka_unit_test(test_tree_order),
 	    cmocka_unit_test(test_parent_cycle_refused),
 	    cmocka_unit_test(test_processes_and_threads),
 	    cmocka_unit_test(test_pivot_reader_and_json),
