@@ -246,15 +246,16 @@ static void check_own_calls(int multi)
 	/* a user's Run: this root-owned file is not theirs to probe */
 	assert_int_equal(component_probes_add_target(cp, 6, 12345, patterns, 1, NULL), 0);
 	component_probes_remove_target(cp, 5);
-	assert_int_equal(component_probes_consider(cp, &m, err, sizeof(err)), 0);
+	assert_int_equal(component_probes_consider(cp, 6, &m, err, sizeof(err)), 0);
 	component_probes_for_each_unmatched(cp, 6, unmatched, missing);
 	assert_string_equal(missing, "test_fn_alpha");
 	component_probes_remove_target(cp, 6);
 	assert_int_equal(
 	    component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 4, "test_fn_step"), 0);
 	missing[0] = '\0';
-	assert_int_equal(component_probes_consider(cp, &m, err, sizeof(err)), 4);
-	assert_int_equal(component_probes_consider(cp, &m, err, sizeof(err)), 0); /* once */
+	assert_int_equal(component_probes_consider(cp, 7, &m, err, sizeof(err)), 0); /* no such Target */
+	assert_int_equal(component_probes_consider(cp, 5, &m, err, sizeof(err)), 4);
+	assert_int_equal(component_probes_consider(cp, 5, &m, err, sizeof(err)), 0); /* once */
 	test_fn_beta();								  /* setup */
 	for (int k = 0; k < 3; k++)
 		test_fn_step();
@@ -427,6 +428,32 @@ static void test_report_changed_only(void **state)
 	component_probes__free(cp);
 }
 
+/* past the cap on functions probed, what the patterns name is counted,
+ * not probed: four functions named, two probed */
+static void test_function_cap(void **state)
+{
+	const char *const patterns[] = {"test_fn_alpha", "test_fn_beta", "test_fn_recurse",
+					"test_fn_step"};
+	struct module m = {0};
+	struct component_probes *cp;
+	char path[PATH_MAX] = "", err[256];
+
+	(void)state;
+	SKIP_UNLESS(!bpf_unavailable(), bpf_unavailable());
+	cp = component_probes__new(-1, -1, err, sizeof(err));
+	assert_non_null(cp);
+	component_probes_set_max_functions(cp, 2);
+	assert_int_equal(component_probes_add_target(cp, 5, TARGET_UID_ANY, patterns, 4, NULL), 0);
+	assert_true(readlink("/proc/self/exe", path, sizeof(path) - 1) > 0);
+	m.path = path;
+	m.elf = elf_file__open(path);
+	assert_non_null(m.elf);
+	assert_int_equal(component_probes_consider(cp, 5, &m, err, sizeof(err)), 2);
+	assert_int_equal(component_probes_unprobed(cp, 5), 2);
+	component_probes__free(cp);
+	elf_file__free(m.elf);
+}
+
 static void test_probe_cost(void **state)
 {
 	struct component_probes *cp;
@@ -456,6 +483,7 @@ int main(void)
 	    cmocka_unit_test(test_probes_own_calls),
 	    cmocka_unit_test(test_probes_own_calls_perf_events),
 	    cmocka_unit_test(test_report_changed_only),
+	    cmocka_unit_test(test_function_cap),
 	    cmocka_unit_test(test_probe_cost),
 	};
 

@@ -164,7 +164,6 @@ static void agent_on_new_module(struct module *m, void *ctx)
 		agent_add_node_degradation(a, "mpi-probes-failed", err,
 					   "MPI statistics are missing for this library; run as "
 					   "root on a kernel with BTF");
-	agent_components_consider(a, m);
 }
 
 static void agent_start_mpi(struct agent *a)
@@ -174,6 +173,7 @@ static void agent_start_mpi(struct agent *a)
 
 	/* the MPI libraries and the Components, when they are mapped */
 	module_table_on_new_module(a->modules, agent_on_new_module, a);
+	module_table_on_mapping(a->modules, agent_components_mapped, a);
 	/* loaded with Events; each Target that asks turns its own on */
 	a->mpi = mpi_probes__new(sampler_targets_fd(a->sampler), 1, err, sizeof(err));
 	if (!a->mpi) {

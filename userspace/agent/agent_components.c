@@ -13,6 +13,7 @@
 #include "userspace/agent/component_report.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/sampler.h"
+#include "userspace/launch/library_closure.h"
 #include "userspace/log/log.h"
 
 int agent_components_of_json(const json_t *req, struct agent_target_opts *o, const char **patterns)
@@ -36,19 +37,42 @@ int agent_components_of_json(const json_t *req, struct agent_target_opts *o, con
 	return 0;
 }
 
-static void consider_module(struct module *m, void *ctx)
-{
-	agent_components_consider(ctx, m);
-}
-
-void agent_components_consider(struct agent *a, struct module *m)
+/* the functions of m that t's patterns name, probed */
+static void consider(struct agent *a, struct agent_target *t, struct module *m)
 {
 	char err[512];
 
-	if (a->components && component_probes_consider(a->components, m, err, sizeof(err)) < 0)
+	if (component_probes_consider(a->components, t->id, m, err, sizeof(err)) < 0)
 		agent_add_node_degradation(a, "component-probes-failed", err,
 					   "the costs of these Components are missing; run as root "
 					   "on a kernel with uprobes and BTF");
+}
+
+void agent_components_mapped(pid_t tgid, struct module *m, void *agent)
+{
+	struct agent *a = agent;
+	struct agent_target *t;
+
+	if (!a->components)
+		return;
+	t = agent_target_of_tgid(a, tgid);
+	if (t && t->components)
+		consider(a, t, m);
+}
+
+/* the program a Target starts, and its DT_NEEDED closure, before it runs */
+struct start_ctx {
+	struct agent *a;
+	struct agent_target *t;
+};
+
+static void consider_file(const char *path, void *ctx)
+{
+	struct start_ctx *sc = ctx;
+	struct module *m = module_table_open_file(sc->a->modules, path);
+
+	if (m)
+		consider(sc->a, sc->t, m);
 }
 
 int agent_components_start(struct agent *a, struct agent_target *t,
@@ -77,7 +101,15 @@ int agent_components_start(struct agent *a, struct agent_target *t,
 					    strerror(-e), "fewer Runs with --step at once");
 	t->components = 1;
 	component_probes_read_counters(a->components, t->base.components);
-	module_table_for_each_module(a->modules, consider_module, a);
+	/* the program and its libraries now, so that its first calls are
+	 * seen; what its processes map later, as they map it (never the
+	 * image of nunatak a launched child runs until its exec) */
+	if (o->target_exe) {
+		struct start_ctx sc = {a, t};
+
+		consider_file(o->target_exe, &sc);
+		library_closure(o->target_exe, consider_file, &sc);
+	}
 	/* the probe cost, before the application starts (it waits for the
 	 * Run's start): reported with the costs it inflates */
 	if (component_probes_cost(a->components, &probe_ns, &empty_ns, &why))
@@ -158,6 +190,15 @@ static int add_counters(struct agent_target *t, struct batch_builder *b, int las
 			 (unsigned long long)lost, MAX_COMPONENT_DEPTH);
 		err = batch_builder_add_degradation(b, "component-costs-lost", message,
 						    "probe fewer or less nested Components");
+	}
+	if (!err && component_probes_unprobed(cp, t->id)) {
+		snprintf(message, sizeof(message),
+			 "%zu functions the Component patterns named were not probed: %d are "
+			 "probed at most (each traps in every process that runs its file)",
+			 component_probes_unprobed(cp, t->id), MAX_COMPONENT_FUNCTIONS);
+		err = batch_builder_add_degradation(b, "component-too-many", message,
+						    "narrow the patterns (a glob such as '*' names "
+						    "every function of every library)");
 	}
 	return err ?: component_probes_for_each_unmatched(cp, t->id, not_found, b);
 }

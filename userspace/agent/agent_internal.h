@@ -252,8 +252,9 @@ int agent_components_start(struct agent *a, struct agent_target *t,
 			   const struct agent_target_opts *o);
 /* t's patterns forgotten (the probes released after the last Target's) */
 void agent_components_end(struct agent_target *t);
-/* a module learned: probed where a Target's patterns name its functions */
-void agent_components_consider(struct agent *a, struct module *m);
+/* process tgid maps module m (module_table_on_mapping): probed where the
+ * patterns of tgid's Target name its functions */
+void agent_components_mapped(pid_t tgid, struct module *m, void *agent);
 /* t's Component costs and Steps (not in the last Batch), the probe cost
  * and losses as counters; in the last Batch the Degradations
  * component-costs-lost and component-not-found */

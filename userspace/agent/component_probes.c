@@ -70,6 +70,7 @@ struct component_probes *component_probes__new(int targets_fd, int multi, char *
 	if (!cp)
 		return NULL;
 	cp->multi = multi != 0;
+	cp->max_functions = MAX_COMPONENT_FUNCTIONS;
 	cp->skel = components_load(targets_fd, cp->multi, err, errlen);
 	if (!cp->skel && multi < 0) { /* before 6.6: one perf event per probe */
 		cp->multi = 0;
@@ -201,9 +202,22 @@ void component_probes_remove_target(struct component_probes *cp, uint32_t target
 		free(t->patterns[j]);
 	free(t->patterns);
 	free(t->matched);
+	free(t->considered);
 	*t = cp->targets[--cp->n_targets];
 	if (!cp->n_targets)
 		component_probes_release(cp);
+}
+
+void component_probes_set_max_functions(struct component_probes *cp, size_t max)
+{
+	cp->max_functions = max;
+}
+
+size_t component_probes_unprobed(const struct component_probes *cp, uint32_t target_id)
+{
+	const struct component_target *t = target_find(cp, target_id);
+
+	return t ? t->unprobed : 0;
 }
 
 int component_probes_for_each_unmatched(const struct component_probes *cp, uint32_t target_id,
@@ -298,6 +312,10 @@ static int consider_symbol(const struct component_symbol *s, void *arg)
 	for (i = 0; i < cc->n; i++)
 		if (cc->points[i].offset == s->offset)
 			return 0;
+	if (cc->cp->n_probed + cc->n >= cc->cp->max_functions) {
+		cc->t->unprobed++;
+		return 0;
+	}
 	id = def_id(cc->cp, s->name, cc->t->patterns[s->pattern], is_step);
 	if (!id)
 		return -ENOMEM;
@@ -315,32 +333,56 @@ static int consider_symbol(const struct component_symbol *s, void *arg)
 	return 0;
 }
 
-int component_probes_consider(struct component_probes *cp, const struct module *m, char *err,
-			      size_t errlen)
+/* 1 when t searched m already (else it is noted as searched: 0), -ENOMEM */
+static int considered_before(struct component_target *t, const struct module *m)
 {
-	struct consider_ctx cc = {.cp = cp, .m = m};
+	const struct module **grown;
+	size_t i;
+
+	for (i = 0; i < t->n_considered; i++)
+		if (t->considered[i] == m)
+			return 1;
+	grown = realloc(t->considered, (t->n_considered + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	t->considered = grown;
+	t->considered[t->n_considered++] = m;
+	return 0;
+}
+
+int component_probes_consider(struct component_probes *cp, uint32_t target_id,
+			      const struct module *m, char *err, size_t errlen)
+{
+	struct consider_ctx cc = {.cp = cp, .m = m, .t = target_find(cp, target_id)};
+	size_t failed = 0;
 	uint32_t file_owner;
 	struct stat st;
-	size_t i;
-	int e = 0;
+	int e;
 
-	if (!m->elf || !cp->n_targets)
+	if (!m->elf || !cc.t)
 		return 0;
-	file_owner = stat(m->path, &st) ? UINT32_MAX - 1 : (uint32_t)st.st_uid; /* none's */
-	for (i = 0; i < cp->n_targets && !e; i++) {
-		cc.t = &cp->targets[i];
-		if (cc.t->owner != TARGET_UID_ANY && cc.t->owner != file_owner)
-			continue; /* not the user's file: others run it too */
-		e = component_symbols_select(m->elf, (const char *const *)cc.t->patterns, cc.t->n,
-					     consider_symbol, &cc);
-	}
-	if (!e && cc.n)
-		e = component_probes_attach(cp, m, cc.points, cc.n);
+	e = considered_before(cc.t, m);
 	if (e)
+		return e > 0 ? 0 : e;
+	file_owner = stat(m->path, &st) ? UINT32_MAX - 1 : (uint32_t)st.st_uid; /* none's */
+	if (cc.t->owner != TARGET_UID_ANY && cc.t->owner != file_owner)
+		return 0; /* not the user's file: others run it too */
+	e = component_symbols_select(m->elf, (const char *const *)cc.t->patterns, cc.t->n,
+				     consider_symbol, &cc);
+	if (!e && cc.n)
+		e = component_probes_attach(cp, m, cc.points, cc.n, &failed);
+	if (e && failed)
+		snprintf(err, errlen,
+			 "%zu of the %zu functions of '%s' the Component patterns named could not "
+			 "be probed (%s): their costs are missing",
+			 failed, cc.n, m->path,
+			 e == -524 ? "the kernel cannot probe their first instruction"
+				   : strerror(-e));
+	else if (e)
 		snprintf(err, errlen, "probing the Components of '%s' failed: %s", m->path,
 			 strerror(-e));
-	else if (cc.n)
-		pr_info("'%s': %zu Component functions probed%s", m->path, cc.n,
+	if (cc.n > failed)
+		pr_info("'%s': %zu Component functions probed%s", m->path, cc.n - failed,
 			cp->multi ? " (uprobe_multi)" : "");
 	free(cc.points);
 	return e ? e : (int)cc.n;

@@ -44,8 +44,8 @@ int component_probes_multi(const struct component_probes *cp);
  * process that runs the file, so a user's patterns search only the files
  * the user owns (their programs and libraries): never a system library
  * every other process runs. 0, -EEXIST, -ENOSPC (too many Targets with a
- * step function), -ENOMEM. The modules known already are then given to
- * component_probes_consider by the caller. */
+ * step function), -ENOMEM. The modules its processes map are then given
+ * to component_probes_consider by the caller. */
 int component_probes_add_target(struct component_probes *cp, uint32_t target_id, uint32_t owner,
 				const char *const *patterns, size_t n, const char *step);
 /* Forgets target_id; the probes are released when it was the last. */
@@ -54,11 +54,25 @@ void component_probes_remove_target(struct component_probes *cp, uint32_t target
 int component_probes_has_target(const struct component_probes *cp, uint32_t target_id,
 				int *has_step);
 
-/* Probes the functions of module m that a Target's patterns name (once
- * per function): the number probed now, or -errno (err says why; the
- * functions probed before the failure stay probed). */
-int component_probes_consider(struct component_probes *cp, const struct module *m, char *err,
-			      size_t errlen);
+/* Probes the functions of module m, which a process of Target target_id
+ * maps, that its patterns name (each module searched once per Target,
+ * each function probed once): the number probed now, or -errno (err says
+ * why; the functions probed before the failure stay probed). Only what a
+ * Target's own processes map is searched: never the image of nunatak a
+ * launched child runs until its exec, nor the files of other Runs. */
+int component_probes_consider(struct component_probes *cp, uint32_t target_id,
+			      const struct module *m, char *err, size_t errlen);
+
+/* Functions probed at most, over every module and Target: each one traps
+ * in every process that runs its file, so a glob naming a library's every
+ * function (`*`) must not slow the whole machine down. */
+#define MAX_COMPONENT_FUNCTIONS 256
+
+/* a lower bound than MAX_COMPONENT_FUNCTIONS (tests) */
+void component_probes_set_max_functions(struct component_probes *cp, size_t max);
+/* the functions target_id's patterns named that were not probed because
+ * MAX_COMPONENT_FUNCTIONS were already */
+size_t component_probes_unprobed(const struct component_probes *cp, uint32_t target_id);
 
 /* Calls cb for each pattern (and step function) of target_id that named
  * no function so far; stops at cb's first non-zero return. */

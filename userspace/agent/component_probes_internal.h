@@ -21,6 +21,9 @@ struct component_target {
 	char **patterns;
 	int *matched; /* per pattern: named a function */
 	size_t n;
+	size_t unprobed; /* functions named past MAX_COMPONENT_FUNCTIONS */
+	const struct module **considered; /* searched already for this Target */
+	size_t n_considered;
 	int has_step;
 };
 
@@ -38,6 +41,7 @@ struct component_probed {
 struct component_probes {
 	struct components_bpf *skel;
 	int multi;
+	size_t max_functions; /* MAX_COMPONENT_FUNCTIONS, lower in tests */
 	struct component_target *targets;
 	size_t n_targets;
 	struct component_def *defs; /* id = index + 1 */
@@ -56,8 +60,11 @@ struct component_probes {
 /* bpf/components.bpf.c loaded (targets_fd < 0: a map of its own) */
 struct components_bpf *component_probes_load(int targets_fd, int multi, char *err, size_t errlen);
 /* component_probes_maps.c */
+/* pts[0..n) of m probed; *failed: how many could not be (found by
+ * bisecting a set the kernel refused). 0: all probed; -errno: the first
+ * failure (n - *failed of them are probed, ENOMEM aside). */
 int component_probes_attach(struct component_probes *cp, const struct module *m,
-			    const struct component_point *pts, size_t n);
+			    const struct component_point *pts, size_t n, size_t *failed);
 void component_probes_release(struct component_probes *cp);
 /* 1 when key's running totals (calls) changed since last asked */
 int component_sent_changed(struct component_probes *cp, const struct component_cost_key *key,

@@ -15,15 +15,60 @@
 #include "userspace/agent/map_walk.h"
 #include "userspace/agent/modules.h"
 
+/* pts[0..n) of m into one more uprobe set of cp (room made by the caller),
+ * noted as probed: 0 or -errno (what a failure attached stays in the set,
+ * released with the others) */
+static int attach_set(struct component_probes *cp, const struct module *m,
+		      const struct component_point *pts, size_t n, uint64_t *offsets,
+		      uint64_t *cookies)
+{
+	size_t i;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		offsets[i] = pts[i].offset;
+		cookies[i] = pts[i].cookie;
+	}
+	e = uprobe_set_attach(&cp->sets[cp->n_sets++], cp->skel->progs.component_entry,
+			      cp->skel->progs.component_return, cp->multi, m->path, offsets,
+			      cookies, n, -1);
+	for (i = 0; i < n && !e; i++)
+		cp->probed[cp->n_probed++] = (struct component_probed){m, pts[i].offset};
+	return e;
+}
+
+/* pts[0..n) in as few sets as the kernel takes: a set that fails is
+ * released and its halves tried (a function the kernel cannot probe, at
+ * its first instruction, fails a whole uprobe_multi link: bisecting finds
+ * it in about 2 log2(n) attempts, not n); *failed counts the functions
+ * left out, *first keeps the first error */
+static void attach_bisect(struct component_probes *cp, const struct module *m,
+			  const struct component_point *pts, size_t n, uint64_t *offsets,
+			  uint64_t *cookies, size_t *failed, int *first)
+{
+	int e = attach_set(cp, m, pts, n, offsets, cookies);
+
+	if (!e)
+		return;
+	uprobe_set_release(&cp->sets[--cp->n_sets]);
+	if (n == 1 || e == -ENOMEM) {
+		*failed += n;
+		*first = *first ? *first : e;
+		return;
+	}
+	attach_bisect(cp, m, pts, n / 2, offsets, cookies, failed, first);
+	attach_bisect(cp, m, pts + n / 2, n - n / 2, offsets, cookies, failed, first);
+}
+
 int component_probes_attach(struct component_probes *cp, const struct module *m,
-			    const struct component_point *pts, size_t n)
+			    const struct component_point *pts, size_t n, size_t *failed)
 {
 	uint64_t *offsets = calloc(n, sizeof(*offsets)), *cookies = calloc(n, sizeof(*cookies));
 	struct component_probed *probed;
 	struct uprobe_set *sets;
-	size_t i;
 	int e = -ENOMEM;
 
+	*failed = 0;
 	if (!cp->switch_link) {
 		cp->switch_link = bpf_program__attach(cp->skel->progs.component_switch);
 		if (!cp->switch_link) {
@@ -31,24 +76,17 @@ int component_probes_attach(struct component_probes *cp, const struct module *m,
 			goto cleanup;
 		}
 	}
+	/* room for the sets of a bisection: at most one per function */
 	probed = realloc(cp->probed, (cp->n_probed + n) * sizeof(*probed));
 	if (probed)
 		cp->probed = probed;
-	sets = realloc(cp->sets, (cp->n_sets + 1) * sizeof(*sets));
+	sets = realloc(cp->sets, (cp->n_sets + n) * sizeof(*sets));
 	if (sets)
 		cp->sets = sets;
 	if (!offsets || !cookies || !probed || !sets)
 		goto cleanup;
-	for (i = 0; i < n; i++) {
-		offsets[i] = pts[i].offset;
-		cookies[i] = pts[i].cookie;
-	}
-	/* what a failure attached stays in the set, released with the others */
-	e = uprobe_set_attach(&cp->sets[cp->n_sets++], cp->skel->progs.component_entry,
-			      cp->skel->progs.component_return, cp->multi, m->path, offsets,
-			      cookies, n, -1);
-	for (i = 0; i < n && !e; i++)
-		cp->probed[cp->n_probed++] = (struct component_probed){m, pts[i].offset};
+	e = 0;
+	attach_bisect(cp, m, pts, n, offsets, cookies, failed, &e);
 cleanup:
 	free(offsets);
 	free(cookies);

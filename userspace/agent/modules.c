@@ -340,6 +340,7 @@ int module_table_map(struct module_table *table, pid_t tgid, uint64_t start, uin
 {
 	struct process *proc = process_find(table, tgid);
 	struct mapping m = { .start = start, .end = start + len, .pgoff = pgoff };
+	int err;
 
 	if (!proc)
 		return -ESRCH;
@@ -351,7 +352,10 @@ int module_table_map(struct module_table *table, pid_t tgid, uint64_t start, uin
 		proc->want_exe = 0;
 	}
 	process_changed(table, proc);
-	return process_add_mapping(proc, &m);
+	err = process_add_mapping(proc, &m);
+	if (!err && m.module->elf && table->on_mapping)
+		table->on_mapping(tgid, m.module, table->on_mapping_ctx);
+	return err;
 }
 
 struct load_ctx {
@@ -464,6 +468,13 @@ void module_table_on_new_module(struct module_table *table,
 {
 	table->on_new_module = fn;
 	table->on_new_module_ctx = ctx;
+}
+
+void module_table_on_mapping(struct module_table *table,
+			     void (*fn)(pid_t tgid, struct module *m, void *ctx), void *ctx)
+{
+	table->on_mapping = fn;
+	table->on_mapping_ctx = ctx;
 }
 
 void module_table_for_each_module(struct module_table *table, void (*cb)(struct module *m, void *ctx),

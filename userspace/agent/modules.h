@@ -111,6 +111,11 @@ int module_is_vdso(const struct module *m);
  * MPI library the moment a Target maps it). */
 void module_table_on_new_module(struct module_table *table,
 				void (*fn)(struct module *m, void *ctx), void *ctx);
+/* Calls fn for every code mapping of a file module added to a process
+ * from now on (its exec'd image, a library it loads), each segment: fn
+ * sees what a given process maps, where on_new_module sees a file once. */
+void module_table_on_mapping(struct module_table *table,
+			     void (*fn)(pid_t tgid, struct module *m, void *ctx), void *ctx);
 /* The load bias of module m in the current image of tgid: an absolute
  * address a of that module (code or data) is the ELF virtual address
  * a - bias. 0, or -ENOENT when tgid does not map m. */

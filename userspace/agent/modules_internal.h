@@ -35,6 +35,8 @@ struct module_table {
 	struct module *vdso, *anon, *unmapped, *kernel;
 	void (*on_new_module)(struct module *m, void *ctx);
 	void *on_new_module_ctx;
+	void (*on_mapping)(pid_t tgid, struct module *m, void *ctx);
+	void *on_mapping_ctx;
 	pid_t *changed; /* processes whose current mappings changed */
 	size_t n_changed, cap_changed;
 };
