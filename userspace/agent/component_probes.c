@@ -85,19 +85,27 @@ struct component_probes *component_probes__new(int targets_fd, int multi, char *
 	return cp;
 }
 
+/* what t holds (not t) */
+static void target_free(struct component_target *t)
+{
+	size_t j;
+
+	for (j = 0; j < t->n; j++)
+		free(t->patterns[j]);
+	free(t->patterns);
+	free(t->matched);
+	free(t->considered);
+}
+
 void component_probes__free(struct component_probes *cp)
 {
-	size_t i, j;
+	size_t i;
 
 	if (!cp)
 		return;
 	component_probes_release(cp);
-	for (i = 0; i < cp->n_targets; i++) {
-		for (j = 0; j < cp->targets[i].n; j++)
-			free(cp->targets[i].patterns[j]);
-		free(cp->targets[i].patterns);
-		free(cp->targets[i].matched);
-	}
+	for (i = 0; i < cp->n_targets; i++)
+		target_free(&cp->targets[i]);
 	free(cp->targets);
 	for (i = 0; i < cp->n_defs; i++) {
 		free(cp->defs[i].name);
@@ -160,7 +168,6 @@ int component_probes_add_target(struct component_probes *cp, uint32_t target_id,
 {
 	struct component_target *ts, *t;
 	__u8 one = 1;
-	size_t j;
 	int e;
 
 	if (target_find(cp, target_id))
@@ -179,10 +186,7 @@ int component_probes_add_target(struct component_probes *cp, uint32_t target_id,
 				&one, BPF_ANY))
 		e = errno == E2BIG ? -ENOSPC : -errno;
 	if (e) {
-		for (j = 0; j < t->n; j++)
-			free(t->patterns[j]);
-		free(t->patterns);
-		free(t->matched);
+		target_free(t);
 		return e;
 	}
 	cp->n_targets++;
@@ -193,16 +197,11 @@ int component_probes_add_target(struct component_probes *cp, uint32_t target_id,
 void component_probes_remove_target(struct component_probes *cp, uint32_t target_id)
 {
 	struct component_target *t = target_find(cp, target_id);
-	size_t j;
 
 	if (!t)
 		return;
 	bpf_map_delete_elem(bpf_map__fd(cp->skel->maps.component_step_targets), &target_id);
-	for (j = 0; j < t->n; j++)
-		free(t->patterns[j]);
-	free(t->patterns);
-	free(t->matched);
-	free(t->considered);
+	target_free(t);
 	*t = cp->targets[--cp->n_targets];
 	if (!cp->n_targets)
 		component_probes_release(cp);
