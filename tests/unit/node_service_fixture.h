@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "userspace/agent/node_service.h"
+#include "userspace/control/control_client.h"
 #include "userspace/control/control.h"
 #include "userspace/control/control_client.h"
 
@@ -102,10 +103,24 @@ static inline int ns_fixture_become_nobody(void)
 }
 
 /* fork()ed: 0 in the child, nobody's already (ns_fixture_become_nobody;
- * it exits 100 when it cannot be); the child's pid in the parent */
-static inline pid_t ns_fixture_fork_nobody(void)
+ * it exits 100 when it cannot be); the child's pid in the parent.
+ * The child mallocs, and under ASan (GCC 12's libasan takes no lock of its
+ * allocator around fork) a child forked while the service's thread was in
+ * malloc waits for that lock forever: the service is asked its status
+ * first, and given 20 ms to be back in its poll, before the fork. */
+static inline pid_t ns_fixture_fork_nobody(const struct ns_fixture *f)
 {
-	pid_t child = fork();
+	json_t *req = json_pack("{s:s}", "request", "status"), *reply = NULL;
+	char err[512];
+	pid_t child;
+	int fd = ns_fixture_connect(f);
+
+	assert_int_equal(control_request(fd, req, &reply, 5000, NULL, err, sizeof(err)), 0);
+	json_decref(req);
+	json_decref(reply);
+	close(fd);
+	usleep(20000);
+	child = fork();
 
 	assert_true(child >= 0);
 	if (!child && ns_fixture_become_nobody())
@@ -128,7 +143,7 @@ static inline int ns_fixture_exit_status(pid_t child)
  * stderr), 100+ when the exchange itself failed. */
 static inline int ns_fixture_as_nobody(const struct ns_fixture *f, json_t *req)
 {
-	pid_t child = ns_fixture_fork_nobody();
+	pid_t child = ns_fixture_fork_nobody(f);
 
 	if (!child) {
 		json_t *reply = NULL;

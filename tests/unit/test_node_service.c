@@ -400,7 +400,7 @@ static int as_nobody_run(struct ns_fixture *fx, const char *runs, char *run_dir,
 	ssize_t n;
 
 	assert_int_equal(pipe(p), 0);
-	child = ns_fixture_fork_nobody();
+	child = ns_fixture_fork_nobody(fx);
 	if (!child) {
 		json_t *reply = NULL;
 		struct launch l;
@@ -466,7 +466,7 @@ static void test_user_run(void **state)
 /* nobody's status while root has a Run: no Target shown */
 static int as_nobody_targets(struct ns_fixture *fx)
 {
-	pid_t child = ns_fixture_fork_nobody();
+	pid_t child = ns_fixture_fork_nobody(fx);
 
 	if (!child) {
 		json_t *reply = NULL, *req = json_pack("{s:s}", "request", "status");
@@ -623,7 +623,7 @@ static void test_non_reader_does_not_stall(void **state)
  * is not limited */
 static int as_nobody_connections(struct ns_fixture *fx, int n)
 {
-	pid_t child = ns_fixture_fork_nobody();
+	pid_t child = ns_fixture_fork_nobody(fx);
 
 	if (!child) {
 		json_t *reply = NULL;

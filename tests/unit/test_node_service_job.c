@@ -627,7 +627,7 @@ static void test_attaches_bounded(void **state)
 	int n;
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
-	child = ns_fixture_fork_nobody();
+	child = ns_fixture_fork_nobody(&j->nf);
 	if (!child) {
 		json_t *reply = NULL;
 		char err[512];
@@ -663,7 +663,7 @@ static void test_pending_attach_of_another(void **state)
 	int status, fd;
 
 	SKIP_UNLESS(geteuid() == 0, "needs root to make a caller of another uid");
-	child = ns_fixture_fork_nobody();
+	child = ns_fixture_fork_nobody(&j->nf);
 	if (!child) {
 		char err[512];
 		int a;
