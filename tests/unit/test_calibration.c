@@ -77,6 +77,8 @@ static void test_line_malformed(void **state)
 		"nunatak-calibration kernel=triad rep=0 seconds=0.3 value=1e10 unit=B/s",
 		"nunatak-calibration kernel=triad rep=1.5 seconds=0.3 value=1e10 unit=B/s",
 		"nunatak-calibration kernel=triad rep=1 seconds=0 value=1e10 unit=B/s",
+		/* a count beyond a long long (fuzz_kernel_output found it converted) */
+		"nunatak-calibration kernel=triad rep=1 seconds=0.3 value=1e10 unit=B/s ns=4e209",
 		/* not KEY=VALUE, empty values, too long a name */
 		"nunatak-calibration kernel=triad rep=1 seconds=0.3 value=1e10 unit=B/s garbage",
 		"nunatak-calibration kernel= rep=1 seconds=0.3 value=1e10 unit=B/s",

@@ -85,8 +85,10 @@ static int field(const char *key, size_t klen, const char *v, const char *end,
 		double ns;
 		int err = count(v, end, &ns);
 
+		if (err || !(ns <= 9e18))
+			return err ? err : -EINVAL; /* never converted out of range */
 		out->ns = (long long)ns;
-		return err ? err : ns > 9e18 ? -EINVAL : 0;
+		return 0;
 	}
 	if (IS("simd"))
 		return copy_word(out->simd, sizeof(out->simd), v, end);
