@@ -171,7 +171,8 @@ int agent_target_live_processes(struct agent *a, const char *run_id);
  * done(-ETIMEDOUT) after the FINALIZE json's symbolizer_budget_ms +
  * nodes_wait_ms + AGENT_END_EXTRA_MS. The Target is gone after done().
  * Batches still unacknowledged when AGENT_END_FLUSH_MS (agent_internal.h,
- * 3 s) passed: lost and counted in the last Batch when the Aggregator
+ * 3 s; 8 s when the Aggregator answered in the last 4 s) passed: lost and
+ * counted in the last Batch when the Aggregator
  * answers (disk full), kept in the spool when it does not answer at all.
  * 0, -ENOENT, -EBUSY (START not acknowledged yet), -EALREADY (end under
  * way). */

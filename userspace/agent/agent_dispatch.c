@@ -183,7 +183,7 @@ static void agent_target_give_up_unacked(struct agent_target *t, long long now)
 	struct agent *a = t->a;
 	const struct agent_conn *c = &a->conns[t->conn];
 	const struct spool_entry *se;
-	int answering = c->last_contact_ms && now - c->last_contact_ms < 2 * AGENT_RESEND_MS;
+	int answering = agent_conn_answering(c, now);
 
 	if (a->spool && !answering) {
 		agent_target_spool_all(t);

@@ -31,6 +31,10 @@
 #define AGENT_TOKEN_LEN 32
 #define AGENT_INTERRUPT_GRACE_MS 3000
 #define AGENT_END_FLUSH_MS 3000 /* the end waits this long for the queue's Acks */
+/* ... and this long when the Aggregator answered lately: storing a last
+ * Batch of 10 000 new deep Stacks takes it 3 s and more on a loaded 2-core
+ * node, and an Aggregator that is alive is worth waiting for */
+#define AGENT_END_FLUSH_LIVE_MS 8000
 #define AGENT_FINALIZE_RESEND_MS 5000 /* FINALIZE without answer is sent again */
 #define AGENT_TABLES_WAIT_MS 2000 /* a Run's start waits this long for its program's unwind tables */
 #define AGENT_RETRY_MS 100 /* a send the socket refused (no Aggregator) is tried again */
@@ -170,6 +174,13 @@ struct agent_conn {
 	long long orphan_sent_ms;
 	long long orphan_scan_ms; /* next look for one */
 };
+
+/* 1 when the Aggregator of c sent something within two resend periods */
+static inline int agent_conn_answering(const struct agent_conn *c, long long now)
+{
+	return c->last_contact_ms && now - c->last_contact_ms < 2 * AGENT_RESEND_MS;
+}
+
 
 struct agent {
 	struct agent_opts opts;

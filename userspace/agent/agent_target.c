@@ -306,7 +306,7 @@ int agent_target_add_degradation(struct agent *a, const char *run_id, const char
 static long long agent_end_budget_ms(const char *finalize_json)
 {
 	json_t *j = finalize_json ? json_loads(finalize_json, 0, NULL) : NULL;
-	long long ms = AGENT_END_EXTRA_MS + AGENT_END_FLUSH_MS;
+	long long ms = AGENT_END_EXTRA_MS + AGENT_END_FLUSH_LIVE_MS;
 
 	if (j) {
 		json_t *b = json_object_get(j, "symbolizer_budget_ms");
@@ -336,7 +336,9 @@ int agent_target_end(struct agent *a, const char *run_id, const char *finalize_j
 	t->done_ctx = ctx;
 	t->state = TARGET_ENDING;
 	t->deadline_ms = now + agent_end_budget_ms(finalize_json);
-	t->flush_deadline_ms = now + AGENT_END_FLUSH_MS;
+	t->flush_deadline_ms = now + (agent_conn_answering(&a->conns[t->conn], now)
+					      ? AGENT_END_FLUSH_LIVE_MS
+					      : AGENT_END_FLUSH_MS);
 	/* no process joins any more; what the kernel holds for it now is its
 	 * last data */
 	agent_target_job_detach(t);
