@@ -112,6 +112,7 @@ struct agent_target {
 	int interrupted, interrupt_sent;
 	int last_queued;	/* ENDING: the last Batch is queued */
 	long long flush_deadline_ms; /* ENDING: what is not acked by then is lost */
+	long long end_ms;	     /* when ENDING began */
 	char *finalize_json;
 	struct publish_queue *queue;
 	uint64_t seq;

@@ -347,6 +347,11 @@ static void agent_on_error(struct agent *a, struct agent_conn *c, const Nunatak_
 		if (&a->conns[t->conn] != c || t->state == TARGET_DONE || !t->inflight_valid ||
 		    t->inflight_seq != e->seq || (e->run_id && strcmp(e->run_id, t->run_id)))
 			continue;
+		/* an Aggregator that cannot store (disk full) is not waited
+		 * for longer than a silent one */
+		if (t->state == TARGET_ENDING && wire_storage_error_transient(e->has_code ? e->code : 0) &&
+		    t->flush_deadline_ms > t->end_ms + AGENT_END_FLUSH_MS)
+			t->flush_deadline_ms = t->end_ms + AGENT_END_FLUSH_MS;
 		r = publish_queue_error(t->queue, e);
 		if (r == 0 && a->spool)
 			r = agent_on_spooled_error(a, t, t->run_id, e);

@@ -336,6 +336,7 @@ int agent_target_end(struct agent *a, const char *run_id, const char *finalize_j
 	t->done_ctx = ctx;
 	t->state = TARGET_ENDING;
 	t->deadline_ms = now + agent_end_budget_ms(finalize_json);
+	t->end_ms = now;
 	t->flush_deadline_ms = now + (agent_conn_answering(&a->conns[t->conn], now)
 					      ? AGENT_END_FLUSH_LIVE_MS
 					      : AGENT_END_FLUSH_MS);
