@@ -34,6 +34,12 @@ json_t *machine_describe(void);
  * NULL + errno (ENOMEM, EINVAL). */
 json_t *machine_ceilings(const json_t *machine_without_ceilings);
 
+/* A new Ceiling {name, value (stolen; NULL: null, unavailable), unit,
+ * quality, reason, source} (reason and source left out when NULL), or
+ * NULL (ENOMEM) */
+json_t *machine_ceiling_new(const char *name, json_t *value, const char *unit,
+			    const char *quality, const char *reason, const char *source);
+
 /* The Ceiling called @name in the array @ceilings (borrowed), or NULL */
 const json_t *machine_ceiling_find(const json_t *ceilings, const char *name);
 /* its value, NAN when absent or null (unavailable) */

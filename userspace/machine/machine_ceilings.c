@@ -20,8 +20,8 @@ static const struct {
 	{ "network_latency", "s", 0 },
 };
 
-static json_t *ceiling(const char *name, json_t *value, const char *unit, const char *quality,
-		       const char *reason, const char *source)
+json_t *machine_ceiling_new(const char *name, json_t *value, const char *unit,
+			    const char *quality, const char *reason, const char *source)
 {
 	return json_pack("{s:s, s:o, s:s, s:s, s:s?, s:s?}", "name", name, "value",
 			 value ? value : json_null(), "unit", unit, "quality", quality, "reason",
@@ -128,10 +128,10 @@ static json_t *theory_ceiling(const json_t *m, const char *name, const char *uni
 
 	if (machine_theory_flops(m, &dp, &sp, why, sizeof(why))) {
 		snprintf(reason, sizeof(reason), "%s; %s", MACHINE_NOT_CALIBRATED, why);
-		return ceiling(name, NULL, unit, "unavailable", reason, NULL);
+		return machine_ceiling_new(name, NULL, unit, "unavailable", reason, NULL);
 	}
 	snprintf(reason, sizeof(reason), "%s; %s", why, MACHINE_NOT_CALIBRATED);
-	return ceiling(name, json_real(which == 1 ? dp : sp), unit, "estimated", reason, "theory");
+	return machine_ceiling_new(name, json_real(which == 1 ? dp : sp), unit, "estimated", reason, "theory");
 }
 
 static json_t *from_cache(json_t *c, const char *name, const char *unit)
@@ -139,7 +139,7 @@ static json_t *from_cache(json_t *c, const char *name, const char *unit)
 	const char *quality = json_string_value(json_object_get(c, "quality"));
 	json_t *value = json_object_get(c, "value");
 
-	return ceiling(name, json_incref(value), unit, quality ? quality : "estimated",
+	return machine_ceiling_new(name, json_incref(value), unit, quality ? quality : "estimated",
 		       json_string_value(json_object_get(c, "reason")),
 		       json_is_number(value) ? "calibration" : NULL);
 }
@@ -169,7 +169,7 @@ json_t *machine_ceilings(const json_t *machine)
 		else if (c && json_is_string(json_object_get(c, "reason")))
 			out = from_cache(c, known[i].name, known[i].unit); /* why not measured */
 		else
-			out = ceiling(known[i].name, NULL, known[i].unit, "unavailable",
+			out = machine_ceiling_new(known[i].name, NULL, known[i].unit, "unavailable",
 				      MACHINE_NOT_CALIBRATED, NULL);
 		if (!out || json_array_append_new(list, out)) {
 			json_decref(list);

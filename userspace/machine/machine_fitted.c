@@ -57,8 +57,7 @@ static int put(json_t *ceilings, const char *name, const char *unit, double valu
 
 	if (isnan(value))
 		return 0;
-	c = json_pack("{s:s, s:f, s:s, s:s, s:s, s:s}", "name", name, "value", value, "unit", unit,
-		      "quality", "measured", "reason", fitted.reason, "source", "fit");
+	c = machine_ceiling_new(name, json_real(value), unit, "measured", fitted.reason, "fit");
 	if (!c)
 		return -ENOMEM;
 	for (i = 0; old && i < json_array_size(ceilings); i++)
