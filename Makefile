@@ -47,7 +47,7 @@ FUZZER ?=
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
-FUZZ_TEST_SECONDS ?= 12
+FUZZ_TEST_SECONDS ?= 8
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # (-Werror is the gcc build's gate: a warning only clang has stays a warning)
 ifneq ($(FUZZER),)
