@@ -12,8 +12,8 @@
 #include "userspace/pivot/pivot_read_loci.h"
 
 static const char no_events_option[] =
-	"the Run was made without --mpi-events: its MPI calls were counted per call site, "
-	"not recorded one by one (nunatak run --mpi-events records them)";
+    "the Run was made without --mpi-events: its MPI calls were counted per call site, "
+    "not recorded one by one (nunatak run --mpi-events records them)";
 static const char no_mpi[] = "no process of the Run made an MPI call: MPI Events are the MPI calls "
 			     "`nunatak run --mpi-events` records";
 
@@ -67,16 +67,19 @@ static int metadata(struct trace *t)
 		qsort(order, s->n_loci, sizeof(*order), by_pid);
 	for (i = 0; !err && i < s->n_loci; i++) {
 		const struct export_locus *l = &s->loci[order[i]];
-		char *process = export_locus_name(l, 0, several), *thread = export_locus_name(l, 1, several);
+		char *process = export_locus_name(l, 0, several),
+		     *thread = export_locus_name(l, 1, several);
 
 		if (!process || !thread)
 			err = -ENOMEM;
 		else if (!i || locus_pid(&s->loci[order[i - 1]]) != locus_pid(l))
-			err = meta(t, "process_name", l, json_pack("{s:o}", "name", json_text(process)))
+			err = meta(t, "process_name", l,
+				   json_pack("{s:o}", "name", json_text(process)))
 				  ?: meta(t, "process_sort_index", l,
 					  json_pack("{s:I}", "sort_index", locus_pid(l)));
 		if (!err)
-			err = meta(t, "thread_name", l, json_pack("{s:o}", "name", json_text(thread)));
+			err = meta(t, "thread_name", l,
+				   json_pack("{s:o}", "name", json_text(thread)));
 		free(process);
 		free(thread);
 	}
@@ -110,10 +113,10 @@ static int add_event(const struct pivot_event *e, void *ctx)
 		json_object_set_new(args, "bytes", json_integer((json_int_t)e->bytes));
 	if (args && e->has_peer)
 		json_object_set_new(args, "peer", json_integer(e->peer));
-	ev = json_pack("{s:o, s:s, s:s, s:f, s:f, s:I, s:I, s:o}", "name", json_text(e->name), "cat",
-		       "mpi", "ph", "X", "ts", (double)(e->start_ns - t->t0_ns) / 1000.0, "dur",
-		       (double)e->duration_ns / 1000.0, "pid", locus_pid(l), "tid", (json_int_t)l->tid,
-		       "args", args);
+	ev = json_pack("{s:o, s:s, s:s, s:f, s:f, s:I, s:I, s:o}", "name", json_text(e->name),
+		       "cat", "mpi", "ph", "X", "ts", (double)(e->start_ns - t->t0_ns) / 1000.0,
+		       "dur", (double)e->duration_ns / 1000.0, "pid", locus_pid(l), "tid",
+		       (json_int_t)l->tid, "args", args);
 	return add(t, ev);
 }
 
@@ -132,21 +135,22 @@ static int no_events(struct trace *t, struct pivot *p, const char **reason)
 	if (err)
 		return err;
 	*reason = t->mpi_loci ? no_events_option : no_mpi;
-	return add(t, json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:{s:s}}", "name", "no MPI Event",
-				"cat", "nunatak", "ph", "i", "s", "g", "ts", 0, "pid",
-				t->s.n_loci ? locus_pid(&t->s.loci[0]) : 0, "tid",
+	return add(t, json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:{s:s}}", "name",
+				"no MPI Event", "cat", "nunatak", "ph", "i", "s", "g", "ts", 0,
+				"pid", t->s.n_loci ? locus_pid(&t->s.loci[0]) : 0, "tid",
 				t->s.n_loci ? (json_int_t)t->s.loci[0].tid : 0, "args", "reason",
 				*reason));
 }
 
 static int write_doc(struct trace *t, const json_t *manifest, FILE *out)
 {
-	const char *run = json_string_value(json_object_get(json_object_get(manifest, "run"), "name"));
+	const char *run =
+	    json_string_value(json_object_get(json_object_get(manifest, "run"), "name"));
 	json_t *t0 = t->n ? json_integer(t->t0_ns) : json_null(); /* null: no Event */
-	json_t *doc = json_pack("{s:O, s:s, s:{s:o, s:s, s:o}}", "traceEvents", t->events,
-				"displayTimeUnit", "ms", "otherData", "run", json_text(run), "clock",
-				"CLOCK_MONOTONIC of each node, from the earliest Event (t0_ns)",
-				"t0_ns", t0);
+	json_t *doc =
+	    json_pack("{s:O, s:s, s:{s:o, s:s, s:o}}", "traceEvents", t->events, "displayTimeUnit",
+		      "ms", "otherData", "run", json_text(run), "clock",
+		      "CLOCK_MONOTONIC of each node, from the earliest Event (t0_ns)", "t0_ns", t0);
 	int err = 0;
 
 	if (!doc)

@@ -30,8 +30,8 @@
 struct pivot;
 
 struct export_chrome_trace_stats {
-	uint64_t events; /* "X" events written (the Run's Events) */
-	uint64_t loci;	 /* threads named */
+	uint64_t events;    /* "X" events written (the Run's Events) */
+	uint64_t loci;	    /* threads named */
 	const char *reason; /* static: why there is no Event; NULL when there are */
 };
 

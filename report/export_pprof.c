@@ -12,7 +12,6 @@
 #include "report/export_stacks.h"
 #include "report/pprof/profile.pb-c.h"
 
-
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
 typedef Perftools__Profiles__Sample Sample;
@@ -72,7 +71,8 @@ static int str_rehash(struct pprof *b)
 		return -ENOMEM;
 	memset(slots, 0xff, n * sizeof(*slots));
 	for (i = 0; i < b->n_strs; i++) {
-		for (k = str_hash(b->strs[i]) & (n - 1); slots[k] != SIZE_MAX; k = (k + 1) & (n - 1))
+		for (k = str_hash(b->strs[i]) & (n - 1); slots[k] != SIZE_MAX;
+		     k = (k + 1) & (n - 1))
 			;
 		slots[k] = i;
 	}
@@ -153,7 +153,8 @@ static int build_mappings(struct pprof *b, const struct export_stacks *s)
 	for (i = 0; i < s->n_modules; i++) {
 		const struct export_module *m = &s->modules[i];
 		Mapping *mp = &b->mappings[b->prof.n_mapping];
-		int64_t file = str_index(b, m->path), build_id = str_index(b, m->has_build_id ? m->identity : "");
+		int64_t file = str_index(b, m->path),
+			build_id = str_index(b, m->has_build_id ? m->identity : "");
 
 		if (!b->mapping_of[i])
 			continue;
@@ -315,7 +316,8 @@ static int64_t manifest_time_s(const json_t *t)
 static void build_header(struct pprof *b, const json_t *manifest)
 {
 	const json_t *passes = json_object_get(manifest, "passes");
-	json_int_t hz = json_integer_value(json_object_get(json_object_get(manifest, "run"), "frequency"));
+	json_int_t hz =
+	    json_integer_value(json_object_get(json_object_get(manifest, "run"), "frequency"));
 	size_t n = json_array_size(passes);
 	int64_t start = 0, end = 0;
 
@@ -335,8 +337,9 @@ static void build_header(struct pprof *b, const json_t *manifest)
 static int build_types(struct pprof *b, const char *counter)
 {
 	int cpu = !counter || !strcmp(counter, "cpu-clock");
-	const char *names[] = {"samples", "count", cpu ? "cpu" : "cycles", cpu ? "nanoseconds" : "count",
-			       "cpu", "nanoseconds"};
+	const char *names[] = {
+	    "samples", "count",	     cpu ? "cpu" : "cycles", cpu ? "nanoseconds" : "count",
+	    "cpu",     "nanoseconds"};
 	int64_t idx[6];
 	size_t i;
 
@@ -421,7 +424,8 @@ static int gzip_write(FILE *out, const uint8_t *buf, size_t len, uint64_t *writt
 	z_stream z = {0};
 	int zr, err = 0;
 
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return -ENOMEM;
 	z.next_in = (Bytef *)buf;
 	do {
@@ -438,7 +442,8 @@ static int gzip_write(FILE *out, const uint8_t *buf, size_t len, uint64_t *writt
 			break;
 		}
 		errno = 0;
-		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) != sizeof(chunk) - z.avail_out) {
+		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) !=
+		    sizeof(chunk) - z.avail_out) {
 			err = errno ? -errno : -EIO;
 			break;
 		}

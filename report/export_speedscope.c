@@ -95,9 +95,9 @@ static json_t *profile_json(const struct export_stacks *s, const char *name,
 		json_decref(weights);
 		return NULL;
 	}
-	return json_pack("{s:s, s:o, s:s, s:i, s:I, s:o, s:o}", "type", "sampled", "name", json_text(name),
-			 "unit", "none", "startValue", 0, "endValue", (json_int_t)total, "samples",
-			 samples, "weights", weights);
+	return json_pack("{s:s, s:o, s:s, s:i, s:I, s:o, s:o}", "type", "sampled", "name",
+			 json_text(name), "unit", "none", "startValue", 0, "endValue",
+			 (json_int_t)total, "samples", samples, "weights", weights);
 }
 
 /* one profile per group of Loci, in group order */
@@ -142,7 +142,8 @@ static json_t *profiles_json(const struct export_stacks *s)
 int export_speedscope(struct pivot *p, const json_t *manifest, FILE *out,
 		      struct export_speedscope_stats *stats)
 {
-	const char *run = json_string_value(json_object_get(json_object_get(manifest, "run"), "name"));
+	const char *run =
+	    json_string_value(json_object_get(json_object_get(manifest, "run"), "name"));
 	struct export_speedscope_stats st = {0};
 	struct export_stacks s;
 	json_t *doc = NULL, *frames, *profiles;
@@ -156,10 +157,10 @@ int export_speedscope(struct pivot *p, const json_t *manifest, FILE *out,
 	frames = frames_json(&s);
 	profiles = profiles_json(&s);
 	if (profiles && !json_array_size(profiles)) /* no sample: one empty profile */
-		json_array_append_new(profiles, json_pack("{s:s, s:s, s:s, s:i, s:i, s:[], s:[]}", "type",
-							  "sampled", "name", "no sample", "unit", "none",
-							  "startValue", 0, "endValue", 0, "samples",
-							  "weights"));
+		json_array_append_new(profiles, json_pack("{s:s, s:s, s:s, s:i, s:i, s:[], s:[]}",
+							  "type", "sampled", "name", "no sample",
+							  "unit", "none", "startValue", 0,
+							  "endValue", 0, "samples", "weights"));
 	if (frames && profiles)
 		doc = json_pack("{s:s, s:s, s:o, s:i, s:{s:O}, s:O}", "$schema", SPEEDSCOPE_SCHEMA,
 				"exporter", "nunatak", "name", json_text(run ? run : "nunatak Run"),

@@ -11,7 +11,6 @@
 #include "userspace/pivot/pivot.h"
 #include "userspace/pivot/pivot_read_loci.h"
 
-
 /* as the summary: time first */
 const char *const export_counters[] = {"cpu-clock", "cycles"};
 const size_t export_n_counters = sizeof(export_counters) / sizeof(export_counters[0]);
@@ -250,7 +249,8 @@ static int add_sample(const struct pivot_locus_stack *ls, void *ctx)
 	size_t locus = find_by_id(s->loci, s->n_loci, sizeof(*s->loci), ls->locus);
 
 	if (stack == EXPORT_NO_MODULE || locus == EXPORT_NO_MODULE) {
-		pr_warn("export: samples of stack %" PRId64 " on locus %" PRId64 " not found by the walks",
+		pr_warn("export: samples of stack %" PRId64 " on locus %" PRId64
+			" not found by the walks",
 			ls->stack, ls->locus);
 		return -EBADMSG;
 	}
@@ -318,8 +318,8 @@ char *export_locus_name(const struct export_locus *l, int thread, int several_no
 		n = asprintf(&name, "rank %d %s (tid %" PRId64 ")%s", l->rank, comm, l->tid,
 			     on ? on : "");
 	else if (thread)
-		n = asprintf(&name, "%s (pid %" PRId64 ", tid %" PRId64 ")%s", comm, l->tgid, l->tid,
-			     on ? on : "");
+		n = asprintf(&name, "%s (pid %" PRId64 ", tid %" PRId64 ")%s", comm, l->tgid,
+			     l->tid, on ? on : "");
 	else
 		n = asprintf(&name, "%s (pid %" PRId64 ")%s", comm, l->tgid, on ? on : "");
 	free(on);

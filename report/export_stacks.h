@@ -36,8 +36,8 @@ struct pivot_stack_frame;
 struct export_module {
 	int64_t id;
 	char *identity, *path, *display_name;
-	int has_build_id; /* identity is then the build-id, in hex */
-	int kernel;	  /* the kernel's pseudo module */
+	int has_build_id;    /* identity is then the build-id, in hex */
+	int kernel;	     /* the kernel's pseudo module */
 	uint64_t max_offset; /* the largest offset of its frames */
 };
 
@@ -53,7 +53,7 @@ struct export_stack {
 	int64_t id;
 	int truncated;
 	uint64_t sample_count;
-	double value;	/* in the counter's unit */
+	double value; /* in the counter's unit */
 	size_t n_frames;
 	size_t *frames; /* indexes into frames, root first */
 };

@@ -40,8 +40,10 @@ static const struct sfx_name efx_names[] = {
 };
 
 static const struct sfx_locus efx_loci[] = {
-    {10, 10, "app", "/opt/app/app"}, {10, 11, "app", "/opt/app/app"},
-    {20, 20, "app", "/opt/app/app"}, {5, 5, "launcher", "/usr/bin/launcher"},
+    {10, 10, "app", "/opt/app/app"},
+    {10, 11, "app", "/opt/app/app"},
+    {20, 20, "app", "/opt/app/app"},
+    {5, 5, "launcher", "/usr/bin/launcher"},
     {5, 6, NULL, NULL},
 };
 static const int efx_rank[] = {0, 0, 1, -1, -1};
@@ -59,8 +61,8 @@ static const struct sfx_stack efx_stacks[] = {
 /* (locus, stack, count, in_kernel): 43 samples; (0, 3) in and out of the
  * kernel, summed by the readers */
 static const struct sfx_sample efx_samples[] = {
-    {0, 0, 6, 0}, {1, 0, 4, 0}, {0, 1, 5, 0}, {1, 2, 3, 0}, {0, 3, 4, 1}, {0, 3, 2, 0},
-    {2, 4, 2, 0}, {3, 5, 1, 0}, {2, 0, 10, 0}, {3, 6, 6, 0},
+    {0, 0, 6, 0}, {1, 0, 4, 0}, {0, 1, 5, 0}, {1, 2, 3, 0},  {0, 3, 4, 1},
+    {0, 3, 2, 0}, {2, 4, 2, 0}, {3, 5, 1, 0}, {2, 0, 10, 0}, {3, 6, 6, 0},
 };
 #define EFX_TOTAL 43
 
@@ -84,9 +86,9 @@ static const struct efx_event efx_events[] = {
 
 /* what efx_build stores */
 enum efx_what {
-	EFX_SAMPLES = 1,    /* the Stacks and samples (else none) */
-	EFX_MPI = 2,	    /* ranks 0 and 1 are MPI processes */
-	EFX_EVENTS = 4,	    /* their MPI Events */
+	EFX_SAMPLES = 1, /* the Stacks and samples (else none) */
+	EFX_MPI = 2,	 /* ranks 0 and 1 are MPI processes */
+	EFX_EVENTS = 4,	 /* their MPI Events */
 	EFX_ALL = 7,
 };
 
@@ -96,8 +98,8 @@ static struct pivot *efx_build(const char *dir, const char *file, unsigned what)
 	static struct sfx_batch t; /* large: not on the stack */
 	static Nunatak__Wire__MpiEvent ev[EFX_N_EVENTS], *ev_ptrs[EFX_N_EVENTS];
 	static Nunatak__Wire__MpiProcess mp[2], *mp_ptrs[2];
-	struct sfx f = {efx_modules, 3, efx_loci, 5, efx_stacks, 7, efx_samples, 10,
-			NULL, 0, efx_names, 6};
+	struct sfx f = {efx_modules, 3,	 efx_loci, 5, efx_stacks, 7,
+			efx_samples, 10, NULL,	   0, efx_names,  6};
 	struct sfx_attribute_ctx ctx = {.f = &f};
 	char path[PATH_MAX + 64];
 	struct pivot *p;

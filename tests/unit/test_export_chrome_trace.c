@@ -7,12 +7,12 @@
  * write. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +50,8 @@ static json_t *events(json_t *doc, const char *ph, const char *name)
 	size_t i;
 
 	assert_non_null(all);
-	json_array_foreach(all, i, e) {
+	json_array_foreach(all, i, e)
+	{
 		if (strcmp(json_string_value(json_object_get(e, "ph")), ph))
 			continue;
 		if (!name || !strcmp(json_string_value(json_object_get(e, "name")), name))
@@ -93,20 +94,22 @@ static void test_trace_events(void **state)
 	assert_int_equal(json_array_size(procs), 3);
 	assert_int_equal(json_array_size(threads), 5);
 	assert_int_equal(integer(json_array_get(procs, 0), "pid"), 0);
-	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(json_array_get(procs, 0), "args"), "name")),
-	    "rank 0");
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(json_array_get(procs, 0), "args"), "name")),
+			    "rank 0");
 	assert_int_equal(integer(json_array_get(procs, 2), "pid"), 5);
-	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(json_array_get(procs, 2), "args"), "name")),
-	    "launcher (pid 5)");
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(json_array_get(procs, 2), "args"), "name")),
+			    "launcher (pid 5)");
 	/* every Event, by locus then start: ts from 900 ns, in µs */
 	x = events(doc, "X", NULL);
 	assert_int_equal(json_array_size(x), EFX_N_EVENTS);
 	assert_int_equal(st.events, EFX_N_EVENTS);
 	assert_null(st.reason);
-	json_array_foreach(x, i, e) {
-		static const char *const names[] = {"MPI_Init", "MPI_Send", "MPI_Barrier", "MPI_Recv"};
+	json_array_foreach(x, i, e)
+	{
+		static const char *const names[] = {"MPI_Init", "MPI_Send", "MPI_Barrier",
+						    "MPI_Recv"};
 		static const double ts[] = {0.1, 4.1, 0.0, 3.1}, dur[] = {0.5, 2.0, 0.1, 3.5};
 		static const json_int_t pid[] = {0, 0, 1, 1}, tid[] = {10, 10, 20, 20};
 
@@ -146,7 +149,8 @@ static void test_trace_no_events(void **state)
 	doc = export_and_parse(mpi, &st);
 	i = events(doc, "i", "no MPI Event");
 	assert_int_equal(json_array_size(i), 1);
-	reason = json_string_value(json_object_get(json_object_get(json_array_get(i, 0), "args"), "reason"));
+	reason = json_string_value(
+	    json_object_get(json_object_get(json_array_get(i, 0), "args"), "reason"));
 	assert_non_null(strstr(reason, "without --mpi-events"));
 	assert_string_equal(reason, st.reason);
 	assert_int_equal(count(doc, "X", NULL), 0);

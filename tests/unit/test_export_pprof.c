@@ -124,8 +124,9 @@ static void describe(const Profile *prof, const Perftools__Profiles__Sample *s, 
 static void test_pprof_samples(void **state)
 {
 	struct pivot *p = efx_build(tmpdir, "pprof.sqlite", EFX_ALL);
-	json_t *manifest = json_pack("{s:{s:i}, s:[{s:s, s:s}]}", "run", "frequency", 997, "passes",
-				     "start", "2026-12-02T06:51:08Z", "end", "2026-12-02T06:51:11Z");
+	json_t *manifest =
+	    json_pack("{s:{s:i}, s:[{s:s, s:s}]}", "run", "frequency", 997, "passes", "start",
+		      "2026-12-02T06:51:08Z", "end", "2026-12-02T06:51:11Z");
 	struct export_pprof_stats st;
 	Profile *prof;
 	uint64_t total = 0, count = 0, value = 0;

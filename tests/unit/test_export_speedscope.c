@@ -48,7 +48,8 @@ static void sample_names(json_t *frames, json_t *pr, size_t k, char *buf, size_t
 	size_t n;
 
 	buf[0] = '\0';
-	json_array_foreach(s, n, i) {
+	json_array_foreach(s, n, i)
+	{
 		json_t *fr = json_array_get(frames, (size_t)json_integer_value(i));
 
 		assert_non_null(fr);
@@ -79,14 +80,16 @@ static void test_speedscope_profiles(void **state)
 	profiles = json_object_get(doc, "profiles");
 	assert_int_equal(json_array_size(frames), 9);
 	assert_int_equal(json_array_size(profiles), 3); /* the thread never sampled: none */
-	json_array_foreach(profiles, i, pr) {
+	json_array_foreach(profiles, i, pr)
+	{
 		assert_string_equal(json_string_value(json_object_get(pr, "name")), names[i]);
 		assert_string_equal(json_string_value(json_object_get(pr, "type")), "sampled");
 		assert_string_equal(json_string_value(json_object_get(pr, "unit")), "none");
 		assert_int_equal(json_array_size(json_object_get(pr, "samples")),
 				 json_array_size(json_object_get(pr, "weights")));
 		sum = 0;
-		json_array_foreach(json_object_get(pr, "weights"), k, w) {
+		json_array_foreach(json_object_get(pr, "weights"), k, w)
+		{
 			sum += json_integer_value(w);
 			sample_names(frames, pr, k, buf, sizeof(buf));
 			assert_true(strncmp(buf, "main", 4) == 0 || strncmp(buf, "[", 1) == 0 ||
@@ -120,7 +123,8 @@ static void test_speedscope_empty_and_errors(void **state)
 	doc = export_and_parse(p, NULL, &st);
 	profiles = json_object_get(doc, "profiles");
 	assert_int_equal(json_array_size(profiles), 1);
-	assert_int_equal(json_array_size(json_object_get(json_array_get(profiles, 0), "samples")), 0);
+	assert_int_equal(json_array_size(json_object_get(json_array_get(profiles, 0), "samples")),
+			 0);
 	assert_null(st.counter);
 	json_decref(doc);
 	pivot__free(p);

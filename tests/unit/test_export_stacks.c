@@ -176,8 +176,9 @@ static void stack_names(const struct export_stacks *s, const struct export_stack
 static void test_load(void **state)
 {
 	static const char *const expected[] = {
-	    "main|b;weird|c", "main|b;weird|c", "[truncated]|c",
-	    "main|libx.so+0x7000|c|clear_page_erms", "a\nnew\\xff", "main|libx.so+0x7000",
+	    "main|b;weird|c", "main|b;weird|c",
+	    "[truncated]|c",  "main|libx.so+0x7000|c|clear_page_erms",
+	    "a\nnew\\xff",    "main|libx.so+0x7000",
 	    "[no frames]",
 	};
 	struct pivot *p = efx_build(tmpdir, "load.sqlite", EFX_ALL);
@@ -225,8 +226,8 @@ static void test_load(void **state)
 static void test_load_empty_and_names(void **state)
 {
 	struct pivot *p = efx_build(tmpdir, "empty.sqlite", EFX_MPI);
-	struct export_locus l = {.node = "n1", .has_rank = 1, .rank = 3, .tgid = 7, .tid = 8,
-				 .comm = "app"};
+	struct export_locus l = {
+	    .node = "n1", .has_rank = 1, .rank = 3, .tgid = 7, .tid = 8, .comm = "app"};
 	struct export_stacks s;
 	char *name;
 
@@ -271,9 +272,9 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_read_loci),	  cmocka_unit_test(test_read_locus_stacks),
-	    cmocka_unit_test(test_read_events),	  cmocka_unit_test(test_read_modules),
-	    cmocka_unit_test(test_load),	  cmocka_unit_test(test_load_empty_and_names),
+	    cmocka_unit_test(test_read_loci),	cmocka_unit_test(test_read_locus_stacks),
+	    cmocka_unit_test(test_read_events), cmocka_unit_test(test_read_modules),
+	    cmocka_unit_test(test_load),	cmocka_unit_test(test_load_empty_and_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

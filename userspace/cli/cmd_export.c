@@ -57,7 +57,8 @@ static int write_pprof(struct run_read *r, FILE *out, const char *where)
 		fprintf(stderr,
 			"nunatak: pprof profile: %" PRIu64 " %s samples in %" PRIu64
 			" samples of stacks per thread, %" PRIu64 " locations, %" PRIu64
-			" functions, %" PRIu64 " mappings; %" PRIu64 " bytes (gzip) written to %s\n",
+			" functions, %" PRIu64 " mappings; %" PRIu64
+			" bytes (gzip) written to %s\n",
 			st.samples, st.counter, st.records, st.locations, st.functions, st.mappings,
 			st.bytes, where);
 	return err ?: st.counter ? 0 : 1;
@@ -82,8 +83,9 @@ static int write_chrome_trace(struct run_read *r, FILE *out, const char *where)
 	int err = export_chrome_trace(r->p, r->manifest, out, &st);
 
 	if (!err && st.reason)
-		fprintf(stderr, "nunatak: chrome trace without MPI Events (%s): %" PRIu64
-				" threads named, written to %s\n",
+		fprintf(stderr,
+			"nunatak: chrome trace without MPI Events (%s): %" PRIu64
+			" threads named, written to %s\n",
 			st.reason, st.loci, where);
 	else if (!err)
 		fprintf(stderr,
@@ -172,10 +174,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			if (!strcmp(arg, formats[i].name))
 				env.format = &formats[i];
 		if (!env.format)
-			argp_error(state,
-				   "unknown format '%s': the formats are: pprof, folded, speedscope, "
-				   "chrome-trace",
-				   arg);
+			argp_error(
+			    state,
+			    "unknown format '%s': the formats are: pprof, folded, speedscope, "
+			    "chrome-trace",
+			    arg);
 		break;
 	case 'o':
 		if (!arg[0])
@@ -342,8 +345,9 @@ int cmd_export(int argc, char **argv)
 		return ret;
 	config_release(&cfg);
 	if (env.format->binary && !env.output && isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "nunatak: --format %s is binary: not written to a terminal; give -o "
-				"FILE or redirect stdout\n",
+		fprintf(stderr,
+			"nunatak: --format %s is binary: not written to a terminal; give -o "
+			"FILE or redirect stdout\n",
 			env.format->name);
 		return EXIT_NUNATAK_FAILED;
 	}
