@@ -48,6 +48,7 @@ struct pprof {
 	uint64_t **stack_locations;
 	Label *labels;
 	Label **label_ptrs;
+	char (*rank_text)[16]; /* per Locus, its rank label's string */
 	size_t *n_labels;
 	Sample *samples;
 	Sample **sample_ptrs;
@@ -221,7 +222,9 @@ static int build_locations(struct pprof *b, const struct export_stacks *s)
 	return 0;
 }
 
-/* a Locus' labels: rank (MPI ranks only), pid, tid, thread (known comm), node */
+/* a Locus' labels: rank (MPI ranks only), pid, tid, thread (known comm),
+ * node. The rank is a string: pprof drops a number label of 0 without a
+ * unit (rank 0), and Pyroscope keeps only string labels. */
 static int build_labels(struct pprof *b, const struct export_stacks *s)
 {
 	size_t i;
@@ -229,16 +232,18 @@ static int build_labels(struct pprof *b, const struct export_stacks *s)
 	b->labels = calloc(N_LABELS * s->n_loci + 1, sizeof(*b->labels));
 	b->label_ptrs = calloc(N_LABELS * s->n_loci + 1, sizeof(*b->label_ptrs));
 	b->n_labels = calloc(s->n_loci + 1, sizeof(*b->n_labels));
-	if (!b->labels || !b->label_ptrs || !b->n_labels)
+	b->rank_text = calloc(s->n_loci + 1, sizeof(*b->rank_text));
+	if (!b->labels || !b->label_ptrs || !b->n_labels || !b->rank_text)
 		return -ENOMEM;
 	for (i = 0; i < s->n_loci; i++) {
 		const struct export_locus *l = &s->loci[i];
 		const char *keys[N_LABELS] = {"rank", "pid", "tid", "thread", "node"};
-		const char *strs[N_LABELS] = {NULL, NULL, NULL, l->comm, l->node};
-		int64_t nums[N_LABELS] = {l->rank, l->tgid, l->tid, 0, 0};
+		const char *strs[N_LABELS] = {b->rank_text[i], NULL, NULL, l->comm, l->node};
+		int64_t nums[N_LABELS] = {0, l->tgid, l->tid, 0, 0};
 		int has[N_LABELS] = {l->has_rank, 1, 1, l->comm != NULL, 1};
 		size_t k, n = 0;
 
+		snprintf(b->rank_text[i], sizeof(b->rank_text[i]), "%d", l->rank);
 		for (k = 0; k < N_LABELS; k++) {
 			Label *lb = &b->labels[N_LABELS * i + n];
 
@@ -403,6 +408,7 @@ static void pprof_release(struct pprof *b, const struct export_stacks *s)
 	free(b->labels);
 	free(b->label_ptrs);
 	free(b->n_labels);
+	free(b->rank_text);
 	free(b->functions);
 	free(b->function_ptrs);
 	free(b->fn_slots);

@@ -8,8 +8,9 @@
  *  - sample_type [samples/count, cpu/nanoseconds] ([samples/count,
  *    cycles/count] for a Run sampled on cycles only), default cpu (cycles);
  *  - one Sample per (Stack, Locus): location_id leaf first, values
- *    [sample_count, Σ value], labels rank (number, MPI ranks only), pid,
- *    tid (numbers), thread (the comm, when known), node;
+ *    [sample_count, Σ value], labels rank (a string, "0": pprof drops a
+ *    number label of 0; MPI ranks only), pid, tid (numbers), thread (the
+ *    comm, when known), node;
  *  - one Location per distinct frame (module, offset), one Line → Function
  *    (name, filename = the Hotspot's source file, line of the address);
  *    Functions distinct by (name, filename); a truncated Stack ends at a

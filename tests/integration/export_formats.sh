@@ -48,8 +48,8 @@ def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what)
     ok = ok and bool(cond)
 check(strings and strings[0] == "", "string_table[0] is empty")
-check([(strings[int(a)], strings[int(b)]) for a, b in types] == [("samples", "count"), ("cpu", "nanoseconds")],
-      f"sample types {types}")
+types = [(strings[int(a)], strings[int(b)]) for a, b in types]
+check(types == [("samples", "count"), ("cpu", "nanoseconds")], f"sample types {types}")
 check(sum(counts) == total, f"{len(samples)} samples, Σ counts {sum(counts)} == pivot {total}")
 check("heavy_kernel" in strings, "heavy_kernel is a function name")
 check(build_id in ids, f"the workload's build-id {build_id} in the mappings {ids}")
@@ -112,9 +112,8 @@ names = [p["name"] for p in ss["profiles"]]
 check(names[:2] == ["rank 0", "rank 1"], f"speedscope profiles {names}")
 strings = [eval(s) for s in re.findall(r'^string_table: (".*")$', text, re.M)]
 rank = strings.index("rank") if "rank" in strings else -1
-# (proto3 text leaves a 0 out: rank 0's label has no num line)
-labels = re.findall(r'^  label \{\n    key: %d\n(?:    num: (\d+)\n)?  \}' % rank, text, re.M)
-check({int(n or 0) for n in labels} == {0, 1}, f"pprof rank labels {sorted({int(n or 0) for n in labels})}")
+labels = {strings[int(i)] for i in re.findall(r'^  label \{\n    key: %d\n    str: (\d+)\n  \}' % rank, text, re.M)}
+check(labels == {"0", "1"}, f"pprof rank labels {sorted(labels)}")
 sys.exit(0 if ok else 1)
 PY
 echo "export: pprof/folded/speedscope Σ $total samples; chrome-trace $events MPI Events"
