@@ -136,12 +136,56 @@ static uint64_t function_id(struct pprof *b, const char *name, const char *file)
 	return fn->id;
 }
 
-/* one Mapping per module with frames, in a synthetic address space where
- * each module has its own range, 4 KiB apart */
+/* the main binary, which pprof wants as mapping[0]: the module whose path
+ * is the executable of the Locus with the most samples; EXPORT_NO_MODULE
+ * when none */
+static size_t main_module(const struct export_stacks *s)
+{
+	uint64_t *per_locus = calloc(s->n_loci + 1, sizeof(*per_locus)), best = 0;
+	size_t i, top = EXPORT_NO_MODULE, m = EXPORT_NO_MODULE;
+
+	for (i = 0; per_locus && i < s->n_samples; i++)
+		per_locus[s->samples[i].locus] += s->samples[i].sample_count;
+	for (i = 0; per_locus && i < s->n_loci; i++)
+		if (s->loci[i].exe && per_locus[i] > best) {
+			best = per_locus[i];
+			top = i;
+		}
+	for (i = 0; top != EXPORT_NO_MODULE && i < s->n_modules; i++)
+		if (!strcmp(s->modules[i].path, s->loci[top].exe)) {
+			m = i;
+			break;
+		}
+	free(per_locus);
+	return m;
+}
+
+/* module i's Mapping, at start in the synthetic address space */
+static int add_mapping(struct pprof *b, const struct export_module *m, uint64_t start)
+{
+	Mapping *mp = &b->mappings[b->prof.n_mapping];
+	int64_t file = str_index(b, m->path),
+		build_id = str_index(b, m->has_build_id ? m->identity : "");
+
+	if (file < 0 || build_id < 0)
+		return -ENOMEM;
+	perftools__profiles__mapping__init(mp);
+	mp->id = b->prof.n_mapping + 1;
+	mp->memory_start = start;
+	mp->memory_limit = start + m->max_offset + 1;
+	mp->filename = file;
+	mp->build_id = build_id;
+	mp->has_functions = 1;
+	b->mapping_ptrs[b->prof.n_mapping++] = mp;
+	return 0;
+}
+
+/* one Mapping per module with frames, the main binary first, each in a
+ * range of its own of a synthetic address space, 4 KiB apart */
 static int build_mappings(struct pprof *b, const struct export_stacks *s)
 {
+	size_t i, k, first = main_module(s);
 	uint64_t start = 0x400000;
-	size_t i;
 
 	b->mapping_of = calloc(s->n_modules + 1, sizeof(*b->mapping_of));
 	b->mappings = calloc(s->n_modules + 1, sizeof(*b->mappings));
@@ -151,26 +195,16 @@ static int build_mappings(struct pprof *b, const struct export_stacks *s)
 	for (i = 0; i < s->n_frames; i++)
 		if (s->frames[i].module != EXPORT_NO_MODULE)
 			b->mapping_of[s->frames[i].module] = 1;
-	for (i = 0; i < s->n_modules; i++) {
-		const struct export_module *m = &s->modules[i];
-		Mapping *mp = &b->mappings[b->prof.n_mapping];
-		int64_t file = str_index(b, m->path),
-			build_id = str_index(b, m->has_build_id ? m->identity : "");
-
-		if (!b->mapping_of[i])
+	for (k = 0; k <= s->n_modules; k++) {
+		/* k == 0: the main binary; then the others, by id */
+		i = !k ? first : k - 1;
+		if (i == EXPORT_NO_MODULE || !b->mapping_of[i] || (k && i == first))
 			continue;
-		if (file < 0 || build_id < 0)
+		if (add_mapping(b, &s->modules[i], start))
 			return -ENOMEM;
-		perftools__profiles__mapping__init(mp);
-		mp->id = b->prof.n_mapping + 1;
-		mp->memory_start = start;
-		mp->memory_limit = start + m->max_offset + 1;
-		mp->filename = file;
-		mp->build_id = build_id;
-		mp->has_functions = 1;
-		start = ((mp->memory_limit + 0xfff) & ~0xfffull) + 0x1000;
-		b->mapping_of[i] = mp->id;
-		b->mapping_ptrs[b->prof.n_mapping++] = mp;
+		b->mapping_of[i] = b->prof.n_mapping;
+		start = ((b->mappings[b->prof.n_mapping - 1].memory_limit + 0xfff) & ~0xfffull) +
+			0x1000;
 	}
 	return 0;
 }
@@ -316,22 +350,29 @@ static int64_t manifest_time_s(const json_t *t)
 	return end && !*end ? (int64_t)timegm(&tm) : 0;
 }
 
-/* period from run.frequency; times from the first pass' start to the
- * last one's end */
+/* period from run.frequency (else the effective configuration's
+ * sampling.frequency); times from the first pass' start (else the Run's
+ * creation) to the last pass' end */
 static void build_header(struct pprof *b, const json_t *manifest)
 {
+	const json_t *run = json_object_get(manifest, "run");
 	const json_t *passes = json_object_get(manifest, "passes");
-	json_int_t hz =
-	    json_integer_value(json_object_get(json_object_get(manifest, "run"), "frequency"));
+	const json_t *conf =
+	    json_object_get(json_object_get(manifest, "provenance"), "effective_configuration");
+	json_int_t hz = json_integer_value(json_object_get(run, "frequency"));
 	size_t n = json_array_size(passes);
-	int64_t start = 0, end = 0;
+	int64_t start, end = 0;
 
+	if (hz <= 0)
+		hz = json_integer_value(
+		    json_object_get(json_object_get(conf, "sampling.frequency"), "value"));
 	if (hz > 0)
 		b->prof.period = (int64_t)((1000000000.0 / (double)hz) + 0.5);
-	if (n) {
-		start = manifest_time_s(json_object_get(json_array_get(passes, 0), "start"));
+	start = manifest_time_s(json_object_get(json_array_get(passes, 0), "start"));
+	if (n)
 		end = manifest_time_s(json_object_get(json_array_get(passes, n - 1), "end"));
-	}
+	if (start <= 0)
+		start = manifest_time_s(json_object_get(run, "created"));
 	if (start > 0) {
 		b->prof.time_nanos = start * 1000000000;
 		if (end >= start)

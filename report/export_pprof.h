@@ -15,14 +15,17 @@
  *    (name, filename = the Hotspot's source file, line of the address);
  *    Functions distinct by (name, filename); a truncated Stack ends at a
  *    root Location "[truncated]" with no Mapping;
- *  - one Mapping per module with frames: filename the module's path,
+ *  - one Mapping per module with frames, the main binary first (the
+ *    executable of the Locus with the most samples): filename the module's path,
  *    build_id its build-id (empty for the kernel and other pseudo
  *    modules), memory_start.. a range of its own in a synthetic address
  *    space, file_offset 0, so Location.address - memory_start is the
  *    module-relative offset; has_functions set (nothing to symbolize);
  *  - period_type cpu/nanoseconds, period 1e9 / the sampling frequency
- *    (manifest run.frequency; 0 when unknown), time_nanos and
- *    duration_nanos from the manifest's passes (0 when unknown).
+ *    (manifest run.frequency, else the effective configuration's
+ *    sampling.frequency; 0 when unknown), time_nanos and duration_nanos
+ *    from the manifest's passes (time_nanos from run.created without
+ *    passes; 0 when unknown).
  */
 #ifndef NUNATAK_REPORT_EXPORT_PPROF_H
 #define NUNATAK_REPORT_EXPORT_PPROF_H

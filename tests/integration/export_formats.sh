@@ -53,6 +53,8 @@ check(types == [("samples", "count"), ("cpu", "nanoseconds")], f"sample types {t
 check(sum(counts) == total, f"{len(samples)} samples, Σ counts {sum(counts)} == pivot {total}")
 check("heavy_kernel" in strings, "heavy_kernel is a function name")
 check(build_id in ids, f"the workload's build-id {build_id} in the mappings {ids}")
+first = re.search(r'^  filename: (\d+)$', mappings[0], re.M) if mappings else None
+check(first and strings[int(first.group(1))].endswith("/hotspots"), "the workload is mapping[0]")
 sys.exit(0 if ok else 1)
 PY
 

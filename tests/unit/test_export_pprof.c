@@ -192,6 +192,8 @@ static void test_pprof_mappings(void **state)
 	assert_int_equal(prof->period, 0); /* no manifest: unknown */
 	assert_int_equal(prof->time_nanos, 0);
 	assert_int_equal(prof->n_mapping, 3);
+	/* the main binary first: the executable of the busiest Locus */
+	assert_string_equal(str(prof, prof->mapping[0]->filename), "/opt/app/app");
 	for (i = 0; i < prof->n_mapping; i++) {
 		const Perftools__Profiles__Mapping *m = prof->mapping[i];
 
@@ -244,8 +246,18 @@ static void test_pprof_empty_and_errors(void **state)
 	Profile *prof;
 	FILE *out;
 
+	json_t *manifest =
+	    json_pack("{s:{s:s}, s:{s:{s:{s:i}}}}", "run", "created", "2026-12-02T06:51:08Z",
+		      "provenance", "effective_configuration", "sampling.frequency", "value", 1000);
+
 	(void)state;
-	prof = export_and_decode(p, NULL, &st);
+	/* no run.frequency, no passes: the configuration's frequency, the
+	 * Run's creation, no duration */
+	prof = export_and_decode(p, manifest, &st);
+	json_decref(manifest);
+	assert_int_equal(prof->period, 1000000);
+	assert_int_equal(prof->time_nanos, 1796194268LL * 1000000000LL);
+	assert_int_equal(prof->duration_nanos, 0);
 	assert_null(st.counter);
 	assert_int_equal(prof->n_sample, 0);
 	assert_int_equal(prof->n_sample_type, 2);
