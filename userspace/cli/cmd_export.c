@@ -10,7 +10,7 @@
  * beside it and renames it over FILE, so a link there is replaced, never
  * followed. A failed export leaves no file behind. pprof (gzip, binary) is
  * not written to a terminal. Exit: 0, 1 when the export failed, 125 for
- * bad usage. */
+ * bad usage (pprof to a terminal included). */
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
