@@ -30,6 +30,7 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 # Debian 12 packages the build, the tests and the demo need.
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev \
+	golang-github-google-pprof-dev protobuf-compiler \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
 	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ util-linux procps python3 \
 	systemd python3-zmq iproute2 passwd \
@@ -67,9 +68,14 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
 PROTO := userspace/wire/nunatak.proto
 PROTO_C := $(BUILD)/userspace/wire/nunatak.pb-c.c
-GENERATED := $(SKELS) $(PROTO_C)
+# pprof's profile.proto, as Debian ships it (golang-github-google-pprof-dev):
+# `nunatak export --format pprof` writes it (report/export_pprof.c)
+PPROF_PROTO_DIR ?= /usr/share/gocode/src/github.com/google/pprof/proto
+PPROF_PROTO_C := $(BUILD)/report/pprof/profile.pb-c.c
+GENERATED := $(SKELS) $(PROTO_C) $(PPROF_PROTO_C)
 
-LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/wire/nunatak.pb-c.o
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/wire/nunatak.pb-c.o \
+	$(BUILD)/obj/report/pprof/profile.pb-c.o
 CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 LIB := $(BUILD)/libnunatak.a
 NUNATAK := $(BUILD)/nunatak
@@ -117,6 +123,14 @@ $(PROTO_C): $(PROTO)
 	$(PROTOC_C) --c_out=$(BUILD) $<
 
 $(BUILD)/obj/wire/nunatak.pb-c.o: $(PROTO_C)
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
+$(PPROF_PROTO_C): $(PPROF_PROTO_DIR)/profile.proto
+	@mkdir -p $(@D)
+	$(PROTOC_C) --proto_path=$(PPROF_PROTO_DIR) --c_out=$(@D) $<
+
+$(BUILD)/obj/report/pprof/profile.pb-c.o: $(PPROF_PROTO_C)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
 

@@ -6,11 +6,9 @@
 #include <string.h>
 
 #include "report/export_folded.h"
+#include "report/export_stacks.h"
 #include "userspace/log/json_text.h"
 #include "userspace/pivot/pivot.h"
-
-/* as the summary: time first */
-static const char *const folded_counters[] = {"cpu-clock", "cycles"};
 
 struct folded_line {
 	char *text;
@@ -66,21 +64,15 @@ static int line_append(struct folded *f, const char *s)
 /* one frame, after a ';' unless it is the first */
 static int append_frame(struct folded *f, const struct pivot_stack_frame *fr)
 {
-	char *name;
+	char *raw, *name;
 	int err;
 
 	if (f->len && line_append(f, ";"))
 		return -ENOMEM;
-	if (fr->hotspot) {
-		name = export_folded_name(fr->hotspot);
-	} else {
-		char *module = export_folded_name(fr->module);
-
-		name = NULL;
-		if (module && asprintf(&name, "%s+0x%" PRIx64, module, fr->offset) < 0)
-			name = NULL;
-		free(module);
-	}
+	/* the shared naming, then the folded format's replacements */
+	raw = export_frame_name(fr);
+	name = raw ? export_folded_name(raw) : NULL;
+	free(raw);
 	if (!name)
 		return -ENOMEM;
 	err = line_append(f, name);
@@ -97,9 +89,9 @@ static int add_stack(const struct pivot_stack_total *s, void *ctx)
 
 	f->len = 0;
 	if (s->truncated)
-		err = line_append(f, "[truncated]");
+		err = line_append(f, EXPORT_TRUNCATED);
 	if (!s->n_frames)
-		err = err ?: line_append(f, f->len ? ";[no frames]" : "[no frames]");
+		err = err ?: line_append(f, f->len ? ";" EXPORT_NO_FRAMES : EXPORT_NO_FRAMES);
 	for (i = s->n_frames; i-- > 0 && !err;) /* root first */
 		err = append_frame(f, &s->frames[i]);
 	if (err)
@@ -173,10 +165,10 @@ int export_folded(struct pivot *p, FILE *out, struct export_folded_stats *stats)
 
 	if (!p || !out)
 		return -EINVAL;
-	for (k = 0; k < sizeof(folded_counters) / sizeof(folded_counters[0]); k++) {
-		err = pivot_for_each_stack_total(p, folded_counters[k], add_stack, &f);
+	for (k = 0; k < export_n_counters; k++) {
+		err = pivot_for_each_stack_total(p, export_counters[k], add_stack, &f);
 		if (err || f.n) {
-			f.st.counter = folded_counters[k];
+			f.st.counter = export_counters[k];
 			break;
 		}
 	}

@@ -1,13 +1,16 @@
-/* cmd_export — `nunatak export [RUN] --format folded [-o FILE [--force]]`:
- * a Run's Stacks in an interchange format (report/export_folded.h says
- * what the folded one holds), on stdout or into FILE.
+/* cmd_export — `nunatak export [RUN] --format pprof|folded|speedscope|
+ * chrome-trace [-o FILE [--force]]`: a Run in an interchange format, on
+ * stdout or into FILE. What each format holds is said by its writer:
+ * report/export_pprof.h, export_folded.h, export_speedscope.h,
+ * export_chrome_trace.h.
  *
  * FILE is created under a descriptor of its directory, O_EXCL|O_NOFOLLOW,
  * 0600 (nunatak runs as root: a link planted at FILE is never followed);
  * an existing FILE is refused unless --force, which writes a new file
  * beside it and renames it over FILE, so a link there is replaced, never
- * followed. A failed export leaves no file behind. Exit: 0, 1 when the
- * export failed, 125 for bad usage. */
+ * followed. A failed export leaves no file behind. pprof (gzip, binary) is
+ * not written to a terminal. Exit: 0, 1 when the export failed, 125 for
+ * bad usage (pprof to a terminal included). */
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report/export_chrome_trace.h"
 #include "report/export_folded.h"
+#include "report/export_pprof.h"
+#include "report/export_speedscope.h"
 #include "userspace/aggregator/manifest.h"
 #include "userspace/aggregator/run_dir.h"
 #include "userspace/cli/cli.h"
@@ -27,9 +33,84 @@
 #include "userspace/launch/launch.h"
 #include "userspace/log/log.h"
 
+/* Each writes the Run to out and says on stderr what it wrote (to where);
+ * 0 or the writer's -errno (said by the caller). */
+static int write_folded(struct run_read *r, FILE *out, const char *where)
+{
+	struct export_folded_stats st;
+	int err = export_folded(r->p, out, &st);
+
+	if (!err && st.counter)
+		fprintf(stderr,
+			"nunatak: %" PRIu64 " folded stacks, %" PRIu64 " %s samples (%" PRIu64
+			" on truncated stacks) written to %s\n",
+			st.lines, st.samples, st.counter, st.truncated, where);
+	return err ?: st.counter ? 0 : 1;
+}
+
+static int write_pprof(struct run_read *r, FILE *out, const char *where)
+{
+	struct export_pprof_stats st;
+	int err = export_pprof(r->p, r->manifest, out, &st);
+
+	if (!err && st.counter)
+		fprintf(stderr,
+			"nunatak: pprof profile: %" PRIu64 " %s samples in %" PRIu64
+			" samples of stacks per thread, %" PRIu64 " locations, %" PRIu64
+			" functions, %" PRIu64 " mappings; %" PRIu64
+			" bytes (gzip) written to %s\n",
+			st.samples, st.counter, st.records, st.locations, st.functions, st.mappings,
+			st.bytes, where);
+	return err ?: st.counter ? 0 : 1;
+}
+
+static int write_speedscope(struct run_read *r, FILE *out, const char *where)
+{
+	struct export_speedscope_stats st;
+	int err = export_speedscope(r->p, r->manifest, out, &st);
+
+	if (!err && st.counter)
+		fprintf(stderr,
+			"nunatak: speedscope: %" PRIu64 " profiles, %" PRIu64 " frames, %" PRIu64
+			" %s samples written to %s\n",
+			st.profiles, st.frames, st.samples, st.counter, where);
+	return err ?: st.counter ? 0 : 1;
+}
+
+static int write_chrome_trace(struct run_read *r, FILE *out, const char *where)
+{
+	struct export_chrome_trace_stats st;
+	int err = export_chrome_trace(r->p, r->manifest, out, &st);
+
+	if (!err && st.reason)
+		fprintf(stderr,
+			"nunatak: chrome trace without MPI Events (%s): %" PRIu64
+			" threads named, written to %s\n",
+			st.reason, st.loci, where);
+	else if (!err)
+		fprintf(stderr,
+			"nunatak: chrome trace: %" PRIu64 " MPI Events on %" PRIu64
+			" threads written to %s\n",
+			st.events, st.loci, where);
+	return err;
+}
+
+/* binary: refused on a terminal */
+static const struct format {
+	const char *name;
+	int (*write)(struct run_read *r, FILE *out, const char *where);
+	int binary, needs_samples;
+} formats[] = {
+    {"pprof", write_pprof, 1, 1},
+    {"folded", write_folded, 0, 1},
+    {"speedscope", write_speedscope, 0, 1},
+    {"chrome-trace", write_chrome_trace, 0, 0},
+};
+#define N_FORMATS (sizeof(formats) / sizeof(formats[0]))
+
 static struct export_env {
 	const char *run;
-	const char *format;
+	const struct format *format;
 	const char *output;
 	const char *runs_dir;
 	int force;
@@ -38,27 +119,43 @@ static struct export_env {
 enum { OPT_FORCE = 0x100, OPT_RUNS_DIR };
 
 static const char doc[] =
-    "Write the Stacks of a Run in an interchange format, for other tools.\n"
+    "Write a Run in an interchange format, for the tools people already use.\n"
     "\n"
     "RUN is a Run directory, a directory name under the runs directory, or a\n"
     "runs directory (its most recent Run); without it, the most recent Run.\n"
+    "Samples are those of cpu-clock (cycles when only cycles were sampled), on\n"
+    "every process and thread, in or out of the kernel: they add up to the Run's.\n"
+    "A frame without a function name is MODULE+0xOFFSET; kernel frames are the\n"
+    "kernel's functions (module [kernel]); a stack the sampler could not walk to\n"
+    "its root starts with [truncated].\n"
     "\n"
+    "--format pprof: the profile.proto of pprof, gzip-compressed (go tool pprof,\n"
+    "Grafana, Parca, Pyroscope). Values: samples/count and cpu/nanoseconds; one\n"
+    "sample per call stack and thread, labelled rank, pid, tid, thread, node; one\n"
+    "mapping per module with its build-id and path. Binary: not written to a\n"
+    "terminal.\n"
     "--format folded: one line per distinct call stack, its functions from the\n"
-    "root (main, the thread's start) to the sampled one separated by ';', a space\n"
-    "and its number of samples (cpu-clock; cycles when only cycles were sampled).\n"
-    "The counts add up to the Run's samples. A frame without a function name is\n"
-    "MODULE+0xOFFSET; kernel frames are the kernel's functions (module [kernel]);\n"
-    "a stack the sampler could not walk to its root starts with [truncated].\n"
-    "In names, ';' becomes ':', control characters '?'.\n"
+    "root to the sampled one separated by ';', a space and its number of samples\n"
+    "(flamegraph.pl, inferno, speedscope). In names ';' becomes ':', control\n"
+    "characters '?'.\n"
+    "--format speedscope: speedscope's JSON file format, one sampled profile per\n"
+    "MPI rank (per process and thread for the others), weights in samples.\n"
+    "--format chrome-trace: the Trace Event JSON of Perfetto and chrome://tracing:\n"
+    "the MPI Events of a Run made with --mpi-events as duration events, one\n"
+    "process per rank, one track per thread, times in microseconds from the\n"
+    "earliest Event; without Events, an instant event saying why.\n"
     "\v"
     "EXAMPLES:\n"
     "  nunatak export --format folded > run.folded         the most recent Run\n"
-    "  nunatak export .nunatak/solver-20261130-101500 -f folded -o solver.folded\n"
     "  nunatak export /scratch/runs -f folded | flamegraph.pl > solver.svg\n"
+    "  nunatak export -f pprof -o solver.pb.gz && go tool pprof -top solver.pb.gz\n"
+    "  nunatak export .nunatak/solver-20261130-101500 -f speedscope -o solver.speedscope.json\n"
+    "  nunatak export -f chrome-trace -o mpi.trace.json    open it in ui.perfetto.dev\n"
     "  nunatak export -f folded -o run.folded --force      replace run.folded";
 
 static const struct argp_option options[] = {
-    {"format", 'f', "FORMAT", 0, "Format to write: folded (required)", 0},
+    {"format", 'f', "FORMAT", 0,
+     "Format to write (required): pprof, folded, speedscope, chrome-trace", 0},
     {"output", 'o', "FILE", 0, "Write to FILE (created 0600, never overwritten) instead of stdout",
      0},
     {"force", OPT_FORCE, NULL, 0, "Replace FILE when it exists", 0},
@@ -69,11 +166,19 @@ static const struct argp_option options[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	size_t i;
+
 	switch (key) {
 	case 'f':
-		if (strcmp(arg, "folded"))
-			argp_error(state, "unknown format '%s': the formats are: folded", arg);
-		env.format = arg;
+		for (env.format = NULL, i = 0; i < N_FORMATS; i++)
+			if (!strcmp(arg, formats[i].name))
+				env.format = &formats[i];
+		if (!env.format)
+			argp_error(
+			    state,
+			    "unknown format '%s': the formats are: pprof, folded, speedscope, "
+			    "chrome-trace",
+			    arg);
 		break;
 	case 'o':
 		if (!arg[0])
@@ -93,7 +198,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (!env.format)
-			argp_error(state, "--format is required: --format folded");
+			argp_error(state, "--format is required: --format "
+					  "pprof|folded|speedscope|chrome-trace");
 		if (env.force && !env.output)
 			argp_error(state, "--force replaces the file of --output: give -o FILE");
 		break;
@@ -194,7 +300,6 @@ static int output_close(struct output *o, const char *path, int ok)
  * stdout): 0 or -errno, said */
 static int export_run(const char *run_dir, FILE *out, const char *path)
 {
-	struct export_folded_stats st;
 	struct run_read r;
 	char why[128];
 	int err;
@@ -206,8 +311,7 @@ static int export_run(const char *run_dir, FILE *out, const char *path)
 		return err;
 	if (r.live)
 		fprintf(stderr,
-			"nunatak: '%s' is still being written: these are the stacks it "
-			"holds so far\n",
+			"nunatak: '%s' is still being written: this is what it holds so far\n",
 			run_dir);
 	else if (!manifest_finalized(r.manifest))
 		fprintf(stderr,
@@ -215,19 +319,14 @@ static int export_run(const char *run_dir, FILE *out, const char *path)
 			"'nunatak summary %s' finalizes it\n",
 			run_dir, run_dir);
 	errno = 0;
-	err = export_folded(r.p, out, &st);
-	if (err)
+	err = env.format->write(&r, out, path ? path : "stdout");
+	if (err < 0)
 		fprintf(stderr, "nunatak: cannot export '%s'%s%s: %s\n", run_dir,
 			path ? " to " : "", path ? path : "", errno_text(err, why, sizeof(why)));
-	else if (!st.counter)
+	else if (err) /* written, but empty */
 		fprintf(stderr, "nunatak: '%s' holds no sample: nothing to export\n", run_dir);
-	else
-		fprintf(stderr,
-			"nunatak: %" PRIu64 " folded stacks, %" PRIu64 " %s samples (%" PRIu64
-			" on truncated stacks) written to %s\n",
-			st.lines, st.samples, st.counter, st.truncated, path ? path : "stdout");
 	run_read_close(&r);
-	return err;
+	return err < 0 ? err : 0;
 }
 
 int cmd_export(int argc, char **argv)
@@ -245,6 +344,13 @@ int cmd_export(int argc, char **argv)
 	if (ret)
 		return ret;
 	config_release(&cfg);
+	if (env.format->binary && !env.output && isatty(STDOUT_FILENO)) {
+		fprintf(stderr,
+			"nunatak: --format %s is binary: not written to a terminal; give -o "
+			"FILE or redirect stdout\n",
+			env.format->name);
+		return EXIT_NUNATAK_FAILED;
+	}
 	if (env.output && output_open(&o, env.output))
 		return 1;
 	ret = export_run(run_dir, o.f ? o.f : stdout, env.output);

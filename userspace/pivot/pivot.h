@@ -269,12 +269,17 @@ struct pivot_locus_total {
 int pivot_for_each_locus_total(struct pivot *p, const char *counter,
 			       int (*cb)(const struct pivot_locus_total *t, void *ctx), void *ctx);
 
-/* One frame of a Stack as read: its module (display name), module-relative
- * offset, and the name of its Hotspot (NULL when the address has none). */
+/* One frame of a Stack as read: its module (display name, and modules.id),
+ * module-relative offset, the name of its Hotspot (NULL when the address
+ * has none), the Hotspot's source file (NULL when unknown) and the
+ * address' line (0 when unknown). */
 struct pivot_stack_frame {
 	const char *module;
 	uint64_t offset;
 	const char *hotspot;
+	int64_t module_id;
+	const char *source_file;
+	int line;
 };
 
 /* A Stack with the samples of counter taken on it, summed over every

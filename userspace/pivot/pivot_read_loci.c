@@ -127,3 +127,34 @@ int64_t pivot_event_count(struct pivot *p)
 	err = pivot_query_int64(p, "SELECT count(*) FROM events", "count events", &n);
 	return err ? err : n;
 }
+
+static int module_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct walk *w = arg;
+	int (*cb)(const struct pivot_module *, void *) = w->cb;
+	struct pivot_module m = {
+		.id = sqlite3_column_int64(stmt, 0),
+		.identity = pivot_column_text(stmt, 1),
+		.path = pivot_column_text(stmt, 2),
+		.display_name = pivot_column_text(stmt, 3),
+		.has_build_id = sqlite3_column_int(stmt, 4) != 0,
+	};
+
+	return cb(&m, w->ctx);
+}
+
+int pivot_for_each_module(struct pivot *p, int (*cb)(const struct pivot_module *m, void *ctx),
+			  void *ctx)
+{
+	struct walk w = {(void *)cb, ctx};
+	sqlite3_stmt *stmt;
+	int err;
+
+	if (!p || !cb)
+		return -EINVAL;
+	err = pivot_prepare(p,
+			    "SELECT id, identity, path, display_name, has_build_id FROM modules"
+			    " ORDER BY id",
+			    &stmt);
+	return err ?: pivot_walk(p, stmt, module_row, &w, "read modules");
+}

@@ -1,5 +1,5 @@
-/* pivot_read_loci — the Loci of a Run, the samples of each Stack per Locus
- * and the MPI Events, as stored: what the report's flame graph (per rank),
+/* pivot_read_loci — the Loci of a Run, the samples of each Stack per Locus,
+ * the MPI Events and the modules, as stored: what the report's flame graph (per rank),
  * its timeline and the per-rank exports (speedscope, Chrome trace, pprof
  * labels) read. Every walk stops at the first non-zero return of its
  * callback and returns it; else 0, -EINVAL, or the pivot's -errno
@@ -53,6 +53,13 @@ struct pivot_event {
 /* by locus, then start; a Run without Events walks none */
 int pivot_for_each_event(struct pivot *p, int (*cb)(const struct pivot_event *e, void *ctx),
 			 void *ctx);
+
+/* every module of the Run (struct pivot_module of pivot.h: identity is
+ * the build-id when has_build_id, else "pseudo:kernel", a path digest...),
+ * by id */
+struct pivot_module;
+int pivot_for_each_module(struct pivot *p, int (*cb)(const struct pivot_module *m, void *ctx),
+			  void *ctx);
 
 /* the number of Events of the Run (0: none), or -errno */
 int64_t pivot_event_count(struct pivot *p);

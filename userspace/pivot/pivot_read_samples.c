@@ -86,7 +86,8 @@ int pivot_for_each_locus_total(struct pivot *p, const char *counter,
 /* ?1 the counter; one row per frame (a Stack without frames: one row with
  * position NULL), by Stack then position */
 static const char stack_total_sql[] =
-    "SELECT st.id, st.truncated, t.n, t.v, f.position, a.offset, m.display_name, h.name"
+    "SELECT st.id, st.truncated, t.n, t.v, f.position, a.offset, m.display_name, h.name,"
+    " a.module, h.source_file, a.line"
     " FROM (SELECT stack, sum(sample_count) AS n, sum(value) AS v FROM samples"
     "  WHERE counter = ?1 GROUP BY stack) t JOIN stacks st ON st.id = t.stack"
     " LEFT JOIN stack_frames f ON f.stack = st.id"
@@ -111,6 +112,7 @@ static void stack_walk_clear(struct stack_walk *w)
 	for (i = 0; i < w->cur.n_frames; i++) {
 		free((char *)w->frames[i].module);
 		free((char *)w->frames[i].hotspot);
+		free((char *)w->frames[i].source_file);
 	}
 	w->cur.n_frames = 0;
 	w->have = 0;
@@ -132,6 +134,7 @@ static int stack_walk_flush(struct stack_walk *w)
 static int stack_add_frame(struct stack_walk *w, sqlite3_stmt *stmt)
 {
 	const char *module = pivot_column_text(stmt, 6), *hotspot = pivot_column_text(stmt, 7);
+	const char *source_file = pivot_column_text(stmt, 9);
 	struct pivot_stack_frame *f;
 
 	if (w->cur.n_frames == w->cap) {
@@ -147,8 +150,11 @@ static int stack_add_frame(struct stack_walk *w, sqlite3_stmt *stmt)
 	f->offset = (uint64_t)sqlite3_column_int64(stmt, 5);
 	f->module = strdup(module ? module : "");
 	f->hotspot = hotspot ? strdup(hotspot) : NULL;
+	f->module_id = sqlite3_column_int64(stmt, 8);
+	f->source_file = source_file ? strdup(source_file) : NULL;
+	f->line = sqlite3_column_int(stmt, 10);
 	w->cur.n_frames++; /* counted now: cleared with the others on failure */
-	if (!f->module || (hotspot && !f->hotspot))
+	if (!f->module || (hotspot && !f->hotspot) || (source_file && !f->source_file))
 		return -ENOMEM;
 	return 0;
 }
