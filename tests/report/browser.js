@@ -301,7 +301,8 @@ class Run {
       '--no-default-browser-check', '--disable-extensions', '--disable-sync',
       '--disable-background-networking', '--disable-component-update', '--disable-default-apps',
       '--mute-audio', '--hide-scrollbars', 'about:blank'],
-      {stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe']});
+      {stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true});
+    const exited = new Promise((r) => child.on('exit', r));
     let stderr = '';
     child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-4000); });
     child.on('error', (e) => { stderr += String(e); });
@@ -314,8 +315,13 @@ class Run {
         .split('\n').slice(-3).join(' | ') : ''}`);
     } finally {
       try { await Promise.race([this.cdp.send('Browser.close'), sleep(2000)]); } catch (e) { /**/ }
-      child.kill('SIGKILL');
-      fs.rmSync(profile, {recursive: true, force: true});
+      await Promise.race([exited, sleep(3000)]);
+      try { process.kill(-child.pid, 'SIGKILL'); } catch (e) { /* the group is gone */ }
+      try {
+        fs.rmSync(profile, {recursive: true, force: true, maxRetries: 10, retryDelay: 100});
+      } catch (e) {
+        process.stderr.write(`browser.js: ${profile} left: ${e.message}\n`);
+      }
     }
     await sleep(100); /* late console events */
     this.check('console errors', !this.errors.length, this.errors.length ?
