@@ -7,11 +7,28 @@
 (function (NK) {
   'use strict';
   NK.views = NK.views || {};
-  var W = 1200, ROW = 17, MINW = 0.8, TRUNC = -1;
+  var W = 1200, ROW = 17, MINW = 1.5, MAXRECTS = 6000, TRUNC = -1;
 
   function Node(f, parent) {
-    this.f = f; this.v = 0; this.c = {}; this.k = []; this.p = parent;
+    this.f = f; this.v = 0; this.x = 0; this.c = null; this.k = null; this.p = parent;
     this.d = parent ? parent.d + 1 : 0;
+  }
+
+  /* the child of n for frame f, made when missing (a Map once it has many) */
+  function child(n, f) {
+    var c, i;
+    if (n.c) {
+      c = n.c.get(f);
+    } else if (n.k) {
+      for (i = 0; i < n.k.length; i++) if (n.k[i].f === f) return n.k[i];
+    }
+    if (c) return c;
+    c = new Node(f, n);
+    if (!n.k) n.k = [];
+    n.k.push(c);
+    if (n.c) n.c.set(f, c);
+    else if (n.k.length > 8) n.c = new Map(n.k.map(function (x) { return [x.f, x]; }));
+    return c;
   }
 
   /* the weight of a Stack for a selection: '' all, 'r:N' rank N, 'none' no rank */
@@ -32,18 +49,19 @@
       if (!w) return;
       root.v += w;
       path = st.t ? [TRUNC].concat(st.f) : st.f;
-      path.forEach(function (f) {
-        var c = node.c[f];
-        if (!c) { c = node.c[f] = new Node(f, node); node.k.push(c); }
-        c.v += w;
-        node = c;
-      });
+      for (var i = 0; i < path.length; i++) {
+        node = child(node, path[i]);
+        node.v += w;
+      }
     });
-    (function layout(n, x) {
-      n.x = x;
-      n.k.sort(function (a, b) { return b.v - a.v; });
-      n.k.forEach(function (c) { layout(c, x); x += c.v; });
-    })(root, 0);
+    var todo = [root], n, x;
+    while (todo.length) { /* children sorted by weight, laid out left to right */
+      n = todo.pop();
+      n.k = n.k ? n.k.sort(function (a, b) { return b.v - a.v; }) : [];
+      n.c = null;
+      x = n.x;
+      for (var j = 0; j < n.k.length; j++) { n.k[j].x = x; x += n.k[j].v; todo.push(n.k[j]); }
+    }
     return root;
   }
 
@@ -116,13 +134,15 @@
     var self = this, F = this.focus, scale = F.v ? W / F.v : 0, list = [], anc = [], a, g;
     for (a = F; a; a = a.p) anc.unshift(a);
     this.depth = 0;
-    (function collect(n) {
-      var w = n.v * scale;
-      if (w < MINW) return;
+    /* breadth first, the widest kept: at most MAXRECTS frames of MINW px or more */
+    var queue = [F], qi = 0, n;
+    while (qi < queue.length && list.length < MAXRECTS) {
+      n = queue[qi++];
       list.push(n);
       if (n.d > self.depth) self.depth = n.d;
-      n.k.forEach(collect);
-    })(F);
+      n.k.forEach(function (c) { if (c.v * scale >= MINW) queue.push(c); });
+    }
+    this.cut = queue.length - list.length;
     g = NK.s('g');
     anc.forEach(function (n) { if (n !== F) self.rect(g, n, 0, W, n.d); });
     list.forEach(function (n) { self.rect(g, n, (n.x - F.x) * scale, n.v * scale, n.d); });
@@ -133,8 +153,9 @@
                                         this.root.v + ' samples'}));
     this.svg.appendChild(g);
     this.status.textContent = this.searchText();
-    this.where.textContent = F === this.root ? 'Whole profile.' : 'Zoomed on ' +
-      frameOf(this.F, F.f).name + ' (' + F.v + ' samples).';
+    this.where.textContent = (F === this.root ? 'Whole profile.' : 'Zoomed on ' +
+      frameOf(this.F, F.f).name + ' (' + F.v + ' samples).') + (this.cut ? ' ' + this.cut +
+      ' more frames are too many to draw at once: zoom in to see them.' : '');
   };
 
   Flame.prototype.zoom = function (n) { this.focus = n; this.draw(); };

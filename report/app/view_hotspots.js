@@ -4,6 +4,7 @@
 (function (NK) {
   'use strict';
   NK.views = NK.views || {};
+  var PAGE = 500;
 
   var COLS = [
     {key: 'share', text: 'share', num: 1, get: function (h) { return h.share; },
@@ -41,7 +42,8 @@
   NK.views.hotspots = {
     render: function (sec, P) {
       var H = P.summary.hotspots.map(function (h, i) { return {h: h, i: i}; });
-      var state = {sort: 'share', dir: -1, f: {}};
+      var state = {sort: 'share', dir: -1, f: {}, shown: PAGE};
+      var more = NK.h('p', {class: 'more'});
       var tbody = NK.h('tbody'), heads = NK.h('tr'), count = NK.h('p', {class: 'note',
                                                                          'aria-live': 'polite'});
       var filters = NK.h('div', {class: 'filters', role: 'group', 'aria-label': 'Filters'});
@@ -65,7 +67,13 @@
           return (u < v ? -1 : 1) * state.dir;
         });
         tbody.textContent = '';
-        rows.forEach(function (x) {
+        more.textContent = '';
+        if (rows.length > state.shown)
+          more.appendChild(NK.h('button', {type: 'button', text: 'Show all ' + rows.length +
+            ' rows (' + (rows.length - state.shown) + ' more)', onclick: function () {
+            state.shown = Infinity; draw();
+          }}));
+        rows.slice(0, state.shown).forEach(function (x) {
           tbody.appendChild(NK.h('tr', {class: x.h.above_floor ? '' : 'below'}, COLS.map(function (k) {
             var v = k.link ? NK.hotspotLink(x.h, x.i) : k.show ? k.show(x.h) : k.get(x.h);
             return NK.h(k.link ? 'th' : 'td', {class: k.num ? 'num' : null,
@@ -77,7 +85,8 @@
           th.setAttribute('aria-sort', COLS[i].key === state.sort ?
                           (state.dir < 0 ? 'descending' : 'ascending') : 'none');
         });
-        count.textContent = rows.length + ' of ' + H.length + ' Hotspots shown' +
+        count.textContent = rows.length + ' of ' + H.length + ' Hotspots match' +
+          (rows.length > state.shown ? ', the first ' + state.shown + ' shown' : '') +
           ' (rows in grey are below the floor of ' + P.summary.floor + ' samples).';
       }
 
@@ -103,6 +112,7 @@
       sec.appendChild(NK.h('table', {class: 'data hotspots'}, [
         NK.h('caption', {class: 'sr-only', text: 'Hotspots; column heads sort the table'}),
         NK.h('thead', {}, [heads]), tbody]));
+      sec.appendChild(more);
       draw();
     }
   };

@@ -60,8 +60,8 @@
                                     class: 'roof mem'}));
       svg.appendChild(NK.s('line', {x1: x(ridge), y1: y(peak), x2: x(xr[1]), y2: y(peak),
                                     class: 'roof peak'}));
-      svg.appendChild(NK.s('text', {x: x(ridge), y: y(peak) - 6, 'text-anchor': 'middle',
-                                    text: 'ridge ' + NK.num(ridge)}));
+      svg.appendChild(NK.s('text', {x: x(ridge) + 4, y: y(peak) + 16, 'text-anchor': 'start',
+                                    text: 'ridge ' + NK.num(ridge) + ' flop/B'}));
     } else {
       svg.appendChild(NK.s('line', {x1: L, y1: y(peak), x2: W - R, y2: y(peak),
                                     class: 'roof peak'}));

@@ -47,8 +47,9 @@
       if (last && x0 - (last.x1) < 1 && x1 - x0 < 1) {
         last.x1 = Math.max(last.x1, x1);
         last.n++;
+        if (e[1] !== last.name) last.r.setAttribute('fill', '#8a8f96'); /* mixed Events */
         last.r.setAttribute('width', Math.max(1, last.x1 - last.x0).toFixed(2));
-        last.t.textContent = last.n + ' Events from ' + last.first;
+        last.t.textContent = last.n + ' Events too short to draw apart, from ' + last.first;
         return;
       }
       var t = NK.s('title', {text: self.title(e)});
@@ -57,7 +58,7 @@
                             fill: 'hsl(' + NK.hue(self.E.names[e[1]]) + ', 65%, 50%)'}, [t]);
       g.appendChild(r);
       drawn++;
-      last = {x0: x0, x1: x1, r: r, t: t, n: 1, first: self.title(e)};
+      last = {x0: x0, x1: x1, r: r, t: t, n: 1, first: self.title(e), name: e[1]};
     });
     return drawn;
   };
@@ -118,7 +119,8 @@
         E.names.map(function (n) {
           return NK.h('li', {}, [NK.h('span', {class: 'swatch', 'aria-hidden': 'true',
             style: 'background:hsl(' + NK.hue(n) + ', 65%, 50%)'}), n]);
-        })));
+        }).concat([NK.h('li', {}, [NK.h('span', {class: 'swatch', 'aria-hidden': 'true',
+          style: 'background:#8a8f96'}), 'several Events too short to draw apart'])])));
       sec.appendChild(tl.controls());
       tl.info = NK.h('p', {class: 'note', 'aria-live': 'polite'});
       sec.appendChild(tl.info);

@@ -141,15 +141,15 @@ class Cdp {
     }
   }
 
-  send(method, params, sessionId) {
+  send(method, params, sessionId, timeoutMs) {
     const id = ++this.id;
     const msg = {id, method, params: params || {}};
     if (sessionId) msg.sessionId = sessionId;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`${method}: no answer in ${this.timeoutMs / 1000} s`));
-      }, this.timeoutMs);
+        reject(new Error(`${method}: no answer in ${(timeoutMs || this.timeoutMs) / 1000} s`));
+      }, timeoutMs || this.timeoutMs);
       this.pending.set(id, {resolve, reject, timer, method});
       this.child.stdio[3].write(JSON.stringify(msg) + '\0');
     });
@@ -270,6 +270,26 @@ class Run {
     await this.screenshot('flame-search');
   }
 
+  /* the tab bar answers the arrow keys; every table head has a scope */
+  async keyboard() {
+    await this.eval('location.hash = "#synthesis"; document.getElementById("tab-synthesis")' +
+                    '.focus(); true');
+    for (const type of ['keyDown', 'keyUp'])
+      await this.cdp.send('Input.dispatchKeyEvent', {type, key: 'ArrowRight', code: 'ArrowRight',
+        windowsVirtualKeyCode: 39}, this.session);
+    let state = '';
+    try {
+      await waitFor('ArrowRight on the tabs', this.timeoutMs, async () => {
+        state = await this.eval('location.hash + " " + document.activeElement.id');
+        return state === '#hotspots tab-hotspots';
+      });
+    } catch (e) { /* reported below */ }
+    this.check('keyboard', state === '#hotspots tab-hotspots', `ArrowRight on the first tab: ${
+      state}`);
+    const bare = await this.eval('document.querySelectorAll("table th:not([scope])").length');
+    this.check('table heads', bare === 0, `${bare} <th> without scope`);
+  }
+
   async timeline() {
     const n = await this.eval('location.hash = "#timeline"; ' +
       'document.querySelectorAll("svg.timeline rect").length');
@@ -277,7 +297,8 @@ class Run {
   }
 
   async print() {
-    const pdf = await this.cdp.send('Page.printToPDF', {printBackground: true}, this.session);
+    const pdf = await this.cdp.send('Page.printToPDF', {printBackground: true}, this.session,
+                                    3 * this.timeoutMs);
     const file = path.join(this.o.artefacts, 'report.pdf');
     fs.writeFileSync(file, Buffer.from(pdf.data, 'base64'));
     const views = await this.eval('document.querySelectorAll("section.view[data-view-ready]")' +
@@ -291,6 +312,7 @@ class Run {
     for (const v of this.o.views) await this.view(v);
     if (this.o.search) await this.search(this.o.search);
     if (this.o.expectTimeline) await this.timeline();
+    await this.keyboard();
     await this.print();
   }
 
