@@ -38,7 +38,8 @@ grep -q "^Report: $run/report.html" rep.err || fail "report did not print its pa
 browse single "$run/report.html" --search heavy_kernel
 
 "$NUNATAK" report --no-source "$run" >/dev/null 2>rep.err || fail "report --no-source: $(cat rep.err)"
-browse single-no-source "$run/report-no-source.html" --views synthesis,hotspot
+browse single-no-source "$run/report-no-source.html" --views synthesis,hotspot --no-print \
+	--expect "hotspot=(text not in this report)" --expect "hotspot=the report was made with --no-source"
 
 # names that look like markup (</script>, <img onerror>, C++ templates) stay text:
 # the page assembled by tests/report/assemble_dev.py --hostile from the same
@@ -47,7 +48,8 @@ browse single-no-source "$run/report-no-source.html" --views synthesis,hotspot
 "$NUNATAK" summary "$run" >/dev/null 2>s.txt || fail "summary"
 python3 "$TESTS_LIB/../report/assemble_dev.py" --run "$run" --summary s.json --summary-text s.txt \
 	--hostile -o hostile.html || fail "assemble_dev.py --hostile"
-browse hostile hostile.html --views synthesis,hotspots,hotspot,flame --search '</script>'
+browse hostile hostile.html --views synthesis,hotspots,hotspot,flame \
+	--search '</script>' --no-print
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if command -v mpirun.openmpi >/dev/null && [ -x "$WORKLOADS/mpi/pattern.openmpi" ]; then

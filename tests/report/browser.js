@@ -4,7 +4,7 @@
  *
  *   node tests/report/browser.js --report FILE --artefacts DIR
  *        [--views a,b,...] [--search NAME] [--expect-timeline] [--json]
- *        [--timeout SECONDS]
+ *        [--timeout SECONDS] [--no-print] [--expect VIEW=TEXT]...
  *
  * Chromium speaks the DevTools protocol on fds 3 (commands in) and 4
  * (answers out), NUL-separated JSON (--remote-debugging-pipe): no WebSocket.
@@ -16,7 +16,10 @@
  * errors and exceptions fail. --search types NAME in the flame graph's
  * search box and needs a match count > 0; --expect-timeline needs Events
  * drawn on the timeline. Finally the page is printed to DIR/report.pdf
- * (every view rendered for print). Every wait is bounded (20 s by default).
+ * (every view rendered for print) and shot as DIR/print.png in print media;
+ * (not with --no-print); the tab bar must answer the arrow keys and every
+ * <th> have a scope. --expect VIEW=TEXT: the view's text must contain TEXT.
+ * Every wait is bounded (20 s by default; printing 3 times that).
  * Exit 0 ok, 1 failed, 77 SKIPPED (no chromium), 2 usage. */
 'use strict';
 const fs = require('fs');
@@ -31,7 +34,7 @@ const ALL_VIEWS = ['synthesis', 'hotspots', 'hotspot', 'ranks', 'flame', 'timeli
 function usage(msg) {
   process.stderr.write(`browser.js: ${msg}\nusage: node browser.js --report FILE ` +
     '--artefacts DIR [--views a,b] [--search NAME] [--expect-timeline] [--json] ' +
-    '[--timeout S]\n');
+    '[--timeout S] [--no-print]\n');
   process.exit(2);
 }
 
@@ -44,6 +47,12 @@ function parseArgs(argv) {
     else if (a === '--views') o.views = next().split(',').filter(Boolean);
     else if (a === '--search') o.search = next();
     else if (a === '--expect-timeline') o.expectTimeline = true;
+    else if (a === '--no-print') o.noPrint = true;
+    else if (a === '--expect') {
+      const m = /^(\w+)=(.+)$/.exec(next());
+      if (!m) usage('--expect VIEW=TEXT');
+      (o.expect = o.expect || []).push([m[1], m[2]]);
+    }
     else if (a === '--json') o.json = true;
     else if (a === '--timeout') o.timeout = Number(next());
     else usage(`unknown argument '${a}'`);
@@ -249,6 +258,12 @@ class Run {
                              () => this.eval(`!!document.querySelector(${sel})`));
     const text = await this.eval(`document.querySelector(${sel}).innerText.length`);
     this.check(`view ${name}`, text > 40, `ready in ${ms} ms, ${text} characters of text`);
+    for (const [v, want] of this.o.expect || []) {
+      if (v !== name) continue;
+      const has = await this.eval(`document.querySelector(${sel}).innerText.includes(${
+        JSON.stringify(want)})`);
+      this.check(`view ${name} text`, has, `${has ? 'has' : 'lacks'} "${want}"`);
+    }
     await this.screenshot(name);
   }
 
@@ -305,6 +320,9 @@ class Run {
                                   '.length');
     this.check('print', views >= ALL_VIEWS.length - 1, `${file}, ${views} views rendered for ` +
                'print');
+    await this.cdp.send('Emulation.setEmulatedMedia', {media: 'print'}, this.session);
+    await this.screenshot('print');
+    await this.cdp.send('Emulation.setEmulatedMedia', {media: ''}, this.session);
   }
 
   async steps() {
@@ -313,7 +331,7 @@ class Run {
     if (this.o.search) await this.search(this.o.search);
     if (this.o.expectTimeline) await this.timeline();
     await this.keyboard();
-    await this.print();
+    if (!this.o.noPrint) await this.print();
   }
 
   async run(chromium) {
