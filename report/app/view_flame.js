@@ -218,6 +218,9 @@
         sec.appendChild(NK.note('Only ' + F.limit.stacks + ' of ' + F.limit.of + ' Stacks are ' +
           'drawn (' + F.limit.reason + '): ' + (F.samples - F.kept_samples) +
           ' samples are not in this graph.', 'warn'));
+      if (F.limit && F.limit.frames_cut)
+        sec.appendChild(NK.note(F.limit.frames_cut + ' Stacks were too deep: only their ' +
+          'innermost frames are drawn.', 'warn'));
       sec.appendChild(fl.controls());
       fl.status = NK.h('p', {class: 'note', id: 'flame-status', role: 'status',
                              'aria-live': 'polite'});

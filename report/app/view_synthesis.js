@@ -7,6 +7,7 @@
 (function (NK) {
   'use strict';
   NK.views = NK.views || {};
+  var FINDINGS = 30;
 
   /* the Diagnostic values of a Hotspot, in the payload's order */
   NK.diagnosticValues = function (d) {
@@ -62,11 +63,20 @@
     if (!list.length)
       return NK.section('Findings', [NK.note('No Hotspot reaches the floor of ' + S.floor +
                                              ' samples: there is no finding to show.')]);
+    var ol = NK.h('ol', {class: 'findings'}), more = NK.h('p');
+    function show(n) {
+      list.slice(ol.children.length, n).forEach(function (x) { ol.appendChild(finding(x[0], x[1])); });
+      more.textContent = '';
+      if (ol.children.length < list.length)
+        more.appendChild(NK.h('button', {type: 'button', text: 'Show the ' + (list.length -
+          ol.children.length) + ' other findings', onclick: function () { show(list.length); }}));
+    }
+    show(FINDINGS);
     return NK.section('Findings', [
       NK.note(list.length + ' Hotspots above the floor of ' + S.floor + ' samples, ' +
               S.totals.samples + ' samples (' + NK.seconds(S.totals.seconds) + ') of ' +
-              (S.counter || 'unknown counter') + '.'),
-      NK.h('ol', {class: 'findings'}, list.map(function (x) { return finding(x[0], x[1]); }))
+              (S.counter || 'unknown counter') + (list.length > FINDINGS ? '; the first ' +
+              FINDINGS + ' here, every one in the Hotspot inventory' : '') + '.'), ol, more
     ]);
   }
 
@@ -100,7 +110,9 @@
     var out = [], f = P.flame || {}, e = P.events || {};
     if (f.limit)
       out.push('Flame graph: ' + f.limit.stacks + ' of ' + f.limit.of + ' Stacks kept (' +
-               f.limit.reason + '); ' + (f.samples - f.kept_samples) + ' samples not drawn.');
+               f.limit.reason + '); ' + (f.samples - f.kept_samples) + ' samples not drawn' +
+               (f.limit.frames_cut ? '; ' + f.limit.frames_cut + ' Stacks cut to their ' +
+                'innermost frames.' : '.'));
     if (e.limit)
       out.push('Timeline: ' + e.limit.events + ' of ' + e.limit.of + ' MPI Events kept (' +
                e.limit.reason + ').');
