@@ -141,6 +141,11 @@
     return NK.h('p', {class: 'note ' + (cls || ''), text: text});
   };
 
+  /* distinct colours for a few categories, by index (drawing) */
+  var PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#17becf', '#e377c2',
+                 '#bcbd22', '#8c564b', '#393b79', '#637939', '#ad494a'];
+  NK.palette = function (i) { return PALETTE[i % PALETTE.length]; };
+
   /* a stable colour per string (drawing) */
   NK.hue = function (s) {
     var h = 0, i;

@@ -44,7 +44,7 @@
     lane.ev.forEach(function (e) {
       if (e[2] + e[3] < self.t0 || e[2] > self.t1) return;
       var x0 = Math.max(L, self.x(e[2])), x1 = Math.min(W, self.x(e[2] + e[3]));
-      if (last && x0 - (last.x1) < 1 && x1 - x0 < 1) {
+      if (last && last.tiny && x0 - last.x1 < 1 && x1 - x0 < 1 && last.x1 - last.x0 < 3) {
         last.x1 = Math.max(last.x1, x1);
         last.n++;
         if (e[1] !== last.name) last.r.setAttribute('fill', '#8a8f96'); /* mixed Events */
@@ -55,10 +55,11 @@
       var t = NK.s('title', {text: self.title(e)});
       var r = NK.s('rect', {x: x0.toFixed(2), y: y, height: LANE - 8,
                             width: Math.max(1, x1 - x0).toFixed(2),
-                            fill: 'hsl(' + NK.hue(self.E.names[e[1]]) + ', 65%, 50%)'}, [t]);
+                            fill: NK.palette(e[1])}, [t]);
       g.appendChild(r);
       drawn++;
-      last = {x0: x0, x1: x1, r: r, t: t, n: 1, first: self.title(e), name: e[1]};
+      last = {x0: x0, x1: x1, r: r, t: t, n: 1, first: self.title(e), name: e[1],
+              tiny: x1 - x0 < 1};
     });
     return drawn;
   };
@@ -116,9 +117,9 @@
         sec.appendChild(NK.note('Only ' + E.limit.events + ' of ' + E.limit.of + ' Events are ' +
                                 'drawn (' + E.limit.reason + ').', 'warn'));
       sec.appendChild(NK.h('ul', {class: 'legend', 'aria-label': 'Event colours'},
-        E.names.map(function (n) {
+        E.names.map(function (n, i) {
           return NK.h('li', {}, [NK.h('span', {class: 'swatch', 'aria-hidden': 'true',
-            style: 'background:hsl(' + NK.hue(n) + ', 65%, 50%)'}), n]);
+            style: 'background:' + NK.palette(i)}), n]);
         }).concat([NK.h('li', {}, [NK.h('span', {class: 'swatch', 'aria-hidden': 'true',
           style: 'background:#8a8f96'}), 'several Events too short to draw apart'])])));
       sec.appendChild(tl.controls());

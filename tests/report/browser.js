@@ -282,6 +282,11 @@ class Run {
     } catch (e) { /* reported below */ }
     const m = /^(\d+) frames match, ([\d.]+) %/.exec(status);
     this.check(`flame search ${term}`, !!m && +m[1] > 0, status || 'no search result shown');
+    const zoomed = await this.eval('(function () { var g = document.querySelector(' +
+      '"svg.flame g.match") || document.querySelector("svg.flame g.fr"); g.dispatchEvent(' +
+      'new MouseEvent("click", {bubbles: true})); return document.getElementById(' +
+      '"flame-status").nextSibling.textContent; })()');
+    this.check('flame zoom', /^Zoomed on /.test(zoomed), zoomed);
     await this.screenshot('flame-search');
   }
 
@@ -309,6 +314,11 @@ class Run {
     const n = await this.eval('location.hash = "#timeline"; ' +
       'document.querySelectorAll("svg.timeline rect").length');
     this.check('timeline Events', n > 0, `${n} Event marks drawn`);
+    const zoom = await this.eval('(function () { var s = document.querySelector("svg.timeline"),' +
+      ' p = s.parentNode.previousSibling.textContent; s.dispatchEvent(new KeyboardEvent(' +
+      '"keydown", {key: "+", bubbles: true})); return [p, s.parentNode.previousSibling' +
+      '.textContent]; })()');
+    this.check('timeline zoom', zoom[0] !== zoom[1], `+ key: ${zoom[0]} → ${zoom[1]}`);
   }
 
   async print() {
