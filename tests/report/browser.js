@@ -18,7 +18,8 @@
  * drawn on the timeline. Finally the page is printed to DIR/report.pdf
  * (every view rendered for print) and shot as DIR/print.png in print media;
  * (not with --no-print); the tab bar must answer the arrow keys and every
- * <th> have a scope. --expect VIEW=TEXT: the view's text must contain TEXT.
+ * <th> have a scope; every control (sort, filters, rank, icicle, toggles)
+ * is used once. --expect VIEW=TEXT: the view's text must contain TEXT.
  * Every wait is bounded (20 s by default; printing 3 times that).
  * Exit 0 ok, 1 failed, 77 SKIPPED (no chromium), 2 usage. */
 'use strict';
@@ -310,6 +311,30 @@ class Run {
     this.check('table heads', bare === 0, `${bare} <th> without scope`);
   }
 
+  /* every control once (sort, filters, rank, icicle, components toggles): any
+   * exception they throw is a console error */
+  async controls() {
+    const used = await this.eval(`(function () {
+      var n = 0, i, q = function (s) { return document.querySelector(s); };
+      var fire = function (e, type) { if (e) { e.dispatchEvent(new Event(type, {bubbles: true}));
+                                               n++; } };
+      var pick = function (sel) {
+        if (sel && sel.options.length > 1) { sel.selectedIndex = 1; fire(sel, 'change'); }
+      };
+      var views = ['hotspots', 'flame', 'components'];
+      for (i = 0; i < views.length; i++) NK.app.section(views[i]);
+      Array.prototype.forEach.call(document.querySelectorAll('button.sort'), function (b) {
+        b.click(); n++; });
+      Array.prototype.forEach.call(document.querySelectorAll('.filters select'), pick);
+      pick(q('#flame-rank'));
+      if (q('#flame-icicle')) { q('#flame-icicle').click(); n++; }
+      pick(q('#comp-metric'));
+      if (q('#comp-inclusive')) { q('#comp-inclusive').click(); n++; }
+      return n;
+    })()`);
+    this.check('controls', used > 0, `${used} controls used`);
+  }
+
   async timeline() {
     const n = await this.eval('location.hash = "#timeline"; ' +
       'document.querySelectorAll("svg.timeline rect").length');
@@ -342,6 +367,7 @@ class Run {
     if (this.o.expectTimeline) await this.timeline();
     await this.keyboard();
     if (!this.o.noPrint) await this.print();
+    await this.controls(); /* last: the screenshots show the views as they open */
   }
 
   async run(chromium) {
