@@ -231,7 +231,9 @@ class Run {
     const t0 = Date.now();
     await c.send('Page.navigate', {url: this.url}, sessionId);
     await waitFor('page load', this.timeoutMs, () =>
-      this.eval('document.readyState === "complete" && !!window.NK && !!NK.app'));
+      this.eval('document.readyState === "complete"'));
+    await waitFor('the page\'s script (NK.app; does the page hold report/app/*.js?)',
+                  this.timeoutMs, () => this.eval('!!(window.NK && NK.app)'));
     this.check('open', true, `${this.url} loaded in ${Date.now() - t0} ms`);
   }
 
