@@ -92,7 +92,7 @@
       return NK.unavailable(v.reason, opts.short, v.quality === 'unavailable' ? null
                             : 'no value');
     var kids = [NK.h('span', {class: 'v', text: NK.byUnit(v.value, v.unit)})];
-    if (v.quality === 'estimated')
+    if (v.quality === 'estimated' && !opts.short) /* short: a Quality column is next to it */
       kids.push(NK.h('span', {class: 'q q-estimated', text: 'estimated',
                                title: v.reason || ''}));
     if (v.reason && !opts.short) kids.push(NK.h('span', {class: 'reason', text: v.reason}));
@@ -151,6 +151,18 @@
     var h = 0, i;
     for (i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0;
     return h % 360;
+  };
+
+  /* the Diagnostic values of a Hotspot, in the payload's order */
+  NK.diagnosticValues = function (d) {
+    var out = [], k;
+    for (k in d || {})
+      if (d[k] && typeof d[k] === 'object' && 'quality' in d[k]) out.push([k, d[k]]);
+    return out;
+  };
+
+  NK.hotspotLink = function (h, i) {
+    return NK.h('a', {href: '#hotspot/' + i, text: h.name});
   };
 
   NK.rankOf = function (locus) {

@@ -9,18 +9,6 @@
   NK.views = NK.views || {};
   var FINDINGS = 30;
 
-  /* the Diagnostic values of a Hotspot, in the payload's order */
-  NK.diagnosticValues = function (d) {
-    var out = [], k;
-    for (k in d || {})
-      if (d[k] && typeof d[k] === 'object' && 'quality' in d[k]) out.push([k, d[k]]);
-    return out;
-  };
-
-  NK.hotspotLink = function (h, i) {
-    return NK.h('a', {href: '#hotspot/' + i, text: h.name});
-  };
-
   /* the values one by one; those without a value grouped by their reason */
   function evidence(h) {
     var dl = NK.h('dl', {class: 'evidence'}), none = [], byReason = {};
