@@ -34,7 +34,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	libjansson-dev libcmocka-dev pkg-config linux-perf hyperfine sqlite3 \
 	libclang-rt-14-dev openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ util-linux procps python3 \
 	systemd python3-zmq iproute2 passwd \
-	libslurm-dev libmunge-dev munge nettle-dev slurmctld slurmd slurm-client slurm-wlm-basic-plugins libpmix-dev
+	libslurm-dev libmunge-dev munge nettle-dev slurmctld slurmd slurm-client slurm-wlm-basic-plugins libpmix-dev chromium nodejs
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP

@@ -1,0 +1,66 @@
+# The HTML report in a real headless Chromium (Debian's chromium, network
+# offline): the report of a single-process Run of the hotspots workload and
+# of a 2-rank Open MPI Run with --mpi-events renders every view with zero
+# console errors and zero network requests; each view's screenshot is kept
+# under ${ARTEFACTS:-/tmp/nunatak-artefacts}/report/ and is not blank; a
+# search in the flame graph finds the hot function; the MPI Run's timeline
+# draws its Events; the --no-source page renders its Hotspot without text;
+# names made of markup stay text (assemble_dev.py --hostile).
+# One Chromium per report (tests/report/browser.js).
+. "$TESTS_LIB/common.sh"
+need_root_bpf
+command -v node >/dev/null || skip "node is not installed (Debian package nodejs)"
+command -v chromium >/dev/null || skip "chromium is not installed (Debian package chromium)"
+BROWSER="$TESTS_LIB/../report/browser.js"
+ART=${ARTEFACTS:-/tmp/nunatak-artefacts}/report
+rm -rf "$ART" && mkdir -p "$ART" || fail "cannot make $ART"
+
+# browse NAME PAGE ARGS...: browser.js on PAGE, its output kept in $ART
+browse() {
+	local name=$1 page=$2 rc
+	shift 2
+	node "$BROWSER" --report "$page" --artefacts "$ART/$name" "$@" >"$ART/$name.log" 2>&1
+	rc=$?
+	[ "$rc" = 77 ] && skip "$(grep SKIPPED "$ART/$name.log")"
+	[ "$rc" = 0 ] || fail "$name page: $(grep -v '^ok' "$ART/$name.log")"
+	ls "$ART/$name"/*.png >/dev/null 2>&1 || fail "$name: no screenshot kept"
+}
+
+cd "$T"
+"$NUNATAK" run -o runs --name single -- "$WORKLOADS/hotspots" 1 >out.txt 2>err.txt ||
+	fail "run: exit $?: $(cat err.txt)"
+run=$(run_dir_of err.txt)
+page=$(sed -n 's/^Report: //p' err.txt | tail -1)
+[ "$page" = "$run/report.html" ] || fail "nunatak run did not print Report: $run/report.html"
+[ -s "$page" ] || fail "no $page"
+"$NUNATAK" report "$run" >rep.out 2>rep.err || fail "report: exit $?: $(cat rep.err)"
+grep -q "^Report: $run/report.html" rep.err || fail "report did not print its path: $(cat rep.err)"
+browse single "$run/report.html" --search heavy_kernel
+
+"$NUNATAK" report --no-source "$run" >/dev/null 2>rep.err || fail "report --no-source: $(cat rep.err)"
+browse single-no-source "$run/report-no-source.html" --views synthesis,hotspot --no-print \
+	--expect "hotspot=(text not in this report)" --expect "hotspot=the report was made with --no-source"
+
+# names that look like markup (</script>, <img onerror>, C++ templates) stay text:
+# the page assembled by tests/report/assemble_dev.py --hostile from the same
+# Run; an <img> made of a name would be a network request, and fails
+"$NUNATAK" summary --json "$run" >s.json 2>/dev/null || fail "summary --json"
+"$NUNATAK" summary "$run" >/dev/null 2>s.txt || fail "summary"
+python3 "$TESTS_LIB/../report/assemble_dev.py" --run "$run" --summary s.json --summary-text s.txt \
+	--hostile -o hostile.html || fail "assemble_dev.py --hostile"
+browse hostile hostile.html --views synthesis,hotspots,hotspot,flame \
+	--search '</script>' --no-print
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if command -v mpirun.openmpi >/dev/null && [ -x "$WORKLOADS/mpi/pattern.openmpi" ]; then
+	"$NUNATAK" run -o runs --name mpi --mpi-events -- mpirun.openmpi --oversubscribe -n 2 \
+		"$WORKLOADS/mpi/pattern.openmpi" 600 100 1000 100 4096 >mpi.out 2>err.txt ||
+		fail "MPI run: exit $?: $(cat err.txt)"
+	run=$(run_dir_of err.txt)
+	"$NUNATAK" report "$run" >/dev/null 2>rep.err || fail "report (MPI): $(cat rep.err)"
+	browse mpi "$run/report.html" --search compute_units --expect-timeline
+else
+	fail "Open MPI or the workload $WORKLOADS/mpi/pattern.openmpi is missing"
+fi
+echo "screenshots and logs in $ART"
+exit 0
