@@ -69,7 +69,8 @@ PROTO := userspace/wire/nunatak.proto
 PROTO_C := $(BUILD)/userspace/wire/nunatak.pb-c.c
 GENERATED := $(SKELS) $(PROTO_C)
 
-LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/wire/nunatak.pb-c.o
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/wire/nunatak.pb-c.o \
+	$(BUILD)/obj/report_app_assets.o
 CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 LIB := $(BUILD)/libnunatak.a
 NUNATAK := $(BUILD)/nunatak
@@ -130,10 +131,41 @@ $(BUILD)/version.h: FORCE
 
 FORCE:
 
-$(BUILD)/obj/userspace/cli/provenance.o $(BUILD)/obj/userspace/aggregator/provenance.o: $(BUILD)/version.h
+$(BUILD)/obj/userspace/cli/provenance.o $(BUILD)/obj/userspace/aggregator/provenance.o \
+	$(BUILD)/obj/report/payload.o: $(BUILD)/version.h
 
 # the calibration kernels, embedded with .incbin (the compiler's -MMD does not list them)
 $(BUILD)/obj/userspace/calibration/kernel_sources.o: $(wildcard userspace/calibration/kernels/*)
+
+# report/app/* (the report page: page.html, *.css, *.js) embedded with
+# .incbin into the table of report/report_assets.h, generated into $(BUILD)
+# from the directory's list (re-read at each make: a new file needs no
+# edit here); the object depends on the files the assembler reads
+REPORT_APP := $(sort $(wildcard report/app/*))
+
+# (rewritten when make reads this file and the list changed: .SECONDARY
+# keeps a FORCE prerequisite from remaking anything)
+$(shell mkdir -p $(BUILD) && printf '%s\n' $(REPORT_APP) | cmp -s - $(BUILD)/report_app.list || \
+	printf '%s\n' $(REPORT_APP) > $(BUILD)/report_app.list)
+
+$(BUILD)/report_app_assets.c: $(BUILD)/report_app.list
+	@mkdir -p $(@D)
+	@{ printf '/* generated from report/app/ by the Makefile: never edit */\n'; \
+	printf '#include <stddef.h>\n#include "report/report_assets.h"\n'; i=0; \
+	for f in $(REPORT_APP); do \
+		printf '__asm__(".section .rodata\\n.global nk_asset_%d\\n.global nk_asset_%d_end\\n.balign 16\\nnk_asset_%d:\\n.incbin \\"%s\\"\\nnk_asset_%d_end:\\n.byte 0\\n.previous\\n");\n' $$i $$i $$i "$(CURDIR)/$$f" $$i; \
+		printf 'extern const unsigned char nk_asset_%d[], nk_asset_%d_end[];\n' $$i $$i; \
+		i=$$((i + 1)); \
+	done; \
+	printf 'const struct report_asset report_assets[] = {\n'; i=0; \
+	for f in $(REPORT_APP); do \
+		printf '\t{"%s", nk_asset_%d, nk_asset_%d_end},\n' "$${f##*/}" $$i $$i; i=$$((i + 1)); \
+	done; \
+	printf '\t{NULL, NULL, NULL},\n};\nconst size_t report_n_assets = %d;\n' $$i; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/report_app_assets.o: $(BUILD)/report_app_assets.c $(REPORT_APP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c | $(GENERATED)
 	@mkdir -p $(@D)
