@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "analysis/balance.h"
 #include "analysis/components_run.h"
 #include "analysis/diagnose.h"
 #include "analysis/diagnostic.h"
@@ -192,8 +191,7 @@ json_t *payload_json(const struct run_model *m, unsigned flags)
 		goto fail;
 	if (json_object_set_new(root, "loci", m->p ? payload_loci_json(m->p) : json_array()) ||
 	    json_object_set_new(root, "flame", payload_flame_json(m->p, m->d->counter)) ||
-	    json_object_set_new(root, "events",
-				payload_events_json(m->p, m->b ? m->b->n_ranks : 0)) ||
+	    json_object_set_new(root, "events", payload_events_json(m->p)) ||
 	    json_object_set_new(root, "components", components_part(m)))
 		goto fail;
 	return root;

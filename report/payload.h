@@ -54,7 +54,7 @@ json_t *payload_json(const struct run_model *m, unsigned flags);
 /* the sections, each a new reference or NULL + errno (payload_*.c) */
 json_t *payload_loci_json(struct pivot *p);
 json_t *payload_flame_json(struct pivot *p, const char *counter);
-json_t *payload_events_json(struct pivot *p, size_t n_ranks);
+json_t *payload_events_json(struct pivot *p);
 
 /* sets `inline` on each Hotspot object of hotspots (the summary's, in
  * the order of m->d->hotspots): 0 or -errno */

@@ -34,6 +34,7 @@ struct events {
 	size_t n, cap;
 	int64_t *loci_id; /* by id: a Locus' index in the payload's loci */
 	size_t n_loci;
+	int ranks; /* a Locus has a rank */
 	json_t *names, *name_index;
 };
 
@@ -46,6 +47,7 @@ static int locus_id(const struct pivot_locus *l, void *ctx)
 		return -ENOMEM;
 	ev->loci_id = a;
 	a[ev->n_loci++] = l->id;
+	ev->ranks |= l->has_rank;
 	return 0;
 }
 
@@ -140,7 +142,7 @@ static json_t *limit_json(size_t kept, size_t of)
 			 "reason", reason);
 }
 
-json_t *payload_events_json(struct pivot *p, size_t n_ranks)
+json_t *payload_events_json(struct pivot *p)
 {
 	struct events ev = {0};
 	json_t *o = NULL;
@@ -160,7 +162,7 @@ json_t *payload_events_json(struct pivot *p, size_t n_ranks)
 	kept = ev.n < PAYLOAD_MAX_EVENTS ? ev.n : PAYLOAD_MAX_EVENTS;
 	t0 = ev.n ? ev.e[0].start_ns : 0;
 	o = json_pack("{s:b, s:o, s:o, s:O, s:o, s:o}", "available", ev.n > 0, "reason",
-		      ev.n ? json_null() : json_string(n_ranks ? NO_EVENTS_MPI : NO_EVENTS_RANKS),
+		      ev.n ? json_null() : json_string(ev.ranks ? NO_EVENTS_MPI : NO_EVENTS_RANKS),
 		      "t0_ns", ev.n ? json_integer(t0) : json_null(), "names", ev.names, "events",
 		      rows_json(&ev, kept, t0), "limit", limit_json(kept, ev.n));
 	err = o ? 0 : -ENOMEM;
