@@ -236,6 +236,11 @@ $(BUILD)/bench/sample-group: tests/bench/sample_group.c $(LIB) | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# the big synthetic Run of tests/bench/report_size.sh, built through the pivot API
+$(BUILD)/bench/report-pivot: tests/bench/report_pivot.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 # the Component of tests/bench/component_probe.sh: a loop of calls of an empty function
 $(BUILD)/bench/component-loop: tests/bench/component_loop.c
 	@mkdir -p $(@D)
