@@ -17,6 +17,9 @@
 
 #define TMP_TRIES 8
 
+static const char *const style_forbidden[] = {"</style", NULL};
+static const char *const script_forbidden[] = {"</script", "<!--", NULL};
+
 /* the page's parts, each a whole string the page holds as it is */
 struct page_parts {
 	char *title, *summary_text, *payload;
@@ -36,10 +39,22 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* every asset named *suffix, in name order, joined by sep; -EINVAL when
- * one holds closing, which would end its element early */
-static int assets_join(const char *suffix, const char *sep, const char *closing, char **out)
+/* the first of the texts that asset holds (case ignored), or NULL */
+static const char *asset_holds(const struct report_asset *a, const char *const *texts)
 {
+	for (; *texts; texts++)
+		if (strcasestr((const char *)a->data, *texts))
+			return *texts;
+	return NULL;
+}
+
+/* every asset named *suffix, in name order, joined by sep; -EINVAL when
+ * one holds one of the texts that would end its element early (or, "<!--"
+ * in a script, change how the browser reads the rest) */
+static int assets_join(const char *suffix, const char *sep, const char *const *forbidden,
+		       char **out)
+{
+	const char *bad;
 	char *buf = NULL;
 	size_t len = 0, i, n = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -51,9 +66,10 @@ static int assets_join(const char *suffix, const char *sep, const char *closing,
 
 		if (!ends_with(a->name, suffix))
 			continue;
-		if (strcasestr((const char *)a->data, closing)) {
-			pr_warn("report: the page's '%s' holds '%s': it would end its element\n",
-				a->name, closing);
+		bad = asset_holds(a, forbidden);
+		if (bad) {
+			pr_warn("report: the page's '%s' holds '%s': it would break its element\n",
+				a->name, bad);
 			fclose(f);
 			free(buf);
 			return -EINVAL;
@@ -125,8 +141,8 @@ static int parts_make(struct page_parts *pp, const struct run_model *m, unsigned
 	pp->title = title_of(m);
 	if (!pp->payload || !pp->summary_text || !pp->title)
 		return -ENOMEM;
-	err = assets_join(".css", "\n", "</style", &pp->style);
-	return err ?: assets_join(".js", "\n;\n", "</script", &pp->script);
+	err = assets_join(".css", "\n", style_forbidden, &pp->style);
+	return err ?: assets_join(".js", "\n;\n", script_forbidden, &pp->script);
 }
 
 static int write_all(int fd, const char *s, size_t n)

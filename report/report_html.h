@@ -33,7 +33,8 @@ struct report_html_stats {
 
 /* flags: the payload's (PAYLOAD_NO_SOURCE). st may be NULL. 0, or -EINVAL
  * (bad name: not one plain file name; the model; an asset missing or
- * able to close its element), -ENOMEM, the file system's -errno (said
+ * that would break its element: "</script", "<!--" in a .js, "</style" in
+ * a .css), -ENOMEM, the file system's -errno (said
  * with pr_warn), the pivot's error. */
 int report_html_write(int run_dirfd, const char *name, const struct run_model *m,
 		      unsigned flags, struct report_html_stats *st);
