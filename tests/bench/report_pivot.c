@@ -55,6 +55,28 @@ static int attribute(const struct pivot_module *m, const uint64_t *offsets, size
 	return err;
 }
 
+/* n MPI Events, every rank in turn, 1 ms apart on each */
+static void add_events(Nunatak__Wire__Batch *b, const struct big *g, Nunatak__Wire__MpiEvent *ev,
+		       Nunatak__Wire__MpiEvent **evp, size_t n)
+{
+	static const char *const names[] = {"MPI_Allreduce", "MPI_Send", "MPI_Recv", "MPI_Barrier"};
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		Nunatak__Wire__MpiEvent e = NUNATAK__WIRE__MPI_EVENT__INIT;
+
+		e.locus = (uint32_t)(i % g->ranks);
+		e.function = (char *)names[i % 4];
+		e.start_ns = 1000000000ull + (i / g->ranks) * 1000000ull + next() % 100000;
+		e.duration_ns = 1000 + next() % 500000;
+		e.has_bytes = i % 4 < 2, e.bytes = 8 * (1 + i % 1000);
+		e.has_peer = i % 4 == 1 || i % 4 == 2, e.peer = (int32_t)((i + 1) % g->ranks);
+		ev[i] = e;
+		evp[i] = &ev[i];
+	}
+	b->n_mpi_events = n, b->mpi_events = evp;
+}
+
 /* one Batch: every Locus, the Stacks [first, first + n), their samples,
  * and (first Batch) the Events */
 static int store_chunk(struct pivot *p, const struct big *g, size_t first, size_t n, uint64_t seq)
@@ -69,7 +91,6 @@ static int store_chunk(struct pivot *p, const struct big *g, size_t first, size_
 	Nunatak__Wire__SampleCount *sc = calloc(3 * n, sizeof(*sc)), **scp = calloc(3 * n, sizeof(*scp));
 	size_t n_ev = seq == 1 ? g->ranks * g->events : 0;
 	Nunatak__Wire__MpiEvent *ev = calloc(n_ev + 1, sizeof(*ev)), **evp = calloc(n_ev + 1, sizeof(*evp));
-	static const char *const names[] = {"MPI_Allreduce", "MPI_Send", "MPI_Recv", "MPI_Barrier"};
 	static char nodes[4][8];
 	size_t i, k, depth, a = 0;
 	int err = -ENOMEM;
@@ -127,19 +148,7 @@ static int store_chunk(struct pivot *p, const struct big *g, size_t first, size_
 		}
 	}
 	b.n_stacks = n, b.stacks = sp, b.n_samples = 3 * n, b.samples = scp;
-	for (i = 0; i < n_ev; i++) {
-		Nunatak__Wire__MpiEvent e = NUNATAK__WIRE__MPI_EVENT__INIT;
-
-		e.locus = (uint32_t)(i % g->ranks);
-		e.function = (char *)names[i % 4];
-		e.start_ns = 1000000000ull + (i / g->ranks) * 1000000ull + next() % 100000;
-		e.duration_ns = 1000 + next() % 500000;
-		e.has_bytes = i % 4 < 2, e.bytes = 8 * (1 + i % 1000);
-		e.has_peer = i % 4 == 1 || i % 4 == 2, e.peer = (int32_t)((i + 1) % g->ranks);
-		ev[i] = e;
-		evp[i] = &ev[i];
-	}
-	b.n_mpi_events = n_ev, b.mpi_events = evp;
+	add_events(&b, g, ev, evp, n_ev);
 	err = pivot_store_batch(p, &b);
 out:
 	free(loci), free(lp), free(addrs), free(ap), free(stacks), free(sp), free(sc), free(scp);
