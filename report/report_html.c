@@ -246,7 +246,7 @@ int report_html_write(int run_dirfd, const char *name, const struct run_model *m
 		      unsigned flags, struct report_html_stats *st)
 {
 	struct page_parts pp;
-	char tmp[256], why[128];
+	char tmp[256];
 	size_t bytes = 0;
 	int fd = -1, err;
 
@@ -258,8 +258,6 @@ int report_html_write(int run_dirfd, const char *name, const struct run_model *m
 	fd = tmp_open(run_dirfd, name, tmp, sizeof(tmp));
 	if (fd < 0) {
 		err = fd;
-		pr_warn("report: cannot create a file in the Run directory: %s\n",
-			errno_text(err, why, sizeof(why)));
 		goto cleanup;
 	}
 	err = own_as_dir(fd, run_dirfd);
@@ -272,7 +270,6 @@ int report_html_write(int run_dirfd, const char *name, const struct run_model *m
 	if (!err && renameat(run_dirfd, tmp, run_dirfd, name))
 		err = -errno;
 	if (err) {
-		pr_warn("report: cannot write '%s': %s\n", name, errno_text(err, why, sizeof(why)));
 		unlinkat(run_dirfd, tmp, 0);
 		goto cleanup;
 	}

@@ -34,8 +34,8 @@ struct report_html_stats {
 /* flags: the payload's (PAYLOAD_NO_SOURCE). st may be NULL. 0, or -EINVAL
  * (bad name: not one plain file name; the model; an asset missing or
  * that would break its element: "</script", "<!--" in a .js, "</style" in
- * a .css), -ENOMEM, the file system's -errno (said
- * with pr_warn), the pivot's error. */
+ * a .css: said with pr_warn), -ENOMEM, the file system's -errno (the
+ * caller says it), the pivot's error. */
 int report_html_write(int run_dirfd, const char *name, const struct run_model *m,
 		      unsigned flags, struct report_html_stats *st);
 
