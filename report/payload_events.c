@@ -81,7 +81,9 @@ static int name_index(struct events *ev, const char *name, uint32_t *out)
 static int event_add(const struct pivot_event *e, void *ctx)
 {
 	struct events *ev = ctx;
-	int64_t *li = bsearch(&e->locus, ev->loci_id, ev->n_loci, sizeof(int64_t), cmp_id);
+	int64_t *li = ev->n_loci ? bsearch(&e->locus, ev->loci_id, ev->n_loci, sizeof(int64_t),
+					   cmp_id)
+				 : NULL;
 	struct event *x;
 
 	if (!li)
@@ -158,7 +160,8 @@ json_t *payload_events_json(struct pivot *p)
 	err = err ?: p ? pivot_for_each_event(p, event_add, &ev) : 0;
 	if (err)
 		goto out;
-	qsort(ev.e, ev.n, sizeof(*ev.e), by_start);
+	if (ev.n)
+		qsort(ev.e, ev.n, sizeof(*ev.e), by_start);
 	kept = ev.n < PAYLOAD_MAX_EVENTS ? ev.n : PAYLOAD_MAX_EVENTS;
 	t0 = ev.n ? ev.e[0].start_ns : 0;
 	o = json_pack("{s:b, s:o, s:o, s:O, s:o, s:o}", "available", ev.n > 0, "reason",

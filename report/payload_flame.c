@@ -206,6 +206,8 @@ static int locus_stack(const struct pivot_locus_stack *s, void *ctx)
 	struct flame_stack key = {.id = s->stack}, *st;
 	int64_t li = locus_index(f, s->locus);
 
+	if (!f->n)
+		return 0;
 	st = bsearch(&key, f->stacks, f->n, sizeof(*f->stacks), by_id);
 	if (!st || li < 0 || !s->sample_count)
 		return 0;
@@ -305,12 +307,14 @@ json_t *payload_flame_json(struct pivot *p, const char *counter)
 		err = pivot_for_each_locus(p, locus_id, &f);
 		err = err ?: pivot_for_each_stack_total(p, counter, stack_add, &f);
 		/* walked by id: the Loci's samples find their Stack by id */
-		qsort(f.stacks, f.n, sizeof(*f.stacks), by_id);
+		if (f.n)
+			qsort(f.stacks, f.n, sizeof(*f.stacks), by_id);
 		err = err ?: pivot_for_each_locus_stack(p, counter, locus_stack, &f);
 	}
 	if (err)
 		goto out;
-	qsort(f.stacks, f.n, sizeof(*f.stacks), by_samples);
+	if (f.n)
+		qsort(f.stacks, f.n, sizeof(*f.stacks), by_samples);
 	kept = f.n < PAYLOAD_MAX_STACKS ? f.n : PAYLOAD_MAX_STACKS;
 	for (i = 0; i < kept; i++)
 		kept_samples += f.stacks[i].n;

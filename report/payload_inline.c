@@ -132,7 +132,8 @@ static json_t *chains_json(json_t *set)
 	}
 	if (set)
 		json_object_foreach(set, key, value) v[i++] = value;
-	qsort(v, n, sizeof(*v), by_samples);
+	if (n)
+		qsort(v, n, sizeof(*v), by_samples);
 	for (i = 0; i < n && i < PAYLOAD_MAX_INLINE; i++)
 		if (json_array_append(a, v[i]))
 			a = (json_decref(a), NULL);
