@@ -4,7 +4,9 @@
 # https:// src, href, @import or url()); it holds the hot function and the
 # workload's source lines; `nunatak report --no-source` writes
 # report-no-source.html, which holds no line of tests/workloads/hotspots.c
-# (in the HTML, escaped or not, nor in its payload); `--json` parses and
+# (in the HTML, escaped or not, nor in its payload); the page's summary is
+# `nunatak summary --json`'s (one model: they cannot drift apart) with
+# each Hotspot's quality and inline chains added; `--json` parses and
 # says the page's path and size; the report of a runs directory is its
 # latest Run's; no temporary file is left in the Run.
 . "$TESTS_LIB/common.sh"
@@ -40,11 +42,13 @@ grep -qx "Report: $nosrc" nosrc.err || fail "report does not print 'Report: $nos
 [ "$(json nosrc.json 'd["schema"]')" = 1 ] || fail "--json schema: $(cat nosrc.json)"
 [ "$(json nosrc.json 'd["no_source"]')" = True ] || fail "--json no_source: $(cat nosrc.json)"
 
+"$NUNATAK" summary --json "$run" >summary.json 2>summary.err || fail "summary --json: $(cat summary.err)"
+
 # the source's lines: in report.html (so the check can fail), in no form in
-# report-no-source.html
-python3 - "$src" "$page" "$nosrc" <<'PY' || fail "source lines (see above)"
+# report-no-source.html; the summary the same as summary --json's
+python3 - "$src" "$page" "$nosrc" summary.json <<'PY' || fail "source lines or summary (see above)"
 import html, json, re, sys
-src, with_page, without_page = sys.argv[1:4]
+src, with_page, without_page, summary = sys.argv[1:5]
 lines = {l.strip() for l in open(src, encoding="utf-8")}
 lines = [l for l in lines if len(l) >= 12]
 
@@ -64,6 +68,17 @@ names = [h["name"] for h in payload["summary"]["hotspots"]]
 print(f"report.html: {len(found)} of {len(lines)} source lines, hotspots {names[:3]}")
 if not found or "heavy_kernel" not in names or payload["no_source"]:
     print("FAIL report.html holds no source line or no heavy_kernel"); sys.exit(1)
+cli = json.load(open(summary))
+for k in ("run", "manifest_run", "being_written"):
+    cli.pop(k)
+page_summary = payload["summary"]
+for h in page_summary["hotspots"]:
+    if "quality" not in h or "inline" not in h:
+        print("FAIL a Hotspot without quality or inline:", h["name"]); sys.exit(1)
+    del h["quality"], h["inline"]
+if page_summary != cli:
+    diff = [k for k in set(cli) | set(page_summary) if cli.get(k) != page_summary.get(k)]
+    print("FAIL the page's summary differs from summary --json in", diff); sys.exit(1)
 payload, text = texts(without_page)
 leaked = [l for l in lines if l in text]
 if leaked or not payload["no_source"]:
