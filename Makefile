@@ -121,13 +121,17 @@ $(BUILD)/obj/wire/nunatak.pb-c.o: $(PROTO_C)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
 
-# version.h changes only when the commit or the tree's state does
-$(BUILD)/version.h: FORCE
-	@mkdir -p $(@D)
-	@c=$$(git rev-parse HEAD 2>/dev/null || echo unknown); \
+# version.h changes only when the commit or the tree's state does; made
+# when make reads this file (.SECONDARY keeps a FORCE prerequisite from
+# remaking anything: the rule below alone left it at its first commit)
+HASH := \#
+$(shell mkdir -p $(BUILD) && c=$$(git rev-parse HEAD 2>/dev/null || echo unknown); \
 	d=$$(git status --porcelain 2>/dev/null | grep -q . && echo 1 || echo 0); \
-	printf '#define NUNATAK_COMMIT "%s"\n#define NUNATAK_DIRTY %s\n' "$$c" "$$d" > $@.tmp; \
-	cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+	printf '$(HASH)define NUNATAK_COMMIT "%s"\n$(HASH)define NUNATAK_DIRTY %s\n' "$$c" "$$d" \
+		> $(BUILD)/version.h.tmp; \
+	cmp -s $(BUILD)/version.h.tmp $(BUILD)/version.h && rm $(BUILD)/version.h.tmp || \
+		mv $(BUILD)/version.h.tmp $(BUILD)/version.h)
+$(BUILD)/version.h: FORCE
 
 FORCE:
 
