@@ -75,7 +75,7 @@ PPROF_PROTO_C := $(BUILD)/report/pprof/profile.pb-c.c
 GENERATED := $(SKELS) $(PROTO_C) $(PPROF_PROTO_C)
 
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/wire/nunatak.pb-c.o \
-	$(BUILD)/obj/report/pprof/profile.pb-c.o
+	$(BUILD)/obj/report/pprof/profile.pb-c.o $(BUILD)/obj/report_app_assets.o
 CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 LIB := $(BUILD)/libnunatak.a
 NUNATAK := $(BUILD)/nunatak
@@ -134,20 +134,55 @@ $(BUILD)/obj/report/pprof/profile.pb-c.o: $(PPROF_PROTO_C)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
 
-# version.h changes only when the commit or the tree's state does
-$(BUILD)/version.h: FORCE
-	@mkdir -p $(@D)
-	@c=$$(git rev-parse HEAD 2>/dev/null || echo unknown); \
+# version.h changes only when the commit or the tree's state does; made
+# when make reads this file (.SECONDARY keeps a FORCE prerequisite from
+# remaking anything: the rule below alone left it at its first commit)
+HASH := \#
+$(shell mkdir -p $(BUILD) && c=$$(git rev-parse HEAD 2>/dev/null || echo unknown); \
 	d=$$(git status --porcelain 2>/dev/null | grep -q . && echo 1 || echo 0); \
-	printf '#define NUNATAK_COMMIT "%s"\n#define NUNATAK_DIRTY %s\n' "$$c" "$$d" > $@.tmp; \
-	cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+	printf '$(HASH)define NUNATAK_COMMIT "%s"\n$(HASH)define NUNATAK_DIRTY %s\n' "$$c" "$$d" \
+		> $(BUILD)/version.h.tmp; \
+	cmp -s $(BUILD)/version.h.tmp $(BUILD)/version.h && rm $(BUILD)/version.h.tmp || \
+		mv $(BUILD)/version.h.tmp $(BUILD)/version.h)
+$(BUILD)/version.h: FORCE
 
 FORCE:
 
-$(BUILD)/obj/userspace/cli/provenance.o $(BUILD)/obj/userspace/aggregator/provenance.o: $(BUILD)/version.h
+$(BUILD)/obj/userspace/cli/provenance.o $(BUILD)/obj/userspace/aggregator/provenance.o \
+	$(BUILD)/obj/report/payload.o: $(BUILD)/version.h
 
 # the calibration kernels, embedded with .incbin (the compiler's -MMD does not list them)
 $(BUILD)/obj/userspace/calibration/kernel_sources.o: $(wildcard userspace/calibration/kernels/*)
+
+# report/app/* (the report page: page.html, *.css, *.js) embedded with
+# .incbin into the table of report/report_assets.h, generated into $(BUILD)
+# from the directory's list (re-read at each make: a new file needs no
+# edit here); the object depends on the files the assembler reads
+REPORT_APP := $(sort $(wildcard report/app/*))
+
+# (rewritten when make reads this file and the list changed: .SECONDARY
+# keeps a FORCE prerequisite from remaking anything)
+$(shell mkdir -p $(BUILD) && printf '%s\n' $(REPORT_APP) | cmp -s - $(BUILD)/report_app.list || \
+	printf '%s\n' $(REPORT_APP) > $(BUILD)/report_app.list)
+
+$(BUILD)/report_app_assets.c: $(BUILD)/report_app.list
+	@mkdir -p $(@D)
+	@{ printf '/* generated from report/app/ by the Makefile: never edit */\n'; \
+	printf '#include <stddef.h>\n#include "report/report_assets.h"\n'; i=0; \
+	for f in $(REPORT_APP); do \
+		printf '__asm__(".section .rodata\\n.global nk_asset_%d\\n.global nk_asset_%d_end\\n.balign 16\\nnk_asset_%d:\\n.incbin \\"%s\\"\\nnk_asset_%d_end:\\n.byte 0\\n.previous\\n");\n' $$i $$i $$i "$(CURDIR)/$$f" $$i; \
+		printf 'extern const unsigned char nk_asset_%d[], nk_asset_%d_end[];\n' $$i $$i; \
+		i=$$((i + 1)); \
+	done; \
+	printf 'const struct report_asset report_assets[] = {\n'; i=0; \
+	for f in $(REPORT_APP); do \
+		printf '\t{"%s", nk_asset_%d, nk_asset_%d_end},\n' "$${f##*/}" $$i $$i; i=$$((i + 1)); \
+	done; \
+	printf '\t{NULL, NULL, NULL},\n};\nconst size_t report_n_assets = %d;\n' $$i; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/report_app_assets.o: $(BUILD)/report_app_assets.c $(REPORT_APP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c | $(GENERATED)
 	@mkdir -p $(@D)
@@ -218,6 +253,11 @@ $(BUILD)/bench/sample-group: tests/bench/sample_group.c $(LIB) | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# the big synthetic Run of tests/bench/report_size.sh, built through the pivot API
+$(BUILD)/bench/report-pivot: tests/bench/report_pivot.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 # the Component of tests/bench/component_probe.sh: a loop of calls of an empty function
 $(BUILD)/bench/component-loop: tests/bench/component_loop.c
 	@mkdir -p $(@D)
@@ -271,7 +311,7 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
-BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group component-loop)
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group component-loop report-pivot)
 
 bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
@@ -281,6 +321,7 @@ bench: deps
 	tests/bench/unwind.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	$(BUILD)/bench/sample-group 3 3
 	tests/bench/component_probe.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench)
+	tests/bench/report_size.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench)
 	tests/bench/slurm.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads) || [ $$? = 77 ]
 
 # The binaries of $(BUILD) (nunatak and the daemons of userspace/daemon/),

@@ -8,6 +8,7 @@
 #include "analysis/balance.h"
 #include "analysis/diagnose.h"
 #include "analysis/processes.h"
+#include "report/run_model.h"
 #include "report/summary.h"
 #include "report/summary_diagnostic.h"
 #include "report/summary_format.h"
@@ -130,21 +131,6 @@ struct not_said {
 	int several_nodes; /* a Degradation says its node */
 };
 
-static int count_node(const char *node, void *ctx)
-{
-	(void)node;
-	(*(size_t *)ctx)++;
-	return 0;
-}
-
-/* 1 when the Run has more than one node */
-static int several_nodes(struct pivot *p)
-{
-	size_t n = 0;
-
-	return !pivot_nodes(p, count_node, &n) && n > 1;
-}
-
 static int print_degradation(const char *node, const char *name, const char *message,
 			     const char *remedy, void *ctx)
 {
@@ -160,12 +146,13 @@ static int print_degradation(const char *node, const char *name, const char *mes
 	return 0;
 }
 
-static int print_not_said(FILE *out, const struct diagnosis *d, const struct balance *b,
-			  struct pivot *p)
+static int print_not_said(FILE *out, const struct run_model *m)
 {
+	const struct diagnosis *d = m->d;
+	struct pivot *p = m->p;
 	char share[32];
 	int err = 0;
-	struct not_said ns = {out, 0, p ? several_nodes(p) : 0};
+	struct not_said ns = {out, 0, m->several_nodes};
 
 	fprintf(out, "\nwhat this summary does not say\n");
 	if (d->others.hotspots)
@@ -182,7 +169,7 @@ static int print_not_said(FILE *out, const struct diagnosis *d, const struct bal
 			"  - launchers: %" PRIu64 " samples of the launcher processes (mpirun, its "
 			"daemons, srun) are not counted as the application's\n",
 			d->launchers.samples);
-	summary_print_mpi_not_said(out, b);
+	summary_print_mpi_not_said(out, m->b);
 	if (p)
 		err = pivot_for_each_node_degradation(p, print_degradation, &ns);
 	if (!err && !ns.n)
@@ -190,39 +177,17 @@ static int print_not_said(FILE *out, const struct diagnosis *d, const struct bal
 	return err;
 }
 
-static int count_degradation(const char *name, const char *message, const char *remedy, void *ctx)
+int summary_print(FILE *out, const struct run_model *m)
 {
-	(void)name;
-	(void)message;
-	(void)remedy;
-	(*(size_t *)ctx)++;
-	return 0;
-}
-
-int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
-{
-	struct processes *ps = NULL;
-	struct balance *b = NULL;
-	size_t n_degradations = 0;
+	const struct diagnosis *d = m ? m->d : NULL;
 	int err;
 
 	if (!out || !d)
 		return -EINVAL;
-	if (p) {
-		b = balance__new(p);
-		ps = b ? processes__new(p, d->counter) : NULL;
-		if (!ps) {
-			err = -errno;
-			goto cleanup;
-		}
-	}
 	if (!d->counter || !d->total_samples) {
-		err = p ? pivot_for_each_degradation(p, count_degradation, &n_degradations) : 0;
-		if (err)
-			goto cleanup;
 		fprintf(out,
 			"nunatak: no samples were recorded, so there is no hotspot to report\n");
-		if (n_degradations)
+		if (m->n_degradations)
 			fprintf(out, "  sampling was degraded: the degradations below say why\n");
 		else
 			fprintf(out, "  no degradation was recorded: the application probably ended"
@@ -231,22 +196,19 @@ int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p)
 		print_headline(out, d);
 		print_table(out, d);
 		summary_print_diagnostics(out, d, summary_shown(d));
-		summary_print_kernel(out, ps);
-		summary_print_processes(out, ps);
-		err = summary_print_sources(out, d, p);
+		summary_print_kernel(out, m->ps);
+		summary_print_processes(out, m->ps);
+		err = summary_print_sources(out, d, m->p, m->no_source);
 		if (err)
-			goto cleanup;
+			return err;
 	}
-	summary_print_mpi(out, b);
-	err = print_not_said(out, d, b, p);
+	summary_print_mpi(out, m->b);
+	err = print_not_said(out, m);
 	if (err)
-		goto cleanup;
+		return err;
 	if (fflush(out) || ferror(out))
-		err = -EIO;
-cleanup:
-	processes__free(ps);
-	balance__free(b);
-	return err;
+		return -EIO;
+	return 0;
 }
 
 /* every text of a Hotspot comes from the pivot, so from outside (file
@@ -300,32 +262,22 @@ static int totals_json(json_t *root, const struct diagnosis *d)
 	return 0;
 }
 
-/* what root takes from the pivot (p NULL: the empty sections) */
-static int pivot_parts_json(json_t *root, const struct diagnosis *d, struct pivot *p)
+/* what root takes from the pivot (none: the empty sections) */
+static int pivot_parts_json(json_t *root, const struct run_model *m)
 {
-	struct processes *ps = NULL;
-	struct balance *b = NULL;
 	int err = 0;
 
-	if (p) {
-		err = pivot_for_each_node_degradation(p, degradation_json,
+	if (m->p)
+		err = pivot_for_each_node_degradation(m->p, degradation_json,
 						      json_object_get(root, "degradations"));
-		if (err)
-			return err;
-		b = balance__new(p);
-		ps = b ? processes__new(p, d->counter) : NULL;
-		if (!ps)
-			err = -errno;
-	}
-	err = err ?: summary_mpi_json(root, b);
-	err = err ?: summary_processes_json(root, ps);
-	processes__free(ps);
-	balance__free(b);
-	return err;
+	err = err ?: summary_mpi_json(root, m->b);
+	return err ?: summary_processes_json(root, m->ps);
 }
 
-json_t *summary_json(const struct diagnosis *d, struct pivot *p)
+json_t *summary_json(const struct run_model *m)
 {
+	const struct diagnosis *d = m ? m->d : NULL;
+	struct pivot *p = m ? m->p : NULL;
 	json_t *root = NULL, *hotspots, *o;
 	size_t i;
 	int err = -ENOMEM;
@@ -341,13 +293,13 @@ json_t *summary_json(const struct diagnosis *d, struct pivot *p)
 	hotspots = json_object_get(root, "hotspots");
 	for (i = 0; i < d->n_all; i++) { /* every one: above_floor says which */
 		o = hotspot_json(&d->hotspots[i]);
-		if (o && summary_source_attach(o, d, &d->hotspots[i], p))
+		if (o && summary_source_attach(o, d, &d->hotspots[i], p, m->no_source))
 			o = (json_decref(o), NULL);
 		if (!o || json_array_append_new(hotspots, o))
 			goto cleanup;
 	}
 	err = totals_json(root, d);
-	err = err ?: pivot_parts_json(root, d, p);
+	err = err ?: pivot_parts_json(root, m);
 	if (err)
 		goto cleanup;
 	return root;

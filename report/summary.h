@@ -1,9 +1,9 @@
 /* summary — the terminal summary of a Run and its JSON twin.
  *
- * Both say the same things from one diagnosis (analysis/diagnose.h), the
- * balance of the ranks (analysis/balance.h), the processes and threads
- * (analysis/processes.h), both computed here from the pivot, and the
- * pivot's Degradations: a headline, the Hotspots by decreasing share
+ * Both say the same things from one run_model (report/run_model.h, built
+ * once by the caller): the diagnosis (analysis/diagnose.h), the balance of
+ * the ranks (analysis/balance.h), the processes and threads
+ * (analysis/processes.h), and the pivot's Degradations: a headline, the Hotspots by decreasing share
  * with their class, "others", the Diagnostic of each listed Hotspot above
  * the floor (report/summary_diagnostic.h), the kernel's share of the samples, the processes when the Run
  * ran several executables and the busy threads of a process that has
@@ -29,15 +29,14 @@
 
 #include <jansson.h>
 
-struct diagnosis;
-struct pivot;
+struct run_model;
 
 #define SUMMARY_MAX_HOTSPOTS 10
 
-/* Writes the summary to out (the CLI passes stderr). p gives the
- * Degradations and the MPI data (may be NULL: none shown). Returns 0,
- * -EINVAL, -EIO when out failed, -ENOMEM, or the pivot's error. */
-int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p);
+/* Writes the summary of m to out (the CLI passes stderr). A model without
+ * a pivot shows no Degradation and no MPI data. Returns 0, -EINVAL, -EIO
+ * when out failed, -ENOMEM, or the pivot's error. */
+int summary_print(FILE *out, const struct run_model *m);
 
 /* One object: hotspots[{name, module, source_file|null, resolution_level,
  * share, samples, seconds|null, above_floor, diagnostic|null}] (every
@@ -57,8 +56,8 @@ int summary_print(FILE *out, const struct diagnosis *d, struct pivot *p);
  * max_time, bytes|null, bytes_reason|null, cov|null, lifetime (MPI_Init,
  * MPI_Init_thread, MPI_Finalize: not MPI time), per_rank[{rank, calls,
  * total_time}]}] by decreasing total time. Times in seconds.
- * Shares are fractions of 1. NULL + errno (EINVAL, ENOMEM, EIO); the caller
- * owns the reference. */
-json_t *summary_json(const struct diagnosis *d, struct pivot *p);
+ * Shares are fractions of 1. NULL + errno (EINVAL: m or its diagnosis
+ * NULL, ENOMEM, EIO); the caller owns the reference. */
+json_t *summary_json(const struct run_model *m);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/diagnose.h"
+#include "report/run_model.h"
 #include "report/summary_format.h"
 #include "report/summary_source.h"
 #include "userspace/log/json_text.h"
@@ -81,9 +82,32 @@ static int copy_line(uint32_t line, const char *text, uint64_t samples, void *ct
 	return failed ? -ENOMEM : 0;
 }
 
+/* no_source: what the extract says instead of its text */
+static int view_strip(struct source_view *v)
+{
+	char *status = strdup("disabled"), *reason = strdup(RUN_MODEL_NO_SOURCE_REASON);
+	size_t i;
+
+	if (!status || !reason) {
+		free(status);
+		free(reason);
+		return -ENOMEM;
+	}
+	for (i = 0; i < v->n; i++) {
+		free(v->lines[i].text);
+		v->lines[i].text = NULL;
+	}
+	free(v->status);
+	free(v->reason);
+	v->status = status;
+	v->reason = reason;
+	v->first_line = v->last_line = 0;
+	return 0;
+}
+
 /* the extract of hotspot in v (v->found 0: none): 0 or -errno */
 static int view_read(struct pivot *p, const struct diagnosis *d, int64_t hotspot,
-		     struct source_view *v)
+		     struct source_view *v, int no_source)
 {
 	int err;
 
@@ -92,6 +116,7 @@ static int view_read(struct pivot *p, const struct diagnosis *d, int64_t hotspot
 	if (err == -ENOENT)
 		return 0;
 	err = err ?: pivot_for_each_source_line(p, hotspot, d->counter, copy_line, v);
+	err = err ?: no_source ? view_strip(v) : 0;
 	if (err)
 		view_release(v);
 	return err;
@@ -155,7 +180,7 @@ static void print_view(FILE *out, const struct diagnosis *d, const struct hotspo
 	}
 }
 
-int summary_print_sources(FILE *out, const struct diagnosis *d, struct pivot *p)
+int summary_print_sources(FILE *out, const struct diagnosis *d, struct pivot *p, int no_source)
 {
 	struct source_view v;
 	size_t i, shown = 0;
@@ -164,7 +189,7 @@ int summary_print_sources(FILE *out, const struct diagnosis *d, struct pivot *p)
 	if (!p || !d->counter)
 		return 0;
 	for (i = 0; i < d->n_hotspots && shown < SUMMARY_SOURCE_HOTSPOTS && !err; i++) {
-		err = view_read(p, d, d->hotspots[i].id, &v);
+		err = view_read(p, d, d->hotspots[i].id, &v, no_source);
 		if (err || !v.found)
 			continue;
 		print_view(out, d, &d->hotspots[i], &v);
@@ -209,14 +234,14 @@ static json_t *view_json(const struct diagnosis *d, const struct source_view *v)
 }
 
 int summary_source_attach(json_t *hotspot, const struct diagnosis *d,
-			  const struct hotspot_share *h, struct pivot *p)
+			  const struct hotspot_share *h, struct pivot *p, int no_source)
 {
 	struct source_view v = {0};
 	json_t *o = NULL;
 	int err = 0;
 
 	if (p && d->counter)
-		err = view_read(p, d, h->id, &v);
+		err = view_read(p, d, h->id, &v, no_source);
 	if (err)
 		return err;
 	if (v.found && !(o = view_json(d, &v))) {

@@ -13,6 +13,9 @@
  * extract's lines and the lines sampled, by line; share = the line's
  * samples / the Run's samples, null for a line not sampled.
  * Control characters of a source line (but tab) print as '?' in the text.
+ * no_source (RUN_MODEL_NO_SOURCE): no line's text is read; the extract
+ * says status "disabled" with RUN_MODEL_NO_SOURCE_REASON, its lines keep
+ * their numbers and shares.
  */
 #ifndef NUNATAK_REPORT_SUMMARY_SOURCE_H
 #define NUNATAK_REPORT_SUMMARY_SOURCE_H
@@ -29,10 +32,10 @@ struct pivot;
 #define SUMMARY_SOURCE_LINES 6
 
 /* 0, -EIO when out failed, -ENOMEM, or the pivot's error; p NULL: nothing */
-int summary_print_sources(FILE *out, const struct diagnosis *d, struct pivot *p);
+int summary_print_sources(FILE *out, const struct diagnosis *d, struct pivot *p, int no_source);
 
 /* Sets hotspot["source"] for h: 0 or -ENOMEM (or the pivot's error). */
 int summary_source_attach(json_t *hotspot, const struct diagnosis *d,
-			  const struct hotspot_share *h, struct pivot *p);
+			  const struct hotspot_share *h, struct pivot *p, int no_source);
 
 #endif

@@ -26,6 +26,7 @@
 
 #include "analysis/diagnose.h"
 #include "report/summary.h"
+#include "tests/unit/run_model_fixture.h"
 #include "tests/fuzz/fuzz_helpers.h"
 #include "userspace/log/log.h"
 #include "userspace/pivot/pivot.h"
@@ -91,11 +92,11 @@ static void read_back(struct pivot *p)
 	FUZZ_CHECK(pivot_needs_finalize(p) >= 0);
 	d = diagnosis__new(p);
 	FUZZ_CHECK(d);
-	summary_print(devnull, d, p);
+	summary_print_of(devnull, d, p);
 	/* a string that is not UTF-8 (a file name, a symbol, a Degradation's
 	 * text; seed nonutf8-remedy) is escaped by the summary (json_text):
 	 * a failed summary_json() is a lost --json document, a finding */
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	FUZZ_CHECK(j);
 	FUZZ_CHECK(json_dumpf(j, devnull, JSON_INDENT(2)) == 0);
 	json_decref(j);

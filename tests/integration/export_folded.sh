@@ -78,7 +78,7 @@ if command -v sqlite3 >/dev/null; then
 	[ "$(sqlite3 unsealed/pivot.sqlite 'pragma journal_mode = wal')" = wal ] || fail "cannot unseal the copy"
 	"$NUNATAK" export "$T/unsealed" -f folded >unsealed.folded 2>/dev/null || fail "export of an unsealed Run"
 	cmp -s unsealed.folded run.folded || fail "the unsealed copy exports other lines"
-	[ "$(ls -A unsealed | tr '\n' ' ')" = "manifest.json pivot.sqlite " ] ||
+	[ "$(ls -A unsealed | tr '\n' ' ')" = "manifest.json pivot.sqlite report.html " ] ||
 		fail "export left $(ls -A unsealed | tr '\n' ' ')in an unsealed finished Run"
 	[ "$(sqlite3 unsealed/pivot.sqlite 'pragma journal_mode')" = delete ] || fail "export did not seal it"
 fi

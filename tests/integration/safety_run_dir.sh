@@ -49,6 +49,8 @@ real=$run.real
 	fail "the real Run's manifest is not the final one"
 [ "$(sql "$real" 'pragma integrity_check')" = ok ] || fail "the real Run's pivot is damaged"
 [ "$(sql "$real" 'pragma journal_mode')" = delete ] || fail "the real Run's pivot was not sealed"
+# (no report.html: the summary and the report read the Run by its path,
+# now the link, and refuse it)
 [ "$(ls "$real")" = "$(printf 'manifest.json\npivot.sqlite')" ] || fail "files left in the real Run: $(ls -a "$real")"
 [ "$(modes "$real" "$real"/manifest.json "$real"/pivot.sqlite)" = "700 600 600" ] || fail "sealed Run modes: $(ls -la "$real")"
 echo "swap: victim intact, real Run complete and sealed"
@@ -97,9 +99,9 @@ run=$(run_dir_of err.txt)
 case "$(basename "$run")" in
 .*) fail "the Run of --name .hidden is hidden: $run" ;;
 esac
-[ "$(modes dot "$run" "$run"/manifest.json "$run"/pivot.sqlite)" = "700 700 600 600" ] ||
+[ "$(modes dot "$run" "$run"/manifest.json "$run"/pivot.sqlite "$run"/report.html)" = "700 700 600 600 600" ] ||
 	fail "modes with umask 000: $(ls -la dot "$run")"
-[ "$(ls -A "$run" | tr '\n' ' ')" = "manifest.json pivot.sqlite " ] || fail "files left: $(ls -A "$run")"
+[ "$(ls -A "$run" | tr '\n' ' ')" = "manifest.json pivot.sqlite report.html " ] || fail "files left: $(ls -A "$run")"
 "$NUNATAK" summary -o dot >s.out 2>s.err || fail "summary does not find the --name .hidden Run: $(cat s.err)"
 [ "$(sed -n 's/^Run: //p' s.err)" = "$run" ] || fail "summary found another Run: $(cat s.err)"
 echo "--name . -> exit $rc; --name .hidden -> $(basename "$run"), found; modes 700/600 under umask 000"

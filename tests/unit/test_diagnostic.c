@@ -31,6 +31,7 @@
 #include "analysis/diagnose.h"
 #include "analysis/diagnostic.h"
 #include "report/summary.h"
+#include "tests/unit/run_model_fixture.h"
 #include "tests/unit/test_helpers.h"
 #include "userspace/pivot/pivot.h"
 
@@ -404,7 +405,7 @@ static char *print_to_string(const struct diagnosis *d, struct pivot *p)
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(summary_print(f, d, p), 0);
+	assert_int_equal(summary_print_of(f, d, p), 0);
 	fclose(f);
 	return buf;
 }
@@ -568,7 +569,7 @@ static void test_no_pmu(void **state)
 	assert_null(strstr(text, "0 flop"));
 	assert_null(strstr(text, "0.0%,"));
 	free(text);
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	g = json_object_get(json_array_get(json_object_get(j, "hotspots"), 0), "diagnostic");
 	assert_true(json_is_null(json_object_get(json_object_get(g, "achieved"), "value")));
 	assert_string_equal(

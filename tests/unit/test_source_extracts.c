@@ -213,7 +213,7 @@ static void test_embedded_and_summary(void **state)
 	d = diagnosis__new(p);
 	assert_non_null(d);
 	out = open_memstream(&buf, &len);
-	assert_int_equal(summary_print_sources(out, d, p), 0);
+	assert_int_equal(summary_print_sources(out, d, p, 0), 0);
 	fclose(out);
 	assert_non_null(strstr(buf, "source of work: "));
 	assert_non_null(strstr(buf, "not verified"));
@@ -224,7 +224,7 @@ static void test_embedded_and_summary(void **state)
 	free(buf);
 
 	h = json_object();
-	assert_int_equal(summary_source_attach(h, d, &d->hotspots[0], p), 0);
+	assert_int_equal(summary_source_attach(h, d, &d->hotspots[0], p, 0), 0);
 	src_json = json_object_get(h, "source");
 	assert_string_equal(json_string_value(json_object_get(src_json, "status")), "not-verified");
 	assert_int_equal(json_integer_value(json_object_get(src_json, "first_line")), 5);
@@ -236,7 +236,7 @@ static void test_embedded_and_summary(void **state)
 	assert_true(json_is_null(json_object_get(json_array_get(lines, 0), "share")));
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(lines, 0), "samples")), 0);
 	/* the Hotspot without an extract: null */
-	assert_int_equal(summary_source_attach(h, d, &d->hotspots[1], p), 0);
+	assert_int_equal(summary_source_attach(h, d, &d->hotspots[1], p, 0), 0);
 	assert_true(json_is_null(json_object_get(h, "source")));
 	json_decref(h);
 	diagnosis__free(d);

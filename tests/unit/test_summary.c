@@ -23,6 +23,7 @@
 
 #include "analysis/diagnose.h"
 #include "report/summary.h"
+#include "tests/unit/run_model_fixture.h"
 #include "tests/unit/mpi_fixture.h"
 #include "tests/unit/test_helpers.h"
 #include "userspace/pivot/pivot.h"
@@ -229,7 +230,7 @@ static char *print_to_string(const struct diagnosis *d, struct pivot *p)
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(summary_print(f, d, p), 0);
+	assert_int_equal(summary_print_of(f, d, p), 0);
 	fclose(f);
 	return buf;
 }
@@ -350,7 +351,7 @@ static void test_summary_unavailable(void **state)
 	assert_contains(text, "  - unresolved: 15.3% of the cycles is in code no symbol names\n");
 	free(text);
 
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	assert_non_null(j);
 	h = json_array_get(json_object_get(j, "hotspots"), 0);
 	assert_true(json_is_null(json_object_get(h, "seconds")));
@@ -389,7 +390,7 @@ static void test_summary_no_samples(void **state)
 	assert_null(strstr(text, "0.0%"));
 	free(text);
 
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	assert_non_null(j);
 	assert_int_equal(json_array_size(json_object_get(j, "hotspots")), 0);
 	assert_true(json_is_null(json_object_get(j, "unresolved_share")));
@@ -428,7 +429,7 @@ static void test_summary_node_degradations(void **state)
 	assert_contains(text, "  - degradation no-cycles on na: na: none\n");
 	assert_contains(text, "  - degradation no-cycles on nb: nb: none\n");
 	free(text);
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	assert_non_null(j);
 	json_array_foreach(json_object_get(j, "degradations"), i, x)
 		nodes += !strcmp(json_string_value(json_object_get(x, "node")), "na") ||
@@ -490,7 +491,7 @@ static void test_summary_json(void **state)
 
 	(void)state;
 	assert_int_equal(pivot_add_degradation(p, "no-cycles", "m", "r"), 0);
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	assert_non_null(j);
 	hs = json_object_get(j, "hotspots");
 	/* every Hotspot: the 3 above the floor first, then the 2 below */
@@ -533,7 +534,7 @@ static void test_summary_json(void **state)
 	assert_string_equal(json_string_value(json_object_get(deg, "remedy")), "r");
 	json_decref(j);
 
-	assert_null(summary_json(NULL, p));
+	assert_null(summary_json(NULL));
 	assert_int_equal(errno, EINVAL);
 	diagnosis__free(d);
 	pivot__free(p);
@@ -559,7 +560,7 @@ static void test_summary_json_not_utf8(void **state)
 	assert_int_equal(pivot_add_degradation(p, "module-changed", "not symbolized: /opt/\xfe",
 					       "do not \xc3 rebuild"),
 			 0);
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	assert_non_null(j);
 	/* what is written parses back: every string is UTF-8 */
 	text = json_dumps(j, JSON_INDENT(2));
@@ -688,7 +689,7 @@ static void test_summary_no_mpi(void **state)
 	assert_null(strstr(text, "ranks:"));
 	assert_null(strstr(text, "MPI"));
 	free(text);
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	assert_non_null(j);
 	assert_int_equal(json_array_size(json_object_get(j, "ranks")), 0);
 	assert_int_equal(json_array_size(json_object_get(j, "mpi")), 0);
@@ -701,7 +702,7 @@ static void test_summary_no_mpi(void **state)
 	assert_true(json_is_null(json_object_get(bal, "mpi_share")));
 	json_decref(j);
 	/* without a pivot: the same empty sections */
-	j = summary_json(d, NULL);
+	j = summary_json_of(d, NULL);
 	assert_non_null(j);
 	assert_int_equal(json_array_size(json_object_get(j, "ranks")), 0);
 	assert_int_equal(
@@ -722,7 +723,7 @@ static void test_summary_mpi_json(void **state)
 	(void)state;
 	assert_non_null(p);
 	d = diagnosis__new(p);
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	assert_non_null(j);
 
 	ranks = JGET(j, "ranks");
@@ -817,7 +818,7 @@ static void test_summary_mpi_json_not_utf8(void **state)
 	    SQLITE_OK);
 	d = diagnosis__new(p);
 	assert_non_null(d);
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	assert_non_null(j);
 	text = json_dumps(j, JSON_INDENT(2));
 	assert_non_null(text);

@@ -23,6 +23,7 @@
 #include "analysis/diagnose.h"
 #include "analysis/processes.h"
 #include "report/summary.h"
+#include "tests/unit/run_model_fixture.h"
 #include "tests/unit/stacks_fixture.h"
 #include "tests/unit/test_helpers.h"
 
@@ -167,7 +168,7 @@ static char *print_to_string(const struct diagnosis *d, struct pivot *p)
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(summary_print(f, d, p), 0);
+	assert_int_equal(summary_print_of(f, d, p), 0);
 	fclose(f);
 	return buf;
 }
@@ -222,7 +223,7 @@ static void test_summary_json_parts(void **state)
 	json_t *j, *x;
 
 	(void)state;
-	j = summary_json(d, p);
+	j = summary_json_of(d, p);
 	assert_non_null(j);
 	assert_int_equal(json_array_size(JGET(j, "hotspots")), 5);
 	x = json_array_get(JGET(j, "hotspots"), 4);

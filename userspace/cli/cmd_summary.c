@@ -12,7 +12,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "analysis/diagnose.h"
+#include "report/run_model.h"
 #include "report/summary.h"
 #include "userspace/aggregator/manifest.h"
 #include "userspace/cli/cli.h"
@@ -108,14 +108,14 @@ static void summary_print_live(FILE *out, struct pivot *p)
 
 /* the JSON summary on json_out: 0, or -errno said */
 static int summary_print_json(FILE *json_out, const char *run_dir, const json_t *manifest,
-			      struct diagnosis *d, struct pivot *p, void *extra_json, int live)
+			      const struct run_model *m, void *extra_json, int live)
 {
 	char why[128];
 	json_t *j;
 	int e;
 
 	errno = 0;
-	j = summary_json(d, p);
+	j = summary_json(m);
 	if (!j) {
 		e = errno ? errno : ENOMEM;
 		fprintf(stderr, "nunatak: cannot build the JSON summary of '%s': %s\n", run_dir,
@@ -155,9 +155,9 @@ static int summary_status(const char *run_dir, const json_t *manifest, struct pi
 }
 
 int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extra_json,
-		 const char *symbolizer)
+		 const char *symbolizer, char *report_path, size_t report_path_len)
 {
-	struct diagnosis *d = NULL;
+	struct run_model m;
 	struct run_read r;
 	char why[128];
 	int ret;
@@ -165,9 +165,10 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	ret = run_read_open(&r, run_dir, symbolizer);
 	if (ret)
 		return ret;
-	d = diagnosis__new_on(r.p, json_object_get(r.manifest, "machine"));
-	if (!d) {
-		ret = -errno;
+	if (report_path)
+		report_path[0] = '\0';
+	ret = run_model_build(&m, r.p, r.manifest, report_path ? RUN_MODEL_COMPONENTS : 0);
+	if (ret) {
 		fprintf(stderr, "nunatak: cannot analyse '%s': %s\n", r.path,
 			errno_text(ret, why, sizeof(why)));
 		goto out;
@@ -175,14 +176,17 @@ int summary_show(const char *run_dir, FILE *text_out, FILE *json_out, void *extr
 	if (text_out && r.live)
 		summary_print_live(text_out, r.p);
 	else if (text_out)
-		summary_print(text_out, d, r.p);
-	ret = json_out ? summary_print_json(json_out, run_dir, r.manifest, d, r.p, extra_json,
-					    r.live)
+		summary_print(text_out, &m);
+	ret = json_out ? summary_print_json(json_out, run_dir, r.manifest, &m, extra_json, r.live)
 		       : 0;
 	if (!ret)
 		ret = summary_status(run_dir, r.manifest, r.p, r.live);
+	/* the page of a Run still written would be a partial one */
+	if (report_path && !r.live &&
+	    cli_report_write(&r, run_dir, &m, report_path, report_path_len, NULL))
+		report_path[0] = '\0';
+	run_model_release(&m);
 out:
-	diagnosis__free(d);
 	run_read_close(&r);
 	return ret;
 }
@@ -248,7 +252,7 @@ int cmd_summary(int argc, char **argv)
 	symbolizer_budget_init(&budget, 0, SYMBOLIZER_TOTAL_MS, signal_fd);
 	symbolizer_budget_bind(&budget);
 	ret = summary_show(run_dir, env.json ? NULL : stderr, env.json ? stdout : NULL, NULL,
-			   cfg.llvm_symbolizer);
+			   cfg.llvm_symbolizer, NULL, 0);
 	symbolizer_budget_bind(NULL);
 	config_release(&cfg);
 	if (signal_fd >= 0 && run_signals_read(signal_fd, &sig) == 1) {

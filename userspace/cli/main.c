@@ -15,6 +15,7 @@ static const struct {
 	{ "summary", cmd_summary, "print the summary of a Run again" },
 	{ "export", cmd_export, "write a Run's stacks for other tools (--format folded)" },
 	{ "components", cmd_components, "what each --component of a Run cost per --step" },
+	{ "report", cmd_report, "write a Run's HTML report again (report.html, --no-source)" },
 	{ "status", cmd_status, "show the local node service (nunatakd) and its aggregators" },
 	{ "keygen", cmd_keygen, "make a CURVE key pair for the service (DIR NAME)" },
 	{ "attach", cmd_attach, "profile a running Slurm job (JOBID) on all its nodes" },
@@ -37,6 +38,7 @@ static void usage(FILE *out)
 		     "examples:\n"
 		     "  nunatak run -- ./solver input.dat\n"
 		     "  nunatak summary --json\n"
+		     "  nunatak report --no-source\n"
 		     "  nunatak export --format folded -o run.folded\n"
 		     "  nunatak status\n"
 		     "  nunatak attach 12345 --duration 30\n");

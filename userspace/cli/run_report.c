@@ -1,5 +1,6 @@
 /* run_report — see run_report.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ static void run_wait_released(const char *run_dir)
 
 int run_report(const struct run_result *r)
 {
+	char report[PATH_MAX] = "";
 	FILE *json_out = NULL;
 	char *doc = NULL;
 	size_t len = 0;
@@ -79,11 +81,14 @@ int run_report(const struct run_result *r)
 			  json_text(r->name), "exit_code", r->exit_code);
 	if (extra && r->extra)
 		json_object_update(extra, r->extra);
-	shown = summary_show(r->run_dir, stderr, json_out, extra, NULL);
+	shown = summary_show(r->run_dir, stderr, json_out, extra, NULL, report, sizeof(report));
 	if (shown == 1 && run_env.strict)
 		exit_code = EXIT_STRICT_DEGRADED;
 	json_decref(extra);
 	fprintf(stderr, "Run: %s\n", r->run_dir);
+	/* no page is a warning (said), never a Degradation nor an exit code */
+	if (report[0])
+		fprintf(stderr, "Report: %s\n", report);
 	if (run_env.json && (shown < 0 || !json_out)) {
 		/* no document is a failed --json write, as a failed write is */
 		fprintf(stderr,

@@ -1,6 +1,8 @@
 /* run_report — the end of `nunatak run`: the summary of the Run read
- * from disk (cmd_summary's summary_show), `Run: DIR`, the --json document
- * on stdout, and nunatak's exit code.
+ * from disk (cmd_summary's summary_show), the HTML report written into
+ * the Run directory from the same model (report.html; a failure is a
+ * warning, never a lost Run nor another exit code), `Run: DIR`, then
+ * `Report: PATH`, the --json document on stdout, and nunatak's exit code.
  */
 #ifndef NUNATAK_CLI_RUN_REPORT_H
 #define NUNATAK_CLI_RUN_REPORT_H
