@@ -23,13 +23,12 @@
 #include "userspace/log/log.h"
 
 static struct components_env {
-	const char *run;
-	const char *runs_dir;
+	struct run_where where;
 	const struct component_metric *metric;
 	int json, inclusive, keep_warm_up;
 } env;
 
-enum { OPT_INCLUSIVE = 0x100, OPT_KEEP_WARM_UP, OPT_RUNS_DIR };
+enum { OPT_INCLUSIVE = 0x100, OPT_KEEP_WARM_UP };
 
 static const char doc[] =
     "What each Component (a function named by `nunatak run --component`) cost per\n"
@@ -64,8 +63,6 @@ static const struct argp_option options[] = {
     {"metric", 'm', "M", 0, "The cost to show (see METRICS; default wall_s)", 0},
     {"inclusive", OPT_INCLUSIVE, NULL, 0, "Inclusive costs: the nested Components added", 0},
     {"keep-warm-up", OPT_KEEP_WARM_UP, NULL, 0, "Count Step 0 (the warm-up) in the totals", 0},
-    {"runs-dir", OPT_RUNS_DIR, "DIR", 0, "Runs directory to look in (default: config `runs_dir`)",
-     0},
     {},
 };
 
@@ -87,13 +84,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_KEEP_WARM_UP:
 		env.keep_warm_up = 1;
 		break;
-	case OPT_RUNS_DIR:
-		env.runs_dir = arg;
-		break;
-	case ARGP_KEY_ARG:
-		if (env.run)
-			argp_error(state, "one Run at a time: '%s' and '%s'", env.run, arg);
-		env.run = arg;
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.where;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -153,7 +145,8 @@ out:
 
 int cmd_components(int argc, char **argv)
 {
-	static const struct argp argp = {options, parse_arg, "[RUN]", doc, NULL, NULL, NULL};
+	static const struct argp_child children[] = {{&run_where_argp, 0, NULL, 0}, {}};
+	static const struct argp argp = {options, parse_arg, "[RUN]", doc, children, NULL, NULL};
 	char run_dir[PATH_MAX];
 	struct run_read r;
 	struct config cfg;
@@ -163,7 +156,7 @@ int cmd_components(int argc, char **argv)
 	env.metric = component_metric_find("wall_s");
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_NUNATAK_FAILED;
-	ret = run_read_locate(&cfg, env.runs_dir, env.run, run_dir, sizeof(run_dir));
+	ret = run_read_locate(&cfg, env.where.runs_dir, env.where.run, run_dir, sizeof(run_dir));
 	if (ret)
 		return ret;
 	config_release(&cfg);

@@ -109,14 +109,13 @@ static const struct format {
 #define N_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
 static struct export_env {
-	const char *run;
+	struct run_where where;
 	const struct format *format;
 	const char *output;
-	const char *runs_dir;
 	int force;
 } env;
 
-enum { OPT_FORCE = 0x100, OPT_RUNS_DIR };
+enum { OPT_FORCE = 0x100 };
 
 static const char doc[] =
     "Write a Run in an interchange format, for the tools people already use.\n"
@@ -159,8 +158,6 @@ static const struct argp_option options[] = {
     {"output", 'o', "FILE", 0, "Write to FILE (created 0600, never overwritten) instead of stdout",
      0},
     {"force", OPT_FORCE, NULL, 0, "Replace FILE when it exists", 0},
-    {"runs-dir", OPT_RUNS_DIR, "DIR", 0, "Runs directory to look in (default: config `runs_dir`)",
-     0},
     {},
 };
 
@@ -188,13 +185,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_FORCE:
 		env.force = 1;
 		break;
-	case OPT_RUNS_DIR:
-		env.runs_dir = arg;
-		break;
-	case ARGP_KEY_ARG:
-		if (env.run)
-			argp_error(state, "one Run at a time: '%s' and '%s'", env.run, arg);
-		env.run = arg;
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.where;
 		break;
 	case ARGP_KEY_END:
 		if (!env.format)
@@ -331,7 +323,8 @@ static int export_run(const char *run_dir, FILE *out, const char *path)
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct argp argp = {options, parse_arg, "[RUN]", doc, NULL, NULL, NULL};
+	static const struct argp_child children[] = {{&run_where_argp, 0, NULL, 0}, {}};
+	static const struct argp argp = {options, parse_arg, "[RUN]", doc, children, NULL, NULL};
 	char run_dir[PATH_MAX];
 	struct output o = {.dirfd = -1};
 	struct config cfg;
@@ -340,7 +333,7 @@ int cmd_export(int argc, char **argv)
 	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_NUNATAK_FAILED;
-	ret = run_read_locate(&cfg, env.runs_dir, env.run, run_dir, sizeof(run_dir));
+	ret = run_read_locate(&cfg, env.where.runs_dir, env.where.run, run_dir, sizeof(run_dir));
 	if (ret)
 		return ret;
 	config_release(&cfg);

@@ -25,12 +25,11 @@
 #include "userspace/log/log.h"
 
 static struct report_env {
-	const char *run;
-	const char *runs_dir;
+	struct run_where where;
 	int json, no_source;
 } env;
 
-enum { OPT_NO_SOURCE = 0x100, OPT_RUNS_DIR };
+enum { OPT_NO_SOURCE = 0x100 };
 
 static const char doc[] =
 	"Write the HTML report of a Run again, from its directory: one file that opens\n"
@@ -55,13 +54,12 @@ static const struct argp_option options[] = {
 	 "Write report-no-source.html: no line of source code in it", 0},
 	{"json", 'j', NULL, 0,
 	 "Print {report, bytes, schema, no_source} as JSON on stdout", 0},
-	{"runs-dir", OPT_RUNS_DIR, "DIR", 0,
-	 "Runs directory to look in (default: config `runs_dir`)", 0},
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	(void)arg;
 	switch (key) {
 	case 'j':
 		env.json = 1;
@@ -69,13 +67,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_SOURCE:
 		env.no_source = 1;
 		break;
-	case OPT_RUNS_DIR:
-		env.runs_dir = arg;
-		break;
-	case ARGP_KEY_ARG:
-		if (env.run)
-			argp_error(state, "one Run at a time: '%s' and '%s'", env.run, arg);
-		env.run = arg;
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.where;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -144,7 +137,8 @@ static int report_run(struct run_read *r, const char *run_dir)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct argp argp = {options, parse_arg, "[RUN]", doc, NULL, NULL, NULL};
+	static const struct argp_child children[] = {{&run_where_argp, 0, NULL, 0}, {}};
+	static const struct argp argp = {options, parse_arg, "[RUN]", doc, children, NULL, NULL};
 	char run_dir[PATH_MAX];
 	struct run_read r;
 	struct config cfg;
@@ -153,7 +147,7 @@ int cmd_report(int argc, char **argv)
 	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_NUNATAK_FAILED;
-	ret = run_read_locate(&cfg, env.runs_dir, env.run, run_dir, sizeof(run_dir));
+	ret = run_read_locate(&cfg, env.where.runs_dir, env.where.run, run_dir, sizeof(run_dir));
 	if (ret)
 		return ret;
 	config_release(&cfg);

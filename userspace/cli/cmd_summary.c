@@ -27,8 +27,7 @@
 #include "userspace/pivot/pivot.h"
 
 static struct summary_env {
-	const char *run;
-	const char *output;
+	struct run_where where;
 	int json;
 } env;
 
@@ -47,7 +46,7 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "Print one JSON object on stdout instead of text", 0 },
-	{ "output", 'o', "DIR", 0, "Runs directory to look in (default: config `runs_dir`)", 0 },
+	{ "output", 'o', "DIR", 0, "The same as --runs-dir DIR", 0 },
 	{},
 };
 
@@ -58,12 +57,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.json = 1;
 		break;
 	case 'o':
-		env.output = arg;
+		env.where.runs_dir = arg;
 		break;
-	case ARGP_KEY_ARG:
-		if (env.run)
-			argp_error(state, "one Run at a time: '%s' and '%s'", env.run, arg);
-		env.run = arg;
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.where;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -232,7 +229,8 @@ int cli_load_config(struct config *cfg)
 
 int cmd_summary(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, "[RUN]", doc, NULL, NULL, NULL };
+	static const struct argp_child children[] = {{&run_where_argp, 0, NULL, 0}, {}};
+	static const struct argp argp = {options, parse_arg, "[RUN]", doc, children, NULL, NULL};
 	char run_dir[PATH_MAX];
 	struct symbolizer_budget budget;
 	struct run_signal sig;
@@ -242,7 +240,7 @@ int cmd_summary(int argc, char **argv)
 	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_NUNATAK_FAILED;
-	ret = run_read_locate(&cfg, env.output, env.run, run_dir, sizeof(run_dir));
+	ret = run_read_locate(&cfg, env.where.runs_dir, env.where.run, run_dir, sizeof(run_dir));
 	if (ret)
 		return ret;
 	/* Ctrl-C while a killed Run is finalized stops llvm-symbolizer (its

@@ -1,4 +1,5 @@
 /* run_read — see run_read.h. */
+#include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -213,6 +214,35 @@ void run_read_close(struct run_read *r)
 	json_decref(r->manifest);
 	r->manifest = NULL;
 }
+
+enum { OPT_RUNS_DIR = 0x200 };
+
+static const struct argp_option where_options[] = {
+	{"runs-dir", OPT_RUNS_DIR, "DIR", 0,
+	 "Runs directory to look in (default: config `runs_dir`)", 0},
+	{},
+};
+
+static error_t where_parse(int key, char *arg, struct argp_state *state)
+{
+	struct run_where *w = state->input;
+
+	switch (key) {
+	case OPT_RUNS_DIR:
+		w->runs_dir = arg;
+		break;
+	case ARGP_KEY_ARG:
+		if (w->run)
+			argp_error(state, "one Run at a time: '%s' and '%s'", w->run, arg);
+		w->run = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp run_where_argp = {where_options, where_parse, NULL, NULL, NULL, NULL, NULL};
 
 int run_read_locate(struct config *cfg, const char *runs_dir, const char *run, char *run_dir,
 		    size_t len)

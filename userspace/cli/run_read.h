@@ -20,8 +20,19 @@
 
 #include <jansson.h>
 
+struct argp;
 struct config;
 struct pivot;
+
+/* Where a reader's Run is: the RUN argument and --runs-dir DIR, parsed by
+ * run_where_argp, an argp child every reader command shares (its input:
+ * a struct run_where *, set in the parent's ARGP_KEY_INIT through
+ * state->child_inputs[0]); NULLs when not given. */
+struct run_where {
+	const char *run;
+	const char *runs_dir;
+};
+extern const struct argp run_where_argp;
 
 /* The Run a reader asked for: the configuration loaded into cfg (the
  * caller releases it on success), runs_dir (an option; NULL: the
