@@ -3,7 +3,8 @@
 # `sbatch --nunatak`, `srun --nunatak`, `salloc --nunatak` and a job
 # submitted with NUNATAK_PROFILE=1 in the environment each give,
 # once the job has left the queue, a complete Run in <job working
-# directory>/.nunatak, owned by the user, 0700, whose samples follow the
+# directory>/.nunatak, owned by the user, 0700, with its report.html (0600,
+# the user's: written by the Aggregator), whose samples follow the
 # frequency the node samples at (one per node, the node service's: the
 # Prolog's line "profiling at F Hz" says it, and the Run's manifest when it
 # records one) over the CPU time the job's two tasks report themselves
@@ -31,6 +32,10 @@ job_run() {
 	[ -f "$run/manifest.json" ] && [ -f "$run/pivot.sqlite" ] || fail "job $j: the Run is not complete: $(ls -la "$run")"
 	[ "$(stat -c '%U %a' "$W/.nunatak" "$run" | sort -u)" = "$U1 700" ] ||
 		fail "job $j: $(stat -c '%n %U %a' "$W/.nunatak" "$run"), expected $U1 700"
+	# no nunatak command ends a Prolog job's Run: the Aggregator writes its page
+	[ "$(stat -c '%U %a' "$run/report.html" 2>&1)" = "$U1 600" ] ||
+		fail "job $j: report.html: $(stat -c '%U %a %s' "$run/report.html" 2>&1), expected $U1 600"
+	grep -q 'id="nunatak-payload"' "$run/report.html" || fail "job $j: report.html holds no payload"
 	echo "$run"
 }
 # the frequency job J's node says it samples at (the Prolog's line)

@@ -2,7 +2,10 @@
  * to the Run's other nodes, a bounded wait for their last Batch (a node
  * that sends none is `node-lost`), then finalize_run() in a thread of its
  * own, as the owner, while the loop goes on serving the other Runs; the
- * loop answers FINALIZE once the thread is done. */
+ * loop answers FINALIZE once the thread is done. A Run of a job profiled
+ * by its Prolog (no nunatak command ends it to write the page) also gets
+ * its report.html there, once finalized; a failure to write it is only
+ * logged (`nunatak report RUN` makes it later). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "report/report_html.h"
+#include "report/run_model.h"
 #include "userspace/aggregator/aggregator_internal.h"
 #include "userspace/aggregator/aggregator_job.h"
 #include "userspace/aggregator/as_owner.h"
@@ -174,6 +179,27 @@ static void manifest_machines(struct agg_run *r)
 	}
 }
 
+/* report.html of a finalized Prolog job Run, as its owner */
+static void job_report(struct agg_run *r)
+{
+	struct report_html_stats st = {0};
+	struct run_model m;
+	int err;
+
+	err = run_model_build(&m, r->pivot, r->manifest, RUN_MODEL_COMPONENTS);
+	if (!err) {
+		m.run_dir = r->run_dir;
+		err = report_html_write(r->dir_fd, REPORT_HTML_NAME, &m, 0, &st);
+		run_model_release(&m);
+	}
+	if (err)
+		pr_warn("run '%s': cannot write %s/%s: %s; 'nunatak report %s' makes it",
+			r->run_id, r->run_dir, REPORT_HTML_NAME, strerror(-err), r->run_dir);
+	else
+		pr_info("run '%s': %s/%s written (%zu bytes)", r->run_id, r->run_dir,
+			REPORT_HTML_NAME, (size_t)st.bytes);
+}
+
 static void *finalize_thread(void *arg)
 {
 	struct agg_run *r = arg;
@@ -192,6 +218,8 @@ static void *finalize_thread(void *arg)
 		prev_tu = tool_user_bind(&tu);
 		previous = symbolizer_budget_bind(&budget);
 		err = finalize_run(r->pivot, r->dir_fd, r->manifest, r->symbolizer);
+		if (!err && r->job && r->job->mode == AGG_JOB_PROLOG)
+			job_report(r);
 		symbolizer_budget_bind(previous);
 		tool_user_bind(prev_tu);
 		as_owner_leave(&o);
