@@ -29,7 +29,6 @@
 #include "userspace/aggregator/run_dir.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_read.h"
-#include "userspace/config/config.h"
 #include "userspace/launch/launch.h"
 #include "userspace/log/log.h"
 
@@ -327,16 +326,14 @@ int cmd_export(int argc, char **argv)
 	static const struct argp argp = {options, parse_arg, "[RUN]", doc, children, NULL, NULL};
 	char run_dir[PATH_MAX];
 	struct output o = {.dirfd = -1};
-	struct config cfg;
 	int ret;
 
 	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_NUNATAK_FAILED;
-	ret = run_read_locate(&cfg, env.where.runs_dir, env.where.run, run_dir, sizeof(run_dir));
+	ret = run_where_locate(&env.where, run_dir, sizeof(run_dir));
 	if (ret)
 		return ret;
-	config_release(&cfg);
 	if (env.format->binary && !env.output && isatty(STDOUT_FILENO)) {
 		fprintf(stderr,
 			"nunatak: --format %s is binary: not written to a terminal; give -o "

@@ -19,7 +19,6 @@
 #include "userspace/aggregator/manifest.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_read.h"
-#include "userspace/config/config.h"
 #include "userspace/launch/launch.h"
 #include "userspace/log/json_text.h"
 #include "userspace/log/log.h"
@@ -141,16 +140,14 @@ int cmd_report(int argc, char **argv)
 	static const struct argp argp = {options, parse_arg, "[RUN]", doc, children, NULL, NULL};
 	char run_dir[PATH_MAX];
 	struct run_read r;
-	struct config cfg;
 	int ret;
 
 	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_NUNATAK_FAILED;
-	ret = run_read_locate(&cfg, env.where.runs_dir, env.where.run, run_dir, sizeof(run_dir));
+	ret = run_where_locate(&env.where, run_dir, sizeof(run_dir));
 	if (ret)
 		return ret;
-	config_release(&cfg);
 	/* no symbolizer: a Run never finalized is read as it is (said) */
 	if (run_read_open(&r, run_dir, NULL))
 		return 1;

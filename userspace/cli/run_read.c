@@ -263,3 +263,14 @@ int run_read_locate(struct config *cfg, const char *runs_dir, const char *run, c
 	}
 	return 0;
 }
+
+int run_where_locate(const struct run_where *w, char *run_dir, size_t len)
+{
+	struct config cfg;
+	int ret;
+
+	ret = run_read_locate(&cfg, w->runs_dir, w->run, run_dir, len);
+	if (!ret)
+		config_release(&cfg);
+	return ret;
+}

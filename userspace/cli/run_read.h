@@ -42,6 +42,10 @@ extern const struct argp run_where_argp;
 int run_read_locate(struct config *cfg, const char *runs_dir, const char *run, char *run_dir,
 		    size_t len);
 
+/* run_read_locate() for a reader that needs nothing else of the
+ * configuration (it is released before the return): 0 or the exit code */
+int run_where_locate(const struct run_where *w, char *run_dir, size_t len);
+
 struct run_read {
 	char path[PATH_MAX]; /* the pivot's, for messages */
 	json_t *manifest;
