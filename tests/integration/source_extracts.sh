@@ -70,7 +70,7 @@ run=$(run_dir_of err.txt)
 reason=$(sql "$run" "select s.status || ': ' || s.reason from sources s join hotspots h on h.id = s.hotspot where h.name = 'heavy_kernel'")
 case "$reason" in "stale: "*"changed since the build"*) ;; *) fail "edited source: $reason" ;; esac
 grep -q "source of heavy_kernel.*changed since the build" err.txt || fail "the summary does not say it changed"
-if grep -rq "1.0000001" "$run"; then fail "a line of the edited source is in the Run"; fi
+if grep -rqF -e "$code" "$run"; then fail "a line of the edited source is in the Run"; fi
 
 # 4. moved after the build: --source-map, then the name under the project root
 mkdir -p b proj/.git proj/deep/er && cp "$file" b/hotspots.c && (cd b && clang -O2 -g -gdwarf-5 -o hs hotspots.c) ||
