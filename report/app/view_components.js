@@ -113,7 +113,7 @@
 
   NK.views.components = {
     render: function (sec, P) {
-      sec.appendChild(NK.h('h2', {text: 'Components, processes and threads'}));
+      sec.appendChild(NK.h('h2', {text: 'Components, executables, processes and threads'}));
       if (P.components && P.components.wall_s) components(sec, P.components);
       else sec.appendChild(NK.note('No Component costs: the Run was made without ' +
         '--component/--step.'));
