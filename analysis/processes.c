@@ -16,6 +16,7 @@
 struct collect {
 	struct processes *ps;
 	size_t cap;
+	int is_time; /* the counter is time (ns): seconds are known */
 	uint64_t kernel_leaf, in_kernel;
 	/* the process being read: its CPU time so far */
 	double cpu_ns;
@@ -143,6 +144,7 @@ static int collect_locus(const struct pivot_locus_total *t, void *ctx)
 			return -ENOMEM;
 	}
 	pr->samples += t->sample_count;
+	pr->seconds += t->value; /* ns until compute() */
 	c->ps->total_samples += t->sample_count;
 	c->ps->stack_samples += t->stack_samples;
 	c->kernel_leaf += t->kernel_leaf_samples;
@@ -173,20 +175,17 @@ static int process_by_samples(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-static const char *executable_of(const struct process_total *pr)
-{
-	return pr->exe ? pr->exe : pr->comm ? pr->comm : "";
-}
-
-static void compute(struct processes *ps, const struct collect *c)
+static int compute(struct processes *ps, const struct collect *c)
 {
 	double total = (double)ps->total_samples;
-	size_t i, j, k;
+	size_t i, j;
+	int err;
 
 	for (i = 0; i < ps->n; i++) {
 		struct process_total *pr = &ps->procs[i];
 
 		pr->share = total > 0 ? pr->samples / total : NAN;
+		pr->seconds = c->is_time ? pr->seconds / 1e9 : NAN;
 		if (pr->n_threads) /* qsort of NULL: undefined */
 			qsort(pr->threads, pr->n_threads, sizeof(*pr->threads), thread_by_samples);
 		for (j = 0; j < pr->n_threads; j++) {
@@ -201,17 +200,16 @@ static void compute(struct processes *ps, const struct collect *c)
 	}
 	if (ps->n)
 		qsort(ps->procs, ps->n, sizeof(*ps->procs), process_by_samples);
-	for (i = 0; i < ps->n && ps->procs[i].samples; i++) { /* sampled first */
-		for (k = 0;
-		     k < i && strcmp(executable_of(&ps->procs[k]), executable_of(&ps->procs[i]));
-		     k++)
-			;
-		ps->n_executables += k == i;
-	}
+	err = processes_group_executables(ps);
+	if (err)
+		return err;
+	for (i = 0; i < ps->n_exes; i++)
+		ps->n_executables += ps->exes[i].samples > 0;
 	ps->kernel_from_flag = !c->kernel_leaf && c->in_kernel;
 	ps->kernel_samples = ps->kernel_from_flag ? c->in_kernel : c->kernel_leaf;
 	ps->kernel_share =
 	    ps->stack_samples ? (double)ps->kernel_samples / (double)ps->stack_samples : NAN;
+	return 0;
 }
 
 struct processes *processes__new(struct pivot *p, const char *counter)
@@ -226,15 +224,18 @@ struct processes *processes__new(struct pivot *p, const char *counter)
 	c.ps = calloc(1, sizeof(*c.ps));
 	if (!c.ps)
 		return NULL;
-	err = pivot_for_each_locus_total(p, counter ? counter : "cpu-clock", collect_locus, &c);
+	counter = counter ? counter : "cpu-clock";
+	c.is_time = !strcmp(counter, "cpu-clock");
+	err = pivot_for_each_locus_total(p, counter, collect_locus, &c);
 	if (!err)
 		err = process_finish(&c);
+	if (!err)
+		err = compute(c.ps, &c);
 	if (err) {
 		processes__free(c.ps);
 		errno = -err;
 		return NULL;
 	}
-	compute(c.ps, &c);
 	return c.ps;
 }
 
@@ -244,6 +245,9 @@ void processes__free(struct processes *ps)
 
 	if (!ps)
 		return;
+	for (i = 0; i < ps->n_exes; i++)
+		free(ps->exes[i].cpu_time_reason);
+	free(ps->exes);
 	for (i = 0; i < ps->n; i++) {
 		free(ps->procs[i].node);
 		free(ps->procs[i].exe);

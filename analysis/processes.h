@@ -23,8 +23,20 @@
  *    "pseudo:kernel" over every sample in `samples`; a Run that holds no
  *    kernel frame but samples flagged in_kernel (taken before nunatak
  *    recorded kernel frames) takes the flag instead (kernel_from_flag);
- *    NAN when nothing was sampled.
- * procs[] by decreasing samples, then node, pid; threads[] likewise.
+ *    NAN when nothing was sampled;
+ *  - seconds: the sampled time (Σ of the counter's values / 1e9) when the
+ *    counter is the time one ("cpu-clock"); NAN for cycles;
+ *  - executables (analysis/processes_executables.c): the processes grouped
+ *    by what they ran. Identity: the executable's path, as the Agent read it
+ *    (same path = same executable); a process whose path is unknown counts
+ *    under its command name (path NULL), one whose command name is unknown
+ *    too under "unknown" (both NULL), so every process is in exactly one
+ *    group and the groups' samples add up to total_samples. Totals: number
+ *    of processes (sampled or not), samples, share, seconds, CPU time (the
+ *    processes' sum; its Quality the worst of theirs; unavailable, with a
+ *    reason that counts them, as soon as one process' is).
+ * procs[] by decreasing samples, then node, pid; threads[] likewise;
+ * exes[] by decreasing samples, then name, path.
  */
 #ifndef NUNATAK_ANALYSIS_PROCESSES_H
 #define NUNATAK_ANALYSIS_PROCESSES_H
@@ -51,6 +63,7 @@ struct process_total {
 	char *comm; /* NULL when unknown */
 	uint64_t samples;
 	double share;		      /* NAN when nothing was sampled */
+	double seconds;		      /* sampled time, s; NAN unless the counter is time */
 	double cpu_time;	      /* s; NAN when unavailable */
 	const char *cpu_time_quality; /* static: "measured", "estimated", "unavailable" */
 	char *cpu_time_reason;	      /* NULL when measured */
@@ -58,10 +71,27 @@ struct process_total {
 	struct thread_total *threads;
 };
 
+/* strings borrowed from the processes (struct processes owns them) */
+struct executable_total {
+	const char *path; /* NULL when unknown */
+	const char *comm; /* when path is NULL: the command name; NULL when unknown */
+	const char *name; /* path's file name, else comm; NULL: neither known */
+	int name_shared;  /* another executable has the same name: show path */
+	size_t n_processes;
+	uint64_t samples;
+	double share;		      /* NAN when nothing was sampled */
+	double seconds;		      /* NAN unless the counter is time */
+	double cpu_time;	      /* s; NAN when unavailable */
+	const char *cpu_time_quality; /* static */
+	char *cpu_time_reason;	      /* owned; NULL when measured */
+};
+
 struct processes {
 	size_t n;
 	struct process_total *procs;
-	size_t n_executables; /* distinct exe (comm when unknown) of the sampled ones */
+	size_t n_exes; /* every executable of procs[] */
+	struct executable_total *exes;
+	size_t n_executables; /* of exes[], those with samples */
 	uint64_t total_samples;
 	uint64_t stack_samples, kernel_samples; /* of the kernel share */
 	double kernel_share;			/* NAN when nothing was sampled */
@@ -75,5 +105,9 @@ struct processes *processes__new(struct pivot *p, const char *counter);
 
 /* NULL-safe */
 void processes__free(struct processes *ps);
+
+/* Fills ps->exes from ps->procs (already sorted and with their shares):
+ * 0 or -ENOMEM (ps->exes then NULL). For processes__new only. */
+int processes_group_executables(struct processes *ps);
 
 #endif

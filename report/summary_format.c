@@ -25,6 +25,14 @@ const char *summary_fmt_share(char *buf, size_t len, double share)
 	return summary_fmt_double(buf, len, "%.1f%%", 100.0 * share);
 }
 
+void summary_print_text(FILE *out, const char *text)
+{
+	const unsigned char *c;
+
+	for (c = (const unsigned char *)text; *c; c++)
+		fputc(*c < 0x20 && *c != '\t' ? '?' : *c == 0x7f ? '?' : *c, out);
+}
+
 json_t *summary_json_number(double v)
 {
 	return isnan(v) ? json_null() : json_real(v);

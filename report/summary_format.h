@@ -5,6 +5,7 @@
 #define NUNATAK_REPORT_SUMMARY_FORMAT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -17,6 +18,11 @@ const char *summary_fmt_share(char *buf, size_t len, double share);
 /* printf format fmt of one double */
 const char *summary_fmt_double(char *buf, size_t len, const char *fmt, double v)
     __attribute__((format(printf, 3, 0)));
+
+/* text from outside (a source line, an executable's path) for a
+ * terminal: every control character but tab written '?', so that it cannot
+ * move the cursor or change colours */
+void summary_print_text(FILE *out, const char *text);
 
 /* NAN → null; a new reference, NULL when out of memory */
 json_t *summary_json_number(double v);

@@ -43,6 +43,58 @@ static const char *process_label(const struct process_total *pr)
 	return slash && slash[1] ? slash + 1 : pr->exe;
 }
 
+/* an executable as the table names it: its file name, its path when
+ * another executable has the same file name */
+static void print_executable_label(FILE *out, const struct executable_total *e)
+{
+	if (!e->name) {
+		fputs("unknown (neither path nor command name recorded)", out);
+		return;
+	}
+	summary_print_text(out, e->name_shared && e->path ? e->path : e->name);
+	if (!e->path)
+		fputs(" (path unknown)", out);
+}
+
+static void print_executable_table(FILE *out, const struct processes *ps)
+{
+	size_t shown = ps->n_exes < SUMMARY_MAX_EXECUTABLES ? ps->n_exes : SUMMARY_MAX_EXECUTABLES;
+	char share[32], seconds[32], cpu[32];
+	double rest_seconds = 0, rest_cpu = 0;
+	uint64_t rest_samples = 0;
+	size_t i, rest_procs = 0;
+
+	fprintf(out, "\nexecutables: %zu (of %zu processes), by share of the samples\n", ps->n_exes,
+		ps->n);
+	fprintf(out, "  %6s  %8s  %*s  %9s  %*s  %s\n", "share", "samples", NUM_WIDTH, "seconds",
+		"processes", NUM_WIDTH, "CPU s", "executable");
+	for (i = 0; i < shown; i++) {
+		const struct executable_total *e = &ps->exes[i];
+
+		fprintf(out, "  %6s  %8" PRIu64 "  %*s  %9zu  %*s  ",
+			summary_fmt_share(share, sizeof(share), e->share), e->samples, NUM_WIDTH,
+			summary_fmt_seconds(seconds, sizeof(seconds), e->seconds), e->n_processes,
+			NUM_WIDTH, summary_fmt_seconds(cpu, sizeof(cpu), e->cpu_time));
+		print_executable_label(out, e);
+		fputc('\n', out);
+	}
+	if (shown == ps->n_exes)
+		return;
+	for (i = shown; i < ps->n_exes; i++) { /* NAN stays NAN: unavailable */
+		rest_samples += ps->exes[i].samples;
+		rest_seconds += ps->exes[i].seconds;
+		rest_cpu += ps->exes[i].cpu_time;
+		rest_procs += ps->exes[i].n_processes;
+	}
+	fprintf(
+	    out, "  %6s  %8" PRIu64 "  %*s  %9zu  %*s  others: %zu executables\n",
+	    summary_fmt_share(share, sizeof(share),
+			      ps->total_samples ? (double)rest_samples / ps->total_samples : NAN),
+	    rest_samples, NUM_WIDTH, summary_fmt_seconds(seconds, sizeof(seconds), rest_seconds),
+	    rest_procs, NUM_WIDTH, summary_fmt_seconds(cpu, sizeof(cpu), rest_cpu),
+	    ps->n_exes - shown);
+}
+
 static void print_process_table(FILE *out, const struct processes *ps)
 {
 	size_t shown = ps->n < SUMMARY_MAX_PROCESSES ? ps->n : SUMMARY_MAX_PROCESSES, i;
@@ -55,10 +107,11 @@ static void print_process_table(FILE *out, const struct processes *ps)
 	for (i = 0; i < shown; i++) {
 		const struct process_total *pr = &ps->procs[i];
 
-		fprintf(out, "  %8" PRId64 "  %8" PRIu64 "  %6s  %*s  %s\n", pr->pid, pr->samples,
+		fprintf(out, "  %8" PRId64 "  %8" PRIu64 "  %6s  %*s  ", pr->pid, pr->samples,
 			summary_fmt_share(share, sizeof(share), pr->share), NUM_WIDTH,
-			summary_fmt_seconds(cpu, sizeof(cpu), pr->cpu_time),
-			pr->exe ? pr->exe : process_label(pr));
+			summary_fmt_seconds(cpu, sizeof(cpu), pr->cpu_time));
+		summary_print_text(out, pr->exe ? pr->exe : process_label(pr));
+		fputc('\n', out);
 	}
 	for (i = shown; i < ps->n; i++)
 		rest += ps->procs[i].samples;
@@ -75,8 +128,9 @@ static void print_busy_threads(FILE *out, const struct process_total *pr)
 	char share[32];
 	size_t i, shown = 0;
 
-	fprintf(out, "  pid %" PRId64 " (%s): %zu busy of %zu sampled threads:", pr->pid,
-		process_label(pr), pr->n_busy, pr->n_threads);
+	fprintf(out, "  pid %" PRId64 " (", pr->pid);
+	summary_print_text(out, process_label(pr));
+	fprintf(out, "): %zu busy of %zu sampled threads:", pr->n_busy, pr->n_threads);
 	for (i = 0; i < pr->n_threads && shown < SUMMARY_MAX_THREADS; i++) {
 		if (!pr->threads[i].busy)
 			continue;
@@ -93,8 +147,10 @@ void summary_print_processes(FILE *out, const struct processes *ps)
 
 	if (!out || !ps)
 		return;
-	if (ps->n_executables > 1)
+	if (ps->n_executables > 1) {
+		print_executable_table(out, ps);
 		print_process_table(out, ps);
+	}
 	for (i = 0; i < ps->n; i++) {
 		if (ps->procs[i].n_busy < 2)
 			continue;
@@ -109,14 +165,25 @@ void summary_print_processes(FILE *out, const struct processes *ps)
 
 static json_t *process_json(const struct process_total *pr)
 {
-	return json_pack("{s:o, s:I, s:o, s:o, s:I, s:o, s:o, s:s, s:o, s:I, s:I}", "node",
-			 json_text(pr->node), "pid", (json_int_t)pr->pid, "executable",
-			 json_text(pr->exe), "comm", json_text(pr->comm), "samples",
-			 (json_int_t)pr->samples, "share", summary_json_number(pr->share),
-			 "cpu_time", summary_json_number(pr->cpu_time), "cpu_time_quality",
-			 pr->cpu_time_quality, "cpu_time_reason", json_text(pr->cpu_time_reason),
-			 "threads", (json_int_t)pr->n_threads, "busy_threads",
-			 (json_int_t)pr->n_busy);
+	return json_pack(
+	    "{s:o, s:I, s:o, s:o, s:I, s:o, s:o, s:o, s:s, s:o, s:I, s:I}", "node",
+	    json_text(pr->node), "pid", (json_int_t)pr->pid, "executable", json_text(pr->exe),
+	    "comm", json_text(pr->comm), "samples", (json_int_t)pr->samples, "share",
+	    summary_json_number(pr->share), "seconds", summary_json_number(pr->seconds), "cpu_time",
+	    summary_json_number(pr->cpu_time), "cpu_time_quality", pr->cpu_time_quality,
+	    "cpu_time_reason", json_text(pr->cpu_time_reason), "threads", (json_int_t)pr->n_threads,
+	    "busy_threads", (json_int_t)pr->n_busy);
+}
+
+static json_t *executable_json(const struct executable_total *e)
+{
+	return json_pack("{s:o, s:o, s:o, s:b, s:I, s:I, s:o, s:o, s:o, s:s, s:o}", "executable",
+			 json_text(e->path), "name", json_text(e->name), "comm", json_text(e->comm),
+			 "name_shared", e->name_shared, "processes", (json_int_t)e->n_processes,
+			 "samples", (json_int_t)e->samples, "share", summary_json_number(e->share),
+			 "seconds", summary_json_number(e->seconds), "cpu_time",
+			 summary_json_number(e->cpu_time), "cpu_time_quality", e->cpu_time_quality,
+			 "cpu_time_reason", json_text(e->cpu_time_reason));
 }
 
 static int threads_json(json_t *threads, const struct process_total *pr)
@@ -140,11 +207,12 @@ static int threads_json(json_t *threads, const struct process_total *pr)
 
 int summary_processes_json(json_t *root, const struct processes *ps)
 {
-	json_t *procs, *threads, *o;
+	json_t *procs, *threads, *exes, *o;
 	size_t i;
 
 	/* json_object_set_new takes the reference even when it fails */
-	if (json_object_set_new(root, "processes", json_array()) ||
+	if (json_object_set_new(root, "executables", json_array()) ||
+	    json_object_set_new(root, "processes", json_array()) ||
 	    json_object_set_new(root, "threads", json_array()) ||
 	    json_object_set_new(root, "kernel_share",
 				summary_json_number(ps ? ps->kernel_share : NAN)) ||
@@ -153,6 +221,12 @@ int summary_processes_json(json_t *root, const struct processes *ps)
 				: ps->kernel_from_flag	  ? json_string("in-kernel flag")
 							  : json_string("kernel frames")))
 		return -ENOMEM;
+	exes = json_object_get(root, "executables");
+	for (i = 0; ps && i < ps->n_exes; i++) {
+		o = executable_json(&ps->exes[i]);
+		if (!o || json_array_append_new(exes, o))
+			return -ENOMEM;
+	}
 	procs = json_object_get(root, "processes");
 	threads = json_object_get(root, "threads");
 	for (i = 0; ps && i < ps->n; i++) {

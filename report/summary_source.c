@@ -127,15 +127,6 @@ static int has_text(const struct source_view *v)
 	return !strcmp(v->status, "embedded") || !strcmp(v->status, "not-verified");
 }
 
-/* the text of a line for a terminal: control characters but tab as '?' */
-static void print_text(FILE *out, const char *text)
-{
-	const unsigned char *c;
-
-	for (c = (const unsigned char *)text; *c; c++)
-		fputc(*c < 0x20 && *c != '\t' ? '?' : *c == 0x7f ? '?' : *c, out);
-}
-
 /* 1 when line i is among the SUMMARY_SOURCE_LINES most sampled */
 static int is_hot(const struct source_view *v, size_t i)
 {
@@ -173,7 +164,7 @@ static void print_view(FILE *out, const struct diagnosis *d, const struct hotspo
 							   : NAN),
 			v->lines[i].line);
 		if (v->lines[i].text)
-			print_text(out, v->lines[i].text);
+			summary_print_text(out, v->lines[i].text);
 		else
 			fputs(has_text(v) ? "(outside the extract)" : "(text not kept)", out);
 		fputc('\n', out);
@@ -233,8 +224,8 @@ static json_t *view_json(const struct diagnosis *d, const struct source_view *v)
 			 "lines", lines_json(d, v));
 }
 
-int summary_source_attach(json_t *hotspot, const struct diagnosis *d,
-			  const struct hotspot_share *h, struct pivot *p, int no_source)
+int summary_source_attach(json_t *hotspot, const struct diagnosis *d, const struct hotspot_share *h,
+			  struct pivot *p, int no_source)
 {
 	struct source_view v = {0};
 	json_t *o = NULL;

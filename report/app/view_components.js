@@ -1,7 +1,9 @@
 /* view_components.js — the Component costs per Step (payload.components:
  * self or inclusive, wall_s or cpu_s, each the JSON of `nunatak components
- * --json`), the warm-up Step marked, and the per-process and per-thread
- * tables of the summary. Where a Component did not run: no value, never 0. */
+ * --json`), the warm-up Step marked, and the per-executable (when the
+ * sampled processes ran more than one, as in the terminal summary),
+ * per-process and per-thread tables of the summary. Where a Component did
+ * not run: no value, never 0. */
 (function (NK) {
   'use strict';
   NK.views = NK.views || {};
@@ -66,14 +68,37 @@
     draw();
   }
 
+  function cpuTime(x) {
+    return x.cpu_time === null ? NK.unavailable(x.cpu_time_reason) :
+      NK.h('span', {}, [NK.seconds(x.cpu_time), x.cpu_time_quality === 'estimated' ?
+        NK.badge('estimated') : null]);
+  }
+
+  /* its file name; its path where another executable has the same name */
+  function executableLabel(e) {
+    if (e.name === null) return 'unknown (neither path nor command name recorded)';
+    if (e.executable === null) return e.name + ' (path unknown)';
+    return NK.h('span', {title: e.executable, text: e.name_shared ? e.executable : e.name});
+  }
+
+  function executables(S) {
+    var E = S.executables || [];
+    if (E.filter(function (e) { return e.samples > 0; }).length < 2) return null;
+    return NK.table('Executables (' + E.length + ', of ' + (S.processes || []).length +
+      ' processes)', ['executable', {text: 'share', num: 1}, {text: 'samples', num: 1},
+      {text: 'seconds', num: 1}, {text: 'processes', num: 1}, {text: 'CPU time', num: 1}],
+      E.map(function (e) {
+        return [executableLabel(e), NK.pct(e.share), String(e.samples),
+          e.seconds === null ? null : NK.seconds(e.seconds), String(e.processes), cpuTime(e)];
+      }), {rowHeads: 1, cls: 'executables'});
+  }
+
   function processes(S) {
     return NK.table('Processes', ['process', 'node', 'executable', {text: 'samples', num: 1},
       {text: 'share', num: 1}, {text: 'CPU time', num: 1}, {text: 'threads', num: 1},
       {text: 'busy threads', num: 1}], (S.processes || []).map(function (p) {
       return [(p.comm || '?') + ' ' + p.pid, p.node, p.executable, String(p.samples),
-        NK.pct(p.share), p.cpu_time === null ? NK.unavailable(p.cpu_time_reason) :
-        NK.h('span', {}, [NK.seconds(p.cpu_time), p.cpu_time_quality === 'estimated' ?
-          NK.badge('estimated') : null]), String(p.threads), String(p.busy_threads)];
+        NK.pct(p.share), cpuTime(p), String(p.threads), String(p.busy_threads)];
     }), {rowHeads: 1});
   }
 
@@ -88,10 +113,12 @@
 
   NK.views.components = {
     render: function (sec, P) {
-      sec.appendChild(NK.h('h2', {text: 'Components, processes and threads'}));
+      sec.appendChild(NK.h('h2', {text: 'Components, executables, processes and threads'}));
       if (P.components && P.components.wall_s) components(sec, P.components);
       else sec.appendChild(NK.note('No Component costs: the Run was made without ' +
         '--component/--step.'));
+      var E = executables(P.summary);
+      if (E) sec.appendChild(E);
       sec.appendChild(processes(P.summary));
       sec.appendChild(threads(P.summary));
     }

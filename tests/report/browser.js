@@ -5,6 +5,7 @@
  *   node tests/report/browser.js --report FILE --artefacts DIR
  *        [--views a,b,...] [--search NAME] [--expect-timeline] [--json]
  *        [--timeout SECONDS] [--no-print] [--expect VIEW=TEXT]...
+ *        [--expect-before VIEW=FIRST|THEN]...
  *
  * Chromium speaks the DevTools protocol on fds 3 (commands in) and 4
  * (answers out), NUL-separated JSON (--remote-debugging-pipe): no WebSocket.
@@ -19,7 +20,8 @@
  * (every view rendered for print) and shot as DIR/print.png in print media;
  * (not with --no-print); the tab bar must answer the arrow keys and every
  * <th> have a scope; every control (sort, filters, rank, icicle, toggles)
- * is used once. --expect VIEW=TEXT: the view's text must contain TEXT.
+ * is used once. --expect VIEW=TEXT: the view's text must contain TEXT;
+ * --expect-before VIEW=FIRST|THEN: it must contain both, FIRST before THEN.
  * Every wait is bounded (20 s by default; printing 3 times that).
  * Exit 0 ok, 1 failed, 77 SKIPPED (no chromium), 2 usage. */
 'use strict';
@@ -53,6 +55,11 @@ function parseArgs(argv) {
       const m = /^(\w+)=(.+)$/.exec(next());
       if (!m) usage('--expect VIEW=TEXT');
       (o.expect = o.expect || []).push([m[1], m[2]]);
+    }
+    else if (a === '--expect-before') {
+      const m = /^(\w+)=([^|]+)\|(.+)$/.exec(next());
+      if (!m) usage('--expect-before VIEW=FIRST|THEN');
+      (o.before = o.before || []).push([m[1], m[2], m[3]]);
     }
     else if (a === '--json') o.json = true;
     else if (a === '--timeout') o.timeout = Number(next());
@@ -266,6 +273,13 @@ class Run {
       const has = await this.eval(`document.querySelector(${sel}).innerText.includes(${
         JSON.stringify(want)})`);
       this.check(`view ${name} text`, has, `${has ? 'has' : 'lacks'} "${want}"`);
+    }
+    for (const [v, first, then] of this.o.before || []) {
+      if (v !== name) continue;
+      const at = await this.eval(`(function (t) { return [t.indexOf(${JSON.stringify(first)}),
+        t.indexOf(${JSON.stringify(then)})]; })(document.querySelector(${sel}).innerText)`);
+      this.check(`view ${name} order`, at[0] >= 0 && at[1] > at[0],
+                 `"${first}" at ${at[0]}, "${then}" at ${at[1]}`);
     }
     await this.screenshot(name);
   }
