@@ -1,6 +1,8 @@
 # `nunatak doctor`: as root here, BPF and BTF are ok and the PMU is missing
 # with its remedy (this VM has none; asserted only where
-# /sys/bus/event_source/devices has no cpu PMU); --json parses with the
+# /sys/bus/event_source/devices has no core PMU), doctor's
+# hardware-counters-unavailable saying no PMU, once, in the words of a
+# Run's (the same message and remedy, whatever the Machine); --json parses with the
 # documented shape; with a command, what its binary offers: the demo
 # workload (debug info) says line, a copy without -g says function, a
 # stripped one says symbol; -fno-omit-frame-pointer and -fomit-frame-pointer
@@ -40,13 +42,32 @@ done
 [ "$(check root privileges status)" = ok ] || fail "root: privileges $(check root privileges detail)"
 [ "$(check root bpf status)" = ok ] || fail "root: BPF not ok: $(check root bpf detail)"
 [ "$(check root btf status)" = ok ] || fail "root: BTF not ok: $(check root btf detail)"
-if ! ls /sys/bus/event_source/devices/ | grep -qx 'cpu\|cpu_core\|armv8_pmuv3.*'; then
+# the one cause of missing counters: doctor and a Run say it in the same words
+hcu() { json "$1" "[x['$2'] for x in d['degradations'] if x['name'] == 'hardware-counters-unavailable']"; }
+"$NUNATAK" run -o "$T/runs" -- "$WORKLOADS/hotspots" 0.3 >/dev/null 2>"$T/run.err" ||
+	fail "the Run failed: $(cat "$T/run.err")"
+run=$(run_dir_of "$T/run.err")
+[ "$(hcu "$run/manifest.json" message)" = "$(hcu "$T/root.json" message)" ] ||
+	fail "the Run and doctor differ: $(hcu "$run/manifest.json" message) / $(hcu "$T/root.json" message)"
+[ "$(hcu "$run/manifest.json" remedy)" = "$(hcu "$T/root.json" remedy)" ] ||
+	fail "the Run's remedy is not doctor's: $(hcu "$run/manifest.json" remedy) / $(hcu "$T/root.json" remedy)"
+if ! ls /sys/bus/event_source/devices/ | grep -qx 'cpu\|cpu_core\|cpu_atom\|armv[78]_.*'; then
 	[ "$(check root pmu status)" = missing ] || fail "no PMU here, yet pmu is $(check root pmu status)"
-	check root pmu remedy | grep -q 'PMU' || fail "the PMU check has no remedy: $(check root pmu remedy)"
-	json "$T/root.json" "[x['name'] for x in d['degradations']]" |
-		grep -q hardware-counters-unavailable || fail "no hardware-counters-unavailable Degradation"
+	check root pmu detail | grep -q '^no PMU on this Machine: ' ||
+		fail "the pmu check does not say there is no PMU: $(check root pmu detail)"
+	check root pmu remedy | grep -q 'bare metal' || fail "the PMU check has no remedy: $(check root pmu remedy)"
+	for who in "$run/manifest.json" "$T/root.json"; do
+		[ "$(json "$who" "len([x for x in d['degradations'] if x['name'] == 'hardware-counters-unavailable'])")" = 1 ] ||
+			fail "$who: not one hardware-counters-unavailable Degradation: $(json "$who" 'd["degradations"]')"
+		msg=$(hcu "$who" message)
+		grep -q "no PMU on this Machine: " <<<"$msg" || fail "$who does not say there is no PMU: $msg"
+		grep -qi "event table\|not known\|counter fp_\|counter FP_" <<<"$msg" &&
+			fail "$who says another cause than the missing PMU: $msg"
+	done
+	echo "no PMU, said once by doctor and the Run: $(hcu "$run/manifest.json" message)"
 else
-	echo "note: this machine has a PMU: the 'PMU missing' assertion does not apply"
+	echo "note: this machine has a PMU: the 'no PMU' cause is not checked (doctor and the Run still agree)"
+	check root pmu detail | grep -q '^no PMU' && fail "a PMU is listed, yet doctor says none: $(check root pmu detail)"
 fi
 [ "$(check root machine_profile status)" = missing ] || fail "an empty cache: machine_profile $(check root machine_profile status)"
 check root machine_profile remedy | grep -q 'nunatak calibrate' || fail "no calibrate remedy"
@@ -116,6 +137,9 @@ if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 	[ "$(check user bpf status)" = missing ] || fail "nobody: bpf $(check user bpf status)"
 	json "$T/user.json" "[x['name'] for x in d['degradations']]" | grep -q bpf-denied ||
 		fail "nobody: no bpf-denied Degradation: $(json "$T/user.json" 'd["degradations"]')"
+	# nothing is sampled without BPF: bpf-denied alone, as in the user's Run (unprivileged.sh)
+	json "$T/user.json" "[x['name'] for x in d['degradations']]" | grep -q hardware-counters-unavailable &&
+		fail "nobody: hardware-counters-unavailable beside bpf-denied: $(json "$T/user.json" 'd["degradations"]')"
 	[ "$(check user attribution status)" = ok ] || fail "nobody: the binary is still examined"
 else
 	echo "note: setpriv or the user nobody missing: the unprivileged part was not run"

@@ -106,20 +106,19 @@ static void test_pmu_group(void **state)
 
 	(void)state;
 	cpu(&id, "zen3");
-	assert_int_equal(doctor_pmu_group(&id, 1, d, sizeof(d)), DOCTOR_OK);
+	assert_int_equal(doctor_pmu_group(&id, d, sizeof(d)), DOCTOR_OK);
 	assert_non_null(strstr(d, "the zen3 group (flop_dp, dram_bytes"));
 	assert_non_null(strstr(d, "single-precision FLOP counted as double"));
-	/* a known group does not make counters on a Machine without PMU */
-	assert_int_equal(doctor_pmu_group(&id, 0, d, sizeof(d)), DOCTOR_MISSING);
-	assert_non_null(strstr(d, "no PMU"));
+	/* whether there is a PMU is the pmu check's (pmu_cause.h), not said here */
+	assert_null(strstr(d, "PMU"));
 	/* a known processor without an event table: never a neighbour's group */
 	cpu(&id, "neoverse-n1");
-	assert_int_equal(doctor_pmu_group(&id, 1, d, sizeof(d)), DOCTOR_MISSING);
-	assert_non_null(strstr(d, "no FLOP/DRAM event group"));
+	assert_int_equal(doctor_pmu_group(&id, d, sizeof(d)), DOCTOR_MISSING);
+	assert_non_null(strstr(d, "no FLOP/DRAM group"));
+	assert_non_null(strstr(d, "family 25 model 1, neoverse-n1"));
 	cpu(&id, NULL);
-	assert_int_equal(doctor_pmu_group(&id, 1, d, sizeof(d)), DOCTOR_MISSING);
+	assert_int_equal(doctor_pmu_group(&id, d, sizeof(d)), DOCTOR_MISSING);
 	assert_non_null(strstr(d, "microarchitecture unknown"));
-	assert_non_null(strstr(d, "time only"));
 }
 
 /* `--version` texts captured on this machine */

@@ -315,7 +315,7 @@ static void agent_start_sampling(struct agent *a)
 	char err[256] = "";
 
 	a->sampler = sampler__new(&so, err, sizeof(err));
-	if (!a->sampler && so.pmu && agent_pmu_refused(a, err)) {
+	if (!a->sampler && so.pmu && agent_pmu_refused(a, err, errno)) {
 		so.pmu = NULL; /* time only rather than nothing */
 		a->sampler = sampler__new(&so, err, sizeof(err));
 	}

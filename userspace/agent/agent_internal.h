@@ -207,6 +207,9 @@ struct agent {
 	int epoll_fd;
 	int active;	 /* perf events enabled */
 	struct degradation_list degradations; /* node level */
+	const struct pmu_event_set *pmu_asked; /* agent_pmu.c: the group asked, NULL: none */
+	int pmu_refused_err;                   /* its -errno when it failed on a CPU */
+	char pmu_refused[256];                 /* and sampler__new's words then */
 	struct agent_target *targets;
 	struct agent_request *requests; /* agent_control.c */
 	size_t n_requests;
@@ -222,13 +225,16 @@ struct agent {
  * module table (unwinder_sync) */
 void agent_unwinder_sync(struct agent *a);
 /* agent_pmu.c: the sampling group to ask for (agent_opts.pmu, else this
- * Machine's; NULL: none, its Degradation recorded), then, once the sampler
- * exists, the Degradations of what it could not open */
+ * Machine's; NULL: none), remembered; nothing said yet */
 const struct pmu_event_set *agent_pmu_choose(struct agent *a);
+/* once the sampler exists (never without: bpf-denied says it all), the
+ * Degradation of the counters it does not sample (pmu_cause.h), or their
+ * caveat */
 void agent_pmu_degradations(struct agent *a);
-/* 1 when sampler__new's err says the group's events could not be opened
- * on every CPU (recorded as the Degradation): the caller tries without */
-int agent_pmu_refused(struct agent *a, const char *err);
+/* 1 when sampler__new's err (errnum its errno) says the group's events
+ * could not be opened on every CPU (kept for agent_pmu_degradations): the
+ * caller tries without */
+int agent_pmu_refused(struct agent *a, const char *err, int errnum);
 /* the kernel's symbols (read by a thread from the Agent's start on,
  * waited for at the first kernel frame); NULL when they cannot be read
  * (a node Degradation) */

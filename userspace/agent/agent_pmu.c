@@ -1,70 +1,62 @@
 /* agent_pmu — which sampling group the Agent asks of its sampler
- * (pmu_events.h) and the node Degradations of what it does not get: no
- * group at all (`hardware-counters-unavailable`: no PMU, or a processor
- * whose events are not known), or FLOP without their precision
- * (`flop-precision-unknown`, AMD Zen). */
+ * (pmu_events.h) and, once the sampler exists, the node Degradations of
+ * what it does not get: no FLOP or DRAM counter at all
+ * (`hardware-counters-unavailable`, its one cause decided by pmu_cause.h
+ * in doctor's words), or FLOP without their precision
+ * (`flop-precision-unknown`, AMD Zen). Nothing is said before the sampler
+ * exists: without BPF (bpf-denied) nothing is sampled, time included, and
+ * that Degradation says so alone. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "userspace/agent/agent_internal.h"
+#include "userspace/agent/pmu_cause.h"
 #include "userspace/agent/pmu_events.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/log/log.h"
 #include "userspace/machine/cpu_id.h"
 
-#define PMU_DEGRADATION "hardware-counters-unavailable"
-
 const struct pmu_event_set *agent_pmu_choose(struct agent *a)
 {
-	const struct pmu_event_set *set;
-	const char *reason = NULL;
+	struct pmu_facts f;
 	struct cpu_id id;
-	char msg[512];
-	int err;
 
+	a->pmu_refused_err = 0;
+	a->pmu_refused[0] = '\0';
 	if (a->opts.pmu)
-		return a->opts.pmu;
-	err = cpu_id_read(&id);
-	set = err ? NULL : pmu_events_for(id.microarchitecture, &reason);
-	if (set)
-		return set;
-	snprintf(msg, sizeof(msg),
-		 "no FLOP or DRAM counter is sampled: %s (%s family %d model %d: %s)",
-		 err ? "/proc/cpuinfo cannot be read" : reason, err ? "?" : id.vendor,
-		 err ? -1 : id.family, err ? -1 : id.model,
-		 !err && id.microarchitecture ? id.microarchitecture : "unknown");
-	agent_add_node_degradation(
-	    a, PMU_DEGRADATION, msg,
-	    "time is sampled as usual; FLOP and DRAM Measurements need a "
-	    "processor in nunatak's event table (userspace/agent/pmu_events.c)");
-	return NULL;
+		return a->pmu_asked = a->opts.pmu;
+	pmu_facts_here(&f, &id);
+	return a->pmu_asked = f.set;
 }
 
-int agent_pmu_refused(struct agent *a, const char *err)
+int agent_pmu_refused(struct agent *a, const char *err, int errnum)
 {
-	char msg[512];
-
 	if (strncmp(err, SAMPLER_PMU_OPEN_FAILED, strlen(SAMPLER_PMU_OPEN_FAILED)))
 		return 0;
-	snprintf(msg, sizeof(msg), "no FLOP or DRAM counter is sampled: %s", err);
-	agent_add_node_degradation(a, PMU_DEGRADATION, msg,
-				   "time is sampled as usual; free the PMU's counters (another "
-				   "profiler, the NMI watchdog) for FLOP and DRAM Measurements");
+	a->pmu_refused_err = errnum > 0 ? -errnum : -EIO;
+	snprintf(a->pmu_refused, sizeof(a->pmu_refused), "%s", err);
 	return 1;
 }
 
 void agent_pmu_degradations(struct agent *a)
 {
 	const struct pmu_event_set *set = sampler_pmu(a->sampler);
-	const char *why = sampler_pmu_unavailable(a->sampler);
+	struct pmu_verdict v;
+	struct pmu_facts f;
+	struct cpu_id id;
 	char msg[512];
 
-	if (why) {
-		snprintf(msg, sizeof(msg), "no FLOP or DRAM counter is sampled: %s", why);
-		agent_add_node_degradation(a, PMU_DEGRADATION, msg,
-					   "time is sampled as usual; for FLOP and DRAM "
-					   "Measurements run on bare metal or in a VM that exposes "
-					   "the PMU (KVM: -cpu host with a virtual PMU)");
+	pmu_facts_here(&f, &id);
+	f.set = a->pmu_asked;
+	if (a->pmu_refused_err) {
+		f.group_err = a->pmu_refused_err;
+		f.group_why = a->pmu_refused;
+	} else {
+		f.group_why = sampler_pmu_unavailable(a->sampler, &f.group_err);
+	}
+	if (pmu_cause_decide(&f, &v) != PMU_CAUSE_NONE) {
+		agent_add_node_degradation(a, PMU_DEGRADATION, v.message, v.remedy);
 		return;
 	}
 	if (set && set->precision_mixed) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "userspace/agent/hardware_counters.h"
+#include "userspace/agent/pmu_cause.h"
 
 struct counted {
 	pid_t tgid;
@@ -39,7 +40,7 @@ struct hardware_counters *hardware_counters__new_events(uint32_t type, uint64_t 
 							uint64_t second)
 {
 	struct hardware_counters *hc = calloc(1, sizeof(*hc));
-	int fd;
+	int fd, err;
 
 	if (!hc)
 		return NULL;
@@ -47,12 +48,12 @@ struct hardware_counters *hardware_counters__new_events(uint32_t type, uint64_t 
 	hc->config[0] = first;
 	hc->config[1] = second;
 	fd = open_counter(hc, 0, first);
-	if (fd < 0)
-		snprintf(hc->reason, sizeof(hc->reason),
-			 type == PERF_TYPE_HARDWARE
-			     ? "no PMU on this Machine: a cycles counter cannot be opened (%s)"
-			     : "the counter cannot be opened (%s)",
-			 strerror(errno));
+	err = fd < 0 ? -errno : 0;
+	if (err) /* the Run's Degradation says why at length (pmu_cause.h) */
+		snprintf(hc->reason, sizeof(hc->reason), "%s: %s cannot be opened (%s)",
+			 pmu_open_failure(err),
+			 type == PERF_TYPE_HARDWARE ? "a cycles counter" : "the counter",
+			 strerror(-err));
 	else
 		close(fd);
 	return hc;

@@ -176,11 +176,7 @@ int pmu_event_set_probe(const struct pmu_event_set *set, int ncpu, char *why, si
 				break;
 		}
 		if (err) {
-			snprintf(why, len, "%s%s's counter %s cannot be opened (%s)",
-				 set->events[i].type == PERF_TYPE_RAW &&
-					 (err == -ENOENT || err == -EOPNOTSUPP)
-				     ? "no PMU on this Machine: "
-				     : "",
+			snprintf(why, len, "%s's counter %s cannot be opened (%s)",
 				 set->microarchitecture, set->events[i].name, strerror(-err));
 			return err;
 		}

@@ -90,9 +90,10 @@ const struct pmu_event_set *pmu_events_lookup(const char *vendor, int family, in
 int pmu_event_open(const struct pmu_event *e, int cpu);
 
 /* Whether every event of set opens here (on the first online CPU of the
- * ncpu possible ones): 0, or -errno with why (e.g. "no PMU on this
- * Machine: zen3's counter fp_ret_sse_avx_ops.all cannot be opened (No such
- * file or directory)"). Opens nothing it keeps. */
+ * ncpu possible ones): 0, or -errno with which did not (e.g. "zen3's
+ * counter fp_ret_sse_avx_ops.all cannot be opened (No such file or
+ * directory)"); why the Machine has no counters is pmu_cause.h's to say.
+ * Opens nothing it keeps. */
 int pmu_event_set_probe(const struct pmu_event_set *set, int ncpu, char *why, size_t len);
 
 /* 1 when set feeds counter c */

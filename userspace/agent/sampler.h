@@ -41,7 +41,7 @@ struct sampler_opts {
 	/* the sampling group's counting events (bpf/sample.h), opened on every
 	 * CPU beside the sampling event and read at each sample; NULL: none.
 	 * Borrowed: it must outlive the sampler. When an event cannot be
-	 * opened (no PMU) the sampler samples time only and
+	 * opened (no PMU, ...) the sampler samples time only and
 	 * sampler_pmu_unavailable() says why. */
 	const struct pmu_event_set *pmu;
 };
@@ -144,9 +144,9 @@ int sampler_set_netns_only(struct sampler *s, int on);
 /* The group sampled (its events' growth in sample_value.pmu[], by enum
  * pmu_counter), or NULL: none asked, or it could not be opened. */
 const struct pmu_event_set *sampler_pmu(const struct sampler *s);
-/* why the group asked for is not sampled (static or the sampler's), NULL
- * when it is or none was asked */
-const char *sampler_pmu_unavailable(const struct sampler *s);
+/* which of the group's counters did not open (the sampler's string), NULL
+ * when it is sampled or none was asked; *err its -errno (0 with NULL) */
+const char *sampler_pmu_unavailable(const struct sampler *s, int *err);
 /* how sampler__new's err begins when the group, probed fine, could not be
  * opened on every CPU (the counters taken meanwhile): try without it */
 #define SAMPLER_PMU_OPEN_FAILED "opening the counting event"

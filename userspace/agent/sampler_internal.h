@@ -20,6 +20,7 @@ struct sampler {
 	int *pmu_fds;        /* ncpu × MAX_PMU_EVENTS counting events (-1: none) */
 	const struct pmu_event_set *pmu; /* the group sampled, NULL: none */
 	char pmu_unavailable[256];       /* why the group asked for is not sampled */
+	int pmu_err;                     /* and its -errno (0: sampled, or none asked) */
 	struct bpf_link **links;
 	int n_events;
 	int active;          /* the sampling events are enabled */

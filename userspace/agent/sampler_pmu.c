@@ -30,9 +30,12 @@ void sampler_pmu_configure(struct sampler *s, const struct pmu_event_set *set)
 		snprintf(s->pmu_unavailable, sizeof(s->pmu_unavailable),
 			 "the group of %s has %zu events (1 to %d)", set->microarchitecture,
 			 set->n_events, MAX_PMU_EVENTS);
+		s->pmu_err = -E2BIG;
 		return;
 	}
-	if (pmu_event_set_probe(set, s->ncpu, s->pmu_unavailable, sizeof(s->pmu_unavailable)))
+	s->pmu_err =
+	    pmu_event_set_probe(set, s->ncpu, s->pmu_unavailable, sizeof(s->pmu_unavailable));
+	if (s->pmu_err)
 		return;
 	s->pmu = set;
 	s->sample->rodata->pmu_events = set->n_events;
@@ -106,7 +109,8 @@ const struct pmu_event_set *sampler_pmu(const struct sampler *s)
 	return s->pmu;
 }
 
-const char *sampler_pmu_unavailable(const struct sampler *s)
+const char *sampler_pmu_unavailable(const struct sampler *s, int *err)
 {
+	*err = s->pmu_err;
 	return s->pmu_unavailable[0] ? s->pmu_unavailable : NULL;
 }

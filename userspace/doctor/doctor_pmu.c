@@ -1,32 +1,20 @@
 /* doctor_pmu — see doctor_pmu.h. */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "userspace/agent/pmu_cause.h"
 #include "userspace/agent/pmu_events.h"
 #include "userspace/doctor/doctor_pmu.h"
 #include "userspace/machine/cpu_id.h"
 
-#define DEGRADATION "hardware-counters-unavailable"
-
-static const char REMEDY_NO_PMU[] =
-    "profile on bare metal or in a VM that exposes its PMU (KVM: -cpu host with pmu=on; "
-    "`perf stat -e cycles true` works there); time is still sampled";
-
-/* the group's events and counters into name, or -ENOENT with reason */
-static int pmu_group_lookup(const struct cpu_id *id, char *name, size_t len, const char **reason)
+/* the group's events and counters into name (set non-NULL) */
+static void pmu_group_name(const struct pmu_event_set *set, char *name, size_t len)
 {
-	const struct pmu_event_set *set;
 	size_t i, n;
 	int c;
 
-	*reason = "its microarchitecture is unknown";
-	set = id->microarchitecture ? pmu_events_for(id->microarchitecture, reason) : NULL;
-	if (!set)
-		return -ENOENT;
 	n = (size_t)snprintf(name, len, "the %s group (", set->microarchitecture);
 	for (c = 0; c < PMU_COUNTERS && n < len; c++)
 		if (pmu_event_set_has(set, (enum pmu_counter)c))
@@ -39,109 +27,84 @@ static int pmu_group_lookup(const struct cpu_id *id, char *name, size_t len, con
 	if (n < len)
 		snprintf(name + n, len - n, "%s)",
 			 set->precision_mixed ? "; single-precision FLOP counted as double" : "");
-	return 0;
 }
 
-enum doctor_status doctor_pmu_group(const struct cpu_id *id, int pmu_present, char *detail,
-				    size_t len)
+enum doctor_status doctor_pmu_group(const struct cpu_id *id, char *detail, size_t len)
 {
-	char group[400];
 	const char *who = id->model_name[0] ? id->model_name : id->vendor, *reason;
+	const struct pmu_event_set *set =
+	    id->microarchitecture ? pmu_events_for(id->microarchitecture, &reason) : NULL;
+	char group[400];
 
-	if (pmu_group_lookup(id, group, sizeof(group), &reason)) {
-		snprintf(
-		    detail, len,
-		    "%s (%s, family %d model %d): no FLOP/DRAM event group: %s: time only", who,
-		    id->microarchitecture ? id->microarchitecture : "microarchitecture unknown",
-		    id->family, id->model, reason);
+	if (!set) {
+		snprintf(detail, len,
+			 "%s (%s family %d model %d, %s): nunatak's event table has no FLOP/DRAM "
+			 "group for it",
+			 who, id->vendor, id->family, id->model,
+			 id->microarchitecture ? id->microarchitecture
+					       : "microarchitecture unknown");
 		return DOCTOR_MISSING;
 	}
-	if (!pmu_present) {
-		snprintf(detail, len, "%s: %s is known, but there is no PMU to count its events",
-			 who, group);
-		return DOCTOR_MISSING;
-	}
+	pmu_group_name(set, group, sizeof(group));
 	snprintf(detail, len, "%s: %s", who, group);
 	return DOCTOR_OK;
 }
 
-/* 0 when a cycles counter of this process (user mode: allowed by
- * perf_event_paranoid <= 2 to everyone) opens, else -errno */
-static int open_cycles(void)
+/* the "pmu" check: the Agent's decision (pmu_cause.h) on the Agent's facts */
+static enum pmu_cause check_pmu(struct doctor_report *r, struct pmu_facts *f, struct pmu_verdict *v)
 {
-	struct perf_event_attr attr = {
-	    .type = PERF_TYPE_HARDWARE,
-	    .size = sizeof(attr),
-	    .config = PERF_COUNT_HW_CPU_CYCLES,
-	    .exclude_kernel = 1,
-	    .exclude_hv = 1,
-	    .disabled = 1,
-	};
-	int fd = (int)syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	char why[256] = "", core[64] = "";
 
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 0;
-}
-
-static int check_pmu(struct doctor_report *r)
-{
-	char msg[320];
-	int e = open_cycles();
-
-	if (!e) {
-		doctor_check(r, "pmu", DOCTOR_OK, NULL, "a cycles counter opens");
-		return 1;
+	if (f->set) {
+		f->group_err =
+		    pmu_event_set_probe(f->set, ncpu > 0 ? (int)ncpu : 1, why, sizeof(why));
+		f->group_why = f->group_err ? why : NULL;
 	}
-	if (e == -EACCES || e == -EPERM) {
-		snprintf(msg, sizeof(msg),
-			 "a cycles counter is refused to this user (%s): perf_event_paranoid",
-			 strerror(-e));
-		doctor_check(r, "pmu", DOCTOR_WARNING,
-			     "profile as root or through nunatakd, which may use the PMU", "%s",
-			     msg);
-		return 0;
+	switch (pmu_cause_decide(f, v)) {
+	case PMU_CAUSE_NONE:
+		if (f->set)
+			doctor_check(r, "pmu", DOCTOR_OK, NULL, "%s's counters open",
+				     f->set->microarchitecture);
+		else
+			doctor_check(r, "pmu", DOCTOR_OK, NULL, "a PMU (%s) counts cycles",
+				     pmu_core_listed(f->devices, core, sizeof(core)) ? core
+										     : "unnamed");
+		break;
+	case PMU_CAUSE_REFUSED:
+		doctor_check(r, "pmu", DOCTOR_WARNING, v->remedy, "%s", v->message);
+		break;
+	default:
+		doctor_check(r, "pmu", DOCTOR_MISSING, v->remedy, "%s", v->message);
 	}
-	snprintf(msg, sizeof(msg),
-		 "no PMU on this Machine: a cycles counter cannot be opened (%s): FLOP and DRAM "
-		 "counters are not sampled and roofline placements are unavailable",
-		 strerror(-e));
-	doctor_check(r, "pmu", DOCTOR_MISSING, REMEDY_NO_PMU, "%s", msg);
-	doctor_degradation(r, DEGRADATION, msg, REMEDY_NO_PMU);
-	return 0;
+	return v->cause;
 }
 
 void doctor_pmu_checks(struct doctor_report *r)
 {
-	int present = check_pmu(r);
-	const struct pmu_event_set *set;
-	const char *reason;
-	char detail[512];
+	struct pmu_verdict v;
+	struct pmu_facts f;
 	struct cpu_id id;
+	char detail[512];
 	enum doctor_status s;
-	int e = cpu_id_read(&id);
+	enum pmu_cause cause;
 
-	if (e) {
+	pmu_facts_here(&f, &id);
+	cause = check_pmu(r, &f, &v);
+	/* without BPF a Run samples nothing: bpf-denied says it alone, as in a Run */
+	if (cause != PMU_CAUSE_NONE && doctor_check_status(r, "bpf") != DOCTOR_MISSING)
+		doctor_degradation(r, PMU_DEGRADATION, v.message, v.remedy);
+	if (!f.id) {
 		doctor_check(r, "pmu_counter_group", DOCTOR_MISSING, NULL,
 			     "the processor cannot be identified from /proc/cpuinfo: %s",
-			     strerror(-e));
+			     strerror(-f.id_err));
 		return;
 	}
-	s = doctor_pmu_group(&id, present, detail, sizeof(detail));
-	doctor_check(r, "pmu_counter_group", s,
-		     s == DOCTOR_OK ? NULL
-		     : present	    ? "time is sampled; FLOP and DRAM counters need a processor "
-				      "nunatak has an event table for"
-				    : REMEDY_NO_PMU,
-		     "%s", detail);
-	if (s != DOCTOR_OK && present)
-		doctor_degradation(r, DEGRADATION, detail,
-				   "time is sampled; FLOP and DRAM counters need a processor "
-				   "nunatak has an event table for");
-	set = s == DOCTOR_OK ? pmu_events_for(id.microarchitecture, &reason) : NULL;
-	if (set && set->precision_mixed) /* the Agent's own words (agent_pmu.c) */
-		doctor_degradation(r, "flop-precision-unknown", set->caveat,
+	s = doctor_pmu_group(&id, detail, sizeof(detail));
+	/* the cause is the pmu check's: said once, the remedy too */
+	doctor_check(r, "pmu_counter_group", s, NULL, "%s", detail);
+	if (cause == PMU_CAUSE_NONE && f.set && f.set->precision_mixed) /* agent_pmu.c's words */
+		doctor_degradation(r, "flop-precision-unknown", f.set->caveat,
 				   "read flop_dp as the FLOP of every precision; compare "
 				   "single-precision code with flops_sp by hand");
 }
