@@ -11,6 +11,13 @@ static int usable(const struct calibration_row *r)
 	return !r->opaque && r->measured_ms > 0 && isfinite(r->measured_ms);
 }
 
+/* ms x 1e-3, not ms / 1e3: the autotuner's arithmetic, so that a fit of
+ * its rows gives its constants to the last bit */
+static double seconds(const struct calibration_row *r)
+{
+	return r->measured_ms * 1e-3;
+}
+
 static int fully_exact(const struct calibration_row *r)
 {
 	return !r->flops_approx && !r->bytes_approx;
@@ -51,7 +58,7 @@ static void fit_backend(const struct calibration_row *rows, size_t n, struct env
 {
 	size_t i;
 
-	f->fission_slack = f->peak_flops = f->peak_memory_bandwidth = (struct fit_value){ NAN, -1 };
+	f->fission_slack = f->peak_flops = f->peak_memory_bandwidth = (struct fit_value){NAN, -1};
 	for (i = 0; i < n; i++) {
 		const struct calibration_row *r = &rows[i];
 
@@ -61,15 +68,18 @@ static void fit_backend(const struct calibration_row *rows, size_t n, struct env
 			f->opaque++;
 			continue;
 		}
+		f->violations += fully_exact(r) && r->model_ms > r->measured_ms;
+		if (!usable(r))
+			continue;
+		f->timed++;
 		f->flops_approx += r->flops_approx;
 		f->bytes_approx += r->bytes_approx;
 		f->multi_kernel += r->kernels > 1;
-		f->violations += fully_exact(r) && r->model_ms > r->measured_ms;
-		if (!usable(r) || (r->flops_approx && r->bytes_approx))
+		if (r->flops_approx && r->bytes_approx)
 			continue;
 		f->rows++;
-		raise_leg(&f->peak_flops, r->flops, r->flops_approx, r->measured_ms / 1e3, (long)i);
-		raise_leg(&f->peak_memory_bandwidth, r->bytes, r->bytes_approx, r->measured_ms / 1e3,
+		raise_leg(&f->peak_flops, r->flops, r->flops_approx, seconds(r), (long)i);
+		raise_leg(&f->peak_memory_bandwidth, r->bytes, r->bytes_approx, seconds(r),
 			  (long)i);
 	}
 	for (i = 0; i < n; i++) {
@@ -79,11 +89,11 @@ static void fit_backend(const struct calibration_row *rows, size_t n, struct env
 		if (strcmp(r->backend, f->backend) || !usable(r) || r->kernels < 2 ||
 		    !fully_exact(r))
 			continue;
-		slack = envelope_bound_s(f->peak_flops.value, f->peak_memory_bandwidth.value, r->flops,
-					 r->bytes, r->kernels) /
-			(r->measured_ms / 1e3);
+		slack = envelope_bound_s(f->peak_flops.value, f->peak_memory_bandwidth.value,
+					 r->flops, r->bytes, r->kernels) /
+			seconds(r);
 		if (slack > 1 && (f->fission_slack.row < 0 || slack > f->fission_slack.value))
-			f->fission_slack = (struct fit_value){ slack, (long)i };
+			f->fission_slack = (struct fit_value){slack, (long)i};
 	}
 	if (f->fission_slack.row >= 0) {
 		f->peak_flops.value *= f->fission_slack.value;
