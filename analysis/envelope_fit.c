@@ -58,7 +58,7 @@ static void fit_backend(const struct calibration_row *rows, size_t n, struct env
 {
 	size_t i;
 
-	f->fission_slack = f->peak_flops = f->peak_memory_bandwidth = (struct fit_value){NAN, -1};
+	f->fission_slack = f->peak_flops = f->peak_memory_bandwidth = (struct fit_value){ NAN, -1 };
 	for (i = 0; i < n; i++) {
 		const struct calibration_row *r = &rows[i];
 
@@ -79,8 +79,7 @@ static void fit_backend(const struct calibration_row *rows, size_t n, struct env
 			continue;
 		f->rows++;
 		raise_leg(&f->peak_flops, r->flops, r->flops_approx, seconds(r), (long)i);
-		raise_leg(&f->peak_memory_bandwidth, r->bytes, r->bytes_approx, seconds(r),
-			  (long)i);
+		raise_leg(&f->peak_memory_bandwidth, r->bytes, r->bytes_approx, seconds(r), (long)i);
 	}
 	for (i = 0; i < n; i++) {
 		const struct calibration_row *r = &rows[i];
@@ -89,11 +88,11 @@ static void fit_backend(const struct calibration_row *rows, size_t n, struct env
 		if (strcmp(r->backend, f->backend) || !usable(r) || r->kernels < 2 ||
 		    !fully_exact(r))
 			continue;
-		slack = envelope_bound_s(f->peak_flops.value, f->peak_memory_bandwidth.value,
-					 r->flops, r->bytes, r->kernels) /
+		slack = envelope_bound_s(f->peak_flops.value, f->peak_memory_bandwidth.value, r->flops,
+					 r->bytes, r->kernels) /
 			seconds(r);
 		if (slack > 1 && (f->fission_slack.row < 0 || slack > f->fission_slack.value))
-			f->fission_slack = (struct fit_value){slack, (long)i};
+			f->fission_slack = (struct fit_value){ slack, (long)i };
 	}
 	if (f->fission_slack.row >= 0) {
 		f->peak_flops.value *= f->fission_slack.value;

@@ -53,10 +53,9 @@ static void comment_fit(FILE *out, const struct fit_report_input *in, const stru
 	char name[NAME_MAX_LEN];
 	const struct calibration_row *r;
 
-	fprintf(out,
-		"# backend %s: %zu rows used, %zu opaque excluded, %zu skipped by peak_flops "
-		"(approximate FLOP), %zu skipped by peak_memory_bandwidth (approximate bytes), "
-		"%zu multi-kernel, %zu violations (model_ms above measured_ms)\n",
+	fprintf(out, "# backend %s: %zu rows used, %zu opaque excluded, %zu skipped by peak_flops "
+		     "(approximate FLOP), %zu skipped by peak_memory_bandwidth (approximate bytes), "
+		     "%zu multi-kernel, %zu violations (model_ms above measured_ms)\n",
 		f->backend, f->rows, f->opaque, f->flops_approx, f->bytes_approx, f->multi_kernel,
 		f->violations);
 	comment_leg(out, in, "peak_flops", &f->peak_flops, "FLOP/s",
@@ -79,8 +78,7 @@ static void reason_text(FILE *out, const struct fit_report_input *in, const stru
 	char text[4096];
 	size_t used, i;
 
-	used =
-	    (size_t)snprintf(text, sizeof(text), "envelope fit of %zu rows (nunatak fit", f->rows);
+	used = (size_t)snprintf(text, sizeof(text), "envelope fit of %zu rows (nunatak fit", f->rows);
 	for (i = 0; i < in->nfiles && used < sizeof(text); i++)
 		used += (size_t)snprintf(text + used, sizeof(text) - used, " %s", in->files[i]);
 	if (used < sizeof(text))
@@ -115,22 +113,19 @@ int fit_report_text(FILE *out, const struct fit_report_input *in)
 	if (!in->nfits)
 		fprintf(out, "# no rows: nothing to fit\n");
 	if (in->nfits > 1)
-		fprintf(out,
-			"# %zu backends: paste the [ceilings] block of this Machine's backend "
-			"(its identity: nunatak calibrate --json) into nunatak.toml\n",
+		fprintf(out, "# %zu backends: paste the [ceilings] block of this Machine's backend "
+			     "(its identity: nunatak calibrate --json) into nunatak.toml\n",
 			in->nfits);
 	for (i = 0; i < in->nfits; i++) {
 		fprintf(out, "%s", i ? "\n" : "");
 		comment_fit(out, in, &in->fits[i]);
 		if (in->margin != 1)
-			fprintf(out,
-				"# constants below x %g (--margin), then bumped by %g so that "
-				"7 digits never print below the fit\n",
+			fprintf(out, "# constants below x %g (--margin), then bumped by %g so that "
+				     "7 digits never print below the fit\n",
 				in->margin, FIT_REPORT_BUMP);
 		else
-			fprintf(out,
-				"# constants below bumped by %g so that 7 digits never print "
-				"below the fit\n",
+			fprintf(out, "# constants below bumped by %g so that 7 digits never print "
+				     "below the fit\n",
 				FIT_REPORT_BUMP);
 		block(out, in, &in->fits[i]);
 	}
@@ -192,13 +187,12 @@ int fit_report_ocannl(FILE *out, const struct fit_report_input *in)
 	for (i = 0; i < in->nfits; i++) {
 		const struct envelope_fit *f = &in->fits[i];
 
-		fprintf(
-		    out,
-		    "# backend %s: %zu timed row%s (%zu opaque excluded, %zu approx-flops / %zu "
-		    "approx-bytes excluded per leg, %zu multi-kernel), %zu recorded bound "
-		    "violation%s\n",
-		    f->backend, f->timed, f->timed == 1 ? "" : "s", f->opaque, f->flops_approx,
-		    f->bytes_approx, f->multi_kernel, f->violations, f->violations == 1 ? "" : "s");
+		fprintf(out,
+			"# backend %s: %zu timed row%s (%zu opaque excluded, %zu approx-flops / %zu "
+			"approx-bytes excluded per leg, %zu multi-kernel), %zu recorded bound "
+			"violation%s\n",
+			f->backend, f->timed, f->timed == 1 ? "" : "s", f->opaque, f->flops_approx,
+			f->bytes_approx, f->multi_kernel, f->violations, f->violations == 1 ? "" : "s");
 		if (f->fission_slack.row >= 0) {
 			fit_report_ocannl_number(f->fission_slack.value, number, sizeof(number));
 			fprintf(out,
@@ -238,14 +232,14 @@ json_t *fit_report_json(const struct fit_report_input *in)
 	for (i = 0; doc && i < in->nfits; i++) {
 		const struct envelope_fit *f = &in->fits[i];
 		json_t *o = json_pack(
-		    "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "backend",
-		    f->backend, "timed", (json_int_t)f->timed, "rows", (json_int_t)f->rows,
-		    "opaque", (json_int_t)f->opaque, "flops_approx", (json_int_t)f->flops_approx,
-		    "bytes_approx", (json_int_t)f->bytes_approx, "multi_kernel",
-		    (json_int_t)f->multi_kernel, "violations", (json_int_t)f->violations,
-		    "fission_slack", value_json(in, &f->fission_slack, 1), "peak_flops",
-		    value_json(in, &f->peak_flops, in->margin), "peak_memory_bandwidth",
-		    value_json(in, &f->peak_memory_bandwidth, in->margin));
+			"{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "backend",
+			f->backend, "timed", (json_int_t)f->timed, "rows", (json_int_t)f->rows,
+			"opaque", (json_int_t)f->opaque, "flops_approx", (json_int_t)f->flops_approx,
+			"bytes_approx", (json_int_t)f->bytes_approx, "multi_kernel",
+			(json_int_t)f->multi_kernel, "violations", (json_int_t)f->violations,
+			"fission_slack", value_json(in, &f->fission_slack, 1), "peak_flops",
+			value_json(in, &f->peak_flops, in->margin), "peak_memory_bandwidth",
+			value_json(in, &f->peak_memory_bandwidth, in->margin));
 
 		if (!o || json_array_append_new(list, o)) {
 			json_decref(doc);

@@ -60,7 +60,7 @@ struct fit_report_input {
 	size_t nfits;
 	const char *const *files; /* the row files, as given, for the reason */
 	size_t nfiles;
-	double margin;	  /* >= 1 */
+	double margin; /* >= 1 */
 	const char *date; /* "YYYY-MM-DD" */
 };
 

@@ -149,24 +149,12 @@ const char *calibration_row_name(const struct calibration_row *r, char *buf, siz
 
 /* ---- reading ---- */
 
-enum column {
-	BACKEND,
-	DIGEST,
-	ROUTINE,
-	LABEL,
-	MEASURED,
-	MODEL,
-	KERNELS,
-	FLOPS,
-	BYTES,
-	FLOPS_APPROX,
-	BYTES_APPROX,
-	OPAQUE
-};
+enum column { BACKEND, DIGEST, ROUTINE, LABEL, MEASURED, MODEL, KERNELS, FLOPS, BYTES,
+	      FLOPS_APPROX, BYTES_APPROX, OPAQUE };
 
 static const char *const column_names[CALIBRATION_ROW_COLUMNS] = {
-    "backend", "digest", "routine", "label",	    "measured_ms",  "model_ms",
-    "kernels", "flops",	 "bytes",   "flops_approx", "bytes_approx", "opaque",
+	"backend", "digest",  "routine", "label",	 "measured_ms",	 "model_ms",
+	"kernels", "flops",   "bytes",	 "flops_approx", "bytes_approx", "opaque",
 };
 
 /* a number filling the whole field, finite, >= 0 */
@@ -260,7 +248,7 @@ int calibration_row_parse(const char *line, size_t len, struct calibration_row *
 			  size_t whylen)
 {
 	char *copy = strndup(line, len), *fields[CALIBRATION_ROW_COLUMNS + 1];
-	char **strings[] = {&r->backend, &r->digest, &r->routine, &r->label};
+	char **strings[] = { &r->backend, &r->digest, &r->routine, &r->label };
 	size_t n, i;
 	int err = -ENOMEM;
 
@@ -410,8 +398,8 @@ int calibration_rows_read_file(const char *path, struct calibration_rows *set, c
 
 int calibration_rows_open_at(int at, const char *name, const char *shown)
 {
-	int fd = openat(at, name,
-			O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	int fd = openat(at, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+			0600);
 
 	if (fd < 0 && errno == ELOOP)
 		pr_warn("refusing rows file '%s': a symbolic link", shown);
