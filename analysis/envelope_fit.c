@@ -11,6 +11,13 @@ static int usable(const struct calibration_row *r)
 	return !r->opaque && r->measured_ms > 0 && isfinite(r->measured_ms);
 }
 
+/* ms x 1e-3, not ms / 1e3: the autotuner's arithmetic, so that a fit of
+ * its rows gives its constants to the last bit */
+static double seconds(const struct calibration_row *r)
+{
+	return r->measured_ms * 1e-3;
+}
+
 static int fully_exact(const struct calibration_row *r)
 {
 	return !r->flops_approx && !r->bytes_approx;
@@ -61,16 +68,18 @@ static void fit_backend(const struct calibration_row *rows, size_t n, struct env
 			f->opaque++;
 			continue;
 		}
+		f->violations += fully_exact(r) && r->model_ms > r->measured_ms;
+		if (!usable(r))
+			continue;
+		f->timed++;
 		f->flops_approx += r->flops_approx;
 		f->bytes_approx += r->bytes_approx;
 		f->multi_kernel += r->kernels > 1;
-		f->violations += fully_exact(r) && r->model_ms > r->measured_ms;
-		if (!usable(r) || (r->flops_approx && r->bytes_approx))
+		if (r->flops_approx && r->bytes_approx)
 			continue;
 		f->rows++;
-		raise_leg(&f->peak_flops, r->flops, r->flops_approx, r->measured_ms / 1e3, (long)i);
-		raise_leg(&f->peak_memory_bandwidth, r->bytes, r->bytes_approx, r->measured_ms / 1e3,
-			  (long)i);
+		raise_leg(&f->peak_flops, r->flops, r->flops_approx, seconds(r), (long)i);
+		raise_leg(&f->peak_memory_bandwidth, r->bytes, r->bytes_approx, seconds(r), (long)i);
 	}
 	for (i = 0; i < n; i++) {
 		const struct calibration_row *r = &rows[i];
@@ -81,7 +90,7 @@ static void fit_backend(const struct calibration_row *rows, size_t n, struct env
 			continue;
 		slack = envelope_bound_s(f->peak_flops.value, f->peak_memory_bandwidth.value, r->flops,
 					 r->bytes, r->kernels) /
-			(r->measured_ms / 1e3);
+			seconds(r);
 		if (slack > 1 && (f->fission_slack.row < 0 || slack > f->fission_slack.value))
 			f->fission_slack = (struct fit_value){ slack, (long)i };
 	}

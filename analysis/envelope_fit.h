@@ -15,12 +15,14 @@
  *    raised by the smallest uniform fission slack s = max over the fully
  *    exact multi-kernel rows of (flops/F + bytes/B) / time, when s > 1
  *    (else no slack). A row with an approximate leg never forces slack.
- * Counted: rows (non-opaque, positively timed, exact on at least one leg:
- * the rows the envelope is audited on), opaque (excluded),
- * flops_approx and bytes_approx (non-opaque rows skipped by that leg),
- * multi_kernel (non-opaque rows with kernels > 1) and violations (fully
- * exact non-opaque rows whose recorded model_ms exceeds measured_ms: the
- * model they were pruned with claimed more than the Machine did).
+ * Counted (the autotuner's counts, Cost_model.Calibration.fit): timed
+ * (non-opaque, positively timed), opaque (excluded), flops_approx and
+ * bytes_approx (timed rows skipped by that leg), multi_kernel (timed rows
+ * with kernels > 1) and violations (fully exact non-opaque rows whose
+ * recorded model_ms exceeds measured_ms: the model they were pruned with
+ * claimed more than the Machine did); and rows, the timed rows exact on at
+ * least one leg (the rows the envelope is audited on). A time is
+ * measured_ms x 1e-3 s, as the autotuner computes it.
  */
 #ifndef NUNATAK_ANALYSIS_ENVELOPE_FIT_H
 #define NUNATAK_ANALYSIS_ENVELOPE_FIT_H
@@ -38,7 +40,7 @@ struct fit_value {
 
 struct envelope_fit {
 	const char *backend; /* borrowed from the rows */
-	size_t rows, opaque, flops_approx, bytes_approx, multi_kernel, violations;
+	size_t timed, rows, opaque, flops_approx, bytes_approx, multi_kernel, violations;
 	struct fit_value fission_slack, peak_flops, peak_memory_bandwidth;
 };
 

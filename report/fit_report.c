@@ -1,4 +1,5 @@
 /* fit_report — see fit_report.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -131,6 +132,84 @@ int fit_report_text(FILE *out, const struct fit_report_input *in)
 	return fflush(out) || ferror(out) ? -EIO : 0;
 }
 
+void fit_report_ocannl_number(double v, char *buf, size_t len)
+{
+	char s[64], *e, *digits;
+	int mantissa;
+
+	snprintf(s, sizeof(s), "%.*e", FIT_REPORT_OCANNL_PREC + 3, v);
+	e = strchr(s, 'e');
+	if (!e || e - s < 3 || !isdigit((unsigned char)e[-1]) || !isdigit((unsigned char)e[-2]) ||
+	    !isdigit((unsigned char)e[-3])) { /* inf, nan: as printf wrote them */
+		snprintf(buf, len, "%s", s);
+		return;
+	}
+	mantissa = (int)(e - s) - 3; /* the 3 extra digits dropped, not rounded */
+	for (digits = e + 2; *digits == '0'; digits++)
+		;
+	if (!*digits) /* e+00: no exponent */
+		snprintf(buf, len, "%.*s", mantissa, s);
+	else
+		snprintf(buf, len, "%.*se%c%s", mantissa, s, e[1], digits);
+}
+
+/* "routine/label (digest)" */
+static const char *ocannl_witness(const struct fit_report_input *in, long row, char *buf,
+				  size_t len)
+{
+	char name[NAME_MAX_LEN];
+	const struct calibration_row *r = &in->rows[row];
+
+	snprintf(buf, len, "%s (%s)", calibration_row_name(r, name, sizeof(name)), r->digest);
+	return buf;
+}
+
+static void ocannl_constant(FILE *out, const struct fit_report_input *in, const char *key,
+			    const char *leg, const struct fit_value *v)
+{
+	char witness[NAME_MAX_LEN + 128], number[64];
+
+	if (v->row < 0) {
+		fprintf(out, "# no scoreable row constrains %s\n", key);
+		return;
+	}
+	fprintf(out, "# %s-leg binding row: %s\n", leg,
+		ocannl_witness(in, v->row, witness, sizeof(witness)));
+	fit_report_ocannl_number(fit_report_bumped(v->value, in->margin), number, sizeof(number));
+	fprintf(out, "%s=%s\n", key, number);
+}
+
+int fit_report_ocannl(FILE *out, const struct fit_report_input *in)
+{
+	char witness[NAME_MAX_LEN + 128], number[64];
+	size_t i;
+
+	for (i = 0; i < in->nfits; i++) {
+		const struct envelope_fit *f = &in->fits[i];
+
+		fprintf(out,
+			"# backend %s: %zu timed row%s (%zu opaque excluded, %zu approx-flops / %zu "
+			"approx-bytes excluded per leg, %zu multi-kernel), %zu recorded bound "
+			"violation%s\n",
+			f->backend, f->timed, f->timed == 1 ? "" : "s", f->opaque, f->flops_approx,
+			f->bytes_approx, f->multi_kernel, f->violations, f->violations == 1 ? "" : "s");
+		if (f->fission_slack.row >= 0) {
+			fit_report_ocannl_number(f->fission_slack.value, number, sizeof(number));
+			fprintf(out,
+				"# fission slack %s applied to both legs, forced by multi-kernel "
+				"row: %s\n",
+				number,
+				ocannl_witness(in, f->fission_slack.row, witness, sizeof(witness)));
+		}
+		if (in->margin != 1)
+			fprintf(out, "# constants below x %g (nunatak fit --margin)\n", in->margin);
+		ocannl_constant(out, in, "model_peak_flops", "compute", &f->peak_flops);
+		ocannl_constant(out, in, "model_peak_memory_bandwidth", "memory",
+				&f->peak_memory_bandwidth);
+	}
+	return fflush(out) || ferror(out) ? -EIO : 0;
+}
+
 /* {value, row: {name, digest}} or null */
 static json_t *value_json(const struct fit_report_input *in, const struct fit_value *v,
 			  double scale)
@@ -153,12 +232,12 @@ json_t *fit_report_json(const struct fit_report_input *in)
 	for (i = 0; doc && i < in->nfits; i++) {
 		const struct envelope_fit *f = &in->fits[i];
 		json_t *o = json_pack(
-			"{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "backend", f->backend,
-			"rows", (json_int_t)f->rows, "opaque", (json_int_t)f->opaque, "flops_approx",
-			(json_int_t)f->flops_approx, "bytes_approx", (json_int_t)f->bytes_approx,
-			"multi_kernel", (json_int_t)f->multi_kernel, "violations",
-			(json_int_t)f->violations, "fission_slack",
-			value_json(in, &f->fission_slack, 1), "peak_flops",
+			"{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "backend",
+			f->backend, "timed", (json_int_t)f->timed, "rows", (json_int_t)f->rows,
+			"opaque", (json_int_t)f->opaque, "flops_approx", (json_int_t)f->flops_approx,
+			"bytes_approx", (json_int_t)f->bytes_approx, "multi_kernel",
+			(json_int_t)f->multi_kernel, "violations", (json_int_t)f->violations,
+			"fission_slack", value_json(in, &f->fission_slack, 1), "peak_flops",
 			value_json(in, &f->peak_flops, in->margin), "peak_memory_bandwidth",
 			value_json(in, &f->peak_memory_bandwidth, in->margin));
 

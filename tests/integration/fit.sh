@@ -2,8 +2,12 @@
 #   - `nunatak calibrate --rows cal.tsv` appends one row per timed kernel
 #     repetition (5 x triad, fma_dp, fma_sp) to the Machine's rows file and
 #     to cal.tsv, both 0600, the same rows: 12 columns, backend = the
-#     Machine identity, times with 6 decimals, triad 24 B per 2 FLOP, fma no
-#     byte, fma_sp opaque (single precision is not the flops_dp leg);
+#     Machine identity, times with 6 decimals, counts as integers and flags
+#     true/false (as OCANNL's autotuner writes them), triad 24 B per 2 FLOP,
+#     fma no byte, fma_sp opaque (single precision is not the flops_dp leg);
+#   - every one of them kept by the autotuner's reader (of_line's rules,
+#     applied by tests/lib/ocannl_of_line.py), and fitted by
+#     `--format ocannl` into its model_peak_* lines;
 #   - a cache hit measures nothing and appends nothing, and says so;
 #   - `nunatak fit cal.tsv --json`: one backend, 10 rows, 5 opaque, each leg
 #     the best rate of the rows recomputed here, and within 1e-4 of the
@@ -38,17 +42,19 @@ for r in rows:
     assert re.fullmatch(r"[0-9a-f]{16}", digest), digest
     assert re.fullmatch(r"\d+\.\d{6}", ms) and float(ms) > 0, ms
     assert model == "" or re.fullmatch(r"\d+\.\d{6}", model), model
-    assert kernels == "1" and fa == "0" and ba == "0", r
-    f, b = float(flops), float(nbytes)
-    assert f == int(f) and b == int(b) and f > 0, r
+    assert kernels == "1" and fa == "false" and ba == "false", r
+    assert re.fullmatch(r"[1-9]\d*", flops) and re.fullmatch(r"0|[1-9]\d*", nbytes), r
+    f, b = int(flops), int(nbytes)
     if routine == "triad":
-        assert b == 12 * f and opaque == "0", r
+        assert b == 12 * f and opaque == "false", r
     else:
-        assert b == 0 and opaque == ("1" if routine == "fma_sp" else "0"), r
+        assert b == 0 and opaque == ("true" if routine == "fma_sp" else "false"), r
     assert re.search(r"rep=\d$", label), label
     kinds[routine] = kinds.get(routine, 0) + 1
 assert kinds == {"triad": 5, "fma_dp": 5, "fma_sp": 5}, kinds
 PY
+python3 "$TESTS_LIB/ocannl_of_line.py" cal.tsv >of_line.out || fail "the autotuner would drop rows: $(cat of_line.out)"
+grep -qx "15 rows kept" of_line.out || fail "the autotuner's reader: $(cat of_line.out)"
 
 "$NUNATAK" calibrate --rows cal.tsv >c2.out 2>c2.err || fail "cached calibrate: exit $?: $(cat c2.err)"
 grep -q "nothing measured, no row appended to 'cal.tsv'" c2.err || fail "the cache hit does not say: $(cat c2.err)"
@@ -62,9 +68,9 @@ fit = json.load(open(sys.argv[2]))["fits"]
 cal = {c["name"]: c for c in json.load(open(sys.argv[3]))["ceilings"]}
 assert len(fit) == 1, fit
 f = fit[0]
-assert (f["rows"], f["opaque"], f["multi_kernel"], f["fission_slack"]) == (10, 5, 0, None), f
-best_f = max(float(r[7]) / (float(r[4]) / 1e3) for r in rows if r[11] == "0")
-best_b = max(float(r[8]) / (float(r[4]) / 1e3) for r in rows if r[11] == "0")
+assert (f["timed"], f["rows"], f["opaque"], f["multi_kernel"], f["fission_slack"]) == (10, 10, 5, 0, None), f
+best_f = max(float(r[7]) / (float(r[4]) / 1e3) for r in rows if r[11] == "false")
+best_b = max(float(r[8]) / (float(r[4]) / 1e3) for r in rows if r[11] == "false")
 for leg, best, ceiling in (("peak_flops", best_f, "flops_dp"),
                            ("peak_memory_bandwidth", best_b, "dram_bandwidth")):
     v = f[leg]["value"]
@@ -76,6 +82,12 @@ PY
 
 "$NUNATAK" fit cal.tsv >fit.txt || fail "fit (text): exit $?"
 grep -q "^# peak_flops bound by 'fma_dp/threads=" fit.txt || fail "no binding row: $(cat fit.txt)"
+"$NUNATAK" fit cal.tsv --format ocannl >fit.ocannl || fail "fit --format ocannl: exit $?"
+grep -q "^# backend $id: 10 timed rows (5 opaque excluded, 0 approx-flops / 0 approx-bytes excluded per leg, 0 multi-kernel), " fit.ocannl &&
+	grep -q '^# compute-leg binding row: fma_dp/threads=.* ([0-9a-f]\{16\})$' fit.ocannl &&
+	grep -q '^model_peak_flops=[1-9]\.[0-9]\{6\}e+[1-9][0-9]*$' fit.ocannl &&
+	grep -q '^model_peak_memory_bandwidth=[1-9]\.[0-9]\{6\}e+[1-9][0-9]*$' fit.ocannl ||
+	fail "--format ocannl: $(cat fit.ocannl)"
 grep -v '^#' fit.txt >nunatak.toml
 chmod 600 nunatak.toml
 flops=$(sed -n 's/^peak_flops = \([^ ]*\).*/\1/p' nunatak.toml)

@@ -1,5 +1,11 @@
 /* Tests of userspace/calibration/calibration_rows: the row round trip
- * (12 columns, every field), times floored never rounded (a double just
+ * (12 columns, every field, flags true/false and counts as integers as
+ * OCANNL's autotuner writes them), counts that are not integers (rounded
+ * up, their leg's flag set) or beyond an OCaml int (refused), every row
+ * written kept by a reader of the autotuner's own rules (of_line: 12
+ * fields, Bool.of_string, Int.of_string, Float.of_string, written here
+ * anew), the autotuner's rows and nunatak's older 0/1 ones read, times
+ * floored never rounded (a double just
  * below a 6-decimal value, where printf rounds up; a sweep of values whose
  * written decimal must read back to no more than the value and within
  * 1e-6 ms of it, and be written again unchanged), tabs and newlines in
@@ -68,7 +74,7 @@ static void test_round_trip(void **state)
 	(void)state;
 	line = format(&in);
 	assert_string_equal(line, "m1\tabc123\ttriad\tthreads=2 n=100 rep=3\t301.250000\t"
-				  "250.500000\t1\t2000000000\t24000000000\t0\t1\t0");
+				  "250.500000\t1\t2000000000\t24000000000\tfalse\ttrue\tfalse");
 	parse_ok(line, &out);
 	assert_string_equal(out.backend, "m1");
 	assert_string_equal(out.digest, "abc123");
@@ -88,20 +94,223 @@ static void test_round_trip(void **state)
 	free(again);
 	free(line);
 
-	/* no model coverage: an empty column, NAN again; an odd count kept exactly */
+	/* no model coverage: an empty column, NAN again */
 	in.model_ms = NAN;
 	in.opaque = true;
-	in.flops = 0.1 + 0.2;
 	in.kernels = 3;
 	line = format(&in);
-	assert_non_null(strstr(line, "\t301.250000\t\t3\t"));
+	assert_non_null(strstr(line, "\t301.250000\t\t3\t2000000000\t"));
+	assert_non_null(strstr(line, "\tfalse\ttrue\ttrue"));
 	parse_ok(line, &out);
 	assert_true(isnan(out.model_ms));
 	assert_true(out.opaque);
-	assert_true(out.flops == 0.1 + 0.2);
 	assert_int_equal(out.kernels, 3);
 	calibration_row_release(&out);
 	free(line);
+}
+
+/* what %d of an OCaml int writes, no more: the counts of a row */
+static void test_counts(void **state)
+{
+	struct calibration_row in = sample(), out;
+	char buf[32], *line;
+	bool approx = false;
+
+	(void)state;
+	/* an integer, even above 2^53, exactly its decimal, exact */
+	assert_int_equal(calibration_count_format(9007199254740994.0, &approx, buf, sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "9007199254740994");
+	assert_false(approx);
+	/* the largest double below 2^62, the first OCaml int cannot hold */
+	assert_int_equal(calibration_count_format(nextafter(CALIBRATION_COUNT_LIMIT, 0), &approx,
+						  buf, sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "4611686018427387392");
+	assert_int_equal(calibration_count_format(CALIBRATION_COUNT_LIMIT, &approx, buf,
+						  sizeof(buf)),
+			 -ERANGE);
+	assert_int_equal(calibration_count_format(-1, &approx, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(calibration_count_format(NAN, &approx, buf, sizeof(buf)), -EINVAL);
+	assert_false(approx);
+	/* not an integer: rounded up (still an upper bound), no longer exact */
+	assert_int_equal(calibration_count_format(2.25, &approx, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "3");
+	assert_true(approx);
+
+	/* in a row: the leg of a rounded count written approximate, not the other */
+	in.flops = 0.1 + 0.2;
+	in.bytes_approx = false;
+	line = format(&in);
+	assert_non_null(strstr(line, "\t1\t1\t24000000000\ttrue\tfalse\tfalse"));
+	parse_ok(line, &out);
+	assert_true(out.flops == 1 && out.flops_approx && !out.bytes_approx);
+	calibration_row_release(&out);
+	free(line);
+	in = sample();
+	in.bytes = 1e19; /* beyond an OCaml int: the row refused, not clamped */
+	assert_int_equal(calibration_row_format(&in, &line), -ERANGE);
+	assert_null(line);
+}
+
+/* an OCaml digit's value, -1 for none */
+static int ocaml_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* OCaml's int_of_string (what Base's Int.of_string calls), 63-bit ints:
+ * an optional sign, an optional 0x/0o/0b/0u prefix (then unsigned, below
+ * 2^63), a digit first, then digits and '_' to the end; signed decimal in
+ * [-2^62, 2^62 - 1]. Written from those rules, not from calibration_rows.c */
+static bool ocaml_int_of_string(const char *s)
+{
+	unsigned __int128 res = 0, limit = (unsigned __int128)1 << 62;
+	int base = 10, is_signed = 1, negative = 0, d;
+	const char *p = s;
+
+	if (*p == '-' || *p == '+')
+		negative = *p++ == '-';
+	if (p[0] == '0' && p[1] && strchr("xXoObBuU", p[1])) {
+		base = strchr("xX", p[1])   ? 16
+		       : strchr("oO", p[1]) ? 8
+		       : strchr("bB", p[1]) ? 2
+					    : 10;
+		is_signed = 0;
+		p += 2;
+	}
+	d = ocaml_digit(*p);
+	if (d < 0 || d >= base)
+		return false;
+	for (; *p; p++) {
+		if (*p == '_')
+			continue;
+		d = ocaml_digit(*p);
+		if (d < 0 || d >= base)
+			return false;
+		res = res * (unsigned)base + (unsigned)d;
+		if (res >> 64)
+			return false;
+	}
+	if (!is_signed)
+		return !(res >> 63);
+	return negative ? res <= limit : res < limit;
+}
+
+/* Float.of_string, strictly: a number filling the field */
+static bool ocaml_float_of_string(const char *s)
+{
+	char *end;
+
+	if (!*s)
+		return false;
+	(void)strtod(s, &end);
+	return !*end;
+}
+
+/* would OCANNL's of_line keep @line (12 fields, or the older 11)? */
+static bool ocannl_of_line_keeps(const char *line)
+{
+	char *copy = strdup(line), *f[13], *p = copy;
+	size_t n = 0;
+	bool keep;
+
+	assert_non_null(copy);
+	for (;;) {
+		char *tab = strchr(p, '\t');
+
+		if (n < 13)
+			f[n] = p;
+		n++;
+		if (!tab)
+			break;
+		*tab = '\0';
+		p = tab + 1;
+	}
+	if (n == 11) {
+		memmove(f + 3, f + 2, 9 * sizeof(*f));
+		f[2] = "";
+	}
+	keep = (n == 11 || n == 12) && ocaml_float_of_string(f[4]) &&
+	       (!*f[5] || ocaml_float_of_string(f[5])) && ocaml_int_of_string(f[6]) &&
+	       ocaml_int_of_string(f[7]) && ocaml_int_of_string(f[8]);
+	for (int i = 9; keep && i < 12; i++)
+		keep = !strcmp(f[i], "true") || !strcmp(f[i], "false");
+	free(copy);
+	return keep;
+}
+
+/* every row nunatak writes, the autotuner keeps: a sweep of times, counts
+ * (integers, fractions, up to the largest below 2^62), flags, no model */
+static void test_autotuner_keeps_rows(void **state)
+{
+	static const double scale[] = { 1, 1e3, 1e9, 1e15, 4.6e18 };
+	struct calibration_row r = sample();
+	uint64_t seed = 2463534242ULL;
+	char *line;
+	int i;
+
+	(void)state;
+	/* the checker can say no: nunatak's older rows, a %.17g count */
+	assert_false(ocannl_of_line_keeps("m\td\tr\tl\t1.000000\t\t1\t2\t3\t0\t0\t0"));
+	assert_false(ocannl_of_line_keeps("m\td\tr\tl\t1.000000\t\t1\t1e+09\t3\t"
+					  "false\tfalse\tfalse"));
+	assert_false(ocannl_of_line_keeps("m\td\tr\tl\t1.000000\t\t1\t4611686018427387904\t3\t"
+					  "false\tfalse\tfalse"));
+	assert_false(ocannl_of_line_keeps("m\td\tl\t1.000000\t\t1\t2\t3\tfalse\tfalse"));
+	/* and yes: the autotuner's own rows, both layouts, and int_of_string's forms */
+	assert_true(ocannl_of_line_keeps("m\td\tr\tl\t1.000000\t\t1\t4611686018427387903\t3\t"
+					 "false\ttrue\tfalse"));
+	assert_true(ocannl_of_line_keeps("m\td\tl\t1.000000\t0.500000\t1\t2\t3\t"
+					 "false\tfalse\tfalse"));
+	assert_true(ocaml_int_of_string("-4611686018427387904"));
+	assert_true(ocaml_int_of_string("0x7fff_ffff_ffff_ffff"));
+	assert_true(ocaml_int_of_string("+1_000"));
+	assert_false(ocaml_int_of_string("_1") || ocaml_int_of_string("") ||
+		     ocaml_int_of_string("0x8000000000000000") || ocaml_int_of_string("1.0") ||
+		     ocaml_int_of_string("4611686018427387904"));
+	for (i = 0; i < 20000; i++) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		r.measured_ms = (double)(seed % 1000000007) / 1e3;
+		r.model_ms = seed & 1 ? NAN : (double)(seed % 999983) / 7.0;
+		r.flops = (double)(seed >> 11) / (double)(1ULL << 53) * scale[seed % 5];
+		r.bytes = seed & 2 ? floor(r.flops) : r.flops / 3;
+		r.flops_approx = seed & 4;
+		r.bytes_approx = seed & 8;
+		r.opaque = seed & 16;
+		r.kernels = 1 + (int)(seed % 3);
+		line = format(&r);
+		if (!ocannl_of_line_keeps(line))
+			fail_msg("the autotuner would drop '%s'", line);
+		free(line);
+	}
+}
+
+/* rows as the autotuner writes them, and as nunatak wrote them before */
+static void test_autotuner_rows_read(void **state)
+{
+	struct calibration_row out;
+
+	(void)state;
+	parse_ok("cc\t3f2a\tmatmul\tcand-0\t2.000000\t1.500000\t1\t4000000000\t1200000000\t"
+		 "false\ttrue\tfalse",
+		 &out);
+	assert_true(out.measured_ms == 2 && out.model_ms == 1.5 && out.flops == 4e9 &&
+		    out.bytes == 1.2e9 && !out.flops_approx && out.bytes_approx && !out.opaque);
+	calibration_row_release(&out);
+	parse_ok("cc\t3f2a\tcand-0\t2.000000\t\t2\t5\t6\ttrue\tfalse\ttrue", &out);
+	assert_true(out.kernels == 2 && out.flops_approx && !out.bytes_approx && out.opaque);
+	assert_string_equal(out.routine, "");
+	calibration_row_release(&out);
+	parse_ok("cc\t3f2a\tr\tl\t2.000000\t\t1\t0.30000000000000004\t2e+09\t1\t0\t1", &out);
+	assert_true(out.flops == 0.1 + 0.2 && out.bytes == 2e9 && out.flops_approx && out.opaque);
+	calibration_row_release(&out);
 }
 
 static void test_floor_not_round(void **state)
@@ -227,7 +436,8 @@ static void test_malformed(void **state)
 	refused("m1\td\tr\tl\t1\t\t1.5\t1\t1\t0\t0\t0", "kernels");
 	refused("m1\td\tr\tl\t1\t\t1\tinf\t1\t0\t0\t0", "flops");
 	refused("m1\td\tr\tl\t1\t\t1\t1\t-2\t0\t0\t0", "bytes");
-	refused("m1\td\tr\tl\t1\t\t1\t1\t1\ttrue\t0\t0", "flops_approx");
+	refused("m1\td\tr\tl\t1\t\t1\t1\t1\tTrue\t0\t0", "flops_approx");
+	refused("m1\td\tr\tl\t1\t\t1\t1\t1\tyes\tfalse\tfalse", "is not true, false, 0 or 1");
 	refused("m1\td\tr\tl\t1\t\t1\t1\t1\t0\t2\t0", "bytes_approx");
 	refused("m1\td\tr\tl\t1\t\t1\t1\t1\t0\t0\t", "opaque");
 	refused("m1\td\tr\tl\t1\t\t1\t1\t1\t0\t0\t0\r", "opaque");
@@ -318,7 +528,10 @@ static void test_append(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),	cmocka_unit_test(test_floor_not_round),
+		cmocka_unit_test(test_round_trip),	cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_autotuner_keeps_rows),
+		cmocka_unit_test(test_autotuner_rows_read),
+		cmocka_unit_test(test_floor_not_round),
 		cmocka_unit_test(test_tabs_in_names),	cmocka_unit_test(test_old_eleven_columns),
 		cmocka_unit_test(test_malformed),	cmocka_unit_test(test_file_read),
 		cmocka_unit_test(test_append),

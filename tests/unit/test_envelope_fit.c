@@ -5,7 +5,8 @@
  * the same row with an approximate leg forcing nothing, violations (only
  * fully exact, non-opaque rows with model_ms above measured_ms), opaque
  * rows excluded even when they are the fastest, rows not positively timed
- * or approximate on both legs unused, and backends kept apart in the
+ * or approximate on both legs unused (an untimed row counted nowhere but
+ * in violations, as the autotuner counts), and backends kept apart in the
  * order of their first appearance. */
 #include <math.h>
 #include <setjmp.h>
@@ -47,10 +48,15 @@ static void test_single_kernel_rows(void **state)
 		row("m", "fma-b", 200, 3e9, 0),	  /* 1.5e10 FLOP/s */
 		row("m", "idle", 0, 5e9, 5e9),	  /* not positively timed: unused */
 	};
-	struct envelope_fit *f = fit(rows, 4, 1);
+	struct envelope_fit *f;
 
 	(void)state;
+	rows[3].flops_approx = true; /* untimed: counted nowhere, as the autotuner counts */
+	rows[3].kernels = 2;
+	f = fit(rows, 4, 1);
 	assert_string_equal(f->backend, "m");
+	assert_int_equal(f->timed, 3);
+	assert_int_equal(f->flops_approx, 0);
 	assert_near(f->peak_flops.value, 2e10, 1e-3);
 	assert_int_equal(f->peak_flops.row, 0);
 	assert_near(f->peak_memory_bandwidth.value, 1.2e10, 1e-3);

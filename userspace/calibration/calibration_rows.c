@@ -82,26 +82,52 @@ static int count_ok(double v)
 	return v >= 0 && isfinite(v);
 }
 
+int calibration_count_format(double count, bool *approx, char *buf, size_t len)
+{
+	double up;
+
+	if (!count_ok(count))
+		return -EINVAL;
+	if (count >= CALIBRATION_COUNT_LIMIT)
+		return -ERANGE;
+	up = ceil(count); /* below 2^62, so below 2^63: an exact uint64_t */
+	if (up != count)
+		*approx = true;
+	snprintf(buf, len, "%llu", (unsigned long long)up);
+	return 0;
+}
+
+static const char *flag_text(bool flag)
+{
+	return flag ? "true" : "false";
+}
+
 int calibration_row_format(const struct calibration_row *r, char **line)
 {
-	char measured[32], model[32] = "", *routine = NULL, *label = NULL;
-	int n, err = -EINVAL;
+	char measured[32], model[32] = "", flops[32], bytes[32], *routine = NULL, *label = NULL;
+	bool flops_approx = r->flops_approx, bytes_approx = r->bytes_approx;
+	int n, err;
 
 	*line = NULL;
 	if (!r->backend || !r->digest || strpbrk(r->backend, "\t\n\r") ||
-	    strpbrk(r->digest, "\t\n\r") || r->kernels < 1 || !count_ok(r->flops) ||
-	    !count_ok(r->bytes) || calibration_ms_format(r->measured_ms, measured, sizeof(measured)))
+	    strpbrk(r->digest, "\t\n\r") || r->kernels < 1 ||
+	    calibration_ms_format(r->measured_ms, measured, sizeof(measured)))
 		return -EINVAL;
 	if (!isnan(r->model_ms) && calibration_ms_format(r->model_ms, model, sizeof(model)))
 		return -EINVAL;
+	err = calibration_count_format(r->flops, &flops_approx, flops, sizeof(flops));
+	if (!err)
+		err = calibration_count_format(r->bytes, &bytes_approx, bytes, sizeof(bytes));
+	if (err)
+		return err;
 	routine = flatten(r->routine);
 	label = flatten(r->label);
 	err = -ENOMEM;
 	if (!routine || !label)
 		goto cleanup;
-	n = asprintf(line, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.17g\t%.17g\t%d\t%d\t%d", r->backend,
-		     r->digest, routine, label, measured, model, r->kernels, r->flops, r->bytes,
-		     r->flops_approx, r->bytes_approx, r->opaque);
+	n = asprintf(line, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s", r->backend, r->digest,
+		     routine, label, measured, model, r->kernels, flops, bytes,
+		     flag_text(flops_approx), flag_text(bytes_approx), flag_text(r->opaque));
 	if (n < 0)
 		*line = NULL;
 	else
@@ -143,11 +169,15 @@ static int parse_number(const char *s, double *out)
 	return errno || *end || !count_ok(*out) ? -EINVAL : 0;
 }
 
+/* "true"/"false" as rows are written, "0"/"1" as nunatak wrote them before */
 static int parse_flag(const char *s, bool *out)
 {
-	if (strcmp(s, "0") && strcmp(s, "1"))
+	if (!strcmp(s, "true") || !strcmp(s, "1"))
+		*out = true;
+	else if (!strcmp(s, "false") || !strcmp(s, "0"))
+		*out = false;
+	else
 		return -EINVAL;
-	*out = s[0] == '1';
 	return 0;
 }
 
@@ -249,7 +279,7 @@ int calibration_row_parse(const char *line, size_t len, struct calibration_row *
 			snprintf(why, whylen, "column %zu (%s): '%.40s' is not %s",
 				 i + 1 - (n == CALIBRATION_ROW_COLUMNS_OLD && i > ROUTINE),
 				 column_names[i], fields[i],
-				 i >= FLOPS_APPROX ? "0 or 1"
+				 i >= FLOPS_APPROX ? "true, false, 0 or 1"
 				 : i == KERNELS	   ? "an integer >= 1"
 						   : "a non-negative number");
 			err = -EINVAL;

@@ -1,9 +1,11 @@
-/* cmd_fit — `nunatak fit ROWS.tsv... [--margin M] [--json]`: the tightest
- * roofline envelope the calibration rows of the files (calibration_rows.h)
- * demonstrate, per backend (analysis/envelope_fit.h), printed as a block a
- * nunatak.toml takes ([ceilings], config.h) or as JSON (report/
- * fit_report.h). Exit 0; 125 on bad usage; 1 when a file cannot be read or
- * holds a malformed line (file:line: reason on stderr, nothing fitted).
+/* cmd_fit — `nunatak fit ROWS.tsv... [--margin M] [--format FORMAT]`: the
+ * tightest roofline envelope the calibration rows of the files
+ * (calibration_rows.h: nunatak's and OCANNL's autotuner's) demonstrate, per
+ * backend (analysis/envelope_fit.h), printed (report/fit_report.h) as a
+ * block a nunatak.toml takes ([ceilings], config.h), as the autotuner's own
+ * model_peak_* lines, or as JSON (--json: --format json). Exit 0; 125 on
+ * bad usage; 1 when a file cannot be read or holds a malformed line
+ * (file:line: reason on stderr, nothing fitted).
  */
 #include <argp.h>
 #include <errno.h>
@@ -19,9 +21,14 @@
 #include "userspace/cli/cli.h"
 #include "userspace/launch/launch.h"
 
+enum fit_format { FORMAT_TOML, FORMAT_OCANNL, FORMAT_JSON };
+
+static const char *const format_names[] = { "toml", "ocannl", "json" };
+
 static struct {
 	double margin;
-	int json;
+	enum fit_format format;
+	int format_given, json;
 	char **files;
 	int nfiles;
 } env;
@@ -33,29 +40,41 @@ static const char doc[] =
 	"kernels run in sequence raise both legs by the smallest fission slack that\n"
 	"makes flops/peak_flops + bytes/peak_bw <= time hold on each of them. Rows\n"
 	"come from `nunatak calibrate` (the Machine's rows file, or --rows FILE) or\n"
-	"any tool writing the same TSV (one row per timed candidate). The output is a\n"
-	"[ceilings] block to paste into nunatak.toml: the Runs of this Machine then\n"
-	"carry those Ceilings, `measured`, the fit named as their reason.\n"
+	"from OCANNL's autotuner (the same TSV, one row per timed candidate). The\n"
+	"output is a [ceilings] block to paste into nunatak.toml: the Runs of this\n"
+	"Machine then carry those Ceilings, `measured`, the fit named as their reason.\n"
 	"\v"
 	"Columns, tab-separated: backend digest routine label measured_ms model_ms\n"
 	"kernels flops bytes flops_approx bytes_approx opaque (the older 11 without\n"
-	"routine are read too); '#' lines and blank lines are comments.\n"
+	"routine are read too); flags true/false (or 0/1); '#' lines and blank lines\n"
+	"are comments.\n"
+	"\n"
+	"FORMAT: toml (default) the [ceilings] block for nunatak.toml; ocannl the\n"
+	"autotuner's own report, model_peak_flops= and model_peak_memory_bandwidth=\n"
+	"with its '#' lines, each constant the fit x (1 + 2e-6) in 7 digits\n"
+	"truncated; json {fits: [...]} with every digit, not bumped.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  nunatak fit ~/.cache/nunatak/machines/*.rows.tsv\n"
 	"  nunatak calibrate --rows cal.tsv && nunatak fit cal.tsv --margin 1.05\n"
-	"  nunatak fit tuner-a.tsv tuner-b.tsv --json";
+	"  nunatak fit autotuner-calib.tsv --format ocannl\n"
+	"  nunatak fit tuner-a.tsv tuner-b.tsv --format json";
 
 static const struct argp_option options[] = {
 	{ "margin", 'm', "M", 0, "Multiply the fitted constants by M >= 1 (headroom); default 1",
 	  0 },
-	{ "json", 'j', NULL, 0, "Print {fits: [...]} as one JSON object on stdout", 0 },
+	{ "format", 'f', "FORMAT", 0,
+	  "Print as toml (a [ceilings] block, default), ocannl (the autotuner's model_peak_* "
+	  "lines) or json ({fits: [...]})",
+	  0 },
+	{ "json", 'j', NULL, 0, "The same as --format json", 0 },
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	char *end;
+	int i;
 
 	switch (key) {
 	case 'm':
@@ -63,6 +82,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.margin = strtod(arg, &end);
 		if (errno || end == arg || *end || !(env.margin >= 1) || !isfinite(env.margin))
 			argp_error(state, "--margin '%s': give a number >= 1", arg);
+		break;
+	case 'f':
+		for (i = 0; i < 3 && strcmp(arg, format_names[i]); i++)
+			;
+		if (i == 3)
+			argp_error(state, "--format '%s': give toml, ocannl or json", arg);
+		env.format = (enum fit_format)i;
+		env.format_given = 1;
 		break;
 	case 'j':
 		env.json = 1;
@@ -75,6 +102,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!env.nfiles)
 			argp_error(state, "give at least one rows file");
+		if (env.json && env.format_given && env.format != FORMAT_JSON)
+			argp_error(state, "--json and --format %s disagree: give one",
+				   format_names[env.format]);
+		if (env.json)
+			env.format = FORMAT_JSON;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -87,8 +119,10 @@ static int print(const struct fit_report_input *in)
 	json_t *doc;
 	int ret = 0;
 
-	if (!env.json)
+	if (env.format == FORMAT_TOML)
 		return fit_report_text(stdout, in);
+	if (env.format == FORMAT_OCANNL)
+		return fit_report_ocannl(stdout, in);
 	doc = fit_report_json(in);
 	if (!doc)
 		return -ENOMEM;
