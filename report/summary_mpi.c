@@ -96,6 +96,25 @@ static size_t pick_call_sites(const struct balance *b, size_t *shown, size_t *n_
 	return n;
 }
 
+#define COV_NOT_APPLICABLE "n/a"
+
+/* why the COV column says n/a, once per reason among the shown call sites */
+static void print_cov_not_applicable(FILE *out, const struct balance *b, const size_t *shown,
+				     size_t n)
+{
+	const char *why[] = {BALANCE_NA_ONE_RANK, BALANCE_NA_ONE_CALLER};
+	size_t i, k;
+
+	for (k = 0; k < sizeof(why) / sizeof(why[0]); k++)
+		for (i = 0; i < n; i++)
+			if (b->call_sites[shown[i]].cov_not_applicable &&
+			    !strcmp(b->call_sites[shown[i]].cov_not_applicable, why[k])) {
+				fprintf(out, "  COV " COV_NOT_APPLICABLE " (not applicable): %s\n",
+					why[k]);
+				break;
+			}
+}
+
 /* the call site comes last, whole, so a long one moves no column */
 static void print_call_sites(FILE *out, const struct balance *b, const char *by)
 {
@@ -130,10 +149,13 @@ static void print_call_sites(FILE *out, const struct balance *b, const char *by)
 			NUM_WIDTH,
 			summary_fmt_double(mean, sizeof(mean), "%.1f", cs->mean_ns / 1e3),
 			NUM_WIDTH, bytes, NUM_WIDTH,
-			summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov),
+			cs->cov_not_applicable
+			    ? COV_NOT_APPLICABLE
+			    : summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov),
 			label ? label : cs->location);
 		free(label);
 	}
+	print_cov_not_applicable(out, b, shown, n);
 }
 
 /* what MPI time is, and MPI_Init / MPI_Finalize apart: summed over their
@@ -248,10 +270,16 @@ static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks
 	    (double)cs->total_ns / 1e9, "mean_time", summary_json_number(cs->mean_ns / 1e9),
 	    "min_time", (double)cs->min_ns / 1e9, "max_time", (double)cs->max_ns / 1e9, "bytes",
 	    cs->has_bytes ? json_integer((json_int_t)cs->bytes) : json_null(), "bytes_reason",
-	    json_text(cs->has_bytes ? NULL : cs->bytes_reason), "cov", summary_json_number(cs->cov),
-	    "lifetime", pivot_mpi_is_lifetime(cs->function), "per_rank");
+	    json_text(cs->has_bytes ? NULL : cs->bytes_reason), "cov_not_applicable",
+	    json_text(cs->cov_not_applicable), "lifetime", pivot_mpi_is_lifetime(cs->function),
+	    "per_rank");
 	if (!o)
 		return NULL;
+	/* not applicable is no value at all: the key is absent */
+	if (!cs->cov_not_applicable && json_object_set_new(o, "cov", summary_json_number(cs->cov))) {
+		json_decref(o);
+		return NULL;
+	}
 	per_rank = json_object_get(o, "per_rank");
 	for (i = 0; i < n_ranks; i++) {
 		e = json_pack("{s:i, s:I, s:f}", "rank", cs->per_rank[i].rank, "calls",
