@@ -98,33 +98,43 @@ static size_t pick_call_sites(const struct balance *b, size_t *shown, size_t *n_
 
 #define COV_NOT_APPLICABLE "n/a"
 
-/* why the COV column says n/a, once per reason among the shown call sites */
-static void print_cov_not_applicable(FILE *out, const struct balance *b, const size_t *shown,
-				     size_t n)
-{
-	const char *why[] = {BALANCE_NA_ONE_RANK, BALANCE_NA_ONE_CALLER};
-	size_t i, k;
+static const char *const cov_not_applicable[] = {BALANCE_NA_ONE_RANK, BALANCE_NA_ONE_CALLER};
 
-	for (k = 0; k < sizeof(why) / sizeof(why[0]); k++)
-		for (i = 0; i < n; i++)
-			if (b->call_sites[shown[i]].cov_not_applicable &&
-			    !strcmp(b->call_sites[shown[i]].cov_not_applicable, why[k])) {
-				fprintf(out, "  COV " COV_NOT_APPLICABLE " (not applicable): %s\n",
-					why[k]);
-				break;
-			}
+/* the bit of cs's reason for an n/a COV in the mask print_call_sites
+ * returns; 0 when its COV applies */
+static unsigned cov_not_applicable_bit(const struct balance_call_site *cs)
+{
+	size_t k;
+
+	for (k = 0; cs->cov_not_applicable && k < 2; k++)
+		if (!strcmp(cs->cov_not_applicable, cov_not_applicable[k]))
+			return 1u << k;
+	return 0;
 }
 
-/* the call site comes last, whole, so a long one moves no column */
-static void print_call_sites(FILE *out, const struct balance *b, const char *by)
+/* why the COV column says n/a: once per reason, under both tables */
+static void print_cov_not_applicable(FILE *out, unsigned mask)
 {
+	size_t k;
+
+	for (k = 0; k < 2; k++)
+		if (mask & (1u << k))
+			fprintf(out, "  COV " COV_NOT_APPLICABLE " (not applicable): %s\n",
+				cov_not_applicable[k]);
+}
+
+/* the call site comes last, whole, so a long one moves no column; the
+ * reasons of the n/a COVs shown, as a mask */
+static unsigned print_call_sites(FILE *out, const struct balance *b, const char *by)
+{
+	unsigned mask = 0;
 	char total[32], mean[32], bytes[32], cov[32], *label;
 	int fn_w = (int)strlen("function");
 	size_t shown[SUMMARY_MPI_TOP], n, n_timed, i;
 
 	n = pick_call_sites(b, shown, &n_timed);
 	if (!n)
-		return;
+		return 0;
 	for (i = 0; i < n; i++) {
 		int len = (int)strlen(b->call_sites[shown[i]].function);
 
@@ -154,8 +164,9 @@ static void print_call_sites(FILE *out, const struct balance *b, const char *by)
 			    : summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov),
 			label ? label : cs->location);
 		free(label);
+		mask |= cov_not_applicable_bit(cs);
 	}
-	print_cov_not_applicable(out, b, shown, n);
+	return mask;
 }
 
 /* what MPI time is, and MPI_Init / MPI_Finalize apart: summed over their
@@ -190,6 +201,8 @@ static void print_lifetime_calls(FILE *out, const struct balance *b)
 
 void summary_print_mpi(FILE *out, struct balance *b)
 {
+	unsigned mask;
+
 	if (!out || !b || (!b->n_ranks && !b->n_call_sites))
 		return;
 	if (b->n_ranks)
@@ -199,10 +212,11 @@ void summary_print_mpi(FILE *out, struct balance *b)
 		return;
 	}
 	print_lifetime_calls(out, b);
-	print_call_sites(out, b, "time");
+	mask = print_call_sites(out, b, "time");
 	balance_sort_call_sites(b, BALANCE_BY_BYTES);
-	print_call_sites(out, b, "bytes");
+	mask |= print_call_sites(out, b, "bytes");
 	balance_sort_call_sites(b, BALANCE_BY_TIME);
+	print_cov_not_applicable(out, mask);
 }
 
 void summary_print_mpi_not_said(FILE *out, const struct balance *b)
