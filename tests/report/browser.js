@@ -5,6 +5,7 @@
  *   node tests/report/browser.js --report FILE --artefacts DIR
  *        [--views a,b,...] [--search NAME] [--expect-timeline] [--json]
  *        [--timeout SECONDS] [--no-print] [--expect VIEW=TEXT]...
+ *        [--expect-no VIEW=SELECTOR]...
  *
  * Chromium speaks the DevTools protocol on fds 3 (commands in) and 4
  * (answers out), NUL-separated JSON (--remote-debugging-pipe): no WebSocket.
@@ -20,6 +21,8 @@
  * (not with --no-print); the tab bar must answer the arrow keys and every
  * <th> have a scope; every control (sort, filters, rank, icicle, toggles)
  * is used once. --expect VIEW=TEXT: the view's text must contain TEXT.
+ * --expect-no VIEW=SELECTOR: no element of the view matches the CSS
+ * SELECTOR.
  * Every wait is bounded (20 s by default; printing 3 times that).
  * Exit 0 ok, 1 failed, 77 SKIPPED (no chromium), 2 usage. */
 'use strict';
@@ -53,6 +56,11 @@ function parseArgs(argv) {
       const m = /^(\w+)=(.+)$/.exec(next());
       if (!m) usage('--expect VIEW=TEXT');
       (o.expect = o.expect || []).push([m[1], m[2]]);
+    }
+    else if (a === '--expect-no') {
+      const m = /^([a-z]+)=(.+)$/.exec(next());
+      if (!m) usage('--expect-no VIEW=SELECTOR');
+      (o.expectNo = o.expectNo || []).push([m[1], m[2]]);
     }
     else if (a === '--json') o.json = true;
     else if (a === '--timeout') o.timeout = Number(next());
@@ -266,6 +274,12 @@ class Run {
       const has = await this.eval(`document.querySelector(${sel}).innerText.includes(${
         JSON.stringify(want)})`);
       this.check(`view ${name} text`, has, `${has ? 'has' : 'lacks'} "${want}"`);
+    }
+    for (const [v, css] of this.o.expectNo || []) {
+      if (v !== name) continue;
+      const n = await this.eval(`document.querySelector(${sel}).querySelectorAll(${
+        JSON.stringify(css)}).length`);
+      this.check(`view ${name} without ${css}`, n === 0, `${n} element(s) match`);
     }
     await this.screenshot(name);
   }
