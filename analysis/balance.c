@@ -254,7 +254,7 @@ static double sqrt_newton(double x)
 static void finish_call_site(struct balance_call_site *cs, size_t n_ranks)
 {
 	double mean = 0, var = 0, d;
-	size_t i;
+	size_t i, callers = 0;
 
 	if (cs->min_ns == UINT64_MAX)
 		cs->min_ns = 0;
@@ -262,8 +262,13 @@ static void finish_call_site(struct balance_call_site *cs, size_t n_ranks)
 		cs->bytes = 0;
 	cs->mean_ns = cs->calls ? (double)cs->total_ns / (double)cs->calls : NAN;
 	cs->cov = NAN;
-	if (!n_ranks)
+	cs->cov_not_applicable = NULL;
+	for (i = 0; i < n_ranks; i++)
+		callers += cs->per_rank[i].calls > 0;
+	if (callers < 2) { /* no ranks sharing it: nothing to compare */
+		cs->cov_not_applicable = n_ranks < 2 ? BALANCE_NA_ONE_RANK : BALANCE_NA_ONE_CALLER;
 		return;
+	}
 	for (i = 0; i < n_ranks; i++)
 		mean += (double)cs->per_rank[i].total_ns;
 	mean /= (double)n_ranks;

@@ -17,8 +17,11 @@
  *    calls, total_ns (Σ), min_ns (min), max_ns (max), mean_ns = total /
  *    calls, bytes (Σ, or unavailable with the reason of the first Locus that
  *    lacks them), cov = population std / mean of the per-rank total time over
- *    ranks[] (a rank that never called it counts as 0; NAN with no rank or a
- *    zero mean). per_rank[] is parallel to ranks[]. Sorted by total time.
+ *    ranks[] (a rank that never called it counts as 0; NAN with a zero
+ *    mean). COV compares ranks that share the call: with fewer than two
+ *    ranks calling it, it is not applicable (not a measurement):
+ *    cov_not_applicable says why, cov is NAN. per_rank[] is parallel to
+ *    ranks[]. Sorted by total time.
  * A Run without MPI data gives n_ranks = 0 and n_call_sites = 0.
  */
 #ifndef NUNATAK_ANALYSIS_BALANCE_H
@@ -28,6 +31,10 @@
 #include <stdint.h>
 
 struct pivot;
+
+/* why a call site has no COV (static strings) */
+#define BALANCE_NA_ONE_RANK "the Run has one rank"
+#define BALANCE_NA_ONE_CALLER "one rank calls it"
 
 struct balance_rank {
 	int rank;
@@ -61,7 +68,8 @@ struct balance_call_site {
 	int has_bytes;
 	uint64_t bytes;
 	char *bytes_reason;		     /* NULL when has_bytes */
-	double cov;			     /* NAN when unavailable */
+	double cov;			     /* NAN when unavailable or not applicable */
+	const char *cov_not_applicable;	     /* static BALANCE_NA_*; NULL: applicable */
 	struct balance_rank_calls *per_rank; /* n_ranks entries, parallel to ranks[] */
 };
 

@@ -95,6 +95,47 @@ static int run_counters(struct diagnostic_run *run, const struct hotspot_loci *h
 	return 0;
 }
 
+/* which Loci the Run's imbalance compares: two or more ranks of one
+ * program, else (one rank or none) the threads of one process, per
+ * Hotspot */
+static int run_imbalance_loci(struct diagnostic_run *run, struct pivot *p)
+{
+	size_t programs = 1;
+	int err;
+
+	if (run->n_ranks < 2) {
+		run->loci = "threads";
+		return 0;
+	}
+	if (p) {
+		err = hotspot_loci_rank_programs(p, &programs);
+		if (err)
+			return err;
+	}
+	if (programs > 1)
+		run->imbalance_not_applicable = DIAGNOSTIC_NA_RANK_PROGRAMS;
+	else
+		run->loci = "ranks";
+	return 0;
+}
+
+/* a placement needs FLOP (either precision) and DRAM bytes: without either
+ * counter in the Run, no Hotspot is placed, for one reason */
+static void run_no_placement(struct diagnostic_run *run)
+{
+	int no_flop = !run->sampled[DIAGNOSTIC_FLOP_DP] && !run->sampled[DIAGNOSTIC_FLOP_SP];
+	size_t len = sizeof(run->no_placement);
+
+	run->no_placement[0] = '\0';
+	if (!no_flop && run->sampled[DIAGNOSTIC_DRAM_BYTES])
+		return;
+	if (run->no_counter_reason[0])
+		snprintf(run->no_placement, len, "%s", run->no_counter_reason);
+	else
+		snprintf(run->no_placement, len, "no %s counter was sampled in this Run",
+			 no_flop ? "FLOP" : "DRAM");
+}
+
 static void share_of(struct diagnostic *g, const struct diagnosis *d, const struct hotspot_share *h)
 {
 	int cycles = strcmp(d->counter, "cpu-clock") != 0;
@@ -115,77 +156,104 @@ static void share_of(struct diagnostic *g, const struct diagnosis *d, const stru
 static void imbalance_set(struct diagnostic *g, size_t n, double max, double min, const char *unit,
 			  const char *missing)
 {
-	int ranks = g->imbalance_over && !strcmp(g->imbalance_over, "ranks");
+	int ranks = !strcmp(g->imbalance_over, "ranks");
 	struct derived per_locus;
 	const struct derived *in[] = {&per_locus};
 	char note[DERIVED_REASON_MAX] = "";
 
 	g->n_loci = n;
-	if (n < 2) {
-		derived_input(&per_locus, ranks ? "time per rank" : "time per process", NAN, unit,
-			      QUALITY_UNAVAILABLE,
-			      ranks ? "one Locus: the Run has one rank"
-				    : "one Locus: one process ran this Hotspot");
-	} else {
-		derived_input(&per_locus, ranks ? "time per rank" : "time per process", max, unit,
-			      QUALITY_MEASURED, NULL);
-	}
+	derived_input(&per_locus, ranks ? "time per rank" : "time per thread", max, unit,
+		      QUALITY_MEASURED, NULL);
 	if (missing)
 		snprintf(note, sizeof(note), "%s ran none of it: max / min is infinite", missing);
 	derived_combine(&g->imbalance, "imbalance", "ratio",
 			ranks ? "max / min of the Hotspot's time over the ranks"
-			      : "max / min of the Hotspot's time over the processes that ran it",
+			      : "max / min of the Hotspot's time over the threads of its process",
 			in, 1, min > 0 ? max / min : INFINITY, note);
 }
 
-/* imbalance across ranks (rank_time: scratch of run->n_ranks) or processes */
+/* no imbalance: not a measurement, so no class from it */
+static void imbalance_not_applicable(struct diagnostic *g, const char *why)
+{
+	g->imbalance_over = NULL;
+	g->imbalance_not_applicable = why;
+	g->n_loci = 0;
+	derived_input(&g->imbalance, "imbalance", NAN, "ratio", QUALITY_UNAVAILABLE, why);
+}
+
+/* imbalance across the ranks of the Run (rank_time: scratch of
+ * run->n_ranks) */
+static void imbalance_over_ranks(struct diagnostic *g, const struct hotspot_rows *hr,
+				 const struct diagnostic_run *run, const int *ranks,
+				 double *rank_time, const char *unit)
+{
+	double max = 0, min = INFINITY;
+	char missing[64] = "";
+	size_t i;
+	int *at;
+
+	memset(rank_time, 0, run->n_ranks * sizeof(*rank_time));
+	for (i = 0; i < hr->n; i++) {
+		const struct hotspot_locus_row *r = &hr->rows[i];
+
+		at = r->counter == TIME_COUNTER && !r->launcher && r->rank >= 0
+			 ? bsearch(&r->rank, ranks, run->n_ranks, sizeof(*ranks), by_rank)
+			 : NULL;
+		if (at && !isnan(r->value))
+			rank_time[at - ranks] += r->value;
+	}
+	for (i = 0; i < run->n_ranks; i++) {
+		max = rank_time[i] > max ? rank_time[i] : max;
+		min = rank_time[i] < min ? rank_time[i] : min;
+		if (!rank_time[i] && !missing[0])
+			snprintf(missing, sizeof(missing), "rank %d", ranks[i]);
+	}
+	imbalance_set(g, run->n_ranks, max, min, unit, missing[0] ? missing : NULL);
+}
+
+/* imbalance across the threads that ran the Hotspot, when they are threads
+ * of one process (a Run with one rank or none) */
+static void imbalance_over_threads(struct diagnostic *g, const struct hotspot_rows *hr,
+				   const char *unit)
+{
+	double max = 0, min = INFINITY;
+	int64_t process = -1;
+	size_t i, n = 0;
+
+	for (i = 0; i < hr->n; i++) {
+		const struct hotspot_locus_row *r = &hr->rows[i];
+
+		if (r->counter != TIME_COUNTER || r->launcher || isnan(r->value) || !r->value)
+			continue;
+		if (process >= 0 && r->process != process) {
+			imbalance_not_applicable(g, DIAGNOSTIC_NA_PROCESSES);
+			return;
+		}
+		process = r->process;
+		max = r->value > max ? r->value : max;
+		min = r->value < min ? r->value : min;
+		n++; /* one row per thread of the process */
+	}
+	if (n < 2) {
+		imbalance_not_applicable(g, DIAGNOSTIC_NA_ONE_THREAD);
+		return;
+	}
+	g->imbalance_over = "threads";
+	imbalance_set(g, n, max, min, unit, NULL);
+}
+
 static void imbalance_of(struct diagnostic *g, const struct hotspot_rows *hr,
 			 const struct diagnostic_run *run, const int *ranks, double *rank_time,
 			 const char *unit)
 {
-	double max = 0, min = INFINITY, sum = 0;
-	char missing[64] = "";
-	int64_t process = -1;
-	size_t i, n = 0;
-	int *at;
-
-	g->imbalance_over = run->loci;
-	if (run->n_ranks) {
-		memset(rank_time, 0, run->n_ranks * sizeof(*rank_time));
-		for (i = 0; i < hr->n; i++) {
-			const struct hotspot_locus_row *r = &hr->rows[i];
-
-			at = r->counter == TIME_COUNTER && !r->launcher && r->rank >= 0
-				 ? bsearch(&r->rank, ranks, run->n_ranks, sizeof(*ranks), by_rank)
-				 : NULL;
-			if (at && !isnan(r->value))
-				rank_time[at - ranks] += r->value;
-		}
-		for (i = 0; i < run->n_ranks; i++) {
-			max = rank_time[i] > max ? rank_time[i] : max;
-			min = rank_time[i] < min ? rank_time[i] : min;
-			if (!rank_time[i] && !missing[0])
-				snprintf(missing, sizeof(missing), "rank %d", ranks[i]);
-		}
-		imbalance_set(g, run->n_ranks, max, min, unit, missing[0] ? missing : NULL);
-		return;
+	if (run->imbalance_not_applicable) {
+		imbalance_not_applicable(g, run->imbalance_not_applicable);
+	} else if (!strcmp(run->loci, "ranks")) {
+		g->imbalance_over = "ranks";
+		imbalance_over_ranks(g, hr, run, ranks, rank_time, unit);
+	} else {
+		imbalance_over_threads(g, hr, unit);
 	}
-	for (i = 0; i <= hr->n; i++) { /* rows of one process are consecutive */
-		const struct hotspot_locus_row *r = i < hr->n ? &hr->rows[i] : NULL;
-
-		if (r && (r->counter != TIME_COUNTER || r->launcher || isnan(r->value)))
-			continue;
-		if ((!r || r->process != process) && process >= 0) {
-			max = sum > max ? sum : max;
-			min = sum < min ? sum : min;
-			n++;
-		}
-		if (!r)
-			break;
-		sum = r->process == process ? sum + r->value : r->value;
-		process = r->process;
-	}
-	imbalance_set(g, n, max, min, unit, NULL);
 }
 
 /* the Hotspot's Σ of counter c (0 when the Run sampled c elsewhere) */
@@ -392,8 +460,9 @@ int diagnostic_compute(struct diagnosis *d, struct pivot *p, const json_t *machi
 	}
 	err = run_counters(run, hl ? hl : &empty, p);
 	err = err ?: run_ranks(hl ? hl : &empty, &ranks, &run->n_ranks);
+	err = err ?: run_imbalance_loci(run, p);
 	if (!err)
-		run->loci = run->n_ranks ? "ranks" : "processes";
+		run_no_placement(run);
 	err = err ?: diagnose_hotspots(d, hl ? hl : &empty, run, ranks);
 	free(ranks);
 	hotspot_loci__free(hl);

@@ -7,10 +7,14 @@
  * worst of its inputs, computed), reason, lineage, formula.
  *  - share = the Hotspot's sampled time / the Run's (cycles when only
  *    cycles were sampled), as the diagnosis computes it;
- *  - imbalance = max / min of the Hotspot's time over the Loci: the ranks
- *    when the Run has ranks (every rank sampled in the Run counts; a rank
- *    that ran none of it makes it infinite), else the processes that ran
- *    it; a single Locus → unavailable "one Locus: ...";
+ *  - imbalance = max / min of the Hotspot's time over Loci that share one
+ *    piece of work: the ranks when the Run has two or more ranks of one
+ *    program (every rank sampled in the Run counts; a rank that ran none of
+ *    it makes it infinite); in a Run with one rank or none, the threads of
+ *    the one process that ran the Hotspot, when two or more did. Anywhere else it
+ *    is not applicable (not a measurement, not unavailable):
+ *    imbalance_not_applicable says why (one of the DIAGNOSTIC_NA_*
+ *    reasons), imbalance is then NAN with that reason and gives no class;
  *  - flop = flop_dp + flop_sp and dram_bytes: the Hotspot's sampling
  *    Measurements of those counters (0 when the Run sampled the counter
  *    but not in this Hotspot); a counter the Run never sampled is
@@ -30,6 +34,9 @@
  *  - envelope_fraction = achieved / attainable;
  *  - classification: analysis/roofline.h's order, with the reason (the
  *    evidence, or why there is no class).
+ * A Run that sampled no FLOP counter or no DRAM counter places no Hotspot:
+ * diagnostic_run.no_placement says why once (the Degradation's message
+ * when the Run has one), and every placement value repeats that reason.
  */
 #ifndef NUNATAK_ANALYSIS_DIAGNOSTIC_H
 #define NUNATAK_ANALYSIS_DIAGNOSTIC_H
@@ -54,6 +61,12 @@ enum diagnostic_counter {
 #define DIAGNOSTIC_NO_COUNTER "no FLOP or DRAM counter was sampled in this Run"
 #define DIAGNOSTIC_COUNTERS_DEGRADATION "hardware-counters-unavailable"
 
+/* why a Hotspot's imbalance is not applicable (static strings) */
+#define DIAGNOSTIC_NA_RANK_PROGRAMS "the ranks of the Run run different programs"
+#define DIAGNOSTIC_NA_ONE_THREAD "one thread of one process ran it"
+#define DIAGNOSTIC_NA_PROCESSES                                                                    \
+	"processes that are not ranks of one program ran it: they do not share one piece of work"
+
 /* What every Diagnostic of a Run shares. */
 struct diagnostic_run {
 	/* the Ceilings as the manifest gives them, and the cores they cover */
@@ -64,17 +77,26 @@ struct diagnostic_run {
 	 * one then says "no <counter> counter was sampled in this Run") */
 	char no_counter_reason[DERIVED_REASON_MAX];
 	int reason_is_degradation; /* no_counter_reason is the Degradation's message */
-	const char *loci; /* "ranks", "processes"; NULL when nothing was sampled */
-	size_t n_ranks;	  /* ranks sampled in the Run (loci "ranks") */
+	/* "ranks" (two or more ranks of one program), "threads" (one rank or
+	 * none: the threads of one process, per Hotspot); NULL: imbalance is not
+	 * applicable in this Run (imbalance_not_applicable says why) or nothing
+	 * was sampled */
+	const char *loci;
+	const char *imbalance_not_applicable; /* static DIAGNOSTIC_NA_*; NULL */
+	size_t n_ranks;			      /* ranks sampled in the Run */
+	/* why no Hotspot of the Run can be placed on the roofline (no FLOP or
+	 * no DRAM counter was sampled); "" when placements are possible */
+	char no_placement[DERIVED_REASON_MAX];
 };
 
 struct diagnostic {
 	struct derived share, imbalance, dram_intensity, achieved, attainable, envelope_fraction;
-	struct derived ridge;	    /* peak / dram_bandwidth (flop/B) */
-	const char *imbalance_over; /* static: "ranks", "processes"; NULL: nothing to compare */
-	size_t n_loci;		    /* Loci compared */
-	const char *peak;	    /* static: "flops_dp" or "flops_sp" */
-	const char *classification; /* static: roofline_class_name(); NULL: no class */
+	struct derived ridge;		      /* peak / dram_bandwidth (flop/B) */
+	const char *imbalance_over;	      /* static: "ranks", "threads"; NULL: not applicable */
+	const char *imbalance_not_applicable; /* static DIAGNOSTIC_NA_*; NULL: applicable */
+	size_t n_loci;			      /* Loci compared */
+	const char *peak;		      /* static: "flops_dp" or "flops_sp" */
+	const char *classification;	      /* static: roofline_class_name(); NULL: no class */
 	char classification_reason[DERIVED_REASON_MAX];
 };
 

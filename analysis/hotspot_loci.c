@@ -20,15 +20,15 @@
 static const char query_head[] =
     "WITH proc AS (SELECT node, tgid, min(id) AS key, max(rank) AS rank FROM loci"
     " GROUP BY node, tgid)"
-    " SELECT x.hotspot, x.counter, proc.key, proc.rank, l.comm,"
+    " SELECT x.hotspot, x.counter, proc.key, proc.rank, l.comm, x.locus,"
     " coalesce(sum(x.sample_count), 0), sum(x.value), count(x.value) = count(*),"
     " max(CASE x.quality WHEN 'measured' THEN 0 WHEN 'estimated' THEN 1 ELSE 2 END),"
     " x.reason"
     " FROM measurements x JOIN loci l ON l.id = x.locus"
     " JOIN proc ON proc.node = l.node AND proc.tgid = l.tgid"
     " WHERE x.hotspot IS NOT NULL AND x.counter IN (";
-static const char query_tail[] =
-    ") GROUP BY x.hotspot, x.counter, proc.key, l.comm ORDER BY x.hotspot, x.counter, proc.key";
+static const char query_tail[] = ") GROUP BY x.hotspot, x.counter, proc.key, x.locus"
+				 " ORDER BY x.hotspot, x.counter, proc.key, x.locus";
 
 static size_t counter_index(const char *counter, const char *const counters[], size_t n)
 {
@@ -44,7 +44,7 @@ static int row_read(sqlite3_stmt *st, const char *const counters[], size_t n_cou
 {
 	const char *counter = (const char *)sqlite3_column_text(st, 1);
 	const char *comm = (const char *)sqlite3_column_text(st, 4);
-	const char *reason = (const char *)sqlite3_column_text(st, 9);
+	const char *reason = (const char *)sqlite3_column_text(st, 10);
 
 	memset(r, 0, sizeof(*r));
 	r->hotspot = sqlite3_column_int64(st, 0);
@@ -52,9 +52,10 @@ static int row_read(sqlite3_stmt *st, const char *const counters[], size_t n_cou
 	r->process = sqlite3_column_int64(st, 2);
 	r->rank = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3);
 	r->launcher = comm && launcher_is_launcher_process(comm);
-	r->samples = (uint64_t)sqlite3_column_int64(st, 5);
-	r->value = sqlite3_column_int(st, 7) ? sqlite3_column_double(st, 6) : NAN;
-	r->quality = (enum quality)sqlite3_column_int(st, 8);
+	r->thread = sqlite3_column_int64(st, 5);
+	r->samples = (uint64_t)sqlite3_column_int64(st, 6);
+	r->value = sqlite3_column_int(st, 8) ? sqlite3_column_double(st, 7) : NAN;
+	r->quality = (enum quality)sqlite3_column_int(st, 9);
 	if (r->quality > QUALITY_UNAVAILABLE)
 		r->quality = QUALITY_UNAVAILABLE;
 	if (reason && reason[0]) {
@@ -151,4 +152,26 @@ void hotspot_loci__free(struct hotspot_loci *hl)
 		free(hl->rows[i].reason);
 	free(hl->rows);
 	free(hl);
+}
+
+/* the executables of the Loci that carry a rank (launchers carry none) */
+static const char rank_programs_query[] =
+    "SELECT count(DISTINCT coalesce(exe, comm, '')) FROM loci WHERE rank IS NOT NULL";
+
+int hotspot_loci_rank_programs(struct pivot *p, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	int err = 0;
+
+	*n = 0;
+	if (sqlite3_prepare_v2(pivot_sqlite(p), rank_programs_query, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		pr_warn("cannot count the programs of the ranks: %s",
+			sqlite3_errmsg(pivot_sqlite(p)));
+		err = -EIO;
+	} else {
+		*n = (size_t)sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return err;
 }

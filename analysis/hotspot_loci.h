@@ -11,7 +11,8 @@
  * diagnosis does. value = Σ value of the rows (NAN when one of them has
  * none: an unavailable Measurement); quality the worst of them, reason one
  * of the worst ones' (NULL when none). Rows are ordered by Hotspot id, then
- * counter, then process.
+ * counter, then process, then thread: the rows of one process are
+ * consecutive.
  */
 #ifndef NUNATAK_ANALYSIS_HOTSPOT_LOCI_H
 #define NUNATAK_ANALYSIS_HOTSPOT_LOCI_H
@@ -27,6 +28,7 @@ struct hotspot_locus_row {
 	int64_t hotspot; /* hotspots.id */
 	size_t counter;	 /* index into the counters asked */
 	int64_t process; /* a key of the (node, tgid): the smallest loci.id of its threads */
+	int64_t thread;	 /* loci.id */
 	int rank;	 /* -1: no rank */
 	int launcher;
 	uint64_t samples;
@@ -44,6 +46,10 @@ struct hotspot_loci {
  * EIO). Free with hotspot_loci__free(). */
 struct hotspot_loci *hotspot_loci__new(struct pivot *p, const char *const counters[],
 				       size_t n_counters);
+
+/* the number of distinct executables among the Loci with a rank, in *n
+ * (0: no rank). 0 or -EIO. */
+int hotspot_loci_rank_programs(struct pivot *p, size_t *n);
 
 /* NULL-safe */
 void hotspot_loci__free(struct hotspot_loci *hl);

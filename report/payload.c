@@ -29,17 +29,27 @@ static json_t *value_json(const struct derived *v)
 			 v->reason[0] ? json_text(v->reason) : json_null());
 }
 
-/* the worst Quality of a Diagnostic's values */
-static const char *diagnostic_quality(const struct diagnostic *g)
+/* the worst Quality of a Diagnostic's own values: a value that is not
+ * applicable (imbalance) or missing for the whole Run (every placement when
+ * the Run has no FLOP or DRAM counter: said once, run-level) is no flaw of
+ * this Hotspot's */
+static const char *diagnostic_quality(const struct diagnostic *g,
+				      const struct diagnostic_run *run)
 {
 	const struct derived *v[] = {&g->share,	     &g->imbalance,	    &g->dram_intensity,
 				     &g->achieved,   &g->attainable,	    &g->envelope_fraction,
 				     &g->ridge};
+	int no_placement = run && run->no_placement[0];
 	enum quality q = QUALITY_MEASURED;
 	size_t i;
 
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		if (v[i] == &g->imbalance && g->imbalance_not_applicable)
+			continue;
+		if (i >= 2 && no_placement)
+			continue;
 		q = quality_worst(q, v[i]->quality);
+	}
 	return quality_name(q);
 }
 
@@ -55,9 +65,10 @@ static json_t *summary_part(const struct run_model *m)
 	hotspots = json_object_get(s, "hotspots");
 	for (i = 0; i < json_array_size(hotspots) && i < m->d->n_all; i++) {
 		const struct diagnostic *g = m->d->hotspots[i].diagnostic;
+		const char *q = g ? diagnostic_quality(g, m->d->diagnostic_run) : NULL;
 
 		if (json_object_set_new(json_array_get(hotspots, i), "quality",
-					g ? json_string(diagnostic_quality(g)) : json_null()))
+					q ? json_string(q) : json_null()))
 			goto nomem;
 	}
 	err = payload_inline_attach(hotspots, m);

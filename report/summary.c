@@ -299,6 +299,8 @@ json_t *summary_json(const struct run_model *m)
 			goto cleanup;
 	}
 	err = totals_json(root, d);
+	if (!err && json_object_set_new(root, "diagnostic_run", summary_diagnostic_run_json(d)))
+		err = -ENOMEM;
 	err = err ?: pivot_parts_json(root, m);
 	if (err)
 		goto cleanup;

@@ -12,8 +12,7 @@
  * the summary does not say (others, unresolved share and the modules
  * behind it with what would name them: report/summary_unresolved.h, ranks
  * whose app time is estimated or unavailable, call sites without bytes,
- * estimated or unavailable Ceilings and why no Hotspot is placed on the
- * roofline, Degradations with their remedies). An unavailable value is written
+ * estimated or unavailable Ceilings, Degradations with their remedies). An unavailable value is written
  * "unavailable" (text) or null (JSON), never 0.
  *
  * The text lists at most SUMMARY_MAX_HOTSPOTS Hotspots and folds the rest
@@ -41,7 +40,8 @@ int summary_print(FILE *out, const struct run_model *m);
 /* One object: hotspots[{name, module, source_file|null, resolution_level,
  * share, samples, seconds|null, above_floor, diagnostic|null}] (every
  * Hotspot: those above the floor first, each part by decreasing share;
- * diagnostic: report/summary_diagnostic.h, null below the floor), others{hotspots,
+ * diagnostic: report/summary_diagnostic.h, null below the floor),
+ * diagnostic_run (report/summary_diagnostic.h), others{hotspots,
  * samples, share|null} (those below the floor), totals{samples,
  * seconds|null, hotspots}, launcher_samples, unresolved_share|null,
  * unresolved_modules[{module, path, identity, samples, share, remedy}],
@@ -53,7 +53,8 @@ int summary_print(FILE *out, const struct run_model *m);
  * by rank, balance{ranks, imbalance, efficiency, busiest_rank, busiest_factor,
  * mpi_share} (null when unavailable), mpi[{function, call_site{file, line,
  * function, module, offset}, calls, total_time, mean_time, min_time,
- * max_time, bytes|null, bytes_reason|null, cov|null, lifetime (MPI_Init,
+ * max_time, bytes|null, bytes_reason|null, cov|null (absent when
+ * cov_not_applicable: why, else null), lifetime (MPI_Init,
  * MPI_Init_thread, MPI_Finalize: not MPI time), per_rank[{rank, calls,
  * total_time}]}] by decreasing total time. Times in seconds.
  * Shares are fractions of 1. NULL + errno (EINVAL: m or its diagnosis

@@ -113,12 +113,19 @@ static int placement_missing(const struct diagnostic *g)
 	return 1;
 }
 
-/* the placement lines and the class line (one line when neither exists) */
-static void print_placement(FILE *out, const struct diagnostic *g, struct reasons *rs)
+/* the placement lines and the class line (one line when neither exists);
+ * a Run that places no Hotspot says so once, after the blocks */
+static void print_placement(FILE *out, const struct diagnostic *g, const struct diagnostic_run *run,
+			    struct reasons *rs)
 {
 	char a[DERIVED_REASON_MAX + 96], b[DERIVED_REASON_MAX + 96];
 
-	if (placement_missing(g)) {
+	if (run->no_placement[0]) {
+		/* the Run's reason is said once; what was measured still is */
+		if (derived_available(&g->achieved))
+			fprintf(out, "      achieved %s\n",
+				value_text(a, sizeof(a), &g->achieved, rs));
+	} else if (placement_missing(g)) {
 		fprintf(out, "      placement %s%s\n",
 			value_text(a, sizeof(a), &g->dram_intensity, rs),
 			g->classification ? "" : ", so no class");
@@ -137,33 +144,77 @@ static void print_placement(FILE *out, const struct diagnostic *g, struct reason
 		fprintf(out, "      class %s: %s\n", g->classification, g->classification_reason);
 }
 
-static void print_one(FILE *out, const struct hotspot_share *h, struct reasons *rs)
+/* the measured values first: share, seconds, imbalance where it applies */
+static void print_one(FILE *out, const struct hotspot_share *h, const struct diagnostic_run *run,
+		      struct reasons *rs)
 {
 	const struct diagnostic *g = h->diagnostic;
-	char a[DERIVED_REASON_MAX + 96], b[DERIVED_REASON_MAX + 96];
+	char a[DERIVED_REASON_MAX + 96];
 
-	fprintf(out, "  %s: share %s, imbalance %s", h->name,
-		value_text(a, sizeof(a), &g->share, rs),
-		value_text(b, sizeof(b), &g->imbalance, rs));
-	if (derived_available(&g->imbalance))
-		fprintf(out, " over %zu %s", g->n_loci, g->imbalance_over);
+	fprintf(out, "  %s: share %s", h->name, value_text(a, sizeof(a), &g->share, rs));
+	if (!isnan(h->seconds))
+		fprintf(out, ", %s s", summary_fmt_seconds(a, sizeof(a), h->seconds));
+	if (!g->imbalance_not_applicable) {
+		fprintf(out, ", imbalance %s", value_text(a, sizeof(a), &g->imbalance, rs));
+		if (derived_available(&g->imbalance))
+			fprintf(out, " over %zu %s", g->n_loci, g->imbalance_over);
+	}
 	fputc('\n', out);
-	print_placement(out, g, rs);
+	print_placement(out, g, run, rs);
+}
+
+/* 1 when h's imbalance is not applicable for the reason why */
+static int not_applicable_for(const struct hotspot_share *h, const char *why)
+{
+	return h->diagnostic && h->diagnostic->imbalance_not_applicable &&
+	       !strcmp(h->diagnostic->imbalance_not_applicable, why);
+}
+
+/* "imbalance not applicable[ to A, B]: why", once per reason among the
+ * shown Hotspots */
+static void print_not_applicable(FILE *out, const struct diagnosis *d, size_t shown)
+{
+	const char *why[] = {DIAGNOSTIC_NA_RANK_PROGRAMS, DIAGNOSTIC_NA_ONE_THREAD,
+			     DIAGNOSTIC_NA_PROCESSES};
+	size_t i, k, n, all = 0;
+
+	for (i = 0; i < shown && i < d->n_hotspots; i++)
+		all += d->hotspots[i].diagnostic != NULL;
+	for (k = 0; k < sizeof(why) / sizeof(why[0]); k++) {
+		const char *sep = " to ";
+
+		for (i = 0, n = 0; i < shown && i < d->n_hotspots; i++)
+			n += not_applicable_for(&d->hotspots[i], why[k]);
+		if (!n)
+			continue;
+		fprintf(out, "  imbalance not applicable");
+		for (i = 0; n < all && i < shown && i < d->n_hotspots; i++)
+			if (not_applicable_for(&d->hotspots[i], why[k])) {
+				fprintf(out, "%s%s", sep, d->hotspots[i].name);
+				sep = ", ";
+			}
+		fprintf(out, ": %s\n", why[k]);
+	}
 }
 
 void summary_print_diagnostics(FILE *out, const struct diagnosis *d, size_t shown)
 {
+	const struct diagnostic_run *run = d->diagnostic_run;
 	struct reasons rs = {{0}, 0};
 	size_t i, n = 0;
 
 	for (i = 0; i < shown && i < d->n_hotspots; i++)
 		n += d->hotspots[i].diagnostic != NULL;
-	if (!n)
+	if (!n || !run)
 		return;
 	fprintf(out, "\ndiagnostic of the hotspot%s above the floor\n", n == 1 ? "" : "s");
 	for (i = 0; i < shown && i < d->n_hotspots; i++)
 		if (d->hotspots[i].diagnostic)
-			print_one(out, &d->hotspots[i], &rs);
+			print_one(out, &d->hotspots[i], run, &rs);
+	if (run->no_placement[0])
+		fprintf(out, "  no roofline placement in this Run, so no roofline class: %s\n",
+			run->no_placement);
+	print_not_applicable(out, d, shown);
 	for (i = 0; i < rs.n; i++)
 		fprintf(out, "  [%zu] %s\n", i + 1, rs.text[i]);
 }
@@ -172,7 +223,6 @@ void summary_print_diagnostic_not_said(FILE *out, const struct diagnosis *d)
 {
 	const struct diagnostic_run *run = d->diagnostic_run;
 	const struct derived *ceilings[3];
-	int no_flop;
 	size_t i;
 
 	if (!run || !d->n_hotspots)
@@ -184,18 +234,6 @@ void summary_print_diagnostic_not_said(FILE *out, const struct diagnosis *d)
 		if (ceilings[i]->quality != QUALITY_MEASURED)
 			fprintf(out, "  - %s Ceiling %s\n", quality_name(ceilings[i]->quality),
 				ceilings[i]->reason);
-	/* a placement needs FLOP (either precision) and DRAM bytes */
-	no_flop = !run->sampled[DIAGNOSTIC_FLOP_DP] && !run->sampled[DIAGNOSTIC_FLOP_SP];
-	if (!no_flop && run->sampled[DIAGNOSTIC_DRAM_BYTES])
-		return;
-	if (run->reason_is_degradation) /* said with its remedy below */
-		fprintf(out, "  - roofline placements: none (degradation %s)\n",
-			DIAGNOSTIC_COUNTERS_DEGRADATION);
-	else if (run->no_counter_reason[0])
-		fprintf(out, "  - roofline placements: %s\n", run->no_counter_reason);
-	else
-		fprintf(out, "  - roofline placements: no %s counter was sampled in this Run\n",
-			no_flop ? "FLOP" : "DRAM");
 }
 
 static json_t *derived_json(const struct derived *v)
@@ -221,15 +259,34 @@ json_t *summary_diagnostic_json(const struct hotspot_share *h)
 {
 	const struct diagnostic *g = h->diagnostic;
 
+	json_t *o;
+
 	if (!g)
 		return json_null();
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "share",
-			 derived_json(&g->share), "imbalance", derived_json(&g->imbalance),
-			 "dram_intensity", derived_json(&g->dram_intensity), "achieved",
-			 derived_json(&g->achieved), "attainable", derived_json(&g->attainable),
-			 "envelope_fraction", derived_json(&g->envelope_fraction), "ridge",
-			 derived_json(&g->ridge), "imbalance_over", json_text(g->imbalance_over),
-			 "loci", (json_int_t)g->n_loci, "peak", json_text(g->peak),
-			 "classification", json_text(g->classification), "classification_reason",
-			 json_text(g->classification_reason));
+	o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "share",
+		      derived_json(&g->share), "imbalance_not_applicable",
+		      json_text(g->imbalance_not_applicable), "dram_intensity",
+		      derived_json(&g->dram_intensity), "achieved", derived_json(&g->achieved),
+		      "attainable", derived_json(&g->attainable), "envelope_fraction",
+		      derived_json(&g->envelope_fraction), "ridge", derived_json(&g->ridge),
+		      "imbalance_over", json_text(g->imbalance_over), "loci", (json_int_t)g->n_loci,
+		      "peak", json_text(g->peak), "classification", json_text(g->classification),
+		      "classification_reason", json_text(g->classification_reason));
+	/* not applicable is no value at all: the key is absent */
+	if (o && !g->imbalance_not_applicable &&
+	    json_object_set_new(o, "imbalance", derived_json(&g->imbalance)))
+		o = (json_decref(o), NULL);
+	return o;
+}
+
+json_t *summary_diagnostic_run_json(const struct diagnosis *d)
+{
+	const struct diagnostic_run *run = d->diagnostic_run;
+
+	if (!run)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o}", "imbalance_over", json_text(run->loci),
+			 "imbalance_not_applicable", json_text(run->imbalance_not_applicable),
+			 "no_placement",
+			 run->no_placement[0] ? json_text(run->no_placement) : json_null());
 }

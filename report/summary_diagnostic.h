@@ -1,24 +1,32 @@
 /* summary_diagnostic — the Diagnostics in the summary (analysis/diagnostic.h).
  *
  * Text: the class of each listed Hotspot in the table ("—" without one),
- * then one short block per listed Hotspot above the floor: share,
- * imbalance (and over which Loci), DRAM intensity, achieved, attainable,
- * envelope fraction, class with its evidence. A measured value is written
- * with its unit; an estimated one adds "(estimated [n])"; an unavailable
- * one is "unavailable [n]", never 0; an infinite one "infinite [n]". [n]
- * points to a reason listed once under the block (shared reasons are said
- * once). A Hotspot whose four placement values are unavailable for one
- * reason gets "placement unavailable [n]".
+ * then one short block per listed Hotspot above the floor, its measured
+ * values first: share, seconds, imbalance (and over which Loci) where it
+ * applies, then DRAM intensity, achieved, attainable, envelope fraction,
+ * class with its evidence. A measured value is written with its unit; an
+ * estimated one adds "(estimated [n])"; an unavailable one is "unavailable
+ * [n]", never 0; an infinite one "infinite [n]". [n] points to a reason
+ * listed once under the blocks (shared reasons are said once). A Hotspot
+ * whose four placement values are unavailable for a reason of its own gets
+ * "placement unavailable [n]". What holds for the whole Run is said once
+ * under the blocks, not per Hotspot: "no roofline placement in this Run"
+ * (no FLOP or DRAM counter: the Degradation's message) and "imbalance not
+ * applicable[ to A, B]: why" (not a measurement: no value is written).
  * "What this summary does not say" names the Ceilings that are estimated
- * or unavailable, with their reasons, and why no Hotspot was placed.
+ * or unavailable, with their reasons.
  *
  * JSON: a Hotspot's `diagnostic` = {share, imbalance, dram_intensity,
  * achieved, attainable, envelope_fraction, ridge} each {value|null, unit,
  * quality, reason|null, lineage[], formula|null} (value null when
  * unavailable or infinite: the reason says which), imbalance_over
- * ("ranks"|"processes"|null), loci (Loci compared), peak ("flops_dp" |
- * "flops_sp"), classification (string|null), classification_reason; null
- * below the floor.
+ * ("ranks"|"threads"|null), imbalance_not_applicable (why, or null: when a
+ * string, the `imbalance` key is absent), loci (Loci compared), peak
+ * ("flops_dp" | "flops_sp"), classification (string|null),
+ * classification_reason; null below the floor. The summary's
+ * `diagnostic_run` = {imbalance_over ("ranks"|"threads"|null),
+ * imbalance_not_applicable (string|null), no_placement (why no Hotspot of
+ * the Run is placed, or null)}.
  */
 #ifndef NUNATAK_REPORT_SUMMARY_DIAGNOSTIC_H
 #define NUNATAK_REPORT_SUMMARY_DIAGNOSTIC_H
@@ -42,5 +50,9 @@ void summary_print_diagnostic_not_said(FILE *out, const struct diagnosis *d);
 
 /* h's `diagnostic` (json null below the floor); NULL when out of memory */
 json_t *summary_diagnostic_json(const struct hotspot_share *h);
+
+/* the summary's `diagnostic_run` (json null without one); NULL when out of
+ * memory */
+json_t *summary_diagnostic_run_json(const struct diagnosis *d);
 
 #endif

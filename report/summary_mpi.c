@@ -96,16 +96,45 @@ static size_t pick_call_sites(const struct balance *b, size_t *shown, size_t *n_
 	return n;
 }
 
-/* the call site comes last, whole, so a long one moves no column */
-static void print_call_sites(FILE *out, const struct balance *b, const char *by)
+#define COV_NOT_APPLICABLE "n/a"
+
+static const char *const cov_not_applicable[] = {BALANCE_NA_ONE_RANK, BALANCE_NA_ONE_CALLER};
+
+/* the bit of cs's reason for an n/a COV in the mask print_call_sites
+ * returns; 0 when its COV applies */
+static unsigned cov_not_applicable_bit(const struct balance_call_site *cs)
 {
+	size_t k;
+
+	for (k = 0; cs->cov_not_applicable && k < 2; k++)
+		if (!strcmp(cs->cov_not_applicable, cov_not_applicable[k]))
+			return 1u << k;
+	return 0;
+}
+
+/* why the COV column says n/a: once per reason, under both tables */
+static void print_cov_not_applicable(FILE *out, unsigned mask)
+{
+	size_t k;
+
+	for (k = 0; k < 2; k++)
+		if (mask & (1u << k))
+			fprintf(out, "  COV " COV_NOT_APPLICABLE " (not applicable): %s\n",
+				cov_not_applicable[k]);
+}
+
+/* the call site comes last, whole, so a long one moves no column; the
+ * reasons of the n/a COVs shown, as a mask */
+static unsigned print_call_sites(FILE *out, const struct balance *b, const char *by)
+{
+	unsigned mask = 0;
 	char total[32], mean[32], bytes[32], cov[32], *label;
 	int fn_w = (int)strlen("function");
 	size_t shown[SUMMARY_MPI_TOP], n, n_timed, i;
 
 	n = pick_call_sites(b, shown, &n_timed);
 	if (!n)
-		return;
+		return 0;
 	for (i = 0; i < n; i++) {
 		int len = (int)strlen(b->call_sites[shown[i]].function);
 
@@ -130,10 +159,14 @@ static void print_call_sites(FILE *out, const struct balance *b, const char *by)
 			NUM_WIDTH,
 			summary_fmt_double(mean, sizeof(mean), "%.1f", cs->mean_ns / 1e3),
 			NUM_WIDTH, bytes, NUM_WIDTH,
-			summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov),
+			cs->cov_not_applicable
+			    ? COV_NOT_APPLICABLE
+			    : summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov),
 			label ? label : cs->location);
 		free(label);
+		mask |= cov_not_applicable_bit(cs);
 	}
+	return mask;
 }
 
 /* what MPI time is, and MPI_Init / MPI_Finalize apart: summed over their
@@ -168,6 +201,8 @@ static void print_lifetime_calls(FILE *out, const struct balance *b)
 
 void summary_print_mpi(FILE *out, struct balance *b)
 {
+	unsigned mask;
+
 	if (!out || !b || (!b->n_ranks && !b->n_call_sites))
 		return;
 	if (b->n_ranks)
@@ -177,10 +212,11 @@ void summary_print_mpi(FILE *out, struct balance *b)
 		return;
 	}
 	print_lifetime_calls(out, b);
-	print_call_sites(out, b, "time");
+	mask = print_call_sites(out, b, "time");
 	balance_sort_call_sites(b, BALANCE_BY_BYTES);
-	print_call_sites(out, b, "bytes");
+	mask |= print_call_sites(out, b, "bytes");
 	balance_sort_call_sites(b, BALANCE_BY_TIME);
+	print_cov_not_applicable(out, mask);
 }
 
 void summary_print_mpi_not_said(FILE *out, const struct balance *b)
@@ -248,10 +284,16 @@ static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks
 	    (double)cs->total_ns / 1e9, "mean_time", summary_json_number(cs->mean_ns / 1e9),
 	    "min_time", (double)cs->min_ns / 1e9, "max_time", (double)cs->max_ns / 1e9, "bytes",
 	    cs->has_bytes ? json_integer((json_int_t)cs->bytes) : json_null(), "bytes_reason",
-	    json_text(cs->has_bytes ? NULL : cs->bytes_reason), "cov", summary_json_number(cs->cov),
-	    "lifetime", pivot_mpi_is_lifetime(cs->function), "per_rank");
+	    json_text(cs->has_bytes ? NULL : cs->bytes_reason), "cov_not_applicable",
+	    json_text(cs->cov_not_applicable), "lifetime", pivot_mpi_is_lifetime(cs->function),
+	    "per_rank");
 	if (!o)
 		return NULL;
+	/* not applicable is no value at all: the key is absent */
+	if (!cs->cov_not_applicable && json_object_set_new(o, "cov", summary_json_number(cs->cov))) {
+		json_decref(o);
+		return NULL;
+	}
 	per_rank = json_object_get(o, "per_rank");
 	for (i = 0; i < n_ranks; i++) {
 		e = json_pack("{s:i, s:I, s:f}", "rank", cs->per_rank[i].rank, "calls",

@@ -7,7 +7,8 @@
  * MPI_Init and the start of MPI_Finalize) with MPI_Init and MPI_Finalize
  * apart, then the top SUMMARY_MPI_TOP call sites of MPI time by time and
  * by bytes, each call site written whole (the last column: never cut, so
- * two call sites never look alike).
+ * two call sites never look alike). A call site fewer than two ranks call
+ * has no COV: "n/a", and why is said once under both tables.
  * Nothing is written for a Run without MPI data. Unavailable values are
  * written "unavailable", never 0; an estimated app time is marked '*' and
  * explained under "what this summary does not say".

@@ -64,9 +64,10 @@
     return NK.section('Metrics', [NK.table(null, ['metric', 'value', 'unit', 'Quality', 'reason',
       'formula', 'lineage'], rows, {rowHeads: 1}),
       NK.h('p', {}, ['Class: ', d.classification ? NK.h('strong', {text: d.classification})
-        : NK.unavailable(d.classification_reason),
-        d.imbalance_over ? ' · imbalance over ' + d.imbalance_over : '',
-        d.loci !== undefined ? ' · ' + d.loci + ' Loci' : ''])]);
+        : NK.unavailable(d.classification_reason, false, 'none'),
+        d.imbalance_over ? ' · imbalance over ' + d.loci + ' ' + d.imbalance_over : '',
+        d.imbalance_not_applicable ? ' · imbalance not applicable: ' +
+          d.imbalance_not_applicable : ''])]);
   }
 
   NK.views.hotspot = {
@@ -85,7 +86,7 @@
       sec.appendChild(source(h));
       sec.appendChild(inline(h));
       sec.appendChild(metrics(h));
-      sec.appendChild(NK.roofline(P.roofline, h));
+      sec.appendChild(NK.roofline(P.roofline, h, P.summary.diagnostic_run));
     }
   };
 })(window.NK = window.NK || {});

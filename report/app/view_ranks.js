@@ -79,7 +79,8 @@
         {text: 'total', num: 1}, {text: 'mean', num: 1}, {text: 'min', num: 1},
         {text: 'max', num: 1}, {text: 'CoV', num: 1}, 'time per rank'], byTime.map(function (s) {
         return [where(s), String(s.calls), NK.seconds(s.total_time), NK.seconds(s.mean_time),
-                NK.seconds(s.min_time), NK.seconds(s.max_time), NK.maybe(s.cov, NK.num, 'one call'),
+                NK.seconds(s.min_time), NK.seconds(s.max_time), s.cov_not_applicable ? NK.h('span', {class: 'muted cov-na',
+                  text: 'not applicable: ' + s.cov_not_applicable}) : NK.maybe(s.cov, NK.num, 'one call'),
                 spread(s, 'total_time', NK.seconds)];
       }), {rowHeads: 1}),
       NK.table('MPI call sites by bytes', ['call site', {text: 'calls', num: 1},

@@ -1,10 +1,12 @@
-/* view_roofline.js — NK.roofline(roofline, hotspot): the log-log roofline
+/* view_roofline.js — NK.roofline(roofline, hotspot, diagnostic_run): the log-log roofline
  * chart of one Hotspot from payload.roofline (peak, bandwidth, ridge) and
  * the Hotspot's dram_intensity and achieved values. The diagonal (memory
  * bound) stops at the ridge, the peak goes on from there; without a
  * bandwidth only the peak is drawn, without a peak no chart: the reason is
- * said. The point is absent, with its reason, when the placement is
- * unavailable. Drawing only: the values are the payload's. */
+ * said. A Hotspot that is not placed gets no chart (no estimated peak over
+ * an empty plot): the Ceilings as a table and why there is no point — the
+ * Run's reason (diagnostic_run.no_placement) when no Hotspot is placed.
+ * Drawing only: the values are the payload's. */
 (function (NK) {
   'use strict';
   var W = 560, H = 340, L = 70, R = 20, T = 20, B = 50;
@@ -76,25 +78,32 @@
     return svg;
   }
 
-  NK.roofline = function (rf, h) {
+  NK.roofline = function (rf, h, run) {
     var d = h.diagnostic || {}, kids = [];
     var xi = d.dram_intensity || {}, ya = d.achieved || {};
     var placed = xi.value > 0 && ya.value > 0;
+    run = run || {};
     rf = rf || {peak: {value: null, reason: 'no roofline in the payload'}};
-    kids.push(NK.table(null, ['', 'value', 'Quality'], ['peak', 'bandwidth', 'ridge'].map(
-      function (k) {
+    kids.push(NK.table('Ceilings per core', ['', 'value', 'Quality'], ['peak', 'bandwidth',
+      'ridge'].map(function (k) {
         var v = rf[k] || {value: null, quality: 'unavailable', reason: rf.reason};
         return [k, NK.value(v, {short: true}), NK.badge(v.quality)];
       }), {rowHeads: 1, cls: 'compact'}));
+    /* no point, no chart: an estimated peak over an empty plot says nothing */
+    if (!placed) {
+      kids.push(NK.note(run.no_placement
+        ? 'No roofline chart: no Hotspot of this Run is placed (' + run.no_placement + ').'
+        : 'No roofline chart: this Hotspot is not placed (' +
+          ((xi.value > 0 ? ya.reason : xi.reason) || d.classification_reason ||
+           'no placement') + ').', 'roofline-none'));
+      return NK.section('Roofline', kids, {class: 'roofline-sec'});
+    }
     if (rf.reason) kids.push(NK.note('No roofline diagonal: ' + rf.reason + '.'));
     if (rf.peak && rf.peak.value > 0)
-      kids.push(chart(rf, placed ? xi.value : null, placed ? ya.value : null));
+      kids.push(chart(rf, xi.value, ya.value));
     else
       kids.push(NK.note('No roofline chart: the peak is unavailable (' +
                         (rf.peak && rf.peak.reason || 'no reason given') + ').'));
-    if (!placed)
-      kids.push(NK.note('This Hotspot is not placed on the roofline: ' +
-        (xi.value > 0 ? ya.reason : xi.reason) || d.classification_reason || 'no placement' + '.'));
     return NK.section('Roofline', kids, {class: 'roofline-sec'});
   };
 })(window.NK = window.NK || {});

@@ -1,6 +1,8 @@
 /* view_synthesis.js — the synthesis: the findings (Hotspots above the floor)
  * by decreasing share with their evidence (the Diagnostic values with their
- * Quality and reason), the ranks and MPI share, and what this report does
+ * Quality and reason; what holds for the whole Run — no roofline placement,
+ * imbalance not applicable — said once above them, not per finding), the
+ * ranks and MPI share, and what this report does
  * not say (others, unresolved code, Ceilings not measured, Degradations,
  * the flame graph's and timeline's limits). Everything is read from the
  * payload. */
@@ -9,12 +11,18 @@
   NK.views = NK.views || {};
   var FINDINGS = 30;
 
+  /* the placement values: none is said per finding when the Run places no
+   * Hotspot (said once, above the findings) */
+  var PLACEMENT = {dram_intensity: 1, achieved: 1, attainable: 1, envelope_fraction: 1, ridge: 1};
+
   /* the values one by one; those without a value grouped by their reason */
-  function evidence(h) {
+  function evidence(h, run) {
     var dl = NK.h('dl', {class: 'evidence'}), none = [], byReason = {};
     NK.diagnosticValues(h.diagnostic).forEach(function (kv) {
       var v = kv[1], name = kv[0].replace(/_/g, ' ');
-      if (v.value === null || v.value === undefined) {
+      var missing = v.value === null || v.value === undefined;
+      if (missing && run.no_placement && PLACEMENT[kv[0]]) return;
+      if (missing) {
         var k = v.quality + '\n' + (v.reason || '');
         if (!byReason[k]) { byReason[k] = {names: [], v: v}; none.push(k); }
         byReason[k].names.push(name);
@@ -31,17 +39,37 @@
     return dl;
   }
 
-  function finding(h, i) {
+  function finding(h, i, run) {
     var d = h.diagnostic || {};
     var cls = d.classification ? NK.h('span', {class: 'cls', text: d.classification})
-      : NK.unavailable(d.classification_reason);
+      : run.no_placement ? '—' : NK.unavailable(d.classification_reason);
     return NK.h('li', {class: 'finding'}, [
       NK.h('h3', {}, [NK.h('span', {class: 'share', text: NK.pct(h.share)}), ' ',
                       NK.hotspotLink(h, i), NK.h('span', {class: 'muted', text: ' in ' + h.module})]),
       NK.h('p', {}, ['class: ', cls, ' · level ', h.resolution_level, ' · ', String(h.samples),
                      ' samples · ', NK.seconds(h.seconds), ' · Quality ', NK.badge(h.quality)]),
-      evidence(h)
+      evidence(h, run)
     ]);
+  }
+
+  /* what holds for the whole Run, said once: no placement, imbalance not
+   * applicable (per reason, naming the findings when not all) */
+  function runNotes(list, run) {
+    var out = [], reasons = [], by = {};
+    if (run.no_placement)
+      out.push(NK.note('No roofline placement in this Run, so no roofline class: ' +
+                       run.no_placement + '.', 'run-no-placement'));
+    list.forEach(function (x) {
+      var why = (x[0].diagnostic || {}).imbalance_not_applicable;
+      if (!why) return;
+      if (!by[why]) { by[why] = []; reasons.push(why); }
+      by[why].push(x[0].name);
+    });
+    reasons.forEach(function (why) {
+      out.push(NK.note('Imbalance not applicable' + (by[why].length < list.length ? ' to ' +
+                       by[why].join(', ') : '') + ': ' + why + '.', 'imbalance-na'));
+    });
+    return out;
   }
 
   function findings(S) {
@@ -51,9 +79,11 @@
     if (!list.length)
       return NK.section('Findings', [NK.note('No Hotspot reaches the floor of ' + S.floor +
                                              ' samples: there is no finding to show.')]);
-    var ol = NK.h('ol', {class: 'findings'}), more = NK.h('p');
+    var ol = NK.h('ol', {class: 'findings'}), more = NK.h('p'), run = S.diagnostic_run || {};
     function show(n) {
-      list.slice(ol.children.length, n).forEach(function (x) { ol.appendChild(finding(x[0], x[1])); });
+      list.slice(ol.children.length, n).forEach(function (x) {
+        ol.appendChild(finding(x[0], x[1], run));
+      });
       more.textContent = '';
       if (ol.children.length < list.length)
         more.appendChild(NK.h('button', {type: 'button', text: 'Show the ' + (list.length -
@@ -64,8 +94,8 @@
       NK.note(list.length + ' Hotspots above the floor of ' + S.floor + ' samples, ' +
               S.totals.samples + ' samples (' + NK.seconds(S.totals.seconds) + ') of ' +
               (S.counter || 'unknown counter') + (list.length > FINDINGS ? '; the first ' +
-              FINDINGS + ' here, every one in the Hotspot inventory' : '') + '.'), ol, more
-    ]);
+              FINDINGS + ' here, every one in the Hotspot inventory' : '') + '.')
+    ].concat(runNotes(list, run), [ol, more]));
   }
 
   function ranks(S) {

@@ -5,6 +5,9 @@
 # under ${ARTEFACTS:-/tmp/nunatak-artefacts}/report/ and is not blank; a
 # search in the flame graph finds the hot function; the MPI Run's timeline
 # draws its Events; the --no-source page renders its Hotspot without text;
+# without hardware counters the synthesis says "no roofline placement" once
+# (no red badge, no unavailable evidence per finding) and the Hotspot view
+# draws no roofline chart, saying why;
 # names made of markup stay text (assemble_dev.py --hostile).
 # One Chromium per report (tests/report/browser.js).
 . "$TESTS_LIB/common.sh"
@@ -36,6 +39,22 @@ page=$(sed -n 's/^Report: //p' err.txt | tail -1)
 "$NUNATAK" report "$run" >rep.out 2>rep.err || fail "report: exit $?: $(cat rep.err)"
 grep -q "^Report: $run/report.html" rep.err || fail "report did not print its path: $(cat rep.err)"
 browse single "$run/report.html" --search heavy_kernel
+
+# without hardware counters, what holds for the whole Run is said once: no
+# red badge nor "unavailable" evidence per finding, no roofline chart (an
+# estimated peak over an empty plot) but why there is no point
+if grep -q '^  - degradation hardware-counters-unavailable' err.txt; then
+	browse single-no-pmu "$run/report.html" --views synthesis,hotspot --no-print \
+		--expect "synthesis=No roofline placement in this Run, so no roofline class: no FLOP" \
+		--expect "synthesis=Imbalance not applicable: one thread of one process ran it" \
+		--expect-no "synthesis=.run-no-placement ~ .run-no-placement" \
+		--expect-no "synthesis=.findings .q-unavailable" \
+		--expect-no "synthesis=.findings .unavail" \
+		--expect "hotspot=No roofline chart: no Hotspot of this Run is placed (no FLOP" \
+		--expect-no "hotspot=svg.roofline"
+else
+	echo "hardware counters on this Machine: the no-PMU page checks do not apply"
+fi
 
 "$NUNATAK" report --no-source "$run" >/dev/null 2>rep.err || fail "report --no-source: $(cat rep.err)"
 browse single-no-source "$run/report-no-source.html" --views synthesis,hotspot --no-print \

@@ -126,8 +126,27 @@ ev = dict(db.execute("select name, count(*) from events group by name"))
 check(ev.get("MPI_Allreduce") == 200 and ev.get("MPI_Send") == 100, f"events {ev}")
 peers = db.execute("select count(*) from events where name='MPI_Send' and peer=1 and bytes=4096").fetchone()[0]
 check(peers == 100, f"Send events to rank 1 of 4096 bytes: {peers}")
+
+# COV compares the ranks that share a call: MPI_Send (rank 0 only) and
+# MPI_Recv (rank 1 only) have none, not a measured 1.00; Allreduce has one
+for site in by_fn["MPI_Send"] + by_fn["MPI_Recv"]:
+    callers = [pr["rank"] for pr in site["per_rank"] if pr["calls"]]
+    check(len(callers) == 1 and "cov" not in site and site["cov_not_applicable"] == "one rank calls it",
+          f"{site['function']} called by ranks {callers}: cov {site.get('cov', 'absent')},"
+          f" not applicable: {site['cov_not_applicable']}")
+for site in by_fn["MPI_Allreduce"]:
+    check(site["cov_not_applicable"] is None and site["cov"] is not None,
+          f"Allreduce (both ranks) COV {site.get('cov')}")
+# imbalance of the Hotspots: over the 2 ranks of one program
+comp = [h for h in d["hotspots"] if h["name"] == "compute_units" and h["diagnostic"]]
+check(comp and comp[0]["diagnostic"]["imbalance_over"] == "ranks" and "imbalance" in comp[0]["diagnostic"],
+      "compute_units: imbalance over the ranks")
 sys.exit(0 if ok else 1)
 PY
+	# the text: n/a in the COV column, why said once under the table
+	[ "$(grep -c '^  COV n/a (not applicable): one rank calls it$' err.txt)" = 1 ] ||
+		fail "the COV of one-rank call sites is not said once as not applicable: $(cat err.txt)"
+	grep -E '^  MPI_Send .* n/a  ' err.txt >/dev/null || fail "MPI_Send's COV is not n/a: $(cat err.txt)"
 
 	# the Fortran bindings reach the library through PMPI_*: counted once
 	"$NUNATAK" run -- $(mpi_launch "$fam") "$WORKLOADS/mpi/pattern_f.$fam" >f.out 2>err.txt ||

@@ -6,6 +6,7 @@
  *        [--views a,b,...] [--search NAME] [--expect-timeline] [--json]
  *        [--timeout SECONDS] [--no-print] [--expect VIEW=TEXT]...
  *        [--expect-before VIEW=FIRST|THEN]...
+ *        [--expect-no VIEW=SELECTOR]...
  *
  * Chromium speaks the DevTools protocol on fds 3 (commands in) and 4
  * (answers out), NUL-separated JSON (--remote-debugging-pipe): no WebSocket.
@@ -21,7 +22,9 @@
  * (not with --no-print); the tab bar must answer the arrow keys and every
  * <th> have a scope; every control (sort, filters, rank, icicle, toggles)
  * is used once. --expect VIEW=TEXT: the view's text must contain TEXT;
- * --expect-before VIEW=FIRST|THEN: it must contain both, FIRST before THEN.
+ * --expect-before VIEW=FIRST|THEN: it must contain both, FIRST before THEN;
+ * --expect-no VIEW=SELECTOR: no element of the view matches the CSS
+ * SELECTOR.
  * Every wait is bounded (20 s by default; printing 3 times that).
  * Exit 0 ok, 1 failed, 77 SKIPPED (no chromium), 2 usage. */
 'use strict';
@@ -60,6 +63,11 @@ function parseArgs(argv) {
       const m = /^(\w+)=([^|]+)\|(.+)$/.exec(next());
       if (!m) usage('--expect-before VIEW=FIRST|THEN');
       (o.before = o.before || []).push([m[1], m[2], m[3]]);
+    }
+    else if (a === '--expect-no') {
+      const m = /^([a-z]+)=(.+)$/.exec(next());
+      if (!m) usage('--expect-no VIEW=SELECTOR');
+      (o.expectNo = o.expectNo || []).push([m[1], m[2]]);
     }
     else if (a === '--json') o.json = true;
     else if (a === '--timeout') o.timeout = Number(next());
@@ -280,6 +288,12 @@ class Run {
         t.indexOf(${JSON.stringify(then)})]; })(document.querySelector(${sel}).innerText)`);
       this.check(`view ${name} order`, at[0] >= 0 && at[1] > at[0],
                  `"${first}" at ${at[0]}, "${then}" at ${at[1]}`);
+    }
+    for (const [v, css] of this.o.expectNo || []) {
+      if (v !== name) continue;
+      const n = await this.eval(`document.querySelector(${sel}).querySelectorAll(${
+        JSON.stringify(css)}).length`);
+      this.check(`view ${name} without ${css}`, n === 0, `${n} element(s) match`);
     }
     await this.screenshot(name);
   }

@@ -1,7 +1,8 @@
 /* Tests of analysis/balance on the 4-rank pivot of mpi_fixture.h: per-rank
  * rows (estimated and unavailable values), run-level imbalance, efficiency
  * and MPI share, call sites across ranks (sums, min, max, COV with ranks
- * that never called counting as 0, unavailable bytes), the sort helpers,
+ * that never called counting as 0, not applicable with one rank calling),
+ * unavailable bytes, the sort helpers,
  * and a Run without MPI data. */
 #include <errno.h>
 #include <limits.h>
@@ -129,7 +130,8 @@ static void test_call_sites(void **state)
 	cs = find_site(b, "MPI_Send");
 	assert_int_equal(cs->calls, 20);
 	assert_int_equal(cs->bytes, 2000);
-	assert_near(cs->cov, 1.0, 1e-12);
+	assert_near(cs->cov, 1.0, 1e-12); /* ranks 0 and 1 call it: they are compared */
+	assert_null(cs->cov_not_applicable);
 	assert_int_equal(cs->per_rank[2].calls, 0);
 	assert_int_equal(cs->per_rank[3].total_ns, 0);
 	assert_string_equal(cs->containing_function, "exchange");
@@ -147,7 +149,9 @@ static void test_call_sites(void **state)
 
 	cs = find_site(b, "MPI_Recv");
 	assert_int_equal(cs->total_ns, 0);
-	assert_true(isnan(cs->cov)); /* mean 0: no dispersion to speak of */
+	assert_true(isnan(cs->cov)); /* one rank calls it: nothing to compare */
+	assert_string_equal(cs->cov_not_applicable, BALANCE_NA_ONE_CALLER);
+	assert_null(find_site(b, "MPI_Allreduce")->cov_not_applicable);
 	assert_string_equal(cs->location, "solver.c:80");
 
 	balance_sort_call_sites(b, BALANCE_BY_BYTES);

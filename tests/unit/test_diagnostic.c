@@ -14,7 +14,8 @@
  *  - estimated or unavailable Measurements carried along the lineage;
  *  - no PMU: every placement unavailable with the Degradation's message
  *    (else the default reason), the imbalance still classified;
- *  - one rank, processes without ranks. */
+ *  - imbalance applicability: one rank and one thread, processes of
+ *    different programs, threads of one process, ranks of two programs. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -45,6 +46,7 @@ struct locus_spec {
 	uint32_t tgid;
 	int rank; /* -1: none */
 	const char *comm;
+	uint32_t tid; /* 0: tgid (the main thread) */
 };
 
 struct sample_spec {
@@ -123,7 +125,8 @@ static struct pivot *build(const struct locus_spec *ls, size_t nl, const struct 
 		Nunatak__Wire__Locus l = NUNATAK__WIRE__LOCUS__INIT;
 
 		l.node = "n1";
-		l.tgid = l.tid = ls[i].tgid;
+		l.tgid = ls[i].tgid;
+		l.tid = ls[i].tid ? ls[i].tid : ls[i].tgid;
 		l.comm = (char *)ls[i].comm;
 		l.has_rank = ls[i].rank >= 0;
 		l.rank = ls[i].rank;
@@ -172,7 +175,7 @@ static struct pivot *build(const struct locus_spec *ls, size_t nl, const struct 
 
 /* ranks 0 and 1, and mpirun (a launcher: left out of everything) */
 static const struct locus_spec two_ranks[] = {
-    {100, 0, "solver"}, {101, 1, "solver"}, {90, -1, "mpirun"}};
+    {100, 0, "solver", 0}, {101, 1, "solver", 0}, {90, -1, "mpirun", 0}};
 
 #define T(h, l, n)                                                                                 \
 	{                                                                                          \
@@ -440,14 +443,16 @@ static void test_estimated_ceiling(void **state)
 			    "dram_bandwidth: spread 14 % between repetitions");
 	text = print_to_string(d, p);
 	assert_contains(text,
-			"  stream: share 29.2%, imbalance 1.00 over 2 ranks\n"
+			"  stream: share 29.2%, 0.200 s, imbalance 1.00 over 2 ranks\n"
 			"      DRAM intensity 0.25 flop/B, achieved 1.6 Gflop/s\n"
 			"      attainable against flops_dp 2 Gflop/s (estimated [1]), envelope"
 			" fraction 80.0% (estimated [1])\n"
 			"      class memory-bound: DRAM intensity 0.25 flop/B below the ridge"
 			" (0.5 flop/B); estimated: dram_bandwidth: spread 14 % between"
 			" repetitions\n");
-	assert_contains(text, "  io: share 5.8%, imbalance infinite [2] over 2 ranks\n");
+	assert_contains(text, "  io: share 5.8%, 0.040 s, imbalance infinite [2] over 2 ranks\n");
+	assert_null(strstr(text, "no roofline placement"));
+	assert_null(strstr(text, "not applicable"));
 	assert_contains(text, "  [1] dram_bandwidth: spread 14 % between repetitions\n"
 			      "  [2] rank 1 ran none of it: max / min is infinite\n");
 	/* said once, however many Hotspots it touches */
@@ -555,16 +560,17 @@ static void test_no_pmu(void **state)
 			    "no placement: no PMU: perf_event_open(cycles)"
 			    " is not supported here");
 	text = print_to_string(d, p);
-	assert_contains(text, "  dgemm: share 17.5%, imbalance 1.00 over 2 ranks\n"
-			      "      placement unavailable [1], so no class\n"
-			      "  halo: share 17.5%, imbalance 3.00 over 2 ranks\n"
-			      "      placement unavailable [1]\n"
+	/* the Run's reason once, under the blocks; no per-Hotspot placement */
+	assert_contains(text, "  dgemm: share 17.5%, 0.120 s, imbalance 1.00 over 2 ranks\n"
+			      "  halo: share 17.5%, 0.120 s, imbalance 3.00 over 2 ranks\n"
 			      "      class imbalance: its time varies 3.00x across the 2 ranks"
 			      " (max / min >= 2)\n");
-	assert_contains(text, "  [1] no PMU: perf_event_open(cycles) is not supported here\n");
-	/* the Degradation says it with its remedy: not twice */
-	assert_contains(text, "  - roofline placements: none (degradation"
-			      " hardware-counters-unavailable)\n");
+	assert_contains(text, "  no roofline placement in this Run, so no roofline class: no PMU:"
+			      " perf_event_open(cycles) is not supported here\n");
+	assert_null(strstr(text, "placement unavailable"));
+	assert_null(strstr(text, "] no PMU"));
+	assert_null(strstr(strstr(text, "no roofline placement") + 1, "no roofline placement"));
+	assert_null(strstr(text, "roofline placements:"));
 	assert_contains(text, "  - degradation hardware-counters-unavailable: no PMU:");
 	assert_null(strstr(text, "0 flop"));
 	assert_null(strstr(text, "0.0%,"));
@@ -609,43 +615,124 @@ static void test_no_dram_counter(void **state)
 	assert_string_equal(g->attainable.reason, "no dram_bytes counter was sampled in this Run");
 	assert_null(g->classification);
 	text = print_to_string(d, p);
-	assert_contains(text, "      DRAM intensity unavailable [1], achieved 1.6 Gflop/s\n"
-			      "      attainable against flops_dp unavailable [1], envelope fraction"
-			      " unavailable [1]\n"
-			      "      no class: no placement [1]\n");
-	assert_contains(text, "  - roofline placements: no DRAM counter was sampled in this Run\n");
+	/* the measured rate under each Hotspot, the Run's reason once */
+	assert_contains(text, "  stream: share 29.2%, 0.200 s, imbalance 1.00 over 2 ranks\n"
+			      "      achieved 1.6 Gflop/s\n");
+	assert_contains(text, "  no roofline placement in this Run, so no roofline class: no DRAM"
+			      " counter was sampled in this Run\n");
+	assert_null(strstr(text, "unavailable ["));
+	assert_string_equal(d->diagnostic_run->no_placement,
+			    "no DRAM counter was sampled in this Run");
 	free(text);
 	json_decref(m);
 	diagnosis__free(d);
 	pivot__free(p);
 }
 
-static void test_one_rank_and_processes(void **state)
+/* the key's absence and the reason in the summary's JSON */
+static void assert_json_not_applicable(const struct diagnosis *d, struct pivot *p, size_t i,
+				       const char *why)
 {
-	static const struct locus_spec one_rank[] = {{100, 0, "solver"}};
-	static const struct locus_spec procs[] = {{100, -1, "a"}, {101, -1, "b"}};
+	json_t *j = summary_json_of(d, p);
+	json_t *g =
+	    json_object_get(json_array_get(json_object_get(j, "hotspots"), i), "diagnostic");
+
+	assert_non_null(g);
+	assert_null(json_object_get(g, "imbalance"));
+	assert_string_equal(json_string_value(json_object_get(g, "imbalance_not_applicable")), why);
+	assert_true(json_is_null(json_object_get(g, "imbalance_over")));
+	json_decref(j);
+}
+
+/* imbalance compares ranks of one program, or threads of one process:
+ * anything else is not applicable, said once, never a value */
+static void test_imbalance_applicability(void **state)
+{
+	static const struct locus_spec one_rank[] = {{100, 0, "solver", 0}};
+	static const struct locus_spec procs[] = {{100, -1, "cc1", 0}, {101, -1, "as", 0}};
+	static const struct locus_spec threads[] = {{100, -1, "omp", 0}, {100, -1, "omp", 102}};
+	static const struct locus_spec mpmd[] = {{100, 0, "ocean", 0}, {101, 1, "atmos", 0}};
 	static const struct sample_spec s1[] = {T(0, 0, 40)};
 	static const struct sample_spec s2[] = {T(0, 0, 40), T(0, 1, 10), T(1, 0, 40)};
 	struct pivot *p = build(one_rank, 1, s1, 1);
 	struct diagnosis *d = diagnosis__new(p);
 	const struct diagnostic *g;
+	json_t *j;
+	char *text;
 
 	(void)state;
+	/* one rank, one thread */
 	g = diag(d, "stream");
-	assert_int_equal(g->imbalance.quality, QUALITY_UNAVAILABLE);
-	assert_string_equal(g->imbalance.reason, "one Locus: the Run has one rank");
+	assert_string_equal(d->diagnostic_run->loci, "threads");
+	assert_string_equal(g->imbalance_not_applicable, DIAGNOSTIC_NA_ONE_THREAD);
+	assert_null(g->imbalance_over);
+	assert_null(g->classification);
 	assert_string_equal(g->attainable.reason, DIAGNOSTIC_NO_COUNTER);
+	text = print_to_string(d, p);
+	assert_contains(
+	    text,
+	    "  stream: share 100.0%, 0.040 s\n"
+	    "  no roofline placement in this Run, so no roofline class: " DIAGNOSTIC_NO_COUNTER
+	    "\n  imbalance not applicable: " DIAGNOSTIC_NA_ONE_THREAD "\n");
+	assert_null(strstr(text, "imbalance unavailable"));
+	free(text);
+	assert_json_not_applicable(d, p, 0, DIAGNOSTIC_NA_ONE_THREAD);
 	diagnosis__free(d);
 	pivot__free(p);
+
+	/* processes of different programs (make's cc1 and as) */
 	p = build(procs, 2, s2, 3);
 	d = diagnosis__new(p);
 	g = diag(d, "stream");
-	assert_string_equal(g->imbalance_over, "processes");
+	assert_string_equal(g->imbalance_not_applicable, DIAGNOSTIC_NA_PROCESSES);
+	assert_true(isnan(g->imbalance.value));
+	assert_null(g->classification); /* 40 / 10 would have been "imbalance" */
+	assert_string_equal(diag(d, "dgemm")->imbalance_not_applicable, DIAGNOSTIC_NA_ONE_THREAD);
+	text = print_to_string(d, p);
+	assert_contains(text,
+			"  imbalance not applicable to dgemm: " DIAGNOSTIC_NA_ONE_THREAD "\n"
+			"  imbalance not applicable to stream: " DIAGNOSTIC_NA_PROCESSES "\n");
+	assert_null(strstr(text, "  solver  imbalance"));
+	free(text);
+	j = summary_json_of(d, p);
+	assert_true(json_is_null(
+	    json_object_get(json_object_get(j, "diagnostic_run"), "imbalance_not_applicable")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "diagnostic_run"),
+							      "imbalance_over")),
+			    "threads");
+	json_decref(j);
+	diagnosis__free(d);
+	pivot__free(p);
+
+	/* two threads of one process: compared */
+	p = build(threads, 2, s2, 3);
+	d = diagnosis__new(p);
+	g = diag(d, "stream");
+	assert_null(g->imbalance_not_applicable);
+	assert_string_equal(g->imbalance_over, "threads");
+	assert_int_equal(g->n_loci, 2);
 	assert_near(g->imbalance.value, 4, 1e-12);
 	assert_string_equal(g->classification, "imbalance");
-	g = diag(d, "dgemm");
-	assert_string_equal(g->imbalance.reason, "one Locus: one process ran this Hotspot");
-	assert_null(g->classification);
+	assert_string_equal(g->classification_reason,
+			    "its time varies 4.00x across the 2 threads (max / min >= 2)");
+	text = print_to_string(d, p);
+	assert_contains(text, "  stream: share 55.6%, 0.050 s, imbalance 4.00 over 2 threads\n"
+			      "      class imbalance:");
+	free(text);
+	diagnosis__free(d);
+	pivot__free(p);
+
+	/* two ranks of two programs (MPMD): not applicable for the whole Run */
+	p = build(mpmd, 2, s2, 3);
+	d = diagnosis__new(p);
+	assert_null(d->diagnostic_run->loci);
+	assert_string_equal(d->diagnostic_run->imbalance_not_applicable,
+			    DIAGNOSTIC_NA_RANK_PROGRAMS);
+	assert_null(diag(d, "stream")->classification);
+	text = print_to_string(d, p);
+	assert_contains(text, "  imbalance not applicable: " DIAGNOSTIC_NA_RANK_PROGRAMS "\n");
+	free(text);
+	assert_json_not_applicable(d, p, 0, DIAGNOSTIC_NA_RANK_PROGRAMS);
 	diagnosis__free(d);
 	pivot__free(p);
 }
@@ -672,7 +759,7 @@ int main(void)
 	    cmocka_unit_test(test_estimated_measurement),
 	    cmocka_unit_test(test_no_pmu),
 	    cmocka_unit_test(test_no_dram_counter),
-	    cmocka_unit_test(test_one_rank_and_processes),
+	    cmocka_unit_test(test_imbalance_applicability),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

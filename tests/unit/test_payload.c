@@ -143,6 +143,36 @@ static void test_hotspots(void **state)
 	pivot__free(p);
 }
 
+/* no FLOP or DRAM counter in the Run: no Hotspot is placed, which is the
+ * Run's (diagnostic_run.no_placement, said once), not a flaw of each
+ * Hotspot's: their Quality is that of their own values */
+static void test_run_without_counters(void **state)
+{
+	struct pivot *p = pf_build(tmpdir, "no-counters.sqlite", 1);
+	json_t *j, *run;
+
+	(void)state;
+	assert_int_equal(sqlite3_exec(pivot_sqlite(p),
+				      "DELETE FROM measurements WHERE counter IN"
+				      " ('flop_dp', 'flop_sp', 'dram_bytes')",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	j = payload_of(p, 0, 0, NULL);
+	run = JGET(JGET(j, "summary"), "diagnostic_run");
+	assert_string_equal(JSTR(run, "no_placement"),
+			    "no FLOP or DRAM counter was sampled in this Run");
+	assert_string_equal(JSTR(run, "imbalance_over"), "ranks");
+	/* wait was unavailable for its own reason (no FLOP in it): now the Run's */
+	assert_string_equal(JSTR(hotspot_named(j, "wait"), "quality"), "measured");
+	assert_string_equal(JSTR(hotspot_named(j, "stream"), "quality"), "measured");
+	/* the values stay unavailable, with the reason */
+	assert_string_equal(JSTR(JGET(JGET(hotspot_named(j, "stream"), "diagnostic"), "achieved"),
+				 "quality"),
+			    "unavailable");
+	json_decref(j);
+	pivot__free(p);
+}
+
 static void test_roofline_loci_events(void **state)
 {
 	struct pivot *p = pf_build(tmpdir, "roof.sqlite", 1);
@@ -429,7 +459,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trunk),	  cmocka_unit_test(test_hotspots),
-	    cmocka_unit_test(test_roofline_loci_events), cmocka_unit_test(test_flame),
+	    cmocka_unit_test(test_roofline_loci_events), cmocka_unit_test(test_run_without_counters),
+	    cmocka_unit_test(test_flame),
 	    cmocka_unit_test(test_summary_text),  cmocka_unit_test(test_no_source),
 	    cmocka_unit_test(test_no_samples),	  cmocka_unit_test(test_stack_limit),
 	};

@@ -103,7 +103,8 @@ static struct pivot *build_pivot_of(const struct spec *specs, size_t n, const ch
 	mod.has_build_id = 1;
 	for (i = 0; i < 2; i++) {
 		loci[i].node = "n1";
-		loci[i].tgid = loci[i].tid = 100 + i;
+		loci[i].tgid = 100; /* two threads of one process: their imbalance applies */
+		loci[i].tid = 100 + (uint32_t)i;
 	}
 	for (i = 0; i < n; i++) {
 		Nunatak__Wire__Stack s = NUNATAK__WIRE__STACK__INIT;
@@ -267,22 +268,22 @@ static void test_summary_text(void **state)
 			      " hotspots\n");
 	/* the Diagnostics: no Machine snapshot, no FLOP or DRAM counter */
 	assert_contains(text, "\ndiagnostic of the hotspots above the floor\n"
-			      "  compute: share 52.6%, imbalance 1.50 over 2 processes\n"
-			      "      placement unavailable [1], so no class\n"
-			      "  alpha: share 15.8%, imbalance 2.00 over 2 processes\n"
-			      "      placement unavailable [1]\n"
-			      "      class imbalance: its time varies 2.00x across the 2 processes"
+			      "  compute: share 52.6%, 0.100 s, imbalance 1.50 over 2 threads\n"
+			      "  alpha: share 15.8%, 0.030 s, imbalance 2.00 over 2 threads\n"
+			      "      class imbalance: its time varies 2.00x across the 2 threads"
 			      " (max / min >= 2)\n"
-			      "  beta: share 15.8%, imbalance unavailable [2]\n"
-			      "      placement unavailable [1], so no class\n"
-			      "  [1] no FLOP or DRAM counter was sampled in this Run\n"
-			      "  [2] one Locus: one process ran this Hotspot\n");
+			      "  beta: share 15.8%, 0.030 s\n"
+			      "  no roofline placement in this Run, so no roofline class: no FLOP or"
+			      " DRAM counter was sampled in this Run\n"
+			      "  imbalance not applicable to beta: one thread of one process ran"
+			      " it\n\n");
 	assert_contains(text, "  - unavailable Ceiling flops_dp: the Run has no Machine snapshot\n"
 			      "  - unavailable Ceiling flops_sp: the Run has no Machine snapshot\n"
 			      "  - unavailable Ceiling dram_bandwidth: the Run has no Machine"
-			      " snapshot\n"
-			      "  - roofline placements: no FLOP or DRAM counter was sampled in this"
-			      " Run\n");
+			      " snapshot\n");
+	/* said once, in the diagnostic */
+	assert_null(strstr(text, "roofline placements"));
+	assert_null(strstr(text, "unavailable ["));
 	assert_null(strstr(text, " 0.0 "));
 	assert_contains(text, "  - others: 2 hotspots under 30 samples each (30 samples, 15.8%"
 			      " of the time) get no diagnostic\n");
@@ -346,7 +347,7 @@ static void test_summary_unavailable(void **state)
 	assert_contains(text, "   52.6%       100  unavailable  line        solver  —          compute"
 			      " (src/solver.c)\n");
 	/* only cycles: the shares are of cycles, the placement has no time */
-	assert_contains(text, "  compute: share 52.6%, imbalance 1.50 over 2 processes\n");
+	assert_contains(text, "  compute: share 52.6%, imbalance 1.50 over 2 threads\n");
 	assert_null(strstr(text, " 0.000 "));
 	assert_contains(text, "  - unresolved: 15.3% of the cycles is in code no symbol names\n");
 	free(text);
@@ -458,7 +459,8 @@ static void assert_diagnostic_json(json_t *hs)
 	assert_int_equal(json_array_size(json_object_get(v, "lineage")), 2);
 	v = json_object_get(g, "imbalance");
 	assert_near(json_real_value(json_object_get(v, "value")), 60.0 / 40, EPS);
-	assert_string_equal(json_string_value(json_object_get(g, "imbalance_over")), "processes");
+	assert_string_equal(json_string_value(json_object_get(g, "imbalance_over")), "threads");
+	assert_true(json_is_null(json_object_get(g, "imbalance_not_applicable")));
 	assert_int_equal(json_integer_value(json_object_get(g, "loci")), 2);
 	for (const char *const *k = (const char *const[]){"dram_intensity", "achieved", "attainable",
 							   "envelope_fraction", NULL};
@@ -475,9 +477,11 @@ static void assert_diagnostic_json(json_t *hs)
 	g = json_object_get(json_array_get(hs, 1), "diagnostic");
 	assert_string_equal(json_string_value(json_object_get(g, "classification")), "imbalance");
 	g = json_object_get(json_array_get(hs, 2), "diagnostic");
-	v = json_object_get(g, "imbalance");
-	assert_string_equal(json_string_value(json_object_get(v, "reason")),
-			    "one Locus: one process ran this Hotspot");
+	/* not applicable: no value at all, the reason instead */
+	assert_null(json_object_get(g, "imbalance"));
+	assert_string_equal(json_string_value(json_object_get(g, "imbalance_not_applicable")),
+			    "one thread of one process ran it");
+	assert_true(json_is_null(json_object_get(g, "imbalance_over")));
 	/* below the floor: no Diagnostic */
 	assert_true(json_is_null(json_object_get(json_array_get(hs, 3), "diagnostic")));
 	assert_true(json_is_null(json_object_get(json_array_get(hs, 4), "diagnostic")));
@@ -516,6 +520,12 @@ static void test_summary_json(void **state)
 	assert_string_equal(json_string_value(json_object_get(h, "name")), "beta");
 	assert_true(json_is_null(json_object_get(h, "source_file")));
 	assert_diagnostic_json(hs);
+	/* what holds for the whole Run, once */
+	o = json_object_get(j, "diagnostic_run");
+	assert_string_equal(json_string_value(json_object_get(o, "imbalance_over")), "threads");
+	assert_true(json_is_null(json_object_get(o, "imbalance_not_applicable")));
+	assert_string_equal(json_string_value(json_object_get(o, "no_placement")),
+			    "no FLOP or DRAM counter was sampled in this Run");
 
 	o = json_object_get(j, "others");
 	assert_int_equal(json_integer_value(json_object_get(o, "hotspots")), 2);
@@ -623,7 +633,11 @@ static void test_summary_mpi_text(void **state)
 			      "  MPI_Send               20        0.400      20000.0         2000"
 			      "         1.00  solver.c:77 (exchange)\n"
 			      "  MPI_Recv               10        0.000          0.0  unavailable"
-			      "  unavailable  solver.c:80 (exchange)\n");
+			      "          n/a  solver.c:80 (exchange)\n");
+	/* said once, under both tables */
+	assert_contains(text, "  COV n/a (not applicable): one rank calls it\n");
+	assert_null(strstr(strstr(text, "  COV n/a") + 1, "  COV n/a"));
+	assert_true(strstr(text, "  COV n/a") > strstr(text, "MPI call sites by bytes"));
 	assert_contains(text, "\nMPI call sites by bytes (top 4 of 4)\n");
 	assert_contains(text, "         3200         0.45  solver.c:42 (compute)\n"
 			      "  MPI_Send               20        0.400      20000.0         2000"
@@ -790,7 +804,11 @@ static void test_summary_mpi_json(void **state)
 	assert_true(json_is_null(JGET(JGET(cs, "call_site"), "line")));
 	cs = json_array_get(mpi, 5);
 	assert_string_equal(json_string_value(JGET(cs, "function")), "MPI_Recv");
-	assert_true(json_is_null(JGET(cs, "cov")));
+	/* one rank calls it: no COV at all (not a measured 1.00, not null) */
+	assert_null(JGET(cs, "cov"));
+	assert_string_equal(json_string_value(JGET(cs, "cov_not_applicable")), "one rank calls it");
+	cs = json_array_get(mpi, 0);
+	assert_true(json_is_null(JGET(cs, "cov_not_applicable")));
 	json_decref(j);
 	diagnosis__free(d);
 	pivot__free(p);
