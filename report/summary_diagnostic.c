@@ -197,6 +197,24 @@ static void print_not_applicable(FILE *out, const struct diagnosis *d, size_t sh
 	}
 }
 
+/* Once for the Run. When the cause is the counters' Degradation, which the
+ * summary prints whole with its remedy under "what this summary does not
+ * say", only its first clause is repeated here, with its name. */
+static void print_no_placement(FILE *out, const struct diagnostic_run *run)
+{
+	const char *cause = run->no_placement, *colon;
+
+	if (!cause[0])
+		return;
+	fputs("  no roofline placement in this Run, so no roofline class: ", out);
+	colon = strstr(cause, ": ");
+	if (run->no_counter_reason[0] && !strcmp(cause, run->no_counter_reason) && colon)
+		fprintf(out, "%.*s (degradation %s below)\n", (int)(colon - cause), cause,
+			DIAGNOSTIC_COUNTERS_DEGRADATION);
+	else
+		fprintf(out, "%s\n", cause);
+}
+
 void summary_print_diagnostics(FILE *out, const struct diagnosis *d, size_t shown)
 {
 	const struct diagnostic_run *run = d->diagnostic_run;
@@ -211,9 +229,7 @@ void summary_print_diagnostics(FILE *out, const struct diagnosis *d, size_t show
 	for (i = 0; i < shown && i < d->n_hotspots; i++)
 		if (d->hotspots[i].diagnostic)
 			print_one(out, &d->hotspots[i], run, &rs);
-	if (run->no_placement[0])
-		fprintf(out, "  no roofline placement in this Run, so no roofline class: %s\n",
-			run->no_placement);
+	print_no_placement(out, run);
 	print_not_applicable(out, d, shown);
 	for (i = 0; i < rs.n; i++)
 		fprintf(out, "  [%zu] %s\n", i + 1, rs.text[i]);
@@ -225,7 +241,8 @@ void summary_print_diagnostic_not_said(FILE *out, const struct diagnosis *d)
 	const struct derived *ceilings[3];
 	size_t i;
 
-	if (!run || !d->n_hotspots)
+	/* with no placement at all, no conclusion rests on a Ceiling */
+	if (!run || !d->n_hotspots || run->no_placement[0])
 		return;
 	ceilings[0] = &run->flops_dp;
 	ceilings[1] = &run->flops_sp;

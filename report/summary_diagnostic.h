@@ -11,10 +11,12 @@
  * whose four placement values are unavailable for a reason of its own gets
  * "placement unavailable [n]". What holds for the whole Run is said once
  * under the blocks, not per Hotspot: "no roofline placement in this Run"
- * (no FLOP or DRAM counter: the Degradation's message) and "imbalance not
- * applicable[ to A, B]: why" (not a measurement: no value is written).
- * "What this summary does not say" names the Ceilings that are estimated
- * or unavailable, with their reasons.
+ * (no FLOP or DRAM counter: when the counters' Degradation says why, its
+ * message's first clause and its name, the whole message and its remedy
+ * being printed with the Degradations) and "imbalance not applicable[ to
+ * A, B]: why" (not a measurement: no value is written). "What this summary
+ * does not say" names the Ceilings that are estimated or unavailable, with
+ * their reasons, when some Hotspot is placed (otherwise none is used).
  *
  * JSON: a Hotspot's `diagnostic` = {share, imbalance, dram_intensity,
  * achieved, attainable, envelope_fraction, ridge} each {value|null, unit,

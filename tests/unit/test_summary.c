@@ -277,10 +277,8 @@ static void test_summary_text(void **state)
 			      " DRAM counter was sampled in this Run\n"
 			      "  imbalance not applicable to beta: one thread of one process ran"
 			      " it\n\n");
-	assert_contains(text, "  - unavailable Ceiling flops_dp: the Run has no Machine snapshot\n"
-			      "  - unavailable Ceiling flops_sp: the Run has no Machine snapshot\n"
-			      "  - unavailable Ceiling dram_bandwidth: the Run has no Machine"
-			      " snapshot\n");
+	/* no placement at all: no conclusion rests on a Ceiling, none is listed */
+	assert_null(strstr(text, "Ceiling"));
 	/* said once, in the diagnostic */
 	assert_null(strstr(text, "roofline placements"));
 	assert_null(strstr(text, "unavailable ["));
@@ -291,7 +289,8 @@ static void test_summary_text(void **state)
 	assert_contains(text, "  - degradation no-cycles: no hardware cycles counter\n"
 			      "      remedy: run on bare metal\n");
 	/* the table says nothing is unavailable: only the Diagnostics do */
-	assert_true(strstr(text, "unavailable") > strstr(text, "diagnostic of the hotspots"));
+	assert_true(!strstr(text, "unavailable") ||
+		    strstr(text, "unavailable") > strstr(text, "diagnostic of the hotspots"));
 	/* the table comes before what it does not say */
 	assert_true(strstr(text, "compute") < strstr(text, "what this summary does not say"));
 	free(text);
