@@ -38,7 +38,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 
 CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
 	-I. -I$(BUILD) -MMD -MP
-LDLIBS := -lbpf -ldw -lelf -lz -lnettle -lzmq -lprotobuf-c -lsqlite3 -ljansson -lslurm -lmunge -lpthread -lstdc++
+LDLIBS := -lbpf -ldw -lelf -lz -lnettle -lzmq -lprotobuf-c -lsqlite3 -ljansson -lslurm -lmunge -lpthread -lstdc++ -lm
 ifneq ($(SAN),)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined

@@ -11,10 +11,13 @@
  *    piece of work: the ranks when the Run has two or more ranks of one
  *    program (every rank sampled in the Run counts; a rank that ran none of
  *    it makes it infinite); in a Run with one rank or none, the threads of
- *    the one process that ran the Hotspot, when two or more did. Anywhere else it
- *    is not applicable (not a measurement, not unavailable):
- *    imbalance_not_applicable says why (one of the DIAGNOSTIC_NA_*
- *    reasons), imbalance is then NAN with that reason and gives no class;
+ *    the one process that ran the Hotspot, when two or more did. A ratio
+ *    of 2 or more whose busiest and least busy Loci's samples (a, b)
+ *    differ by no more than 3 sqrt(a + b) (Poisson noise) is estimated
+ *    (the reason says so) and gives no class. Anywhere else it is not applicable (not a
+ *    measurement, not unavailable): imbalance_not_applicable says why (one
+ *    of the DIAGNOSTIC_NA_* reasons), imbalance is then NAN with that
+ *    reason and gives no class;
  *  - flop = flop_dp + flop_sp and dram_bytes: the Hotspot's sampling
  *    Measurements of those counters (0 when the Run sampled the counter
  *    but not in this Hotspot); a counter the Run never sampled is

@@ -740,6 +740,51 @@ static void test_imbalance_applicability(void **state)
 	pivot__free(p);
 }
 
+/* A ratio of 2 or more from counts within the sampling noise (a - b <=
+ * 3 sqrt(a + b)) is estimated and makes no class; the same ratio from
+ * counts ten times larger is the imbalance class. */
+static void test_imbalance_noise(void **state)
+{
+	static const struct locus_spec threads[] = {{100, -1, "omp", 0}, {100, -1, "omp", 102}};
+	static const struct sample_spec few[] = {T(0, 0, 22), T(0, 1, 10)}; /* 12 <= 16.97 */
+	static const struct sample_spec many[] = {T(0, 0, 220), T(0, 1, 100)};
+	const struct locus_spec *loci[] = {threads, two_ranks};
+	const char *over[] = {"threads", "ranks"};
+	const struct diagnostic *g;
+	struct diagnosis *d;
+	struct pivot *p;
+	char *text;
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		p = build(loci[k], 2, few, 2);
+		d = diagnosis__new(p);
+		g = diag(d, "stream");
+		assert_string_equal(g->imbalance_over, over[k]);
+		assert_near(g->imbalance.value, 2.2, 1e-12);
+		assert_int_equal(g->imbalance.quality, QUALITY_ESTIMATED);
+		assert_non_null(strstr(g->imbalance.reason, "differ by no more than 3 sqrt(a + b)"));
+		assert_null(g->classification);
+		text = print_to_string(d, p);
+		assert_contains(text, "imbalance 2.20 (estimated [1]) over 2 ");
+		assert_contains(text, "sampling noise: no class from it\n");
+		assert_null(strstr(text, "class imbalance"));
+		free(text);
+		diagnosis__free(d);
+		pivot__free(p);
+
+		p = build(loci[k], 2, many, 2);
+		d = diagnosis__new(p);
+		g = diag(d, "stream");
+		assert_near(g->imbalance.value, 2.2, 1e-12);
+		assert_int_equal(g->imbalance.quality, QUALITY_MEASURED);
+		assert_string_equal(g->classification, "imbalance");
+		diagnosis__free(d);
+		pivot__free(p);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -763,6 +808,7 @@ int main(void)
 	    cmocka_unit_test(test_no_pmu),
 	    cmocka_unit_test(test_no_dram_counter),
 	    cmocka_unit_test(test_imbalance_applicability),
+	    cmocka_unit_test(test_imbalance_noise),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -154,13 +154,15 @@ static struct pivot *build_pivot(const struct spec *specs, size_t n, const char 
 	return build_pivot_of(specs, n, counter, "solver");
 }
 
-/* compute spans two Loci (60 + 40); alpha and beta tie at 30 (the floor);
+/* compute spans two Loci (60 + 40); alpha (5 + 25: max / min 5, a
+ * difference beyond the sampling noise 3 sqrt(30)) and beta tie at 30 (the
+ * floor);
  * gap has 29 (under it) and is unresolved; tiny has 1 */
 static const struct spec run_specs[] = {
     {0x2000, "beta", RESOLUTION_FUNCTION, NULL, 30, 0},
     {0x1000, "compute", RESOLUTION_LINE, "src/solver.c", 60, 40},
     {0x3000, "solver+0x3000", RESOLUTION_UNRESOLVED, NULL, 0, 29},
-    {0x4000, "alpha", RESOLUTION_SYMBOL, NULL, 10, 20},
+    {0x4000, "alpha", RESOLUTION_SYMBOL, NULL, 5, 25},
     {0x5000, "tiny", RESOLUTION_FUNCTION, NULL, 1, 0},
 };
 #define N_RUN_SPECS (sizeof(run_specs) / sizeof(run_specs[0]))
@@ -261,7 +263,7 @@ static void test_summary_text(void **state)
 	assert_contains(text, "   share   samples  seconds  level       module  class      hotspot\n");
 	assert_contains(text, "   52.6%       100    0.100  line        solver  —          compute"
 			      " (src/solver.c)\n");
-	/* alpha: 10 and 20 samples on two processes, max / min = 2 */
+	/* alpha: 5 and 25 samples on two threads, max / min = 5 */
 	assert_contains(text, "   15.8%        30    0.030  symbol      solver  imbalance  alpha\n");
 	assert_contains(text, "   15.8%        30    0.030  function    solver  —          beta\n");
 	assert_contains(text, "   15.8%        30    0.030                                 others: 2"
@@ -269,8 +271,8 @@ static void test_summary_text(void **state)
 	/* the Diagnostics: no Machine snapshot, no FLOP or DRAM counter */
 	assert_contains(text, "\ndiagnostic of the hotspots above the floor\n"
 			      "  compute: share 52.6%, 0.100 s, imbalance 1.50 over 2 threads\n"
-			      "  alpha: share 15.8%, 0.030 s, imbalance 2.00 over 2 threads\n"
-			      "      class imbalance: its time varies 2.00x across the 2 threads"
+			      "  alpha: share 15.8%, 0.030 s, imbalance 5.00 over 2 threads\n"
+			      "      class imbalance: its time varies 5.00x across the 2 threads"
 			      " (max / min >= 2)\n"
 			      "  beta: share 15.8%, 0.030 s\n"
 			      "  no roofline placement in this Run, so no roofline class: no FLOP or"
