@@ -104,8 +104,13 @@ static void compute_run_level(struct balance *b)
 	}
 	b->imbalance = b->efficiency = b->busiest_factor = b->mpi_share = NAN;
 	b->busiest_rank = -1;
+	b->imbalance_not_applicable = NULL;
 	if (n_app && app > 0)
 		b->mpi_share = mpi / app;
+	if (n == 1) {
+		b->imbalance_not_applicable = BALANCE_NA_ONE_RANK;
+		return;
+	}
 	if (!n || !(sum > 0) || !(max > 0))
 		return;
 	b->imbalance = max / (sum / n);

@@ -12,7 +12,10 @@
  *    imbalance = max / mean of outside_mpi_time, efficiency = mean / max,
  *    busiest_rank its argmax (first on ties) and busiest_factor = max /
  *    mean; mpi_share = Σ mpi_time / Σ app_time. NAN (busiest_rank -1)
- *    when there is nothing to compare (no rank, or a zero mean or max).
+ *    when there is nothing to compare (no rank, or a zero mean or max);
+ *    with one rank compared they are not applicable (not a measurement:
+ *    a rank is not unbalanced against itself): imbalance_not_applicable
+ *    says why, they are NAN, busiest_rank -1; mpi_share stays.
  *  - call_sites[]: one per (function, call site) summed over every Locus:
  *    calls, total_ns (Σ), min_ns (min), max_ns (max), mean_ns = total /
  *    calls, bytes (Σ, or unavailable with the reason of the first Locus that
@@ -77,7 +80,8 @@ struct balance {
 	size_t n_ranks;
 	struct balance_rank *ranks;
 	double imbalance, efficiency, busiest_factor, mpi_share;
-	int busiest_rank; /* -1: none */
+	int busiest_rank;		      /* -1: none */
+	const char *imbalance_not_applicable; /* static BALANCE_NA_ONE_RANK; NULL: applicable */
 	size_t n_call_sites;
 	struct balance_call_site *call_sites;
 };

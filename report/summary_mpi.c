@@ -20,6 +20,12 @@ static void print_ranks_headline(FILE *out, const struct balance *b)
 	char factor[32], eff[32], share[32];
 
 	fprintf(out, "\nranks: %zu rank%s", b->n_ranks, b->n_ranks == 1 ? "" : "s");
+	if (b->imbalance_not_applicable) {
+		fprintf(out, ", balance not applicable (%s), MPI share of time %s\n",
+			b->imbalance_not_applicable,
+			summary_fmt_share(share, sizeof(share), b->mpi_share));
+		return;
+	}
 	if (b->busiest_rank >= 0)
 		fprintf(out, ", busiest rank %d at %sx the mean time outside MPI", b->busiest_rank,
 			summary_fmt_double(factor, sizeof(factor), "%.2f", b->busiest_factor));
@@ -243,29 +249,45 @@ void summary_print_mpi_not_said(FILE *out, const struct balance *b)
 	}
 }
 
-/* imbalance: this rank's time outside MPI over the mean of the ranks' */
-static json_t *rank_json(const struct balance_rank *r, double mean_outside)
+/* imbalance: this rank's time outside MPI over the mean of the ranks';
+ * absent when the balance is not applicable (one rank) */
+static json_t *rank_json(const struct balance_rank *r, double mean_outside, int applicable)
 {
-	return json_pack(
-	    "{s:i, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "rank", r->rank, "imbalance",
-	    summary_json_number(mean_outside > 0 ? r->outside_mpi_time / mean_outside : NAN),
-	    "node", json_text(r->node), "app_time", summary_json_number(r->app_time),
+	json_t *o = json_pack(
+	    "{s:i, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "rank", r->rank, "node", json_text(r->node), "app_time", summary_json_number(r->app_time),
 	    "app_time_quality", r->app_time_quality, "app_time_reason",
 	    json_text(r->app_time_reason), "mpi_time", summary_json_number(r->mpi_time),
 	    "mpi_fraction", summary_json_number(r->mpi_fraction), "cpu_time",
 	    summary_json_number(r->cpu_time), "outside_mpi_time",
 	    summary_json_number(r->outside_mpi_time));
+
+	if (o && applicable &&
+	    json_object_set_new(o, "imbalance",
+				summary_json_number(mean_outside > 0
+							? r->outside_mpi_time / mean_outside
+							: NAN)))
+		o = (json_decref(o), NULL);
+	return o;
 }
 
+/* not applicable (one rank): imbalance, efficiency and busiest_factor
+ * absent, imbalance_not_applicable says why (null otherwise) */
 static json_t *balance_json(const struct balance *b)
 {
-	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "ranks",
-			 (json_int_t)(b ? b->n_ranks : 0), "imbalance",
-			 summary_json_number(b ? b->imbalance : NAN), "efficiency",
-			 summary_json_number(b ? b->efficiency : NAN), "busiest_rank",
-			 b && b->busiest_rank >= 0 ? json_integer(b->busiest_rank) : json_null(),
-			 "busiest_factor", summary_json_number(b ? b->busiest_factor : NAN),
-			 "mpi_share", summary_json_number(b ? b->mpi_share : NAN));
+	const char *na = b ? b->imbalance_not_applicable : NULL;
+	json_t *o = json_pack("{s:I, s:o, s:o, s:o}", "ranks", (json_int_t)(b ? b->n_ranks : 0),
+			      "busiest_rank",
+			      b && b->busiest_rank >= 0 ? json_integer(b->busiest_rank) : json_null(),
+			      "mpi_share", summary_json_number(b ? b->mpi_share : NAN),
+			      "imbalance_not_applicable", na ? json_string(na) : json_null());
+
+	if (o && !na &&
+	    (json_object_set_new(o, "imbalance", summary_json_number(b ? b->imbalance : NAN)) ||
+	     json_object_set_new(o, "efficiency", summary_json_number(b ? b->efficiency : NAN)) ||
+	     json_object_set_new(o, "busiest_factor",
+				 summary_json_number(b ? b->busiest_factor : NAN))))
+		o = (json_decref(o), NULL);
+	return o;
 }
 
 static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks)
@@ -323,7 +345,7 @@ int summary_mpi_json(json_t *root, const struct balance *b)
 	for (i = 0; b && i < b->n_ranks; i++)
 		mean_outside += b->ranks[i].outside_mpi_time / (double)b->n_ranks;
 	for (i = 0; b && i < b->n_ranks; i++) {
-		o = rank_json(&b->ranks[i], mean_outside);
+		o = rank_json(&b->ranks[i], mean_outside, !b->imbalance_not_applicable);
 		if (!o || json_array_append_new(ranks, o))
 			return -ENOMEM;
 	}

@@ -97,3 +97,31 @@ if awk '/^   share   samples/{t=1; next} t && /^$/{exit} t' make.txt | grep -q '
 fi
 grep -q '^  imbalance not applicable' make.txt || fail "make -j2: why there is no imbalance is not said"
 echo "single process and make -j2: ok"
+
+# 3. one MPI rank: no balance to measure (not a measurement of 1.00)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if ! command -v mpirun.openmpi >/dev/null; then
+	echo "SKIPPED part: one MPI rank: Open MPI is not installed"
+	exit 0
+fi
+[ -x "$WORKLOADS/mpi/pattern.openmpi" ] || fail "workload $WORKLOADS/mpi/pattern.openmpi not built"
+"$NUNATAK" run -- mpirun.openmpi -n 1 "$WORKLOADS/mpi/pattern.openmpi" 300 20 100 1 8 \
+	>/dev/null 2>mpi1.txt || fail "exit $?: $(cat mpi1.txt)"
+run=$(run_dir_of mpi1.txt)
+"$NUNATAK" summary --json "$run" >mpi1.json 2>/dev/null || fail "summary --json $run"
+grep -q '^ranks: 1 rank, balance not applicable (the Run has one rank), MPI share of time [0-9.]*%$' \
+	mpi1.txt || fail "one rank: the balance is not said not applicable: $(grep -A3 '^ranks' mpi1.txt)"
+python3 - mpi1.json <<'PY' || fail "one rank: balance JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["balance"]
+print(b)
+assert b["ranks"] == 1, b
+assert b["imbalance_not_applicable"] == "the Run has one rank", b
+for k in ("imbalance", "efficiency", "busiest_factor"):
+    assert k not in b, f"{k} present: {b}"
+assert b["busiest_rank"] is None, b
+assert b["mpi_share"] is not None and 0 < b["mpi_share"] < 1, b
+assert all("imbalance" not in r for r in d["ranks"]), d["ranks"]
+PY
+echo "one MPI rank: ok"
