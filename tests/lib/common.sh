@@ -66,7 +66,9 @@ wait_for() {
 
 # stored_samples RUN_DIR: the samples the Run's pivot holds now, 0 when it
 # has none yet (or no pivot). Read while nunatak writes the Run: the pivot
-# is in WAL mode until it is sealed, and a reader never blocks the writer.
+# is in WAL mode until it is sealed, where a reader does not block the
+# Batches being stored (the seal, at the end, waits for readers: poll
+# before it, not during it).
 stored_samples() {
 	local n
 	n=$(sql "$1" 'select coalesce(sum(sample_count), 0) from samples' 2>/dev/null)
