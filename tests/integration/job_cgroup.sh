@@ -99,6 +99,16 @@ start_out() {
 	setpriv --reuid="$user" --regid="$user" --init-groups env "${envs[@]}" "$@" &
 }
 
+# running_own_image PID...: each PID has exec'd its program ($HOT), past
+# bash, setpriv and env (a Target adopts a process by its image)
+running_own_image() {
+	local p hot
+	hot=$(readlink -f "$HOT")
+	for p in "$@"; do
+		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$hot" ] || return 1
+	done
+}
+
 # observe JOB MS OUT READY: the driver in the background, its pid in $DRV
 observe() {
 	"$DRIVER" observe "$1" "$UID1" "$2" "$4" >"$3" 2>"$3.err" &
@@ -143,7 +153,8 @@ start_in "$V1_STEP" $U1 PMIX_RANK=1 -- "$HOT" 14; BEFORE1=$!; PIDS+=($!)
 start_in "$V1_STEP" root PMIX_RANK=5 -- "$HOT" 14; ROOT=$!; PIDS+=($!)
 start_in "$V1_STEP" $U2 PMIX_RANK=6 -- "$HOT" 14; OTHER=$!; PIDS+=($!)
 start_out $U1 PMIX_RANK=7 SLURM_JOB_ID=999999 -- "$HOT" 14; OUTSIDE=$!; PIDS+=($!)
-sleep 0.5 # they run their own images now
+wait_for 30 running_own_image $BEFORE0 $BEFORE1 $ROOT $OTHER $OUTSIDE ||
+	fail "the v1 processes did not exec $HOT within 30 s"
 
 observe $JOB 6000 "$T/v1.out" "$T/v1.ready"
 # started in the cgroup once the Target exists: sh forks two hotspots
@@ -213,7 +224,8 @@ fi
 if mkdir -p "$V2_TASK" 2>/dev/null; then
 	start_in "$V2_TASK" $U1 PMIX_RANK=3 -- "$HOT" 10; V2_BEFORE=$!; PIDS+=($!)
 	start_in "$V2_TASK" $U2 -- "$HOT" 10; V2_OTHER=$!; PIDS+=($!)
-	sleep 0.5
+	wait_for 30 running_own_image $V2_BEFORE $V2_OTHER ||
+		fail "the v2 processes did not exec $HOT within 30 s"
 	observe $((JOB + 1)) 3000 "$T/v2.out" "$T/v2.ready"
 	start_in "$V2_TASK" $U1 PMIX_RANK=4 -- "$HOT" 3; V2_LATER=$!; PIDS+=($!)
 	wait_driver "$T/v2.out"

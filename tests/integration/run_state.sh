@@ -16,16 +16,19 @@ need_root_bpf
 command -v sqlite3 >/dev/null || skip "sqlite3 missing (make deps)"
 
 cd "$T"
-# wait_run DIR: the Run directory under DIR once its first manifest exists
+# run_of DIR: the Run directory under DIR once its first manifest exists
+run_of() {
+	local run
+	run=$(ls -d "$1"/*-2* 2>/dev/null | head -1)
+	[ -n "$run" ] && [ -f "$run/manifest.json" ] && echo "$run"
+}
+# wait_run DIR: run_of, waited for (30 s)
 wait_run() {
-	local run=
-	for _ in $(seq 1000); do
-		run=$(ls -d "$1"/*-2* 2>/dev/null | head -1)
-		[ -n "$run" ] && [ -f "$run/manifest.json" ] && break
-		sleep 0.01
-	done
-	[ -f "$run/manifest.json" ] || return 1
-	echo "$run"
+	wait_for 30 run_of "$1" >/dev/null && run_of "$1"
+}
+# batch_stored RUN: the Run's pivot holds a Batch
+batch_stored() {
+	[ "$(sql "$1" 'select count(*) from batches' 2>/dev/null)" -ge 1 ] 2>/dev/null
 }
 # a plain connection, as a user's script opens a Run (no mode=ro)
 py_count() {
@@ -37,7 +40,7 @@ print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$1" "$2
 timeout 60 "$NUNATAK" run -o live -- sleep 3 >app.out 2>run.err &
 pid=$!
 run=$(wait_run live) || fail "no Run appeared: $(cat run.err)"
-sleep 1 # a Batch or two stored
+wait_for 30 batch_stored "$run" || fail "no Batch stored in the running Run: $(tail -3 run.err)"
 cp "$run/pivot.sqlite" wal-copy.sqlite # the control below: a pivot in WAL mode
 timeout 30 "$NUNATAK" summary -o live >s.out 2>s.err
 rc=$?

@@ -18,8 +18,10 @@ app="$(svc_hydra 1 1 2) -n 2 -ppn 1 $WORKLOADS/hotspots 5 3"
 netns_exec 1 $app >bare.out 2>bare.err
 bare_rc=$?
 svc_bg_run app svc_in_node 1 "$NUNATAK" run -o "$SVC/runs" --name lost -- $app
-svc_wait_run_dir "$SVC/runs" 20 >/dev/null || fail "no Run after 20 s: $(cat app.err)"
-sleep 2
+run=$(svc_wait_run_dir "$SVC/runs" 20) || fail "no Run after 20 s: $(cat app.err)"
+# node2 is lost once it is in the Run: a Batch of it stored, not 2 s after
+node2_stored() { [ "$(sql "$run" "select count(*) from batches where node = 'node2'" 2>/dev/null)" -ge 1 ] 2>/dev/null; }
+wait_for 30 node2_stored || fail "no Batch of node2 stored 30 s after the Run started: $(tail -3 app.err)"
 svc_nunatakd_kill 2 KILL
 echo "node2's nunatakd killed"
 svc_bg_wait app 90

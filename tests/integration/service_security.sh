@@ -103,7 +103,8 @@ cp "$WORKLOADS/hotspots" "$SVC/bin/suidspots" && chmod 4755 "$SVC/bin/suidspots"
 setpriv --reuid="$SVC_UID" --regid="$(id -g "$SVC_USER")" --clear-groups -- "$SVC/bin/suidspots" 30 >/dev/null &
 spid=$!
 svc_track "$spid"
-sleep 0.3
+suid_running() { [ "$(readlink "/proc/$spid/exe" 2>/dev/null)" = "$(readlink -f "$SVC/bin/suidspots")" ]; }
+wait_for 30 suid_running || fail "setpriv did not exec the setuid copy within 30 s"
 uids=$(awk '/^Uid:/ {print $2, $3}' "/proc/$spid/status")
 [ "$uids" = "$SVC_UID 0" ] || fail "the setuid copy does not run as uid $SVC_UID, effective 0: Uid $uids"
 mkdir -m 0700 "$SVC_HOME/runs" && chown "$SVC_USER:" "$SVC_HOME/runs"
@@ -120,7 +121,9 @@ echo "own setuid process: refused: $(json reply.json 'd["error"]')"
 NUNATAK_AGENT_SOCKET="$sock" "$NUNATAK" run -o "$SVC/runs" --name rootsecret -- "$WORKLOADS/hotspots" 4 >/dev/null 2>root.err &
 rpid=$!
 svc_track "$rpid"
-sleep 2
+# asked once root's Run exists (else not seeing it would prove nothing)
+root_run() { ls "$SVC/runs"/rootsecret-*/manifest.json >/dev/null 2>&1; }
+wait_for 30 root_run || fail "root's Run did not start within 30 s: $(tail -3 root.err)"
 svc_as_user "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >ust.json 2>ust.err ||
 	fail "status as the user: $(cat ust.err)"
 "$SVC_PY" "$TESTS_LIB/control_client.py" "$sock" '{"request":"status"}' >rst.json ||

@@ -14,7 +14,8 @@ cd "$T"
 
 svc_bg_run app svc_in_node 1 "$NUNATAK" run -o "$SVC/runs" --name spool -- "$WORKLOADS/hotspots" 16 7
 svc_wait_run_dir "$SVC/runs" 20 >/dev/null || fail "no Run after 20 s: $(cat app.err)"
-sleep 2
+# the aggregator goes once it has stored a Batch, not 2 s after the start
+wait_for 30 has_samples "$SVC/runs" 1 || fail "no Batch stored 30 s after the Run started: $(tail -3 app.err)"
 svc_aggregator_kill KILL
 echo "aggregator killed; away 10 s"
 sleep 4

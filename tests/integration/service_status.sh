@@ -14,7 +14,8 @@ cd "$T"
 
 svc_bg_run app svc_in_node 1 "$NUNATAK" run -o "$SVC/runs" --name statusrun -- "$WORKLOADS/hotspots" 5
 svc_wait_run_dir "$SVC/runs" 20 >/dev/null || fail "no Run after 20 s: $(cat app.err)"
-sleep 2.5
+# the status once a Batch with samples is stored, not 2.5 s after the start
+wait_for 30 has_samples "$SVC/runs" 1 || fail "no Batch stored 30 s after the Run started: $(tail -3 app.err)"
 svc_in_node 1 "$NUNATAK" status --json >during.json 2>during.err || fail "status --json: exit $?: $(cat during.err)"
 svc_bg_wait app 60 || fail "the run: $(cat app.err)"
 svc_through_daemon app.err

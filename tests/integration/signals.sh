@@ -37,11 +37,14 @@ SH
 chmod +x app
 "$NUNATAK" run -o runs --linger 0 -- ./app 2>app.err &
 np=$!
-for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
-[ -e ready ] || fail "the application did not start"
+wait_for 30 test -e ready || fail "the application did not start"
+# got_signal SIG: the application has logged SIG (each signal is sent once
+# the one before it arrived, so their order is the order sent)
+got_signal() { grep -qx "$1" got 2>/dev/null; }
 for s in USR1 USR2 HUP WINCH INT QUIT ALRM PROF XCPU RTMIN TERM; do
 	kill -"$s" "$np" 2>/dev/null || fail "nunatak died before SIG$s"
-	sleep 0.3
+	wait_for 10 got_signal "$s" ||
+		fail "SIG$s sent to nunatak did not reach the application in 10 s (it got: $(tr '\n' ' ' <got))"
 done
 wait_bounded "$np" 20
 [ "$rc" = 3 ] || fail "exit $rc, not the application's 3: $(tail -5 app.err)"
@@ -52,9 +55,10 @@ echo "forwarded once each: $got; exit $rc"
 
 # 2. SIGINT once the application has ended, during a finalize made slow
 # by a symbolizer that never answers (default budget: 60 s)
-cat >sleeper <<'SH'
+cat >sleeper <<SH
 #!/bin/sh
-case "$*" in *--version*) echo "LLVM version 0 (never answers)"; exit 0 ;; esac
+case "\$*" in *--version*) echo "LLVM version 0 (never answers)"; exit 0 ;; esac
+echo \$\$ >$T/sleeper.pid
 exec sleep 600
 SH
 chmod 0755 sleeper
@@ -63,9 +67,9 @@ chmod 0644 site.toml
 NUNATAK_SITE_CONFIG="$T/site.toml" "$NUNATAK" run -o runs --linger 0 --json -- \
 	sh -c "$WORKLOADS/hotspots 1 >/dev/null; touch $T/done; exit 4" >int.json 2>int.err &
 np=$!
-for _ in $(seq 200); do [ -e done ] && break; sleep 0.05; done
-[ -e done ] || fail "the application did not end"
-sleep 0.5 # the last Batch, then FINALIZE: llvm-symbolizer is waited for
+wait_for 30 test -e done || fail "the application did not end"
+# the last Batch, then FINALIZE: llvm-symbolizer is waited for
+wait_for 30 test -s sleeper.pid || fail "nunatak did not run the symbolizer in its finalize: $(tail -3 int.err)"
 kill -0 "$np" 2>/dev/null || fail "nunatak ended before the symbolizer's budget: $(tail -3 int.err)"
 t0=$(date +%s%N)
 kill -INT "$np"
@@ -95,22 +99,23 @@ printf '[tools]\nllvm-symbolizer = "%s"\n' "$T/sleeper2" >site2.toml
 chmod 0644 site2.toml
 "$NUNATAK" run -o killed -- "$WORKLOADS/hotspots" 3 >/dev/null 2>killed.err &
 np=$!
-sleep 1.5
-kill -KILL "$np"
+# killed once a Batch with samples is stored: the finalize has then
+# addresses to symbolize
+wait_for 30 has_samples killed 1 || fail "no Batch with samples stored in the Run: $(tail -3 killed.err)"
+kill -KILL "$np" || fail "nunatak ended before it was killed"
 wait "$np" 2>/dev/null
 krun=$(ls -d killed/*/ | head -1)
 NUNATAK_SITE_CONFIG="$T/site2.toml" "$NUNATAK" summary "$krun" >/dev/null 2>ks.err &
 sp=$!
-for _ in $(seq 200); do [ -s sleeper2.pid ] && break; sleep 0.05; done
-[ -s sleeper2.pid ] || fail "summary never ran the symbolizer: $(cat ks.err)"
+wait_for 30 test -s sleeper2.pid || fail "summary never ran the symbolizer: $(cat ks.err)"
 t0=$(date +%s%N)
 kill -INT "$sp"
 wait_bounded "$sp" 20
 ms=$((($(date +%s%N) - t0) / 1000000))
 [ "$rc" = 130 ] || fail "summary after SIGINT: exit $rc, not 130: $(tail -3 ks.err)"
 [ "$ms" -lt 3000 ] || fail "summary took $ms ms to stop after SIGINT"
-sleep 0.2
-! kill -0 "$(cat sleeper2.pid)" 2>/dev/null || fail "llvm-symbolizer was left running after summary stopped"
+gone() { ! kill -0 "$1" 2>/dev/null; }
+wait_for 5 gone "$(cat sleeper2.pid)" || fail "llvm-symbolizer was left running after summary stopped"
 echo "SIGINT in summary's finalize: exit 130 after $ms ms, no symbolizer left"
 
 # 3. Ctrl-C on a terminal: the terminal signals the whole foreground
@@ -136,27 +141,37 @@ def drain(seconds):
                 out += os.read(fd, 65536)
         except OSError:  # EIO: the terminal's other side is closed
             time.sleep(max(0, end - time.time()))
-for _ in range(200):
-    if os.path.exists(t + "/ready"):
-        break
-    drain(0.05)
+def wait_for(seconds, cond, what):
+    """drains until cond() holds; exits naming what after that long"""
+    end = time.time() + seconds
+    while not cond():
+        if time.time() > end:
+            os.kill(pid, 9)
+            sys.exit("%s: not after %d s\n%s" % (what, seconds, out.decode(errors="replace")[-500:]))
+        drain(0.05)
+def got():
+    try:
+        return open(t + "/got").read().split()
+    except FileNotFoundError:
+        return []
+wait_for(30, lambda: os.path.exists(t + "/ready"), "the application did not start")
 drain(0.3)
 os.write(fd, b"\x03")  # Ctrl-C
-drain(0.5)
+wait_for(10, lambda: "INT" in got(), "Ctrl-C did not reach the application")
+drain(0.5)             # room for a second INT (from nunatak), which must not come
 os.kill(pid, 15)       # then kill(2): forwarded
 deadline = time.time() + 15
 while True:
-    got, status = os.waitpid(pid, os.WNOHANG)
-    if got:
+    ended, status = os.waitpid(pid, os.WNOHANG)
+    if ended:
         break
     if time.time() > deadline:
         os.kill(pid, 9)
         sys.exit("nunatak did not end: " + out.decode(errors="replace")[-500:])
     drain(0.05)
 code = os.waitstatus_to_exitcode(status)
-got = open(t + "/got").read().split()
-if code != 3 or got != ["INT", "TERM"]:
+if code != 3 or got() != ["INT", "TERM"]:
     sys.exit("exit %d, the application got %s (INT once from the terminal, TERM expected)\n%s"
-             % (code, got, out.decode(errors="replace")[-500:]))
+             % (code, got(), out.decode(errors="replace")[-500:]))
 print("Ctrl-C on a terminal: INT once, then TERM; exit", code)
 PY

@@ -59,11 +59,23 @@ check_run() {
 	sql "$run" "select coalesce(sum(sample_count), 0) from samples where counter = 'cpu-clock'"
 }
 
+# new_run_sampled: a Run in $W/.nunatak, not one of $seen, holds samples
+# (a Batch stored): the attach is ended then, not after a fixed time
+seen=""
+new_run_sampled() {
+	local r
+	for r in "$W"/.nunatak/*/; do
+		case " $seen " in *" $r "*) continue ;; esac
+		[ -e "$r/pivot.sqlite" ] && [ "$(stored_samples "$r")" -ge 1 ] && return 0
+	done
+	return 1
+}
+
 # --- 1. detach ends an attach early
 start_job 30
 svc_bg_run "$T/a1" as_nunatak attach "$j" -F "$FREQ" --json
 wait_attached "$T/a1"
-sleep 2
+wait_for 30 new_run_sampled || fail "no Batch of the attach stored after 30 s: $(tail -3 "$T/a1.err")"
 t0=$EPOCHREALTIME
 as_nunatak detach "$j" >"$T/d.out" 2>"$T/d.err" || fail "detach: exit $?: $(cat "$T/d.err")"
 svc_bg_wait "$T/a1" 20 || fail "the attach after a detach: exit $(cat "$T/a1.rc"): $(cat "$T/a1.err")"
@@ -77,6 +89,7 @@ python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 10 else 1)" || fail "the attac
 echo "detach: attach ended $(python3 -c "print(f'{$t1 - $t0:.2f}')") s after it, $n samples, job $j still running"
 # --- 1b. Ctrl-C (SIGTERM: a background job of a script ignores SIGINT)
 # ends an attach too: ended_by "interrupt", exit 0, the Run finalized
+seen=$(echo "$W"/.nunatak/*/)
 svc_bg_run "$T/a3" bash -c 'echo $$ >"$0"; cd "$1" || exit 125; shift 2; exec "$@"' "$T/a3.pid" "$W" _ \
 	setpriv --reuid="$U1" --regid="$(id -g "$U1")" --init-groups -- env -i PATH=/usr/bin:/bin \
 	HOME="$SLURM_USER_HOME" USER="$U1" SLURM_CONF="$SLURM_CONF_FILE" NUNATAK_AGENT_SOCKET="$sock" \
@@ -85,7 +98,7 @@ wait_attached "$T/a3"
 apid=$(cat "$T/a3.pid")
 [ "$(readlink "/proc/$apid/exe")" = "$(readlink -f "$SVC/bin/nunatak")" ] ||
 	fail "harness: pid $apid is not the attach ($(readlink "/proc/$apid/exe"))"
-sleep 1
+wait_for 30 new_run_sampled || fail "no Batch of the attach stored after 30 s: $(tail -3 "$T/a3.err")"
 kill -TERM "$apid"
 svc_bg_wait "$T/a3" 20 || fail "the attach after SIGTERM: exit $(cat "$T/a3.rc"): $(cat "$T/a3.err")"
 [ "$(json "$T/a3.out" 'd["ended_by"]')" = interrupt ] || fail "ended_by $(json "$T/a3.out" 'd["ended_by"]'), expected interrupt"

@@ -1,6 +1,7 @@
 # Kernel frames: a workload whose time is the kernel's (fresh memory
-# faulted in by memset from touch_pages <- fault_round <- main, then
-# unmapped). The Run has Hotspots of module [kernel] named after kernel
+# faulted in by touch_pages <- fault_round <- main, one store per page,
+# then unmapped: the kernel's share is far above the 0.5 checked, see
+# pagefault.c). The Run has Hotspots of module [kernel] named after kernel
 # functions; the summary's kernel_share is theirs and user + kernel shares
 # add up to 1; in the folded export most samples hold touch_pages with
 # kernel frames above it, and the samples whose leaf is a kernel Hotspot

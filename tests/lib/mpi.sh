@@ -167,12 +167,30 @@ sys.exit(0 if ok else 1)
 PY
 
 	# a rank killed with SIGKILL mid-run: the Run is written, with what was
-	# collected until then and a Degradation naming the rank
-	( sleep 2
-	  for p in $(pgrep -x "pattern.$fam"); do
-		tr '\0' '\n' <"/proc/$p/environ" | grep -qE '^(OMPI_COMM_WORLD_RANK|PMI_RANK)=1$' &&
-			kill -KILL "$p"
-	  done; true ) &
+	# collected until then and a Degradation naming the rank. Killed once
+	# rank 1 runs and the Run holds Allreduce calls (a Batch stored), not after
+	# a fixed time (nunatak's start and the launch take more on a slow or
+	# loaded machine)
+	local seen
+	seen=$(echo .nunatak/*/)
+	rank1() {
+		local p
+		for p in $(pgrep -x "pattern.$fam"); do
+			tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+				grep -qE '^(OMPI_COMM_WORLD_RANK|PMI_RANK)=1$' && echo "$p"
+		done
+	}
+	mpi_stored() {
+		local r
+		for r in .nunatak/*/; do
+			case " $seen " in *" $r "*) continue ;; esac
+			[ "$(sql "$r" "select coalesce(sum(calls), 0) from mpi_calls where function = 'MPI_Allreduce'" \
+				2>/dev/null)" -ge 1 ] 2>/dev/null && return 0
+		done
+		return 1
+	}
+	( wait_for 60 mpi_stored && [ -n "$(rank1)" ] || echo "the kill: no Allreduce call stored in 60 s" >&2
+	  for p in $(rank1); do kill -KILL "$p"; done; true ) &
 	"$NUNATAK" run -- $(mpi_launch "$fam") "$app" 1500 2000 1000 100 4096 >/dev/null 2>err.txt
 	wait
 	run=$(run_dir_of err.txt)

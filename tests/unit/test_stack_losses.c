@@ -1,6 +1,7 @@
 /* test_stack_losses — the stacks-truncated Degradation of a node
  * (userspace/aggregator/stack_losses.h): none under the threshold, one
- * above it naming each cause with its count and its remedy, per node,
+ * above it naming each cause with its count, and in its remedy one
+ * clause per cause that occurred ("N samples CAUSE: REMEDY"), per node,
  * stored in a real pivot.
  */
 #include <errno.h>
@@ -96,8 +97,60 @@ static void test_above_threshold_names_each_cause(void **state)
 	assert_non_null(strstr(f.message, "70 at code without unwind information"));
 	assert_non_null(strstr(f.message, "30 deeper than 128 frames"));
 	assert_null(strstr(f.message, "first milliseconds"));
-	assert_non_null(strstr(f.remedy, "-fasynchronous-unwind-tables"));
-	assert_non_null(strstr(f.remedy, "deep recursion"));
+	/* the remedy: one clause per cause that occurred, with its count,
+	 * in the causes' order, and nothing of the others */
+	assert_string_equal(f.remedy,
+			    "70 samples at code without unwind information: build with unwind "
+			    "tables (-fasynchronous-unwind-tables, the default of gcc on x86-64); "
+			    "30 samples deeper than 128 frames: none, deep recursion: the innermost "
+			    "128 frames are shown");
+}
+
+/* the number of times needle occurs in haystack */
+static int count_of(const char *haystack, const char *needle)
+{
+	int n = 0;
+
+	while ((haystack = strstr(haystack, needle))) {
+		n++;
+		haystack += strlen(needle);
+	}
+	return n;
+}
+
+static void test_every_cause_has_its_own_clause(void **state)
+{
+	static const char *const c[] = { "stacks_complete=100",	      "stacks_ended_no_process=11",
+					 "stacks_ended_no_table=12",	      "stacks_ended_no_mapping=13",
+					 "stacks_ended_no_cfi=14",	      "stacks_ended_unreadable=15",
+					 "stacks_ended_depth=16",	      "stacks_ended_bad_frame=17",
+					 NULL };
+	static const char *const clauses[] = {
+		"11 samples before the process' mappings were known: none",
+		"12 samples in a module without its unwind table: see the unwind-tables-*",
+		"13 samples in JIT code: none",
+		"14 samples at code without unwind information: build with unwind tables",
+		"15 samples at unreadable stack memory: none",
+		"16 samples deeper than 128 frames: none",
+		"17 samples at a frame that did not look like one: report it",
+	};
+	struct found f;
+	char *clause, *save = NULL;
+	size_t i = 0;
+
+	(void)state;
+	f = run_with(c, "all.sqlite");
+	assert_int_equal(f.n, 1);
+	/* seven clauses, one per cause, each opening with its count */
+	assert_int_equal(count_of(f.remedy, "; "), 6);
+	for (clause = strtok_r(f.remedy, ";", &save); clause; clause = strtok_r(NULL, ";", &save)) {
+		if (*clause == ' ')
+			clause++;
+		assert_true(i < sizeof(clauses) / sizeof(clauses[0]));
+		assert_true(!strncmp(clause, clauses[i], strlen(clauses[i])));
+		i++;
+	}
+	assert_int_equal(i, 7);
 }
 
 static void test_nothing_counted_is_no_degradation(void **state)
@@ -127,6 +180,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_below_threshold_is_no_degradation),
 		cmocka_unit_test(test_above_threshold_names_each_cause),
+		cmocka_unit_test(test_every_cause_has_its_own_clause),
 		cmocka_unit_test(test_nothing_counted_is_no_degradation),
 	};
 

@@ -2,7 +2,9 @@
  * its Agent sent (userspace/agent/agent_publish.c): samples whose Stack
  * was lost (the stack map was full, or digests collided beyond what the
  * kernel tries), and samples whose call path is incomplete, by cause
- * (bpf/unwind.h enum unwind_end), each with its own remedy.
+ * (bpf/unwind.h enum unwind_end), each with its own remedy: the remedy
+ * of stacks-truncated is one clause per cause that occurred, "N samples
+ * CAUSE: REMEDY", separated by "; ", and no other.
  *
  * An incomplete call path is a Degradation when it concerns more than
  * STACK_LOSSES_TRUNCATED_PERMILLE of the node's samples, and at least

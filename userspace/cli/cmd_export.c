@@ -147,8 +147,8 @@ static const char doc[] =
     "  nunatak export --format folded > run.folded         the most recent Run\n"
     "  nunatak export /scratch/runs -f folded | flamegraph.pl > solver.svg\n"
     "  nunatak export -f pprof -o solver.pb.gz && go tool pprof -top solver.pb.gz\n"
-    "  nunatak export .nunatak/solver-20261130-101500 -f speedscope -o solver.speedscope.json\n"
-    "  nunatak export -f chrome-trace -o mpi.trace.json    open it in ui.perfetto.dev\n"
+    "  nunatak export .nunatak/solver-20261130-101500 -f speedscope -o solver.json\n"
+    "  nunatak export -f chrome-trace -o mpi.json   open it in ui.perfetto.dev\n"
     "  nunatak export -f folded -o run.folded --force      replace run.folded";
 
 static const struct argp_option options[] = {

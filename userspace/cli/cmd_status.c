@@ -23,12 +23,13 @@ static struct {
 } env;
 
 static const char doc[] =
-	"Show the local node service (nunatakd): its Agent and the Targets it observes,\n"
-	"and each aggregator's Agents, Runs in progress and Batch counters, and the Slurm\n"
-	"jobs being profiled (job id, owner, mode: attach or prolog, since, nodes). Only\n"
-	"your own Runs are shown, unless you are root.\n"
+	"Show the local node service (nunatakd): its Agent and the Targets it\n"
+	"observes, and each aggregator's Agents, Runs in progress and Batch counters,\n"
+	"and the Slurm jobs being profiled (job id, owner, mode: attach or prolog,\n"
+	"since, nodes). Only your own Runs are shown, unless you are root.\n"
 	"\v"
-	"The socket: NUNATAK_AGENT_SOCKET, else " CONTROL_SOCKET_DEFAULT ".\n"
+	"The socket: NUNATAK_AGENT_SOCKET, else the site file's [service].agent_socket,\n"
+	"else " CONTROL_SOCKET_DEFAULT ".\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  nunatak status\n"

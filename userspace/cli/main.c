@@ -13,7 +13,7 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run, "profile a command and everything it starts, write a Run" },
 	{ "summary", cmd_summary, "print the summary of a Run again" },
-	{ "export", cmd_export, "write a Run's stacks for other tools (--format folded)" },
+	{ "export", cmd_export, "write a Run for other tools: pprof, folded, speedscope, chrome-trace" },
 	{ "components", cmd_components, "what each --component of a Run cost per --step" },
 	{ "report", cmd_report, "write a Run's HTML report again (report.html, --no-source)" },
 	{ "status", cmd_status, "show the local node service (nunatakd) and its aggregators" },

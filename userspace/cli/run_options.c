@@ -44,7 +44,7 @@ static const char doc[] =
 	"  nunatak run -- ./solver input.dat      profile a program\n"
 	"  nunatak run --name baseline -- make    name the Run\n"
 	"  nunatak run -F 99 -o /scratch/runs -- ./a.out\n"
-	"  nunatak run --json -- ./app > out.json JSON result on stdout after the app's\n"
+	"  nunatak run --json -- ./app > out.json the app's output, then its result\n"
 	"  nunatak run -- mpirun -n 8 ./solver    hotspots and MPI time of every rank\n"
 	"  nunatak run -e -- srun -n 4 ./app      each MPI call as an Event as well\n"
 	"  nunatak run --linger 30 -- ./start.sh  observe what it leaves running, 30 s\n"

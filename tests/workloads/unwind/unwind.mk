@@ -12,7 +12,8 @@
 #                               walk loses chain_b (perf --call-graph fp
 #                               does): unwinding must take that frame from
 #                               the tables
-#   pagefault                   kernel time: fresh memory faulted in
+#   pagefault                   kernel time: fresh memory faulted in, one
+#                               store per page, for 1.5 s of CPU time
 #   stripped, stripped.debug    4 hot functions, `strip --strip-all`ed (and
 #                               the unstripped twin, to name the extents)
 #   recursion                   tens of thousands of distinct stacks
