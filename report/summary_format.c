@@ -1,6 +1,8 @@
 /* summary_format — numbers as the summary writes them. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "report/summary_format.h"
 
@@ -31,6 +33,22 @@ void summary_print_text(FILE *out, const char *text)
 
 	for (c = (const unsigned char *)text; *c; c++)
 		fputc(*c < 0x20 && *c != '\t' ? '?' : *c == 0x7f ? '?' : *c, out);
+}
+
+void summary_print_lines(FILE *out, const char *text, const char *indent)
+{
+	const char *nl;
+
+	for (; (nl = strchr(text, '\n')); text = nl + 1) {
+		char *line = strndup(text, (size_t)(nl - text));
+
+		if (line)
+			summary_print_text(out, line);
+		free(line);
+		fprintf(out, "\n%s", indent);
+	}
+	summary_print_text(out, text);
+	fputc('\n', out);
 }
 
 json_t *summary_json_number(double v)

@@ -24,6 +24,11 @@ const char *summary_fmt_double(char *buf, size_t len, const char *fmt, double v)
  * move the cursor or change colours */
 void summary_print_text(FILE *out, const char *text);
 
+/* the same, for text of several lines (a remedy with one line per cause):
+ * each line after the first starts with indent, so that it stands under the
+ * first one's text; ends with a newline */
+void summary_print_lines(FILE *out, const char *text, const char *indent);
+
 /* NAN → null; a new reference, NULL when out of memory */
 json_t *summary_json_number(double v);
 

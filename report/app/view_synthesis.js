@@ -157,7 +157,10 @@
     kids.push(ceilings(P.manifest || {}));
     if ((S.degradations || []).length)
       kids.push(NK.table('Degradations', ['Degradation', 'node', 'what happened', 'remedy'],
-        S.degradations.map(function (d) { return [d.name, d.node || '—', d.message, d.remedy]; })));
+        S.degradations.map(function (d) {
+          /* a remedy may hold one line per cause */
+          return [d.name, d.node || '—', d.message, NK.h('span', {class: 'lines', text: d.remedy})];
+        })));
     else
       kids.push(NK.note('No Degradation was recorded.'));
     limits(P).forEach(function (t) { kids.push(NK.note(t)); });

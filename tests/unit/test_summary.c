@@ -257,7 +257,15 @@ static void test_summary_text(void **state)
 	assert_int_equal(pivot_add_degradation(p, "no-cycles", "no hardware cycles counter",
 					       "run on bare metal"),
 			 0);
+	/* a remedy of several lines (one per cause), text never raw */
+	assert_int_equal(pivot_add_degradation(p, "two-causes", "two \x1b[2Jcauses",
+					       "3 samples x: do a\n4 samples y: do \x1b[31mb"),
+			 0);
 	text = print_to_string(d, p);
+	assert_contains(text, "  - degradation two-causes: two ?[2Jcauses\n"
+			      "      remedy: 3 samples x: do a\n"
+			      "              4 samples y: do ?[31mb\n");
+	assert_null(strchr(text, '\x1b'));
 	assert_contains(text, "nunatak: 3 hotspots above the floor of 30 samples cover 84.2% of"
 			      " 190 samples, 0.190 s sampled\n");
 	assert_contains(text, "   share   samples  seconds  level       module  class      hotspot\n");

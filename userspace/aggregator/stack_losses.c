@@ -8,7 +8,7 @@
 
 /* what: the cause, in the message; cause: the same, short, in the remedy
  * ("N samples CAUSE: REMEDY"); remedy: the way forward for that cause
- * alone (no ';': the clauses of the remedy are separated by it) */
+ * alone (one line: the remedy has one line per cause) */
 struct truncation_cause {
 	const char *counter, *what, *cause, *remedy;
 };
@@ -59,11 +59,11 @@ int stack_losses_truncated(struct pivot *p, const char *node, stack_losses_count
 			continue;
 		len += (size_t)snprintf(message + len, sizeof(message) - len, " %llu %s;",
 					(unsigned long long)n, causes[i].what);
-		/* one clause per cause that occurred: its count, its remedy */
+		/* one line per cause that occurred: its count, its remedy */
 		if (rlen < sizeof(remedy))
 			rlen += (size_t)snprintf(remedy + rlen, sizeof(remedy) - rlen,
-						 "%s%llu samples %s: %s", rlen ? "; " : "",
-						 (unsigned long long)n, causes[i].cause,
+						 "%s%llu sample%s %s: %s", rlen ? "\n" : "",
+						 (unsigned long long)n, n == 1 ? "" : "s", causes[i].cause,
 						 causes[i].remedy);
 	}
 	if (len && len < sizeof(message) && message[len - 1] == ';')

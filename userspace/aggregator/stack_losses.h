@@ -4,7 +4,7 @@
  * kernel tries), and samples whose call path is incomplete, by cause
  * (bpf/unwind.h enum unwind_end), each with its own remedy: the remedy
  * of stacks-truncated is one clause per cause that occurred, "N samples
- * CAUSE: REMEDY", separated by "; ", and no other.
+ * CAUSE: REMEDY", one line each (separated by '\n'), and no other.
  *
  * An incomplete call path is a Degradation when it concerns more than
  * STACK_LOSSES_TRUNCATED_PERMILLE of the node's samples, and at least

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "report/summary_format.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_options.h"
 #include "userspace/cli/run_report.h"
@@ -208,8 +209,12 @@ static json_t *attach_request(struct attach *a)
 	}
 	if (cli_resolve_symbolizer(a->cfg.llvm_symbolizer, sym, sizeof(sym), &dname, message,
 				   sizeof(message), &remedy))
-		fprintf(stderr, "nunatak: degradation %s: %s\n         remedy: %s\n", dname, message,
-			remedy);
+	{
+		fprintf(stderr, "nunatak: degradation %s: ", dname);
+		summary_print_lines(stderr, message, "         ");
+		fputs("         remedy: ", stderr);
+		summary_print_lines(stderr, remedy, "                 ");
+	}
 	req = json_pack("{s:s, s:I, s:s, s:o, s:o, s:s, s:o, s:i}", "request", CONTROL_ATTACH,
 			"job_id", (json_int_t)opt.job, "credential", cred, "frequency",
 			opt.frequency ? json_integer(opt.frequency) : json_null(), "name",

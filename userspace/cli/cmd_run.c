@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "report/summary_format.h"
 #include "userspace/agent/agent.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_backend.h"
@@ -303,11 +304,15 @@ static int announce(const json_t *degradations)
 	size_t i;
 	json_t *d;
 
-	json_array_foreach(degradations, i, d)
-		fprintf(stderr, "nunatak: degradation %s: %s\n         remedy: %s\n",
-			json_string_value(json_object_get(d, "name")) ?: "?",
-			json_string_value(json_object_get(d, "message")) ?: "",
-			json_string_value(json_object_get(d, "remedy")) ?: "");
+	json_array_foreach(degradations, i, d) {
+		fprintf(stderr, "nunatak: degradation %s: ",
+			json_string_value(json_object_get(d, "name")) ?: "?");
+		summary_print_lines(stderr, json_string_value(json_object_get(d, "message")) ?: "",
+				    "         ");
+		fputs("         remedy: ", stderr);
+		summary_print_lines(stderr, json_string_value(json_object_get(d, "remedy")) ?: "",
+				    "                 ");
+	}
 	return 0;
 }
 
