@@ -34,6 +34,7 @@
 #include "report/summary.h"
 #include "tests/unit/run_model_fixture.h"
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/summary_fixture.h"
 #include "userspace/pivot/pivot.h"
 
 static char tmpdir[PATH_MAX];
@@ -398,27 +399,6 @@ static void test_classified(void **state)
 	assert_null(find(d, "tiny")->diagnostic); /* under the floor */
 	diagnosis__free(d);
 	pivot__free(p);
-}
-
-/* what summary_print wrote; caller frees */
-static char *print_to_string(const struct diagnosis *d, struct pivot *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(summary_print_of(f, d, p), 0);
-	fclose(f);
-	return buf;
-}
-
-static void assert_contains(const char *text, const char *needle)
-{
-	if (!strstr(text, needle)) {
-		fprintf(stderr, "missing:\n%s\nin:\n%s\n", needle, text);
-		fail_msg("missing text (see above)");
-	}
 }
 
 static void test_estimated_ceiling(void **state)

@@ -28,6 +28,7 @@
 #include "tests/unit/run_model_fixture.h"
 #include "tests/unit/stacks_fixture.h"
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/summary_fixture.h"
 
 #define EPS 1e-12
 #define CC1 "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
@@ -199,26 +200,6 @@ static void test_cpu_time_worst(void **state)
 			    "the end, or its exit report was lost)");
 	processes__free(ps);
 	pivot__free(p);
-}
-
-static char *print_to_string(const struct diagnosis *d, struct pivot *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(summary_print_of(f, d, p), 0);
-	fclose(f);
-	return buf;
-}
-
-static void assert_contains(const char *text, const char *needle)
-{
-	if (!strstr(text, needle)) {
-		fprintf(stderr, "missing:\n%s\nin:\n%s\n", needle, text);
-		fail_msg("missing line (see above)");
-	}
 }
 
 static void test_text(void **state)

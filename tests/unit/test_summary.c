@@ -26,6 +26,7 @@
 #include "tests/unit/run_model_fixture.h"
 #include "tests/unit/mpi_fixture.h"
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/summary_fixture.h"
 #include "userspace/pivot/pivot.h"
 
 #define EPS 1e-12
@@ -223,28 +224,6 @@ static void test_diagnosis_empty(void **state)
 	pivot__free(p);
 	assert_null(diagnosis__new(NULL));
 	assert_int_equal(errno, EINVAL);
-}
-
-/* what summary_print wrote, NUL-terminated; caller frees */
-static char *print_to_string(const struct diagnosis *d, struct pivot *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(summary_print_of(f, d, p), 0);
-	fclose(f);
-	return buf;
-}
-
-static void assert_contains(const char *text, const char *needle)
-{
-	if (!strstr(text, needle)) {
-		/* cmocka cuts its messages: the whole text on stderr */
-		fprintf(stderr, "missing:\n%s\nin:\n%s\n", needle, text);
-		fail_msg("missing line (see above)");
-	}
 }
 
 static void test_summary_text(void **state)

@@ -26,6 +26,7 @@
 #include "tests/unit/run_model_fixture.h"
 #include "tests/unit/stacks_fixture.h"
 #include "tests/unit/test_helpers.h"
+#include "tests/unit/summary_fixture.h"
 
 #define EPS 1e-12
 
@@ -159,26 +160,6 @@ static void test_unresolved_modules(void **state)
 	assert_false(d->hotspots[2].above_floor);
 	diagnosis__free(d);
 	pivot__free(p);
-}
-
-static char *print_to_string(const struct diagnosis *d, struct pivot *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(summary_print_of(f, d, p), 0);
-	fclose(f);
-	return buf;
-}
-
-static void assert_contains(const char *text, const char *needle)
-{
-	if (!strstr(text, needle)) {
-		fprintf(stderr, "missing:\n%s\nin:\n%s\n", needle, text);
-		fail_msg("missing line (see above)");
-	}
 }
 
 static void test_summary_text_parts(void **state)
