@@ -64,6 +64,8 @@ if ! ls /sys/bus/event_source/devices/ | grep -qx 'cpu\|cpu_core\|cpu_atom\|armv
 		grep -qi "event table\|not known\|counter fp_\|counter FP_" <<<"$msg" &&
 			fail "$who says another cause than the missing PMU: $msg"
 	done
+	check root pmu_counter_group detail | grep -q '(of no use here: no PMU, see pmu)$' ||
+		fail "pmu_counter_group does not say it is moot without a PMU: $(check root pmu_counter_group detail)"
 	echo "no PMU, said once by doctor and the Run: $(hcu "$run/manifest.json" message)"
 else
 	echo "note: this machine has a PMU: the 'no PMU' cause is not checked (doctor and the Run still agree)"

@@ -101,8 +101,10 @@ void doctor_pmu_checks(struct doctor_report *r)
 		return;
 	}
 	s = doctor_pmu_group(&id, detail, sizeof(detail));
-	/* the cause is the pmu check's: said once, the remedy too */
-	doctor_check(r, "pmu_counter_group", s, NULL, "%s", detail);
+	/* the cause is the pmu check's: said once, the remedy too; without a
+	 * PMU the table's group is a fact of no use here, and said so */
+	doctor_check(r, "pmu_counter_group", s, NULL, "%s%s", detail,
+		     cause == PMU_CAUSE_NO_PMU ? " (of no use here: no PMU, see pmu)" : "");
 	if (cause == PMU_CAUSE_NONE && f.set && f.set->precision_mixed) /* agent_pmu.c's words */
 		doctor_degradation(r, "flop-precision-unknown", f.set->caveat,
 				   "read flop_dp as the FLOP of every precision; compare "
