@@ -44,13 +44,17 @@ browse single "$run/report.html" --search heavy_kernel
 # red badge nor "unavailable" evidence per finding, no roofline chart (an
 # estimated peak over an empty plot) but why there is no point
 if grep -q '^  - degradation hardware-counters-unavailable' err.txt; then
+	# the cause, as the Run's analysis words it (whatever the Machine's)
+	"$NUNATAK" summary --json "$run" >np.json 2>/dev/null || fail "summary --json"
+	cause=$(json np.json 'd["diagnostic_run"]["no_placement"][:30]')
+	[ -n "$cause" ] && [ "$cause" != None ] || fail "no no_placement in summary --json"
 	browse single-no-pmu "$run/report.html" --views synthesis,hotspot --no-print \
-		--expect "synthesis=No roofline placement in this Run, so no roofline class: no FLOP" \
+		--expect "synthesis=No roofline placement in this Run, so no roofline class: $cause" \
 		--expect "synthesis=Imbalance not applicable: one thread of one process ran it" \
 		--expect-no "synthesis=.run-no-placement ~ .run-no-placement" \
 		--expect-no "synthesis=.findings .q-unavailable" \
 		--expect-no "synthesis=.findings .unavail" \
-		--expect "hotspot=No roofline chart: no Hotspot of this Run is placed (no FLOP" \
+		--expect "hotspot=No roofline chart: no Hotspot of this Run is placed ($cause" \
 		--expect-no "hotspot=svg.roofline"
 else
 	echo "hardware counters on this Machine: the no-PMU page checks do not apply"
