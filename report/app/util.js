@@ -161,6 +161,19 @@
     return out;
   };
 
+  /* the Run's balance as one table (synthesis and ranks views): with one
+   * rank there is none to measure, said once (not "unavailable") */
+  NK.balanceTable = function (b, caption) {
+    var na = b.imbalance_not_applicable;
+    return NK.table(caption, ['ranks', 'imbalance', 'efficiency', 'busiest rank',
+      'MPI share'], [[String(b.ranks)].concat(na ? [NK.h('span', {class: 'muted balance-na',
+        text: 'not applicable: ' + na}), null, null] : [
+      NK.maybe(b.imbalance, NK.num, 'not measured'), NK.maybe(b.efficiency, NK.pct,
+      'not measured'), b.busiest_rank === null ? NK.unavailable('no busiest rank') : 'rank ' +
+      b.busiest_rank + ' (× ' + NK.num(b.busiest_factor) + ')']).concat([
+      NK.maybe(b.mpi_share, NK.pct, 'no MPI time measured')])]);
+  };
+
   NK.hotspotLink = function (h, i) {
     return NK.h('a', {href: '#hotspot/' + i, text: h.name});
   };

@@ -52,8 +52,19 @@
     }))]);
   }
 
-  function metrics(h) {
-    var rows = NK.diagnosticValues(h.diagnostic).map(function (kv) {
+  /* A value unavailable for the Run-wide reason (no placement in this Run)
+   * is not a row of its own: one line says which and why (the cause once,
+   * in the Roofline section); the ridge, which places nothing then, stands
+   * in the Roofline's Ceilings per core only. */
+  function metrics(h, run) {
+    var np = (run || {}).no_placement, runWide = [];
+    var rows = NK.diagnosticValues(h.diagnostic).filter(function (kv) {
+      if (np && kv[1].quality === 'unavailable' && kv[1].reason === np) {
+        runWide.push(kv[0].replace(/_/g, ' '));
+        return false;
+      }
+      return !(np && kv[0] === 'ridge'); /* placing nothing, under Ceilings per core */
+    }).map(function (kv) {
       var v = kv[1];
       return [kv[0].replace(/_/g, ' '),
               NK.value(v, {short: true}),
@@ -63,8 +74,11 @@
     var d = h.diagnostic || {};
     return NK.section('Metrics', [NK.table(null, ['metric', 'value', 'unit', 'Quality', 'reason',
       'formula', 'lineage'], rows, {rowHeads: 1}),
+      runWide.length ? NK.note('Not computed: ' + runWide.join(', ') + ' — no roofline ' +
+        'placement in this Run (why: see Roofline).', 'metrics-run-wide') : null,
       NK.h('p', {}, ['Class: ', d.classification ? NK.h('strong', {text: d.classification})
-        : NK.unavailable(d.classification_reason, false, 'none'),
+        : np && runWide.length ? NK.h('span', {class: 'muted', text: 'none (no roofline ' +
+          'placement in this Run)'}) : NK.unavailable(d.classification_reason, false, 'none'),
         d.imbalance_over ? ' · imbalance over ' + d.loci + ' ' + d.imbalance_over : '',
         d.imbalance_not_applicable ? ' · imbalance not applicable: ' +
           d.imbalance_not_applicable : ''])]);
@@ -85,7 +99,7 @@
         h.above_floor ? '' : ' · below the floor']));
       sec.appendChild(source(h));
       sec.appendChild(inline(h));
-      sec.appendChild(metrics(h));
+      sec.appendChild(metrics(h, P.summary.diagnostic_run));
       sec.appendChild(NK.roofline(P.roofline, h, P.summary.diagnostic_run));
     }
   };

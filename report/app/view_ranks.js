@@ -100,15 +100,7 @@
           'profiled processes), so there are no per-rank times and no MPI call sites.'));
         return;
       }
-      /* one rank: no balance to measure, said once (not "unavailable") */
-      var na = b.imbalance_not_applicable;
-      sec.appendChild(NK.table('Balance', ['ranks', 'imbalance', 'efficiency',
-        'busiest rank', 'MPI share'], [[String(b.ranks)].concat(na ? [NK.h('span', {
-          class: 'muted', text: 'not applicable: ' + na}), null, null] : [
-        NK.maybe(b.imbalance, NK.num, 'not measured'), NK.maybe(b.efficiency, NK.pct,
-        'not measured'), b.busiest_rank === null ? NK.unavailable('no busiest rank') : 'rank ' +
-        b.busiest_rank + ' (× ' + NK.num(b.busiest_factor) + ')']).concat([
-        NK.maybe(b.mpi_share, NK.pct, 'not measured')])]));
+      sec.appendChild(NK.balanceTable(b, 'Balance'));
       sec.appendChild(NK.h('figure', {}, [bars(S.ranks), NK.h('figcaption', {
         text: 'Per rank: MPI time, time outside MPI, CPU time.'})]));
       sec.appendChild(rankTable(S.ranks));

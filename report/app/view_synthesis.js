@@ -103,16 +103,15 @@
     if (!b.ranks)
       return NK.section('Ranks and MPI', [NK.note('Not an MPI Run: no ranks were seen, so ' +
                                                   'there is no imbalance or MPI share.')]);
-    return NK.section('Ranks and MPI', [NK.table(null, ['ranks', 'imbalance', 'efficiency',
-      'busiest rank', 'MPI share'], [[String(b.ranks),
-      NK.maybe(b.imbalance, NK.num, 'not measured'), NK.maybe(b.efficiency, NK.pct, 'not measured'),
-      b.busiest_rank === null ? NK.unavailable('no busiest rank') :
-        'rank ' + b.busiest_rank + ' (× ' + NK.num(b.busiest_factor) + ')',
-      NK.maybe(b.mpi_share, NK.pct, 'no MPI time measured')]]),
+    return NK.section('Ranks and MPI', [NK.balanceTable(b, null),
       NK.h('p', {}, [NK.h('a', {href: '#ranks', text: 'Per-rank times and MPI call sites'})])]);
   }
 
-  function ceilings(M) {
+  /* with no Hotspot placed, no conclusion rests on a Ceiling: none listed */
+  function ceilings(M, run) {
+    if (run && run.no_placement)
+      return NK.note('Ceilings: none is used, since no Hotspot of this Run is placed (the ' +
+                     'Machine\'s are in the Run\'s manifest).', 'ceilings-unused');
     var machines = M.machines || (M.machine ? {'': M.machine} : {}), rows = [], n;
     for (n in machines)
       (machines[n].ceilings || []).forEach(function (c) {
@@ -154,7 +153,7 @@
     if (S.kernel_share !== null && S.kernel_share !== undefined)
       kids.push(NK.note('Kernel code: ' + NK.pct(S.kernel_share) + ' of the samples (' +
                         (S.kernel_share_source || '') + ').'));
-    kids.push(ceilings(P.manifest || {}));
+    kids.push(ceilings(P.manifest || {}, P.summary.diagnostic_run));
     if ((S.degradations || []).length)
       kids.push(NK.table('Degradations', ['Degradation', 'node', 'what happened', 'remedy'],
         S.degradations.map(function (d) {

@@ -55,6 +55,9 @@ if grep -q '^  - degradation hardware-counters-unavailable' err.txt; then
 		--expect-no "synthesis=.findings .q-unavailable" \
 		--expect-no "synthesis=.findings .unavail" \
 		--expect "hotspot=No roofline chart: no Hotspot of this Run is placed ($cause" \
+		--expect "hotspot=Not computed: dram intensity, achieved, attainable, envelope fraction — no roofline placement in this Run" \
+		--expect "hotspot=Class: none (no roofline placement in this Run)" \
+		--expect "synthesis=Ceilings: none is used, since no Hotspot of this Run is placed" \
 		--expect-no "hotspot=svg.roofline"
 else
 	echo "hardware counters on this Machine: the no-PMU page checks do not apply"
