@@ -136,13 +136,8 @@ static int print_degradation(const char *node, const char *name, const char *mes
 {
 	struct not_said *ns = ctx;
 
-	if (ns->several_nodes && node && node[0])
-		fprintf(ns->out, "  - degradation %s on %s: ", name, node);
-	else
-		fprintf(ns->out, "  - degradation %s: ", name);
-	summary_print_lines(ns->out, message, "    ");
-	fputs("      remedy: ", ns->out);
-	summary_print_lines(ns->out, remedy, "              ");
+	summary_print_degradation(ns->out, "  - ", 6, name, ns->several_nodes ? node : NULL,
+				  message, remedy);
 	ns->n++;
 	return 0;
 }

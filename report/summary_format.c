@@ -51,6 +51,26 @@ void summary_print_lines(FILE *out, const char *text, const char *indent)
 	fputc('\n', out);
 }
 
+void summary_print_degradation(FILE *out, const char *lead, int indent, const char *name,
+			       const char *node, const char *message, const char *remedy)
+{
+	char pad[48];
+
+	indent = indent < 0 ? 0 : indent > 32 ? 32 : indent;
+	fprintf(out, "%sdegradation ", lead);
+	summary_print_text(out, name);
+	if (node && node[0]) {
+		fputs(" on ", out);
+		summary_print_text(out, node);
+	}
+	fputs(": ", out);
+	snprintf(pad, sizeof(pad), "%*s", indent, "");
+	summary_print_lines(out, message, pad);
+	fprintf(out, "%sremedy: ", pad);
+	snprintf(pad, sizeof(pad), "%*s", indent + (int)strlen("remedy: "), "");
+	summary_print_lines(out, remedy, pad);
+}
+
 json_t *summary_json_number(double v)
 {
 	return isnan(v) ? json_null() : json_real(v);

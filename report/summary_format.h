@@ -29,6 +29,13 @@ void summary_print_text(FILE *out, const char *text);
  * first one's text; ends with a newline */
 void summary_print_lines(FILE *out, const char *text, const char *indent);
 
+/* A Degradation for a terminal, every text through the sanitizer:
+ * "<lead>degradation NAME[ on NODE]: MESSAGE" then "remedy: REMEDY" on a
+ * line of its own after @indent spaces (<= 32); the lines after the first
+ * of each stand under its text (a remedy has one line per cause). */
+void summary_print_degradation(FILE *out, const char *lead, int indent, const char *name,
+			       const char *node, const char *message, const char *remedy);
+
 /* NAN → null; a new reference, NULL when out of memory */
 json_t *summary_json_number(double v);
 

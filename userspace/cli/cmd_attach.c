@@ -209,12 +209,7 @@ static json_t *attach_request(struct attach *a)
 	}
 	if (cli_resolve_symbolizer(a->cfg.llvm_symbolizer, sym, sizeof(sym), &dname, message,
 				   sizeof(message), &remedy))
-	{
-		fprintf(stderr, "nunatak: degradation %s: ", dname);
-		summary_print_lines(stderr, message, "         ");
-		fputs("         remedy: ", stderr);
-		summary_print_lines(stderr, remedy, "                 ");
-	}
+		summary_print_degradation(stderr, "nunatak: ", 9, dname, NULL, message, remedy);
 	req = json_pack("{s:s, s:I, s:s, s:o, s:o, s:s, s:o, s:i}", "request", CONTROL_ATTACH,
 			"job_id", (json_int_t)opt.job, "credential", cred, "frequency",
 			opt.frequency ? json_integer(opt.frequency) : json_null(), "name",

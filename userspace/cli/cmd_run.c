@@ -304,15 +304,11 @@ static int announce(const json_t *degradations)
 	size_t i;
 	json_t *d;
 
-	json_array_foreach(degradations, i, d) {
-		fprintf(stderr, "nunatak: degradation %s: ",
-			json_string_value(json_object_get(d, "name")) ?: "?");
-		summary_print_lines(stderr, json_string_value(json_object_get(d, "message")) ?: "",
-				    "         ");
-		fputs("         remedy: ", stderr);
-		summary_print_lines(stderr, json_string_value(json_object_get(d, "remedy")) ?: "",
-				    "                 ");
-	}
+	json_array_foreach(degradations, i, d)
+		summary_print_degradation(stderr, "nunatak: ", 9,
+					  json_string_value(json_object_get(d, "name")) ?: "?", NULL,
+					  json_string_value(json_object_get(d, "message")) ?: "",
+					  json_string_value(json_object_get(d, "remedy")) ?: "");
 	return 0;
 }
 
