@@ -62,17 +62,18 @@ int BPF_KPROBE(mpi_entry)
 
 	if (!target_lookup(tgid))
 		return 0;
+	/* every trap costs the rank, counted or not as a call */
+	proc = mpi_process_of(tgid);
+	if (proc)
+		__sync_fetch_and_add(&proc->probed_calls, 1);
 	if (mpi_call_nested(tid, tgid))
 		return 0;
 	mpi_call_state_init(&fresh, tgid, cookie, mpi_arg(ctx, MPI_COOKIE_COUNT_ARG(cookie)),
 			    mpi_arg(ctx, MPI_COOKIE_TYPE_ARG(cookie)),
 			    mpi_arg(ctx, MPI_COOKIE_PEER_ARG(cookie)));
 	fresh.call_site = mpi_return_address(ctx);
-	if (fresh.function == MPI_FN_FINALIZE) {
-		proc = mpi_process_of(tgid);
-		if (proc && !proc->finalize_start_ns)
-			proc->finalize_start_ns = bpf_ktime_get_ns();
-	}
+	if (fresh.function == MPI_FN_FINALIZE && proc && !proc->finalize_start_ns)
+		proc->finalize_start_ns = bpf_ktime_get_ns();
 	fresh.start_ns = bpf_ktime_get_ns();
 	if (mpi_call_begin(tid, &fresh))
 		__sync_fetch_and_add(&mpi_counters[MPI_DROP_THREADS], 1);

@@ -97,6 +97,7 @@ struct mpi_call_state {
 struct mpi_process {
 	__u64 init_end_ns;       /* 0: not yet */
 	__u64 finalize_start_ns; /* 0: not yet */
+	__u64 probed_calls;      /* entries that trapped, nested ones included */
 };
 
 struct mpi_event {

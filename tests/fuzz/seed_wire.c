@@ -8,6 +8,7 @@
  *      build/libnunatak.a -lbpf -ldw -lelf -lz -lzmq -lprotobuf-c -lsqlite3 -ljansson \
  *      -lpthread -o /tmp/seed_wire && /tmp/seed_wire tests/fuzz/corpus/wire_aggregator
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static void batch_seed(const char *dir, const char *name, struct module *app, st
 		site.bytes_reason = "derived datatype";
 		site.sends = 0;
 		batch_builder_add_mpi_site(b, &main_thread, &site);
-		batch_builder_add_mpi_process(b, &main_thread, 1000, 900000, 0);
+		batch_builder_add_mpi_process(b, &main_thread, &(struct batch_mpi_process){.init_end_ns = 1000, .finalize_start_ns = 900000, .probe_cost_ns = 9000, .probed_calls = 202, .probe_budget = 0.02, .probing = "every call"});
 		batch_builder_add_mpi_event(b, &main_thread, "MPI_Send", 2000, 300, 1, 64, 1);
 	}
 	pe.exit_status = 0;

@@ -2,6 +2,7 @@
  * MPI sites, an exit, Degradations and counters, checked by an invariant
  * checker (assert_sane_batch) before and after a protobuf round trip. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -155,7 +156,7 @@ static struct batch_builder *build(uint64_t seq)
 	site.bytes_reason = "derived datatype";
 	site.sends = 0;
 	assert_int_equal(batch_builder_add_mpi_site(b, &rank0, &site), 0);
-	assert_int_equal(batch_builder_add_mpi_process(b, &rank0, 111, 0, 333), 0);
+	assert_int_equal(batch_builder_add_mpi_process(b, &rank0, &(struct batch_mpi_process){.init_end_ns = 111, .last_seen_ns = 333, .probe_budget = NAN}), 0);
 	assert_int_equal(batch_builder_add_mpi_event(b, &rank0, "MPI_Barrier", 1000, 20, 0, 0, -1),
 			 0);
 	assert_int_equal(batch_builder_add_mpi_event(b, &rank0, "MPI_Send", 2000, 30, 1, 64, 1), 0);

@@ -1,5 +1,6 @@
 /* batch — see batch.h. */
 #include <errno.h>
+#include <math.h>
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,12 +463,20 @@ int batch_builder_add_mpi_site(struct batch_builder *b, const struct batch_locus
 		ms->has_bytes = 1;
 		ms->bytes = site->bytes;
 	}
+	if (site->estimate) {
+		ms->estimate = owned_strdup(b, site->estimate);
+		if (!ms->estimate)
+			return -ENOMEM;
+		ms->has_calls_error = 1;
+		ms->calls_error = site->calls_error;
+		ms->has_total_ns_error = 1;
+		ms->total_ns_error = site->total_ns_error;
+	}
 	return vec_push(&b->mpi_sites, ms);
 }
 
 int batch_builder_add_mpi_process(struct batch_builder *b, const struct batch_locus *locus,
-				  uint64_t init_end_ns, uint64_t finalize_start_ns,
-				  uint64_t last_seen_ns)
+				  const struct batch_mpi_process *proc)
 {
 	Nunatak__Wire__MpiProcess *mp;
 	uint32_t li;
@@ -481,12 +490,28 @@ int batch_builder_add_mpi_process(struct batch_builder *b, const struct batch_lo
 		return -ENOMEM;
 	nunatak__wire__mpi_process__init(mp);
 	mp->locus = li;
-	mp->has_init_end_ns = init_end_ns != 0;
-	mp->init_end_ns = init_end_ns;
-	mp->has_finalize_start_ns = finalize_start_ns != 0;
-	mp->finalize_start_ns = finalize_start_ns;
-	mp->has_last_seen_ns = last_seen_ns != 0;
-	mp->last_seen_ns = last_seen_ns;
+	mp->has_init_end_ns = proc->init_end_ns != 0;
+	mp->init_end_ns = proc->init_end_ns;
+	mp->has_finalize_start_ns = proc->finalize_start_ns != 0;
+	mp->finalize_start_ns = proc->finalize_start_ns;
+	mp->has_last_seen_ns = proc->last_seen_ns != 0;
+	mp->last_seen_ns = proc->last_seen_ns;
+	mp->has_probe_cost_ns = proc->probe_cost_ns != 0;
+	mp->probe_cost_ns = proc->probe_cost_ns;
+	mp->has_probed_calls = 1;
+	mp->probed_calls = proc->probed_calls;
+	if (!proc->probe_cost_ns && proc->probe_cost_reason) {
+		mp->probe_cost_reason = owned_strdup(b, proc->probe_cost_reason);
+		if (!mp->probe_cost_reason)
+			return -ENOMEM;
+	}
+	mp->has_probe_budget = !isnan(proc->probe_budget);
+	mp->probe_budget = mp->has_probe_budget ? proc->probe_budget : 0;
+	if (proc->probing) {
+		mp->probing = owned_strdup(b, proc->probing);
+		if (!mp->probing)
+			return -ENOMEM;
+	}
 	return vec_push(&b->mpi_processes, mp);
 }
 

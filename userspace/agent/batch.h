@@ -26,7 +26,9 @@ struct batch_locus {
 	int world_size;   /* -1 unknown */
 };
 
-/* an MPI call site's running totals; bytes_reason NULL when bytes known */
+/* an MPI call site's running totals; bytes_reason NULL when bytes known;
+ * estimate NULL when every call was probed, else how the totals were
+ * estimated, with one standard error of calls and total_ns */
 struct batch_mpi_site {
 	const char *function;
 	struct module *module;
@@ -34,6 +36,20 @@ struct batch_mpi_site {
 	uint64_t calls, total_ns, min_ns, max_ns, bytes;
 	const char *bytes_reason;
 	int sends;
+	const char *estimate;
+	double calls_error, total_ns_error;
+};
+
+/* an MPI rank process: its lifetime (times 0 when not reached) and what
+ * the probes cost it: probe_cost_ns 0 when not calibrated (then
+ * probe_cost_reason says why), probe_budget NAN when every call is probed,
+ * probing NULL when unknown */
+struct batch_mpi_process {
+	uint64_t init_end_ns, finalize_start_ns, last_seen_ns;
+	uint64_t probe_cost_ns, probed_calls;
+	const char *probe_cost_reason;
+	double probe_budget;
+	const char *probing;
 };
 
 /* NULL + errno (ENOMEM) */
@@ -61,10 +77,8 @@ int batch_builder_add_counter(struct batch_builder *b, const char *name, uint64_
 
 int batch_builder_add_mpi_site(struct batch_builder *b, const struct batch_locus *locus,
 			       const struct batch_mpi_site *site);
-/* times are 0 when not reached */
 int batch_builder_add_mpi_process(struct batch_builder *b, const struct batch_locus *locus,
-				  uint64_t init_end_ns, uint64_t finalize_start_ns,
-				  uint64_t last_seen_ns);
+				  const struct batch_mpi_process *proc);
 /* has_bytes 0: bytes unavailable; peer -1: unknown */
 int batch_builder_add_mpi_event(struct batch_builder *b, const struct batch_locus *locus,
 				const char *function, uint64_t start_ns, uint64_t duration_ns,

@@ -1,5 +1,6 @@
 /* mpi_report — see mpi_report.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +192,24 @@ int mpi_report_sites(struct mpi_probes *mp, struct module_table *table, struct b
 	return mpi_report_sites_of(mp, table, b, locus, exit_ns, NULL, ctx);
 }
 
+/* One rank process: its lifetime and what the probes cost it. */
+static int report_process(struct mpi_probes *mp, struct batch_builder *b,
+			  const struct batch_locus *l, const struct mpi_process *proc,
+			  uint64_t last_seen_ns)
+{
+	struct batch_mpi_process bp = {
+		.init_end_ns = proc->init_end_ns,
+		.finalize_start_ns = proc->finalize_start_ns,
+		.last_seen_ns = last_seen_ns,
+		.probed_calls = proc->probed_calls,
+		.probe_budget = NAN,
+	};
+
+	(void)mp;
+	bp.probe_cost_reason = "the probe cost is not measured by this nunatak";
+	return batch_builder_add_mpi_process(b, l, &bp);
+}
+
 int mpi_report_sites_of(struct mpi_probes *mp, struct module_table *table,
 			struct batch_builder *b, mpi_locus_fn locus,
 			uint64_t (*exit_ns)(void *ctx, pid_t tgid), int (*want)(void *ctx, pid_t tgid),
@@ -228,8 +247,7 @@ int mpi_report_sites_of(struct mpi_probes *mp, struct module_table *table,
 			continue;
 		if (mpi_probes_process(mp, s->tgid, &proc))
 			continue;
-		err = batch_builder_add_mpi_process(b, &l, proc.init_end_ns, proc.finalize_start_ns,
-						    exit_ns(ctx, s->tgid));
+		err = report_process(mp, b, &l, &proc, exit_ns(ctx, s->tgid));
 	}
 	free(cc.sites);
 	return err;

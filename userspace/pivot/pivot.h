@@ -42,10 +42,11 @@
 #include "userspace/attribution/attribution.h"
 #include "userspace/wire/nunatak.pb-c.h"
 
-#define PIVOT_SCHEMA_VERSION 5 /* 2: batches by (node, incarnation, seq), degradations
+#define PIVOT_SCHEMA_VERSION 6 /* 2: batches by (node, incarnation, seq), degradations
 				 * by (node, name); 3: module_symbols; 4: hotspots.start_line,
 				 * sources and extracts by source; 5: components, steps,
-				 * component_costs; an older pivot is
+				 * component_costs; 6: MPI estimates and probe costs
+				 * (mpi_calls, mpi_processes); an older pivot is
 				 * migrated when opened to write, read as it is otherwise */
 #define PIVOT_FILE "pivot.sqlite"
 

@@ -93,9 +93,14 @@ static const char pivot_schema[] =
     " function TEXT NOT NULL, call_site INTEGER NOT NULL REFERENCES addresses(id),"
     " calls INTEGER NOT NULL, total_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL,"
     " max_ns INTEGER NOT NULL, bytes INTEGER, bytes_reason TEXT, sends INTEGER NOT NULL,"
+    " estimate TEXT, calls_error REAL, total_ns_error REAL,"
     " PRIMARY KEY(locus, function, call_site));\n"
+    /* probe_cost_ns NULL: not calibrated (probe_cost_reason); probe_budget
+     * NULL: every call probed */
     "CREATE TABLE mpi_processes(locus INTEGER PRIMARY KEY REFERENCES loci(id),"
-    " init_end_ns INTEGER, finalize_start_ns INTEGER, last_seen_ns INTEGER);\n" MODULE_SYMBOLS_TABLE
+    " init_end_ns INTEGER, finalize_start_ns INTEGER, last_seen_ns INTEGER,"
+    " probe_cost_ns INTEGER, probed_calls INTEGER, probe_cost_reason TEXT,"
+    " probe_budget REAL, probing TEXT);\n" MODULE_SYMBOLS_TABLE
     /* what finalize and the readers look up */
     "CREATE INDEX addresses_hotspot ON addresses(hotspot);\n"
     "CREATE INDEX stack_frames_address ON stack_frames(address);\n"
@@ -133,6 +138,19 @@ static const char pivot_migrate_v3[] = SOURCES_TABLES "PRAGMA user_version = 4;\
 /* schema 4 -> 5: the Component tables, where schema 4 had empty
  * placeholders of steps and component_costs (an id column alone) */
 static const char pivot_migrate_v4[] = COMPONENT_TABLES "PRAGMA user_version = 5;\n";
+
+/* schema 5 -> 6: MPI estimates and what the probes cost each rank (columns
+ * added where missing: migrate_v5) */
+static const char *const pivot_v6_columns[][3] = {
+    {"mpi_calls", "estimate", "TEXT"},
+    {"mpi_calls", "calls_error", "REAL"},
+    {"mpi_calls", "total_ns_error", "REAL"},
+    {"mpi_processes", "probe_cost_ns", "INTEGER"},
+    {"mpi_processes", "probed_calls", "INTEGER"},
+    {"mpi_processes", "probe_cost_reason", "TEXT"},
+    {"mpi_processes", "probe_budget", "REAL"},
+    {"mpi_processes", "probing", "TEXT"},
+};
 
 /* 1 when table has column, 0 when not, -errno */
 static int has_column(struct pivot *p, const char *table, const char *column)
@@ -176,6 +194,22 @@ static int migrate_v4(struct pivot *p)
 	return err < 0 ? err : pivot_exec(p, pivot_migrate_v4);
 }
 
+static int migrate_v5(struct pivot *p)
+{
+	char sql[160];
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < sizeof(pivot_v6_columns) / sizeof(pivot_v6_columns[0]) && err >= 0; i++) {
+		err = has_column(p, pivot_v6_columns[i][0], pivot_v6_columns[i][1]);
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", pivot_v6_columns[i][0],
+			 pivot_v6_columns[i][1], pivot_v6_columns[i][2]);
+		if (!err)
+			err = pivot_exec(p, sql);
+	}
+	return err < 0 ? err : pivot_exec(p, "PRAGMA user_version = 6");
+}
+
 int pivot_schema_create(struct pivot *p)
 {
 	char version[64];
@@ -200,5 +234,7 @@ int pivot_schema_migrate(struct pivot *p)
 		err = migrate_v3(p);
 	if (!err && p->schema < 5)
 		err = migrate_v4(p);
+	if (!err && p->schema < 6)
+		err = migrate_v5(p);
 	return err;
 }

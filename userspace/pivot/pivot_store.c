@@ -112,20 +112,33 @@ static const char *const store_sql[ST_COUNT] = {
 		       " quality) VALUES(NULL, ?, ?, ?, ?, 'measured')",
     [ST_EXIT_UNAVAILABLE] = "INSERT INTO measurements(hotspot, locus, counter, value, unit,"
 			    " quality, reason) VALUES(NULL, ?, ?, NULL, ?, 'unavailable', ?)",
-    /* running totals: a repeated or older report (fewer calls) never wins */
+    /* running totals: a repeated or older report (fewer calls) never wins;
+     * an estimate may shrink as it is refined: the latest stays */
     [ST_MPI_CALL] = "INSERT INTO mpi_calls(locus, function, call_site, calls, total_ns,"
-		    " min_ns, max_ns, bytes, bytes_reason, sends)"
-		    " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		    " min_ns, max_ns, bytes, bytes_reason, sends, estimate, calls_error,"
+		    " total_ns_error) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		    " ON CONFLICT(locus, function, call_site) DO UPDATE SET"
 		    " calls = excluded.calls, total_ns = excluded.total_ns,"
 		    " min_ns = excluded.min_ns, max_ns = excluded.max_ns,"
 		    " bytes = excluded.bytes, bytes_reason = excluded.bytes_reason,"
-		    " sends = excluded.sends WHERE excluded.calls > calls",
+		    " sends = excluded.sends, estimate = excluded.estimate,"
+		    " calls_error = excluded.calls_error, total_ns_error = excluded.total_ns_error"
+		    " WHERE excluded.calls > calls OR excluded.estimate IS NOT NULL",
     /* a present field fills a NULL one, never the reverse; init and
      * finalize happen once (the first report stays), the process is last
      * seen at the latest report */
     [ST_MPI_PROCESS] = "INSERT INTO mpi_processes(locus, init_end_ns, finalize_start_ns,"
-		       " last_seen_ns) VALUES(?, ?, ?, ?) ON CONFLICT(locus) DO UPDATE SET"
+		       " last_seen_ns, probe_cost_ns, probed_calls, probe_cost_reason,"
+		       " probe_budget, probing) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		       " ON CONFLICT(locus) DO UPDATE SET"
+		       " probe_cost_ns = coalesce(excluded.probe_cost_ns, probe_cost_ns),"
+		       " probed_calls = max(coalesce(probed_calls, 0),"
+		       " coalesce(excluded.probed_calls, 0)),"
+		       " probe_cost_reason = CASE WHEN coalesce(excluded.probe_cost_ns,"
+		       " probe_cost_ns) IS NULL THEN coalesce(excluded.probe_cost_reason,"
+		       " probe_cost_reason) END,"
+		       " probe_budget = coalesce(excluded.probe_budget, probe_budget),"
+		       " probing = coalesce(excluded.probing, probing),"
 		       " init_end_ns = coalesce(init_end_ns, excluded.init_end_ns),"
 		       " finalize_start_ns = coalesce(finalize_start_ns,"
 		       " excluded.finalize_start_ns),"

@@ -4,6 +4,7 @@
  * wall time, hardware counters or why they are unavailable), replacing any
  * earlier ones of that Locus, and the MPI call sites (running totals: an
  * older report never wins), MPI processes and Events. */
+#include <math.h>
 #include <stdint.h>
 
 #include "userspace/pivot/pivot.h"
@@ -109,6 +110,14 @@ static void bind_u64_or_null(sqlite3_stmt *st, int idx, int has, uint64_t v)
 		sqlite3_bind_null(st, idx);
 }
 
+static void bind_double_or_null(sqlite3_stmt *st, int idx, int has, double v)
+{
+	if (has && isfinite(v))
+		sqlite3_bind_double(st, idx, v);
+	else
+		sqlite3_bind_null(st, idx);
+}
+
 int store_mpi_call_sites(struct store *s)
 {
 	sqlite3_stmt *st = s->st[ST_MPI_CALL];
@@ -133,6 +142,9 @@ int store_mpi_call_sites(struct store *s)
 		/* a reason only explains missing bytes */
 		pivot_bind_text(st, 9, c->has_bytes ? NULL : c->bytes_reason);
 		sqlite3_bind_int(st, 10, c->sends ? 1 : 0);
+		pivot_bind_text(st, 11, c->estimate);
+		bind_double_or_null(st, 12, c->estimate && c->has_calls_error, c->calls_error);
+		bind_double_or_null(st, 13, c->estimate && c->has_total_ns_error, c->total_ns_error);
 		err = pivot_step_done(s->p, st, "store an mpi call site");
 		if (err)
 			return err;
@@ -153,6 +165,11 @@ int store_mpi_processes_events(struct store *s)
 		bind_u64_or_null(proc, 2, m->has_init_end_ns, m->init_end_ns);
 		bind_u64_or_null(proc, 3, m->has_finalize_start_ns, m->finalize_start_ns);
 		bind_u64_or_null(proc, 4, m->has_last_seen_ns, m->last_seen_ns);
+		bind_u64_or_null(proc, 5, m->has_probe_cost_ns, m->probe_cost_ns);
+		bind_u64_or_null(proc, 6, m->has_probed_calls, m->probed_calls);
+		pivot_bind_text(proc, 7, m->has_probe_cost_ns ? NULL : m->probe_cost_reason);
+		bind_double_or_null(proc, 8, m->has_probe_budget, m->probe_budget);
+		pivot_bind_text(proc, 9, m->probing);
 		err = pivot_step_done(s->p, proc, "store an mpi process");
 		if (err)
 			return err;
