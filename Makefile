@@ -89,7 +89,8 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
 # MPI workloads, one build per MPI family (never sanitized)
 MPI_W := -O2 -g -fno-omit-frame-pointer
-MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $(BUILD)/workloads/mpi/pattern_f.$(f))
+MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $(BUILD)/workloads/mpi/pattern_f.$(f) \
+	$(BUILD)/workloads/mpi/sites_f.$(f))
 
 .SECONDARY:
 
@@ -272,9 +273,19 @@ $(BUILD)/workloads/mpi/pattern.%: tests/workloads/mpi/pattern.c
 	@mkdir -p $(@D)
 	mpicc.$* -std=gnu11 $(MPI_W) -Wall -Wextra -Werror -o $@ $<
 
-$(BUILD)/workloads/mpi/pattern_f.%: tests/workloads/mpi/pattern_f.f90
+# a Fortran MPI workload, its .mod files apart per family
+define mpi_fortran
 	@mkdir -p $(@D)/mod-$*
-	mpif90.$* $(MPI_W) -Wall -Werror -J $(@D)/mod-$* -o $@ $<
+	mpif90.$* $(MPI_W) $(MPI_FFLAGS) -Wall -Werror -J $(@D)/mod-$* -o $@ $<
+endef
+
+$(BUILD)/workloads/mpi/pattern_f.%: tests/workloads/mpi/pattern_f.f90
+	$(mpi_fortran)
+
+# its subroutines are the call sites to find: frames of their own
+$(BUILD)/workloads/mpi/sites_f.%: MPI_FFLAGS := -fno-inline
+$(BUILD)/workloads/mpi/sites_f.%: tests/workloads/mpi/sites_f.f90
+	$(mpi_fortran)
 
 unit-bins: $(UNIT_BINS)
 

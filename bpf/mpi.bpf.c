@@ -4,7 +4,7 @@
  * Contract in bpf/mpi.h. Entry: a process outside every Target costs one
  * map lookup; for the outermost MPI call of a thread, remember when it
  * started, its return address (the call site, mpi_return_address) and its count, datatype and
- * peer arguments. Return: add the call to its site's running totals, and
+ * peer arguments (a Fortran binding's: those of its nested C call). Return: add the call to its site's running totals, and
  * to the Event ring buffer when Events are asked for. What is decided is
  * in bpf/mpi.bpf.h, tested apart; here only registers are read.
  */
@@ -59,6 +59,7 @@ int BPF_KPROBE(mpi_entry)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct mpi_call_state fresh;
 	struct mpi_process *proc;
+	__u64 count_arg, type_arg, peer_arg;
 
 	if (!target_lookup(tgid))
 		return 0;
@@ -66,11 +67,12 @@ int BPF_KPROBE(mpi_entry)
 	proc = mpi_process_of(tgid);
 	if (proc)
 		__sync_fetch_and_add(&proc->probed_calls, 1);
-	if (mpi_call_nested(tid, tgid))
+	count_arg = mpi_arg(ctx, MPI_COOKIE_COUNT_ARG(cookie));
+	type_arg = mpi_arg(ctx, MPI_COOKIE_TYPE_ARG(cookie));
+	peer_arg = mpi_arg(ctx, MPI_COOKIE_PEER_ARG(cookie));
+	if (mpi_call_nested(tid, tgid, cookie, count_arg, type_arg, peer_arg))
 		return 0;
-	mpi_call_state_init(&fresh, tgid, cookie, mpi_arg(ctx, MPI_COOKIE_COUNT_ARG(cookie)),
-			    mpi_arg(ctx, MPI_COOKIE_TYPE_ARG(cookie)),
-			    mpi_arg(ctx, MPI_COOKIE_PEER_ARG(cookie)));
+	mpi_call_state_init(&fresh, tgid, cookie, count_arg, type_arg, peer_arg);
 	fresh.call_site = mpi_return_address(ctx);
 	if (fresh.function == MPI_FN_FINALIZE && proc && !proc->finalize_start_ns)
 		proc->finalize_start_ns = bpf_ktime_get_ns();

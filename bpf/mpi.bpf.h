@@ -1,7 +1,8 @@
 /* mpi.bpf.h — what bpf/mpi.bpf.c decides about one MPI call, for BPF
  * programs only (contract in bpf/mpi.h): the state of a call from its
  * attach cookie and arguments, the outermost call of a thread (nested
- * calls and PMPI_X reached from MPI_X are not counted twice), and the
+ * calls and PMPI_X reached from MPI_X are not counted twice; a Fortran
+ * binding's arguments taken from its nested C call), and the
  * running totals of a call site.
  *
  * `static __always_inline` helpers of plain values (no uprobe ctx), so
@@ -38,11 +39,22 @@ struct {
 	__type(value, struct mpi_process);
 } mpi_processes SEC(".maps");
 
+/* count, datatype and peer of st from the raw registers count_arg,
+ * type_arg and peer_arg of the argument positions cookie gives (unset
+ * where it gives none). count and peer are C ints: only the low 32 bits
+ * of their registers are defined. */
+static __always_inline void mpi_call_state_args(struct mpi_call_state *st, __u64 cookie,
+						__u64 count_arg, __u64 type_arg, __u64 peer_arg)
+{
+	st->count = MPI_COOKIE_COUNT_ARG(cookie) ? (__u32)count_arg : 0;
+	st->datatype = MPI_COOKIE_TYPE_ARG(cookie) ? type_arg : 0;
+	st->peer = MPI_COOKIE_PEER_ARG(cookie) ? (__s32)peer_arg : -1;
+}
+
 /* The state of an outermost call of process tgid to the function the
- * attach cookie names; count_arg, type_arg and peer_arg are the raw
- * registers of the argument positions the cookie gives (ignored where it
- * gives none). count and peer are C ints: only the low 32 bits of their
- * registers are defined. */
+ * attach cookie names, its arguments as mpi_call_state_args reads them;
+ * a Fortran binding's (MPI_COOKIE_FORTRAN) are left for its nested C
+ * call (mpi_call_nested). */
 static __always_inline void mpi_call_state_init(struct mpi_call_state *st, __u32 tgid, __u64 cookie,
 						__u64 count_arg, __u64 type_arg, __u64 peer_arg)
 {
@@ -50,9 +62,8 @@ static __always_inline void mpi_call_state_init(struct mpi_call_state *st, __u32
 	st->depth = 1;
 	st->tgid = tgid;
 	st->function = MPI_COOKIE_FN(cookie);
-	st->count = MPI_COOKIE_COUNT_ARG(cookie) ? (__u32)count_arg : 0;
-	st->datatype = MPI_COOKIE_TYPE_ARG(cookie) ? type_arg : 0;
-	st->peer = MPI_COOKIE_PEER_ARG(cookie) ? (__s32)peer_arg : -1;
+	mpi_call_state_args(st, cookie, count_arg, type_arg, peer_arg);
+	st->args_pending = MPI_COOKIE_FORTRAN(cookie);
 }
 
 /* The return address of the function a uprobe at its first instruction
@@ -77,13 +88,24 @@ static __always_inline __u64 mpi_return_address(struct pt_regs *regs)
 
 /* An MPI entry of thread tid of tgid inside a call of that thread already
  * in flight: counted as nested (1), not as a call. 0: it is an outermost
- * call (a tid reused by another process does not inherit a depth). */
-static __always_inline int mpi_call_nested(__u32 tid, __u32 tgid)
+ * call (a tid reused by another process does not inherit a depth). The
+ * first nested C call (not MPI_COOKIE_FORTRAN) of the function of an
+ * outermost Fortran binding gives that call its arguments, read as
+ * mpi_call_state_init reads them (the binding's own C call: Open MPI's
+ * mpi_send_ calls PMPI_Send, MPICH's MPI_Send; its f08 bindings reach them
+ * through the mpif.h ones or directly). */
+static __always_inline int mpi_call_nested(__u32 tid, __u32 tgid, __u64 cookie, __u64 count_arg,
+					   __u64 type_arg, __u64 peer_arg)
 {
 	struct mpi_call_state *st = bpf_map_lookup_elem(&mpi_calls, &tid);
 
 	if (st && st->depth > 0 && st->tgid == tgid) {
 		st->depth++;
+		if (st->args_pending && !MPI_COOKIE_FORTRAN(cookie) &&
+		    MPI_COOKIE_FN(cookie) == st->function) {
+			mpi_call_state_args(st, cookie, count_arg, type_arg, peer_arg);
+			st->args_pending = 0;
+		}
 		return 1;
 	}
 	return 0;

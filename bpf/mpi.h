@@ -7,6 +7,11 @@
  * MPI_Finalize was entered. Only the outermost MPI call of a thread
  * counts: an MPI function the library calls inside another is not
  * counted twice (nor is a call that reaches both MPI_X and PMPI_X).
+ * A Fortran binding (mpi_send_, MPI_SEND, mpi_send_f08_, ...: cookie bit
+ * MPI_COOKIE_FORTRAN) is probed as its C function: it is the outermost
+ * call, so its return address is the application's Fortran routine, but
+ * its arguments are references and Fortran handles: count, datatype and
+ * peer are the first nested C call's of the same function.
  */
 #ifndef NUNATAK_BPF_MPI_H
 #define NUNATAK_BPF_MPI_H
@@ -65,6 +70,9 @@ enum mpi_function {
 #define MPI_COOKIE(fn, count_arg, type_arg, peer_arg)                                             \
 	((__u64)(fn) | ((__u64)(count_arg) << 8) | ((__u64)(type_arg) << 12) |                    \
 	 ((__u64)(peer_arg) << 16))
+/* a Fortran binding of function fn: no argument read from its registers */
+#define MPI_COOKIE_FORTRAN(c) (((c) >> 20) & 1)
+#define MPI_COOKIE_FORTRAN_BINDING(fn) ((__u64)(fn) | (1ULL << 20))
 
 struct mpi_site_key {
 	__u32 tgid;
@@ -92,6 +100,8 @@ struct mpi_call_state {
 	__u32 function;
 	__u32 depth; /* nested MPI calls of this thread */
 	__u32 tgid;  /* a tid reused by another process is a new thread */
+	__u32 args_pending; /* a Fortran binding's call: count, datatype and peer
+			     * not yet read from a nested C call */
 };
 
 struct mpi_process {

@@ -145,7 +145,8 @@ int selftest_mpi(void *ctx)
 			args->ret = 0;
 			return 0;
 		}
-		if (mpi_call_nested(args->tid, args->tgid)) {
+		if (mpi_call_nested(args->tid, args->tgid, args->cookie, args->count_arg,
+				    args->type_arg, args->peer_arg)) {
 			args->ret = 2;
 			return 0;
 		}

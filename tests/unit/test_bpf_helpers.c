@@ -600,6 +600,53 @@ static void test_mpi_outermost_call(void **state)
 	assert_int_equal(v.count_sum, 32);
 }
 
+/* a Fortran binding (mpi_send_) is the outermost call: its call site is
+ * kept, its registers (references) are not read; the first nested C call
+ * of the same function gives count, datatype and peer, later ones do not */
+static void test_mpi_fortran_binding(void **state)
+{
+	__u64 send_f = MPI_COOKIE_FORTRAN_BINDING(MPI_FN_SEND), send = MPI_COOKIE(MPI_FN_SEND, 2, 3, 4),
+	      bcast = MPI_COOKIE(MPI_FN_BCAST, 2, 3, 4);
+	struct mpi_site_key key = {
+	    .tgid = 1000, .function = MPI_FN_SEND, .call_site = 0x4011aa, .datatype = 0x4c00080b};
+	struct selftest_mpi_args a;
+	struct mpi_site_value v;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	add_target(1000, 1, 0);
+	a = mpi_op(SELFTEST_MPI_ENTRY, 1001, 1000, send_f, 1000);
+	assert_int_equal(a.ret, 1);
+	assert_int_equal(a.state.function, MPI_FN_SEND);
+	assert_int_equal(a.state.count, 0);
+	assert_int_equal(a.state.datatype, 0);
+	assert_int_equal(a.state.peer, -1);
+	assert_int_equal(a.state.args_pending, 1);
+	/* Open MPI's f08 binding reaches its mpif.h one: Fortran, no arguments */
+	assert_int_equal(mpi_op(SELFTEST_MPI_ENTRY, 1001, 1000, send_f, 1010).ret, 2);
+	/* another C function inside: not the binding's call */
+	assert_int_equal(mpi_op(SELFTEST_MPI_ENTRY, 1001, 1000, bcast, 1020).ret, 2);
+	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1001, 1000, 0, 1030).ret, 0);
+	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1001, 1000, 0, 1040).ret, 0);
+	/* PMPI_Send, the binding's own C call: its arguments */
+	assert_int_equal(mpi_op(SELFTEST_MPI_ENTRY, 1001, 1000, send, 1100).ret, 2);
+	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1001, 1000, 0, 1200).ret, 0);
+	a = mpi_op(SELFTEST_MPI_RETURN, 1001, 1000, 0, 1500);
+	assert_int_equal(a.ret, 1);
+	assert_int_equal(a.state.count, 16);
+	assert_int_equal(a.state.datatype, 0x4c00080b);
+	assert_int_equal(a.state.peer, 3);
+	assert_int_equal(a.state.args_pending, 0);
+	assert_int_equal(a.state.call_site, 0x4011aa);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.mpi_sites), &key, &v), 0);
+	assert_int_equal(v.calls, 1);
+	assert_int_equal(v.total_ns, 500);
+	assert_int_equal(v.count_sum, 16);
+	/* a C call is never pending: a nested one does not overwrite it */
+	a = mpi_op(SELFTEST_MPI_ENTRY, 1002, 1000, send, 2000);
+	assert_int_equal(a.state.args_pending, 0);
+}
+
 static void test_mpi_filter_reuse_and_layout(void **state)
 {
 	__u64 barrier = MPI_COOKIE(MPI_FN_BARRIER, 0, 0, 0),
@@ -676,6 +723,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_totals_map_full, reset),
 	    cmocka_unit_test_setup(test_totals_key_of_task, reset),
 	    cmocka_unit_test_setup(test_mpi_outermost_call, reset),
+	    cmocka_unit_test_setup(test_mpi_fortran_binding, reset),
 	    cmocka_unit_test_setup(test_mpi_filter_reuse_and_layout, reset),
 	    cmocka_unit_test_setup(test_mpi_return_address, reset),
 	};

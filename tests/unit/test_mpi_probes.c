@@ -7,7 +7,8 @@
  * Agent does at follow; its probes are removed after its exit. The
  * expected figures are the program's arguments; the counts must be exact,
  * the Events one per outermost call. A rank killed inside MPI_Recv keeps
- * its call in flight until forgotten. The per-process attach at an exec
+ * its call in flight until forgotten. The Fortran binding libraries are
+ * probed, but their handles are not the datatypes' (mpi_probes_library). The per-process attach at an exec
  * report and the cost to a process outside every Target are in
  * tests/unit/test_mpi_probes_process.c.
  *
@@ -54,6 +55,46 @@ static void check_which_modules(struct family *f)
 	assert_non_null(mpi_probes_library(fx.mp, 0));
 	assert_null(mpi_probes_library(fx.mp, 1));
 	fixture_release(&fx);
+}
+
+/* the Fortran bindings (name beside the C library f->lib): probed, but
+ * not a library whose handles the datatypes are */
+static void check_fortran_bindings(struct family *f, const char *name)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	struct fixture fx;
+	const char *slash;
+
+	SKIP_UNLESS(!why_not, why_not);
+	SKIP_UNLESS(f->available, "this MPI family is not installed");
+	slash = strrchr(f->lib, '/');
+	snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - f->lib), f->lib, name);
+	SKIP_UNLESS(access(path, R_OK) == 0, "its Fortran bindings are not installed");
+	fixture_init(&fx, 0);
+	assert_int_equal(consider(&fx, path), 1);
+	assert_int_equal(consider(&fx, path), 0);
+	assert_int_equal(mpi_probes_all_libraries(fx.mp), 1);
+	assert_int_equal(mpi_probes_libraries(fx.mp), 0);
+	assert_null(mpi_probes_library(fx.mp, 0));
+	assert_int_equal(consider(&fx, f->lib), 1);
+	assert_int_equal(mpi_probes_all_libraries(fx.mp), 2);
+	assert_int_equal(mpi_probes_libraries(fx.mp), 1);
+	assert_non_null(realpath(f->lib, real));
+	assert_string_equal(mpi_probes_library(fx.mp, 0)->path, real);
+	fixture_release(&fx);
+}
+
+static void test_fortran_bindings_openmpi(void **state)
+{
+	(void)state;
+	check_fortran_bindings(&openmpi, "libmpi_mpifh.so.40");
+	check_fortran_bindings(&openmpi, "libmpi_usempif08.so.40");
+}
+
+static void test_fortran_bindings_mpich(void **state)
+{
+	(void)state;
+	check_fortran_bindings(&mpich, "libmpichfort.so.12");
 }
 
 static void test_which_modules_openmpi(void **state)
@@ -236,6 +277,8 @@ int main(void)
 	    cmocka_unit_test(test_function_info),
 	    cmocka_unit_test(test_which_modules_openmpi),
 	    cmocka_unit_test(test_which_modules_mpich),
+	    cmocka_unit_test(test_fortran_bindings_openmpi),
+	    cmocka_unit_test(test_fortran_bindings_mpich),
 	    cmocka_unit_test(test_counted_exactly_openmpi),
 	    cmocka_unit_test(test_counted_exactly_mpich),
 	    cmocka_unit_test(test_counted_exactly_perf_event_openmpi),

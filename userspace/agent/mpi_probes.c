@@ -1,4 +1,5 @@
 /* mpi_probes — see mpi_probes.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,66 +169,142 @@ void mpi_probes__free(struct mpi_probes *mp)
 	free(mp);
 }
 
-/* the address of PMPI_name, else MPI_name */
-static int function_vaddr(const struct elf_file *elf, const char *name, uint64_t *vaddr)
+/* the enum mpi_function whose name is base after "MPI_" (case as given:
+ * the C name's "Send", or its Fortran spelling's, all upper or all lower
+ * case), or -1 */
+static int function_by_base(const char *base, size_t len, int (*conv)(int))
 {
-	struct elf_symbol sym;
-	char pname[64];
+	int fn;
+	size_t i;
 
-	snprintf(pname, sizeof(pname), "P%s", name);
-	if (!elf_file__lookup_name(elf, pname, &sym) || !elf_file__lookup_name(elf, name, &sym)) {
-		*vaddr = sym.start;
-		return 0;
+	for (fn = 0; fn < MPI_FUNCTIONS; fn++) {
+		const char *want = layouts[fn].info.name + 4;
+
+		for (i = 0; i < len && want[i] && base[i] == (conv ? conv(want[i]) : want[i]); i++)
+			;
+		if (i == len && !want[i])
+			return fn;
 	}
-	return -ENOENT;
+	return -1;
 }
 
-/* where lib's functions are: one probe per address (MPI_X and PMPI_X
- * at one address share it); MPI_Init and MPI_Init_thread apart */
-static int library_locate(struct probed_library *lib, const struct module *m, char *err,
-			  size_t errlen)
+/* Which function of the table name spells, and how: 1 a C function
+ * (MPI_Send, PMPI_Send), 2 a Fortran binding (mpi_send, mpi_send_,
+ * mpi_send__, MPI_SEND, mpi_send_f08_ of Open MPI's mpi_f08, MPICH's
+ * mpi_send_f08ts_, and each with the PMPI prefix: pmpi_send_, PMPI_SEND,
+ * ...), 0 none. Not the other names of the Fortran bindings: MPI_Send_f
+ * and MPI_Send_f08 are at mpi_send_'s address in Open MPI; MPICH's
+ * mpi_send_f08ts_large_ (MPI_Count arguments) reaches MPI_Send_c, not
+ * probed. */
+static int function_spelled(const char *name, int *fn)
 {
-	uint64_t vaddrs[MPI_FUNCTIONS];
-	struct probe_points *pts;
-	int fn, other, e;
+	static const char *const suffixes[] = {"_f08ts_", "_f08_", "__", "_", ""};
+	const char *p = name + (name[0] == 'P' || name[0] == 'p');
+	size_t len, n, i;
 
-	memset(lib, 0, sizeof(*lib));
-	lib->module = m;
-	lib->wide = UPROBE_SET_EMPTY;
-	for (fn = 0; fn < MPI_FUNCTIONS; fn++) {
-		const struct mpi_function_layout *l = &layouts[fn];
-
-		if (function_vaddr(m->elf, l->info.name, &vaddrs[fn])) {
-			vaddrs[fn] = 0;
+	if (!strncmp(p, "MPI_", 4)) {
+		*fn = function_by_base(p + 4, strlen(p + 4), NULL);
+		if (*fn >= 0)
+			return name[0] == 'p' ? 0 : 1;
+		*fn = function_by_base(p + 4, strlen(p + 4), toupper);
+		return *fn >= 0 && name[0] != 'p' ? 2 : 0;
+	}
+	if (strncmp(p, "mpi_", 4) || name[0] == 'P')
+		return 0;
+	p += 4;
+	len = strlen(p);
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		n = strlen(suffixes[i]);
+		if (len < n || strcmp(p + len - n, suffixes[i]))
 			continue;
-		}
-		for (other = 0; other < fn; other++)
-			if (vaddrs[other] == vaddrs[fn])
-				break;
-		if (other < fn)
-			continue;
-		pts = fn == MPI_FN_INIT || fn == MPI_FN_INIT_THREAD ? &lib->once : &lib->each;
-		e = elf_file__vaddr_to_offset(m->elf, vaddrs[fn], &pts->offsets[pts->n]);
-		if (e) {
-			snprintf(err, errlen, "locating %s in '%s' failed: %s", l->info.name,
-				 m->path, strerror(-e));
-			return e;
-		}
-		pts->fns[pts->n] = fn;
-		pts->cookies[pts->n] = MPI_COOKIE(fn, l->count_arg, l->type_arg, l->peer_arg);
-		pts->n++;
+		*fn = function_by_base(p, len - n, tolower);
+		if (*fn >= 0)
+			return 2;
 	}
 	return 0;
 }
 
+struct locate {
+	struct probed_library *lib;
+	uint64_t vaddrs[2 * MPI_PROBE_POINTS];
+	size_t n;
+	int kind; /* MPI_LIBRARY_* seen */
+	int err;
+	char *errbuf;
+	size_t errlen;
+};
+
+/* one function symbol of the library: a probe point when it spells a
+ * function of the table at an address not probed yet */
+static int locate_symbol(const struct elf_symbol *sym, void *ctx)
+{
+	struct locate *lc = ctx;
+	struct probed_library *lib = lc->lib;
+	struct probe_points *pts;
+	int fn, how;
+	size_t i;
+
+	how = function_spelled(sym->name, &fn);
+	if (!how)
+		return 0;
+	if (how == 1 && !strcmp(sym->name, "MPI_Init"))
+		lc->kind |= MPI_LIBRARY_C;
+	if (how == 1 && !strcmp(sym->name, "PMPI_Init"))
+		lc->kind |= MPI_LIBRARY_IMPLEMENTATION;
+	if (how == 2 && fn == MPI_FN_INIT)
+		lc->kind |= MPI_LIBRARY_FORTRAN;
+	for (i = 0; i < lc->n; i++)
+		if (lc->vaddrs[i] == sym->start)
+			return 0;
+	pts = fn == MPI_FN_INIT || fn == MPI_FN_INIT_THREAD ? &lib->once : &lib->each;
+	if (pts->n == MPI_PROBE_POINTS || lc->n == sizeof(lc->vaddrs) / sizeof(lc->vaddrs[0]))
+		return 0; /* more spellings at distinct addresses than any library has */
+	lc->err = elf_file__vaddr_to_offset(lib->module->elf, sym->start, &pts->offsets[pts->n]);
+	if (lc->err) {
+		snprintf(lc->errbuf, lc->errlen, "locating %s in '%s' failed: %s", sym->name,
+			 lib->module->path, strerror(-lc->err));
+		return lc->err;
+	}
+	pts->fns[pts->n] = fn;
+	pts->cookies[pts->n] = how == 2 ? MPI_COOKIE_FORTRAN_BINDING(fn)
+					: MPI_COOKIE(fn, layouts[fn].count_arg,
+						     layouts[fn].type_arg, layouts[fn].peer_arg);
+	pts->n++;
+	lc->vaddrs[lc->n++] = sym->start;
+	return 0;
+}
+
+/* Where m's functions are, in one walk of its symbols: one probe per
+ * address (MPI_X and PMPI_X at one address share it, as do the Fortran
+ * spellings of one binding); MPI_Init and MPI_Init_thread apart. 0 and
+ * lib->kind (0: not an MPI library), or -errno (err says why). */
+static int library_locate(struct probed_library *lib, const struct module *m, char *err,
+			  size_t errlen)
+{
+	struct locate *lc = calloc(1, sizeof(*lc));
+	int e;
+
+	if (!lc)
+		return -ENOMEM;
+	memset(lib, 0, sizeof(*lib));
+	lib->module = m;
+	lib->wide = UPROBE_SET_EMPTY;
+	*lc = (struct locate){.lib = lib, .errbuf = err, .errlen = errlen};
+	e = elf_file__for_each_function(m->elf, locate_symbol, lc);
+	/* a C library is one that exports MPI_Init; a Fortran binding library
+	 * one that exports a Fortran spelling of it */
+	lib->kind = lc->kind & (MPI_LIBRARY_C | MPI_LIBRARY_FORTRAN) ? lc->kind : 0;
+	free(lc);
+	return e;
+}
+
 int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err, size_t errlen)
 {
-	struct probed_library *libs;
-	struct elf_symbol sym;
+	struct probed_library *libs, *lib;
 	size_t i;
 	int e;
 
-	if (!m->elf || elf_file__lookup_name(m->elf, "MPI_Init", &sym))
+	if (!m->elf)
 		return 0;
 	for (i = 0; i < mp->n_libraries; i++)
 		if (mp->libraries[i].module == m)
@@ -236,18 +313,22 @@ int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err
 	if (!libs)
 		return -ENOMEM;
 	mp->libraries = libs;
-	e = library_locate(&libs[mp->n_libraries], m, err, errlen);
+	lib = &libs[mp->n_libraries];
+	e = library_locate(lib, m, err, errlen);
 	if (e)
 		return e;
-	e = mpi_probes_attach_wide(mp, &libs[mp->n_libraries]);
+	if (!lib->kind)
+		return 0;
+	e = mpi_probes_attach_wide(mp, lib);
 	if (e) {
 		snprintf(err, errlen, "probing MPI_Init in '%s' failed: %s", m->path, strerror(-e));
 		return e;
 	}
 	mp->n_libraries++;
-	pr_info("MPI library '%s': MPI_Init probed in every process, %zu functions in each Target "
+	pr_info("MPI %s '%s': MPI_Init probed in every process, %zu functions in each Target "
 		"process%s",
-		m->path, libs[mp->n_libraries - 1].each.n, mp->multi ? " (uprobe_multi)" : "");
+		lib->kind & MPI_LIBRARY_C ? "library" : "Fortran bindings", m->path, lib->each.n,
+		mp->multi ? " (uprobe_multi)" : "");
 	/* the processes probed already get this one too */
 	e = mpi_probes_attach_new_library(mp);
 	if (e) {
@@ -258,14 +339,37 @@ int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err
 	return 1;
 }
 
+/* the i-th library that implements MPI (exports PMPI_Init): its handles
+ * are the ones a C call passes; NULL past the last */
+static const struct probed_library *implementation(const struct mpi_probes *mp, int i)
+{
+	size_t k;
+
+	for (k = 0; k < mp->n_libraries; k++)
+		if ((mp->libraries[k].kind & MPI_LIBRARY_IMPLEMENTATION) && i-- == 0)
+			return &mp->libraries[k];
+	return NULL;
+}
+
 int mpi_probes_libraries(const struct mpi_probes *mp)
 {
-	return (int)mp->n_libraries;
+	int n = 0;
+
+	while (implementation(mp, n))
+		n++;
+	return n;
 }
 
 const struct module *mpi_probes_library(const struct mpi_probes *mp, int i)
 {
-	return i >= 0 && (size_t)i < mp->n_libraries ? mp->libraries[i].module : NULL;
+	const struct probed_library *lib = i >= 0 ? implementation(mp, i) : NULL;
+
+	return lib ? lib->module : NULL;
+}
+
+int mpi_probes_all_libraries(const struct mpi_probes *mp)
+{
+	return (int)mp->n_libraries;
 }
 
 struct site_walk {

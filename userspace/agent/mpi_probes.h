@@ -2,7 +2,8 @@
  * (bpf/mpi.bpf.c).
  *
  * A library is an MPI library when it exports MPI_Init (Open MPI's
- * libmpi.so.40, MPICH's libmpich.so.12, or any other); mpi_probes_consider
+ * libmpi.so.40, MPICH's libmpich.so.12, or any other) or a Fortran
+ * spelling of it (below); mpi_probes_consider
  * locates its functions once. Its probes are attached per Target process,
  * with the process' pid as the kernel's filter: the kernel installs the
  * breakpoints only in that process' memory, so a process outside every
@@ -20,8 +21,26 @@
  * probes come; its later calls are seen once they are attached, which
  * MPI_Init's own duration covers in practice (tests/unit/
  * test_mpi_probes_process.c). MPI_X and PMPI_X at the same address get
- * one probe; the BPF side counts only the outermost MPI call of a thread,
- * so a call through the Fortran bindings (which reach PMPI_X) counts once.
+ * one probe; the BPF side counts only the outermost MPI call of a thread.
+ *
+ * The call site of a call is the return address of its outermost probed
+ * function: the first frame outside the MPI libraries. So the Fortran
+ * bindings are probed too: a library that exports a Fortran spelling of
+ * MPI_Init (Open MPI's libmpi_mpifh and libmpi_usempif08, MPICH's
+ * libmpichfort) gets a probe at each address of the table's functions'
+ * Fortran spellings (mpi_send, mpi_send_, mpi_send__, MPI_SEND,
+ * mpi_send_f08_, mpi_send_f08ts_, and their PMPI ones), cookie
+ * MPI_COOKIE_FORTRAN_BINDING: the binding is the outermost call, its
+ * return address the application's Fortran routine, its count, datatype
+ * and peer those of the C call it makes (bpf/mpi.h); every function is
+ * reported under its C name (mpi_function_info), whatever was probed.
+ * A PMPI tool layer (a library that defines MPI_X and calls PMPI_X) is
+ * probed as an MPI library when it exports MPI_Init: its MPI_X is then
+ * the outermost call and the call site the application's. The limit: a
+ * layer that wraps some functions but not MPI_Init is not recognized, and
+ * the call sites of the functions it wraps are inside it; so are those of
+ * MPICH's large-count f08 bindings (mpi_send_f08ts_large_: they reach
+ * MPI_Send_c, not probed).
  */
 #ifndef NUNATAK_AGENT_MPI_PROBES_H
 #define NUNATAK_AGENT_MPI_PROBES_H
@@ -87,10 +106,14 @@ int mpi_probes_processes(const struct mpi_probes *mp);
  * kernel.bpf_stats_enabled, or bpf_enable_stats(BPF_STATS_RUN_TIME)).
  * 0 and *runs, or -errno. */
 int mpi_probes_entry_runs(const struct mpi_probes *mp, uint64_t *runs);
-/* number of library files probed */
+/* number of library files probed that implement MPI (export PMPI_Init:
+ * the handles of the C calls are theirs; not the Fortran bindings, not a
+ * PMPI tool layer) */
 int mpi_probes_libraries(const struct mpi_probes *mp);
-/* the i-th probed library, NULL past the end */
+/* the i-th of them, NULL past the end */
 const struct module *mpi_probes_library(const struct mpi_probes *mp, int i);
+/* number of library files probed, of every kind */
+int mpi_probes_all_libraries(const struct mpi_probes *mp);
 
 typedef int (*mpi_site_fn)(const struct mpi_site_key *key, const struct mpi_site_value *value,
 			   void *ctx);

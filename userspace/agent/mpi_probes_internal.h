@@ -15,12 +15,24 @@
 #include "userspace/agent/uprobe_multi.h" /* TRACE_UPROBE_MULTI */
 #include "userspace/agent/uprobe_set.h"
 
+/* the probe points of one library at most: each function at a few
+ * addresses (Open MPI's mpi_f08 has mpi_send_f08_ and pmpi_send_f08_
+ * apart; MPICH's Fortran library the mpif.h binding and the f08ts one) */
+#define MPI_PROBE_POINTS (4 * MPI_FUNCTIONS)
+
 /* functions of one library: file offsets (one per address) and cookies */
 struct probe_points {
-	int fns[MPI_FUNCTIONS]; /* enum mpi_function of each */
-	uint64_t offsets[MPI_FUNCTIONS];
-	uint64_t cookies[MPI_FUNCTIONS];
+	int fns[MPI_PROBE_POINTS]; /* enum mpi_function of each */
+	uint64_t offsets[MPI_PROBE_POINTS];
+	uint64_t cookies[MPI_PROBE_POINTS];
 	size_t n;
+};
+
+/* what a library is to MPI (bits; a library may be several) */
+enum {
+	MPI_LIBRARY_C = 1,		/* exports MPI_Init */
+	MPI_LIBRARY_IMPLEMENTATION = 2, /* exports PMPI_Init: the handles are its */
+	MPI_LIBRARY_FORTRAN = 4,	/* exports a Fortran MPI_Init (mpi_init_, ...) */
 };
 
 /* an MPI library, located once for every process. MPI_Init and
@@ -31,6 +43,7 @@ struct probe_points {
  * process (`each`). */
 struct probed_library {
 	const struct module *module; /* owned by the module table */
+	int kind;		     /* MPI_LIBRARY_* */
 	struct probe_points once, each;
 	struct uprobe_set wide; /* the probes of `once`, pid filter none */
 };
