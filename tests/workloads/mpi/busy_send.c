@@ -17,8 +17,10 @@
  * compute_before_recv() and receives in receive_blocks(). Then each rank
  * calls MPI_Iprobe TESTS times (nothing pending: each call is cheap, its
  * probe traps are not). Each rank prints one line:
- *   rank=R send_wait_s=X compute_s=Y iprobe_calls=N
- * send_wait_s: MPI_Wtime seconds rank 0 spent inside MPI_Send.
+ *   rank=R send_wait_s=X send_cpu_s=C compute_s=Y iprobe_calls=N
+ * send_wait_s: MPI_Wtime seconds rank 0 spent inside MPI_Send; send_cpu_s
+ * the thread CPU seconds of those (what sampling sees of them when the
+ * machine is busy and the sender is not always running).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -49,15 +51,17 @@ __attribute__((noinline)) void compute_before_recv(double ms)
 	sink = x;
 }
 
-__attribute__((noinline)) double send_blocks(char *buf, int rounds, int bytes)
+/* the wall and thread CPU seconds spent inside MPI_Send into *cpu */
+__attribute__((noinline)) double send_blocks(char *buf, int rounds, int bytes, double *cpu)
 {
 	double waited = 0;
 
 	for (int i = 0; i < rounds; i++) {
-		double t = MPI_Wtime();
+		double t = MPI_Wtime(), c = thread_cpu_s();
 
 		buf[0] = (char)i;
 		MPI_Send(buf, bytes, MPI_BYTE, 1, TAG, MPI_COMM_WORLD);
+		*cpu += thread_cpu_s() - c;
 		waited += MPI_Wtime() - t;
 	}
 	return waited;
@@ -98,7 +102,7 @@ int main(int argc, char **argv)
 	int bytes = argc > 2 ? atoi(argv[2]) : 262144;
 	double work_ms = argc > 3 ? atof(argv[3]) : 50;
 	int tests = argc > 4 ? atoi(argv[4]) : 20000;
-	double waited = 0, computed = 0;
+	double waited = 0, waited_cpu = 0, computed = 0;
 	int rank, size;
 	char *buf;
 
@@ -112,13 +116,13 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	if (rank == 0)
-		waited = send_blocks(buf, rounds, bytes);
+		waited = send_blocks(buf, rounds, bytes, &waited_cpu);
 	else
 		computed = receive_blocks(buf, rounds, bytes, work_ms);
 	MPI_Barrier(MPI_COMM_WORLD);
 	poll_messages(tests);
-	printf("rank=%d send_wait_s=%.6f compute_s=%.6f iprobe_calls=%d\n", rank, waited,
-	       computed, tests);
+	printf("rank=%d send_wait_s=%.6f send_cpu_s=%.6f compute_s=%.6f iprobe_calls=%d\n", rank,
+	       waited, waited_cpu, computed, tests);
 	free(buf);
 	MPI_Finalize();
 	return 0;
