@@ -90,7 +90,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS
 # MPI workloads, one build per MPI family (never sanitized)
 MPI_W := -O2 -g -fno-omit-frame-pointer
 MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $(BUILD)/workloads/mpi/pattern_f.$(f) \
-	$(BUILD)/workloads/mpi/sites_f.$(f))
+	$(BUILD)/workloads/mpi/sites_f.$(f) $(BUILD)/workloads/mpi/busy_send.$(f))
 
 .SECONDARY:
 
@@ -269,9 +269,17 @@ $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
 
 
-$(BUILD)/workloads/mpi/pattern.%: tests/workloads/mpi/pattern.c
+# a C MPI workload, built per family
+define mpi_c
 	@mkdir -p $(@D)
 	mpicc.$* -std=gnu11 $(MPI_W) -Wall -Wextra -Werror -o $@ $<
+endef
+
+$(BUILD)/workloads/mpi/pattern.%: tests/workloads/mpi/pattern.c
+	$(mpi_c)
+
+$(BUILD)/workloads/mpi/busy_send.%: tests/workloads/mpi/busy_send.c
+	$(mpi_c)
 
 # a Fortran MPI workload, its .mod files apart per family
 define mpi_fortran

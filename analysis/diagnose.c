@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/diagnose.h"
+#include "analysis/diagnose_stacks.h"
 #include "analysis/diagnostic.h"
 #include "userspace/launch/launcher.h"
 #include "userspace/pivot/pivot.h"
@@ -24,6 +25,11 @@ struct collect {
 
 static void hotspot_share_release(struct hotspot_share *h)
 {
+	size_t i;
+
+	for (i = 0; i < h->n_mpi_calls; i++)
+		diagnose_mpi_call_release(&h->mpi_calls[i]);
+	free(h->mpi_calls);
 	free(h->name);
 	free(h->module);
 	free(h->source_file);
@@ -65,6 +71,18 @@ static int collect_unresolved(struct collect *c, const struct pivot_hotspot_tota
 	return 0;
 }
 
+/* the index + 1 of t's module among the unresolved ones, 0 when absent */
+static size_t unresolved_index(const struct collect *c, const struct pivot_hotspot_total *t)
+{
+	const char *identity = t->module_identity ? t->module_identity : "";
+	size_t i;
+
+	for (i = 0; i < c->n_mods; i++)
+		if (!strcmp(c->mods[i].identity, identity))
+			return i + 1;
+	return 0;
+}
+
 static int collect_one(const struct pivot_hotspot_total *t, void *ctx)
 {
 	struct collect *c = ctx;
@@ -81,6 +99,9 @@ static int collect_one(const struct pivot_hotspot_total *t, void *ctx)
 	    collect_unresolved(c, t))
 		return -ENOMEM;
 	if (c->n && c->all[c->n - 1].id == t->id) { /* the same Hotspot in other processes */
+		if (!c->all[c->n - 1].unresolved_module && t->resolution_level &&
+		    !strcmp(t->resolution_level, "unresolved"))
+			c->all[c->n - 1].unresolved_module = unresolved_index(c, t);
 		c->all[c->n - 1].samples += t->sample_count;
 		c->all[c->n - 1].value += t->value;
 		return 0;
@@ -103,6 +124,8 @@ static int collect_one(const struct pivot_hotspot_total *t, void *ctx)
 	h->module = strdup(t->module ? t->module : "");
 	h->resolution_level = strdup(t->resolution_level ? t->resolution_level : "unresolved");
 	h->source_file = t->source_file ? strdup(t->source_file) : NULL;
+	if (!strcmp(h->resolution_level, "unresolved"))
+		h->unresolved_module = unresolved_index(c, t);
 	if (!h->name || !h->module || !h->resolution_level || (t->source_file && !h->source_file))
 		return -ENOMEM;
 	return 0;
@@ -157,6 +180,8 @@ static void compute(struct diagnosis *d, struct collect *c)
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
+		d->inside_mpi.samples += c->all[i].mpi_samples;
+		d->inside_mpi.value += c->all[i].mpi_value;
 		d->total_samples += c->all[i].samples;
 		d->total_value += c->all[i].value;
 		c->all[i].above_floor = c->all[i].samples >= DIAGNOSIS_SAMPLE_FLOOR;
@@ -164,6 +189,12 @@ static void compute(struct diagnosis *d, struct collect *c)
 	d->total_hotspots = c->n;
 	d->others.share = 0;
 	d->total_seconds = is_time ? d->total_value / 1e9 : NAN;
+	d->probes.seconds = is_time ? d->probes.value / 1e9 : NAN;
+	d->probes.share = d->total_value + d->probes.value > 0
+			      ? d->probes.value / (d->total_value + d->probes.value)
+			      : NAN;
+	d->inside_mpi.seconds = is_time ? d->inside_mpi.value / 1e9 : NAN;
+	d->inside_mpi.share = d->total_value > 0 ? d->inside_mpi.value / d->total_value : NAN;
 	d->others.seconds = is_time ? 0 : NAN;
 	qsort(c->all, c->n, sizeof(*c->all), by_share);
 	for (i = 0; i < c->n; i++) {
@@ -206,6 +237,8 @@ struct diagnosis *diagnosis__new_on(struct pivot *p, const json_t *machine)
 		return NULL;
 	d->total_seconds = NAN;
 	d->unresolved_share = NAN;
+	d->probes.seconds = d->probes.share = NAN;
+	d->inside_mpi.seconds = d->inside_mpi.share = NAN;
 	d->others.seconds = NAN;
 	d->others.share = NAN;
 	for (k = 0; k < sizeof(sampling_counters) / sizeof(sampling_counters[0]); k++) {
@@ -218,7 +251,15 @@ struct diagnosis *diagnosis__new_on(struct pivot *p, const json_t *machine)
 	d->launchers.samples = c.launcher_samples;
 	d->launchers.value = c.launcher_value;
 	if (c.n) {
+		struct diagnose_stacks st = {c.all, c.n, c.mods, c.n_mods, 0, 0};
+
 		d->counter = sampling_counters[k];
+		err = diagnose_stacks(p, d->counter, &st);
+		c.n = st.n; /* it drops the Hotspots that were only probes */
+		if (err)
+			goto cleanup;
+		d->probes.samples = st.probe_samples;
+		d->probes.value = st.probe_value;
 		compute(d, &c);
 	}
 	free(c.all);

@@ -7,6 +7,13 @@
  *
  *  - share = Hotspot value / total sampled value (fraction of 1); the shares
  *    of hotspots[] and others.share add up to 1 when anything was sampled;
+ *    the total is the application's: launcher processes and the samples of
+ *    nunatak's own probes (each Stack classified once, analysis/stack_class.h)
+ *    are left out of it and counted apart (launchers, probes); a Hotspot
+ *    whose every sample was a probe's is not listed;
+ *  - a Hotspot's samples inside an MPI call are split by MPI function and
+ *    call site (mpi_calls), so a busy-wait in the MPI library reads as MPI
+ *    time at its call site; inside_mpi sums them over the Run;
  *  - statistical floor: a Hotspot with at least DIAGNOSIS_SAMPLE_FLOOR
  *    samples is above the floor (gets a Diagnostic); the rest is also
  *    counted in others;
@@ -38,6 +45,17 @@ struct pivot;
 
 #define DIAGNOSIS_SAMPLE_FLOOR 30
 
+/* one MPI call a Hotspot's samples were inside (analysis/stack_class.h) */
+struct hotspot_mpi_call {
+	char *function;	    /* "MPI_Send"; "" when the Stack holds no MPI function */
+	char *caller;	    /* the call site's function; NULL when unknown */
+	char *caller_module; /* NULL when the Stack ends inside MPI */
+	char *caller_file;  /* NULL when unknown */
+	int caller_line;    /* 0 when unknown */
+	uint64_t samples;
+	double value;
+};
+
 struct hotspot_share {
 	int64_t id; /* hotspots.id */
 	char *name;
@@ -50,6 +68,13 @@ struct hotspot_share {
 	double seconds; /* NAN when unavailable */
 	double share;	/* fraction of 1 */
 	struct diagnostic *diagnostic; /* above the floor; NULL below it */
+	/* of its samples, those inside an MPI call, split by (MPI function,
+	 * call site) by decreasing samples */
+	uint64_t mpi_samples;
+	double mpi_value;
+	size_t n_mpi_calls;
+	struct hotspot_mpi_call *mpi_calls;
+	size_t unresolved_module; /* scratch: its unresolved_modules index + 1, 0: none */
 };
 
 /* the unresolved Hotspots of one module, summed */
@@ -85,6 +110,19 @@ struct diagnosis {
 		uint64_t samples;
 		double value;
 	} launchers;
+	/* samples of nunatak's own probes (analysis/stack_class.h: the uprobe
+	 * traps, its BPF programs, its trampoline): nunatak's cost, left out of
+	 * every figure above; share = of the application's samples and these
+	 * (NAN when nothing was sampled), seconds NAN without a time counter */
+	struct {
+		uint64_t samples;
+		double value, seconds, share;
+	} probes;
+	/* the application's samples inside an MPI call (share of total_value) */
+	struct {
+		uint64_t samples;
+		double value, seconds, share;
+	} inside_mpi;
 	/* what the Diagnostics share: Ceilings, Loci compared, counters */
 	struct diagnostic_run *diagnostic_run;
 };

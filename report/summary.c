@@ -12,6 +12,7 @@
 #include "report/summary.h"
 #include "report/summary_diagnostic.h"
 #include "report/summary_format.h"
+#include "report/summary_inside.h"
 #include "report/summary_mpi.h"
 #include "report/summary_processes.h"
 #include "report/summary_source.h"
@@ -100,6 +101,7 @@ static void print_table(FILE *out, const struct diagnosis *d)
 		if (h->source_file)
 			fprintf(out, " (%s)", h->source_file);
 		fputc('\n', out);
+		summary_print_hotspot_inside(out, h);
 	}
 	for (i = shown; i < d->n_hotspots; i++) {
 		others_share += d->hotspots[i].share;
@@ -191,6 +193,7 @@ int summary_print(FILE *out, const struct run_model *m)
 	} else {
 		print_headline(out, d);
 		print_table(out, d);
+		summary_print_inside(out, d);
 		summary_print_diagnostics(out, d, summary_shown(d));
 		summary_print_kernel(out, m->ps);
 		summary_print_processes(out, m->ps);
@@ -211,13 +214,14 @@ int summary_print(FILE *out, const struct run_model *m)
  * names, symbols): json_text keeps a name that is not UTF-8, escaped */
 static json_t *hotspot_json(const struct hotspot_share *h)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b, s:o}", "name",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b, s:o, s:o}", "name",
 			 json_text(h->name), "module", json_text(h->module), "source_file",
 			 json_text(h->source_file), "resolution_level",
 			 json_text(h->resolution_level), "share", summary_json_number(h->share),
 			 "samples", (json_int_t)h->samples, "seconds",
 			 summary_json_number(h->seconds), "above_floor", h->above_floor,
-			 "diagnostic", summary_diagnostic_json(h));
+			 "diagnostic", summary_diagnostic_json(h), "inside_mpi",
+			 summary_hotspot_inside_json(h));
 }
 
 /* a Degradation's message quotes paths and names; node "": the Run's */
@@ -295,6 +299,7 @@ json_t *summary_json(const struct run_model *m)
 			goto cleanup;
 	}
 	err = totals_json(root, d);
+	err = err ?: summary_inside_json(root, d);
 	if (!err && json_object_set_new(root, "diagnostic_run", summary_diagnostic_run_json(d)))
 		err = -ENOMEM;
 	err = err ?: pivot_parts_json(root, m);

@@ -38,10 +38,13 @@ struct run_model;
 int summary_print(FILE *out, const struct run_model *m);
 
 /* One object: hotspots[{name, module, source_file|null, resolution_level,
- * share, samples, seconds|null, above_floor, diagnostic|null}] (every
+ * share, samples, seconds|null, above_floor, diagnostic|null,
+ * inside_mpi|null (report/summary_inside.h)}] (every
  * Hotspot: those above the floor first, each part by decreasing share;
  * diagnostic: report/summary_diagnostic.h, null below the floor),
- * diagnostic_run (report/summary_diagnostic.h), others{hotspots,
+ * diagnostic_run (report/summary_diagnostic.h), inside_mpi and
+ * nunatak_probes (report/summary_inside.h: the probes' samples are in no
+ * Hotspot and in no share), others{hotspots,
  * samples, share|null} (those below the floor), totals{samples,
  * seconds|null, hotspots}, launcher_samples, unresolved_share|null,
  * unresolved_modules[{module, path, identity, samples, share, remedy}],

@@ -8,6 +8,7 @@
 #include "analysis/diagnose.h"
 #include "report/summary_format.h"
 #include "report/summary_unresolved.h"
+#include "userspace/attribution/own_code.h"
 #include "userspace/log/json_text.h"
 
 #define REMEDY_MAX (PATH_MAX + 128) /* a path and words */
@@ -31,8 +32,12 @@ const char *summary_unresolved_remedy(const struct unresolved_module *m, char *b
 {
 	if (!strcmp(m->identity, "pseudo:kernel"))
 		snprintf(buf, len,
-			 "kernel symbols were hidden: run nunatak as root, with "
-			 "sysctl kernel.kptr_restrict=0 if /proc/kallsyms still shows zeros");
+			 "kernel code no symbol of /proc/kallsyms covered when the Agent read "
+			 "it (a module or BPF program loaded later, the end of a module), or "
+			 "every kernel address when the kernel-addresses-hidden degradation is "
+			 "listed (its remedy says what names them)");
+	else if (!strcmp(m->identity, OWN_CODE_UPROBES_IDENTITY))
+		snprintf(buf, len, "nunatak's uprobe trampoline: its own code, not the application's");
 	else if (!strcmp(m->identity, "pseudo:vdso"))
 		snprintf(buf, len,
 			 "the kernel's vDSO (clock_gettime and friends): no symbol file "

@@ -3,8 +3,10 @@
  * says what the summary is); used by summary.c only.
  *
  * The remedy depends on where the module is:
- *  - a pseudo module: "pseudo:kernel" needs the kernel's symbols
- *    (/proc/kallsyms readable: root, kernel.kptr_restrict); the others
+ *  - a pseudo module: "pseudo:kernel" is code no kallsyms symbol covered
+ *    (loaded after the Agent read it), or all of it when the kernel hid its
+ *    addresses (then the kernel-addresses-hidden Degradation says what to
+ *    do: never guessed here); "pseudo:uprobes" is nunatak's trampoline; the others
  *    ([unmapped], [anon], [vdso]...) are code without a file (JIT,
  *    anonymous memory) that no symbol file names;
  *  - a file of the system (under /usr but /usr/local, /lib*, /bin, /sbin:

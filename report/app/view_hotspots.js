@@ -1,6 +1,10 @@
 /* view_hotspots.js — the Hotspot inventory: every Hotspot of the summary,
  * sortable by each column (buttons in the heads, aria-sort), filtered by
- * module, class, resolution level and Quality. Rows link to #hotspot/N. */
+ * module, class, resolution level and Quality. Rows link to #hotspot/N.
+ * The "inside MPI" column names the MPI call most of a Hotspot's samples
+ * were inside and its call site ("MPI_Send ← send_blocks (busy_send.c:60)",
+ * summary inside_mpi); a note above the table counts nunatak's own probe
+ * samples, which are in no Hotspot (summary nunatak_probes). */
 (function (NK) {
   'use strict';
   NK.views = NK.views || {};
@@ -19,8 +23,24 @@
        title: h.diagnostic && h.diagnostic.classification_reason || ''}); }},
     {key: 'quality', text: 'Quality', get: function (h) { return h.quality || ''; },
      show: function (h) { return NK.badge(h.quality); }},
+    {key: 'inside', text: 'inside MPI', get: insideOf},
     {key: 'name', text: 'Hotspot', get: function (h) { return h.name; }, link: 1}
   ];
+
+  function base(path) { return String(path).replace(/^.*\//, ''); }
+
+  /* "MPI_Send ← send_blocks (busy_send.c:60), 99%" for the first call; ''
+   * when none of its samples was inside MPI */
+  function insideOf(h) {
+    var m = h.inside_mpi, c = m && m.calls[0], s;
+    if (!c) return '';
+    s = (c.function || 'MPI library') + ' \u2190 ';
+    s += c.call_site ? (c.call_site.function || c.call_site.module) +
+      (c.call_site.file ? ' (' + base(c.call_site.file) +
+       (c.call_site.line ? ':' + c.call_site.line : '') + ')' : '') : 'call site not in the stack';
+    return s + ', ' + NK.pct(h.samples ? c.samples / h.samples : null) +
+      (m.calls.length > 1 ? ' (+' + (m.calls.length - 1) + ' more)' : '');
+  }
 
   function classOf(h) { return h.diagnostic && h.diagnostic.classification || ''; }
 
@@ -107,6 +127,11 @@
         }).forEach(function (n) { filters.appendChild(n); });
       });
       sec.appendChild(NK.h('h2', {text: 'Hotspot inventory'}));
+      var pr = P.summary.nunatak_probes;
+      if (pr && pr.samples)
+        sec.appendChild(NK.h('p', {class: 'note probes', text: "nunatak's MPI probes: " +
+          pr.samples + ' samples, ' + NK.pct(pr.share) + " of the samples \u2014 nunatak's cost, " +
+          "not the application's: in no Hotspot below, in no share."}));
       sec.appendChild(filters);
       sec.appendChild(count);
       sec.appendChild(NK.h('table', {class: 'data hotspots'}, [

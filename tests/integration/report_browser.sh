@@ -8,7 +8,9 @@
 # without hardware counters the synthesis says "no roofline placement" once
 # (no red badge, no unavailable evidence per finding) and the Hotspot view
 # draws no roofline chart, saying why;
-# names made of markup stay text (assemble_dev.py --hostile).
+# names made of markup stay text (assemble_dev.py --hostile); a sender
+# spinning in MPI_Send reads as MPI_Send time at its call site in the
+# Hotspot inventory, which counts nunatak's probe samples apart.
 # One Chromium per report (tests/report/browser.js).
 . "$TESTS_LIB/common.sh"
 need_root_bpf
@@ -85,6 +87,17 @@ if command -v mpirun.openmpi >/dev/null && [ -x "$WORKLOADS/mpi/pattern.openmpi"
 	run=$(run_dir_of err.txt)
 	"$NUNATAK" report "$run" >/dev/null 2>rep.err || fail "report (MPI): $(cat rep.err)"
 	browse mpi "$run/report.html" --search compute_units --expect-timeline
+	# a sender spinning inside MPI_Send, and many tiny MPI calls: the
+	# inventory names the MPI call and its call site beside the library's
+	# Hotspots, and counts nunatak's probe samples apart
+	[ -x "$WORKLOADS/mpi/busy_send.openmpi" ] || fail "workload busy_send.openmpi not built"
+	"$NUNATAK" run -o runs --name busy -- mpirun.openmpi --oversubscribe -n 2 \
+		"$WORKLOADS/mpi/busy_send.openmpi" 20 262144 50 20000 >busy.out 2>err.txt ||
+		fail "MPI run (busy_send): exit $?: $(cat err.txt)"
+	run=$(run_dir_of err.txt)
+	browse busy "$run/report.html" --views hotspots --no-print \
+		--expect "hotspots=MPI_Send ← send_blocks (busy_send.c:" \
+		--expect "hotspots=nunatak's MPI probes: "
 else
 	fail "Open MPI or the workload $WORKLOADS/mpi/pattern.openmpi is missing"
 fi

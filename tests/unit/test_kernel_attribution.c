@@ -244,6 +244,24 @@ static void test_attribute_kernel_rules(void **state)
 		attributed_address_release(&out[i]);
 }
 
+/* nunatak's BPF programs are named as its own, another tool's keep their
+ * kallsyms name */
+static void test_own_bpf_programs(void **state)
+{
+	static const struct pseudo_symbol syms[] = {
+	    {0x100, 0x40, "bpf_prog_d2a369ba240289dd_mpi_return [bpf]"},
+	    {0x140, 0x40, "bpf_prog_0123456789abcdef_their_prog [bpf]"}};
+	static const uint64_t addrs[] = {0x110, 0x150};
+	struct attributed_address out[2];
+
+	(void)state;
+	assert_int_equal(attribution_attribute_kernel(syms, 2, addrs, 2, out), 0);
+	assert_string_equal(out[0].function, "[nunatak BPF program mpi_return]");
+	assert_string_equal(out[1].function, "bpf_prog_0123456789abcdef_their_prog [bpf]");
+	attributed_address_release(&out[0]);
+	attributed_address_release(&out[1]);
+}
+
 /* a pivot of schema 2 (no module_symbols): read as it is, migrated when
  * opened to write, then stores symbols */
 static void test_schema_2_migrated(void **state)
@@ -303,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(test_symbols_stored_once),
 	    cmocka_unit_test(test_finalize_names_kernel),
 	    cmocka_unit_test(test_attribute_kernel_rules),
+	    cmocka_unit_test(test_own_bpf_programs),
 	    cmocka_unit_test(test_schema_2_migrated),
 	    cmocka_unit_test(test_unnamed_symbol_refused),
 	};

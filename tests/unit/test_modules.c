@@ -580,7 +580,7 @@ static void test_open_file_resolves_symlinks(void **state)
 
 	module_table_for_each_module(t, count_all, &all);
 	assert_int_equal(all.files, 1);
-	assert_int_equal(all.pseudo, 4); /* [vdso], [anon], [unmapped], [kernel] */
+	assert_int_equal(all.pseudo, 5); /* [vdso], [anon], [uprobes], [unmapped], [kernel] */
 	assert_string_equal(module_table_kernel(t)->identity, "pseudo:kernel");
 	assert_string_equal(module_table_kernel(t)->display_name, "[kernel]");
 	assert_null(module_table_kernel(t)->elf);

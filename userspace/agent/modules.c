@@ -10,6 +10,7 @@
 #include "userspace/agent/modules.h"
 #include "userspace/agent/modules_internal.h"
 #include "userspace/agent/proc_maps.h"
+#include "userspace/attribution/own_code.h"
 #include "userspace/elf/elf_file.h"
 #include "userspace/log/log.h"
 
@@ -115,9 +116,10 @@ struct module_table *module_table__new(void)
 		return NULL;
 	table->vdso = module_new("[vdso]", "pseudo:vdso", 0, 0);
 	table->anon = module_new("[anon]", "pseudo:anon", 0, 0);
+	table->uprobes = module_new(OWN_CODE_UPROBES_PATH, OWN_CODE_UPROBES_IDENTITY, 0, 0);
 	table->unmapped = module_new("[unmapped]", "pseudo:unmapped", 0, 0);
 	table->kernel = module_new("[kernel]", "pseudo:kernel", 0, 0);
-	if (!table->vdso || !table->anon || !table->unmapped || !table->kernel) {
+	if (!table->vdso || !table->anon || !table->uprobes || !table->unmapped || !table->kernel) {
 		module_table__free(table);
 		errno = ENOMEM;
 		return NULL;
@@ -138,6 +140,7 @@ void module_table__free(struct module_table *table)
 	free(table->changed);
 	module_free(table->vdso);
 	module_free(table->anon);
+	module_free(table->uprobes);
 	module_free(table->unmapped);
 	module_free(table->kernel);
 	free(table);
@@ -227,6 +230,8 @@ static struct module *module_get(struct module_table *table, const char *path, u
 
 	if (!strcmp(path, "[vdso]"))
 		return table->vdso;
+	if (!strcmp(path, OWN_CODE_UPROBES_PATH)) /* nunatak's uretprobe trampoline */
+		return table->uprobes;
 	if (path[0] == '\0' || path[0] == '[')
 		return table->anon;
 	for (i = 0; i < table->n_modules; i++) {
@@ -486,6 +491,7 @@ void module_table_for_each_module(struct module_table *table, void (*cb)(struct 
 		cb(table->modules[i], ctx);
 	cb(table->vdso, ctx);
 	cb(table->anon, ctx);
+	cb(table->uprobes, ctx);
 	cb(table->unmapped, ctx);
 	cb(table->kernel, ctx);
 }

@@ -8,7 +8,9 @@
  * drain that followed its exit. A module is opened once per file (path,
  * device, inode) and shared by every process mapping it.
  *
- * Pseudo modules (no file to symbolize): "[vdso]", "[anon]" for anonymous
+ * Pseudo modules (no file to symbolize): "[vdso]", "[uprobes]" for the
+ * kernel's uprobe page (the uretprobe trampoline of nunatak's probes:
+ * userspace/attribution/own_code.h), "[anon]" for anonymous
  * executable memory (JIT), "[unmapped]" for an address no known mapping
  * covers, "[kernel]" for the kernel's code. Their identity starts with
  * "pseudo:"; offsets into "[anon]" and "[unmapped]" are 0, since an

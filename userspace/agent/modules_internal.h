@@ -32,7 +32,7 @@ struct module_table {
 	void *processes; /* tsearch tree of struct process *, by tgid */
 	struct module **modules;
 	size_t n_modules, cap_modules;
-	struct module *vdso, *anon, *unmapped, *kernel;
+	struct module *vdso, *anon, *uprobes, *unmapped, *kernel; /* uprobes: OWN_CODE_UPROBES_PATH */
 	void (*on_new_module)(struct module *m, void *ctx);
 	void *on_new_module_ctx;
 	void (*on_mapping)(pid_t tgid, struct module *m, void *ctx);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "userspace/attribution/attribution.h"
+#include "userspace/attribution/own_code.h"
 #include "userspace/attribution/symbolizer.h"
 #include "userspace/elf/elf_file.h"
 #include "userspace/elf/elf_open.h"
@@ -271,6 +272,17 @@ static int attribute(const char *symbolizer_tool, const char *path, const char *
 		goto cleanup;
 	if (n == 0)
 		goto cleanup;
+	if (expected_identity && !strcmp(expected_identity, OWN_CODE_UPROBES_IDENTITY)) {
+		for (i = 0; i < n; i++) { /* one function: nunatak's trampoline page */
+			out[i].level = RESOLUTION_FUNCTION;
+			out[i].function_start = 0;
+			free(out[i].function);
+			out[i].function = strdup(OWN_CODE_TRAMPOLINE_NAME);
+			if (!out[i].function)
+				err = -ENOMEM;
+		}
+		goto cleanup;
+	}
 
 	err = open_module(path, expected_identity, &fd, &elf, reason, reasonlen);
 	if (err)

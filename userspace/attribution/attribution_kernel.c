@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "userspace/attribution/attribution.h"
+#include "userspace/attribution/own_code.h"
 
 int attribution_is_kernel(const char *identity)
 {
@@ -39,9 +40,13 @@ static int attribute_one(struct attributed_address *a, const struct pseudo_symbo
 	memset(a, 0, sizeof(*a));
 	a->address = offset;
 	if (sym) {
+		char own[128];
+
 		a->level = RESOLUTION_FUNCTION;
 		a->function_start = sym->start;
-		a->function = strdup(sym->name);
+		a->function = strdup(own_code_bpf_program(sym->name, own, sizeof(own)) == 1
+					 ? own
+					 : sym->name);
 	} else {
 		a->level = RESOLUTION_UNRESOLVED;
 		a->function_start = ATTRIBUTION_KERNEL_UNNAMED_START;

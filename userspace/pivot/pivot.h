@@ -278,6 +278,7 @@ struct pivot_stack_frame {
 	const char *module;
 	uint64_t offset;
 	const char *hotspot;
+	int64_t hotspot_id; /* 0 when the address has no Hotspot */
 	int64_t module_id;
 	const char *source_file;
 	int line;
@@ -299,6 +300,14 @@ struct pivot_stack_total {
  * are borrowed for the callback. -ENOMEM, -EIO, or cb's non-zero return. */
 int pivot_for_each_stack_total(struct pivot *p, const char *counter,
 			       int (*cb)(const struct pivot_stack_total *s, void *ctx), void *ctx);
+
+/* The samples of counter on one Stack by the command name of its Loci
+ * (comm NULL when unknown), by Stack id then comm: so that a reader of
+ * pivot_for_each_stack_total() can leave launcher processes out. */
+int pivot_for_each_stack_comm(struct pivot *p, const char *counter,
+			      int (*cb)(int64_t stack, const char *comm, uint64_t sample_count,
+					double value, void *ctx),
+			      void *ctx);
 
 /* A Locus with an mpi_processes row and its derived MPI Measurements. */
 struct pivot_mpi_locus {

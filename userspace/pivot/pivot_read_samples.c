@@ -87,7 +87,7 @@ int pivot_for_each_locus_total(struct pivot *p, const char *counter,
  * position NULL), by Stack then position */
 static const char stack_total_sql[] =
     "SELECT st.id, st.truncated, t.n, t.v, f.position, a.offset, m.display_name, h.name,"
-    " a.module, h.source_file, a.line"
+    " a.module, h.source_file, a.line, h.id"
     " FROM (SELECT stack, sum(sample_count) AS n, sum(value) AS v FROM samples"
     "  WHERE counter = ?1 GROUP BY stack) t JOIN stacks st ON st.id = t.stack"
     " LEFT JOIN stack_frames f ON f.stack = st.id"
@@ -153,6 +153,7 @@ static int stack_add_frame(struct stack_walk *w, sqlite3_stmt *stmt)
 	f->module_id = sqlite3_column_int64(stmt, 8);
 	f->source_file = source_file ? strdup(source_file) : NULL;
 	f->line = sqlite3_column_int(stmt, 10);
+	f->hotspot_id = sqlite3_column_int64(stmt, 11); /* NULL reads 0 */
 	w->cur.n_frames++; /* counted now: cleared with the others on failure */
 	if (!f->module || (hotspot && !f->hotspot) || (source_file && !f->source_file))
 		return -ENOMEM;
@@ -199,4 +200,42 @@ int pivot_for_each_stack_total(struct pivot *p, const char *counter,
 	stack_walk_clear(&w);
 	free(w.frames);
 	return err;
+}
+
+/* ?1 the counter */
+static const char stack_comm_sql[] =
+    "SELECT s.stack, l.comm, sum(s.sample_count), sum(s.value) FROM samples s"
+    " JOIN loci l ON l.id = s.locus WHERE s.counter = ?1 GROUP BY s.stack, l.comm"
+    " ORDER BY s.stack, l.comm";
+
+struct stack_comm_walk {
+	int (*cb)(int64_t stack, const char *comm, uint64_t sample_count, double value, void *ctx);
+	void *ctx;
+};
+
+static int stack_comm_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct stack_comm_walk *w = arg;
+
+	return w->cb(sqlite3_column_int64(stmt, 0), pivot_column_text(stmt, 1),
+		     (uint64_t)sqlite3_column_int64(stmt, 2), sqlite3_column_double(stmt, 3),
+		     w->ctx);
+}
+
+int pivot_for_each_stack_comm(struct pivot *p, const char *counter,
+			      int (*cb)(int64_t stack, const char *comm, uint64_t sample_count,
+					double value, void *ctx),
+			      void *ctx)
+{
+	struct stack_comm_walk w = {cb, ctx};
+	sqlite3_stmt *stmt;
+	int err;
+
+	if (!p || !counter || !cb)
+		return -EINVAL;
+	err = pivot_prepare(p, stack_comm_sql, &stmt);
+	if (err)
+		return err;
+	pivot_bind_text(stmt, 1, counter);
+	return pivot_walk(p, stmt, stack_comm_row, &w, "read stacks by command");
 }
