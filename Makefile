@@ -212,6 +212,8 @@ $(BUILD)/workloads/components-stripped: tests/workloads/components.c
 	$(CC) -O2 -g -fno-omit-frame-pointer -rdynamic -Wall -Wextra -Werror -o $@ $< -lpthread
 	strip --strip-all $@
 build: $(BUILD)/workloads/components-stripped
+# the empty uprobe pair tests/integration/mpi_probe_cost.sh measures the probe cost against
+build: $(BUILD)/bench/bare-uprobe
 
 # the unwind workloads: chains in C, C++, Fortran without frame pointers, ...
 include tests/workloads/unwind/unwind.mk

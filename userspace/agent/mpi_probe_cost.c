@@ -118,9 +118,11 @@ int mpi_probes_calibrate(struct mpi_probes *mp)
 	return 0;
 }
 
-int mpi_probes_cost(const struct mpi_probes *mp, uint64_t *ns, const char **why)
+int mpi_probes_cost(const struct mpi_probes *mp, uint64_t *ns, uint64_t *in_window_ns,
+		    const char **why)
 {
 	*ns = mp->cost_ns;
+	*in_window_ns = mp->cost_in_window_ns;
 	*why = mp->cost_why;
 	return mp->cost_ns ? 0 : -ENODATA;
 }
