@@ -90,7 +90,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS
 # MPI workloads, one build per MPI family (never sanitized)
 MPI_W := -O2 -g -fno-omit-frame-pointer
 MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $(BUILD)/workloads/mpi/pattern_f.$(f) \
-	$(BUILD)/workloads/mpi/sites_f.$(f) $(BUILD)/workloads/mpi/busy_send.$(f))
+	$(BUILD)/workloads/mpi/sites_f.$(f) $(BUILD)/workloads/mpi/busy_send.$(f) $(BUILD)/workloads/mpi/mpi_loop.$(f))
 
 .SECONDARY:
 
@@ -213,6 +213,8 @@ $(BUILD)/workloads/components-stripped: tests/workloads/components.c
 	$(CC) -O2 -g -fno-omit-frame-pointer -rdynamic -Wall -Wextra -Werror -o $@ $< -lpthread
 	strip --strip-all $@
 build: $(BUILD)/workloads/components-stripped
+# the empty uprobe pair tests/integration/mpi_probe_cost.sh measures the probe cost against
+build: $(BUILD)/bench/bare-uprobe
 
 # the unwind workloads: chains in C, C++, Fortran without frame pointers, ...
 include tests/workloads/unwind/unwind.mk
@@ -286,6 +288,9 @@ define mpi_fortran
 	@mkdir -p $(@D)/mod-$*
 	mpif90.$* $(MPI_W) $(MPI_FFLAGS) -Wall -Werror -J $(@D)/mod-$* -o $@ $<
 endef
+
+$(BUILD)/workloads/mpi/mpi_loop.%: tests/workloads/mpi/mpi_loop.c
+	$(mpi_c)
 
 $(BUILD)/workloads/mpi/pattern_f.%: tests/workloads/mpi/pattern_f.f90
 	$(mpi_fortran)

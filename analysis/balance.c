@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/balance.h"
+#include "analysis/balance_probe.h"
 #include "userspace/pivot/pivot.h"
 
 #define NS_PER_S 1e9
@@ -72,6 +73,8 @@ static int collect_rank(const struct pivot_mpi_locus *l, void *ctx)
 		return -ENOMEM;
 	r->mpi_time = seconds_of(&l->mpi_time);
 	r->cpu_time = seconds_of(&l->cpu_time);
+	if (balance_probe_rank(r, l))
+		return -ENOMEM;
 	r->outside_mpi_time = r->app_time - r->mpi_time; /* NAN propagates */
 	r->mpi_fraction = r->app_time > 0 ? r->mpi_time / r->app_time : NAN;
 	if (!r->node)
@@ -340,7 +343,9 @@ struct balance *balance__new(struct pivot *p)
 	if (err)
 		goto cleanup;
 	compute_run_level(b);
-	err = build_index(&c);
+	err = balance_probe_run(b);
+	if (!err)
+		err = build_index(&c);
 	if (err)
 		goto cleanup;
 	err = pivot_for_each_mpi_call(p, collect_call, &c);
@@ -367,7 +372,9 @@ void balance__free(struct balance *b)
 	for (i = 0; i < b->n_ranks; i++) {
 		free(b->ranks[i].node);
 		free(b->ranks[i].app_time_reason);
+		balance_probe_rank_free(&b->ranks[i]);
 	}
+	balance_probe_run_free(b);
 	free(b->ranks);
 	for (i = 0; i < b->n_call_sites; i++)
 		call_site_release(&b->call_sites[i]);

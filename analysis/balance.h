@@ -7,7 +7,12 @@
  *
  *  - ranks[]: one row per Locus with a rank and MPI data, sorted by rank.
  *    Times in seconds; an unavailable value is NAN, never 0:
- *    outside_mpi_time = app_time - mpi_time, mpi_fraction = mpi / app.
+ *    outside_mpi_time = app_time - mpi_time, mpi_fraction = mpi / app,
+ *    where app_time and mpi_time are without nunatak's MPI probes: their
+ *    calibrated cost is subtracted where the clocks counted it
+ *    (balance_probe.h, docs/mpi-probe-cost.md), so the probes move no
+ *    time between MPI and outside MPI; the cost is stated per rank and
+ *    for the Run (probe_cost).
  *  - run level, over the ranks whose outside_mpi_time is available:
  *    imbalance = max / mean of outside_mpi_time, efficiency = mean / max,
  *    busiest_rank its argmax (first on ties) and busiest_factor = max /
@@ -50,6 +55,28 @@ struct balance_rank {
 	double mpi_fraction;	      /* mpi_time / app_time; NAN */
 	double cpu_time;	      /* s; NAN when unavailable */
 	double outside_mpi_time;      /* s; NAN when unavailable */
+	/* nunatak's MPI probes (balance_probe.c, docs/mpi-probe-cost.md):
+	 * app_time and mpi_time above are without them; wall_* as the clocks
+	 * read them, the probes' cost included */
+	double wall_app_time, wall_mpi_time; /* s; NAN when unavailable */
+	int has_probe_calls;
+	uint64_t probe_calls;		/* traps, nested calls included */
+	double probe_cost_per_call_ns;	/* NAN: not calibrated */
+	double probe_cost_s;		/* probe_calls x per call; NAN */
+	double probe_cost_share;	/* probe_cost_s / wall_app_time; NAN */
+	char *probe_cost_reason;	/* why not calibrated; NULL when it is */
+	double probe_budget;		/* NAN: every call probed, or not recorded */
+	char *probing;			/* how its calls were probed; NULL unknown */
+};
+
+/* the Run's probe cost, over the ranks calibrated (ranks 0: none) */
+struct balance_probe_cost {
+	size_t ranks;
+	uint64_t calls;
+	double seconds, share; /* share of the ranks' wall app time; NAN */
+	double per_call_ns_min, per_call_ns_max;
+	size_t nodes; /* distinct nodes calibrated */
+	char *node;   /* the node when one, else NULL */
 };
 
 struct balance_rank_calls {
@@ -84,6 +111,7 @@ struct balance {
 	const char *imbalance_not_applicable; /* static BALANCE_NA_ONE_RANK; NULL: applicable */
 	size_t n_call_sites;
 	struct balance_call_site *call_sites;
+	struct balance_probe_cost probe_cost;
 };
 
 /* NULL + errno (EINVAL, ENOMEM, EIO). Free with balance__free(). */

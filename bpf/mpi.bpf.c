@@ -38,6 +38,10 @@ struct {
 
 __u64 mpi_counters[MPI_COUNTERS];
 
+/* the Agent's own process while it calibrates the probe cost
+ * (userspace/agent/mpi_probe_cost.c): probed as a Target process */
+volatile __u32 mpi_calibration_tgid;
+
 /* through bpf_probe_read_kernel: the verifier refuses a ctx read at a
  * computed offset, which a switch on n may compile into */
 static __always_inline __u64 mpi_arg(struct pt_regs *ctx, __u32 n)
@@ -61,7 +65,7 @@ int BPF_KPROBE(mpi_entry)
 	struct mpi_process *proc;
 	__u64 count_arg, type_arg, peer_arg;
 
-	if (!target_lookup(tgid))
+	if (!target_lookup(tgid) && tgid != mpi_calibration_tgid)
 		return 0;
 	/* every trap costs the rank, counted or not as a call */
 	proc = mpi_process_of(tgid);

@@ -9,6 +9,7 @@
 #include "analysis/balance.h"
 #include "report/summary_format.h"
 #include "report/summary_mpi.h"
+#include "report/summary_probe_cost.h"
 #include "userspace/log/json_text.h"
 #include "userspace/pivot/pivot.h"
 
@@ -211,8 +212,10 @@ void summary_print_mpi(FILE *out, struct balance *b)
 
 	if (!out || !b || (!b->n_ranks && !b->n_call_sites))
 		return;
-	if (b->n_ranks)
+	if (b->n_ranks) {
 		print_ranks(out, b);
+		summary_print_probe_cost(out, b);
+	}
 	if (!b->n_call_sites) {
 		fprintf(out, "\nMPI: no call site was recorded\n");
 		return;
@@ -261,6 +264,8 @@ static json_t *rank_json(const struct balance_rank *r, double mean_outside, int 
 	    summary_json_number(r->cpu_time), "outside_mpi_time",
 	    summary_json_number(r->outside_mpi_time));
 
+	if (o && summary_probe_cost_rank_json(o, r))
+		o = (json_decref(o), NULL);
 	if (o && applicable &&
 	    json_object_set_new(o, "imbalance",
 				summary_json_number(mean_outside > 0
@@ -338,7 +343,8 @@ int summary_mpi_json(json_t *root, const struct balance *b)
 	/* json_object_set_new takes the reference even when it fails */
 	if (json_object_set_new(root, "ranks", json_array()) ||
 	    json_object_set_new(root, "mpi", json_array()) ||
-	    json_object_set_new(root, "balance", balance_json(b)))
+	    json_object_set_new(root, "balance", balance_json(b)) ||
+	    json_object_set_new(root, "probe_cost", summary_probe_cost_json(b)))
 		return -ENOMEM;
 	ranks = json_object_get(root, "ranks");
 	mpi = json_object_get(root, "mpi");

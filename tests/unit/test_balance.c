@@ -3,7 +3,8 @@
  * and MPI share, call sites across ranks (sums, min, max, COV with ranks
  * that never called counting as 0, not applicable with one rank calling),
  * unavailable bytes, the sort helpers,
- * and a Run without MPI data. */
+ * a Run without MPI data, and nunatak's probe cost taken out of the
+ * ranks' times (analysis/balance_probe.c). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -221,6 +222,79 @@ static void test_no_mpi(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+/* Two ranks, rank 0 calibrated: 1000 Allreduce timed 0.5 s in an app
+ * window of 1 s, MPI_Init and MPI_Finalize, 10 nested traps: 1012 traps
+ * of 10 us, 4 us of each inside the call's timed window. Rank 1 not
+ * calibrated. The probes' cost leaves the app window
+ * ((1012 - 2) x 10 us) and the MPI time ((1002 - 2) x 4 us + 10 x 10 us);
+ * outside MPI keeps only the application's. */
+static void test_probe_cost(void **state)
+{
+	struct fx_batch *t = calloc(1, sizeof(*t));
+	char path[PATH_MAX + 32];
+	struct balance *b;
+	struct pivot *p;
+	uint32_t r;
+
+	(void)state;
+	assert_non_null(t);
+	snprintf(path, sizeof(path), "%s/probe.sqlite", tmpdir);
+	p = pivot__create(path);
+	assert_non_null(p);
+	fx_init(t, 1);
+	for (r = 0; r < 2; r++) {
+		fx_process(t, r, 1 * FX_S, 2 * FX_S, 0);
+		fx_call(t, r, "MPI_Init", 0x1000, 1, 300000000, 300000000, 300000000, 0, NULL, 0);
+		fx_call(t, r, "MPI_Finalize", 0x1010, 1, 50000000, 50000000, 50000000, 0, NULL, 0);
+		fx_call(t, r, "MPI_Allreduce", 0x1100, 1000, FX_S / 2, 1000, 1000000, 800, NULL, 1);
+		t->procs[r].has_probed_calls = 1;
+		t->procs[r].probed_calls = 1012;
+	}
+	t->procs[0].has_probe_cost_ns = t->procs[0].has_probe_cost_in_window_ns = 1;
+	t->procs[0].probe_cost_ns = 10000;
+	t->procs[0].probe_cost_in_window_ns = 4000;
+	t->procs[0].probing = "every call";
+	t->procs[1].probe_cost_reason = "not measured here";
+	assert_int_equal(pivot_store_batch(p, &t->b), 0);
+	assert_int_equal(pivot_derive_measurements(p), 0);
+	b = balance__new(p);
+	assert_non_null(b);
+	assert_int_equal(b->n_ranks, 2);
+	/* rank 0: the probes out of both times */
+	assert_near(b->ranks[0].wall_app_time, 1.0, EPS);
+	assert_near(b->ranks[0].wall_mpi_time, 0.5, EPS);
+	assert_near(b->ranks[0].app_time, 1.0 - 1010 * 10e-6, 1e-9);
+	assert_near(b->ranks[0].mpi_time, 0.5 - (1000 * 4e-6 + 10 * 10e-6), 1e-9);
+	assert_near(b->ranks[0].outside_mpi_time, 0.5 - 1010 * 10e-6 + 1000 * 4e-6 + 10 * 10e-6,
+		    1e-9);
+	assert_near(b->ranks[0].probe_cost_per_call_ns, 10000, EPS);
+	assert_int_equal(b->ranks[0].probe_calls, 1012);
+	assert_near(b->ranks[0].probe_cost_s, 1012 * 10e-6, 1e-12);
+	assert_near(b->ranks[0].probe_cost_share, 1012 * 10e-6 / 1.0, 1e-12);
+	assert_null(b->ranks[0].probe_cost_reason);
+	assert_string_equal(b->ranks[0].probing, "every call");
+	assert_true(isnan(b->ranks[0].probe_budget));
+	/* rank 1: as measured, the cost unavailable with its reason */
+	assert_near(b->ranks[1].app_time, 1.0, EPS);
+	assert_near(b->ranks[1].mpi_time, 0.5, EPS);
+	assert_true(isnan(b->ranks[1].probe_cost_s));
+	assert_true(isnan(b->ranks[1].probe_cost_share));
+	assert_string_equal(b->ranks[1].probe_cost_reason, "not measured here");
+	assert_int_equal(b->ranks[1].probe_calls, 1012);
+	/* the Run: the calibrated ranks only; the share uses the wall times */
+	assert_near(b->mpi_share, (b->ranks[0].mpi_time + 0.5) / (b->ranks[0].app_time + 1.0), 1e-12);
+	assert_int_equal(b->probe_cost.ranks, 1);
+	assert_int_equal(b->probe_cost.calls, 1012);
+	assert_near(b->probe_cost.seconds, 1012 * 10e-6, 1e-12);
+	assert_near(b->probe_cost.share, 1012 * 10e-6 / 1.0, 1e-12);
+	assert_near(b->probe_cost.per_call_ns_min, 10000, EPS);
+	assert_near(b->probe_cost.per_call_ns_max, 10000, EPS);
+	assert_string_equal(b->probe_cost.node, fx_nodes[0]);
+	balance__free(b);
+	pivot__free(p);
+	free(t);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -240,6 +314,7 @@ int main(void)
 	    cmocka_unit_test(test_call_sites),
 	    cmocka_unit_test(test_idempotent),
 	    cmocka_unit_test(test_no_mpi),
+	    cmocka_unit_test(test_probe_cost),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -498,6 +498,8 @@ int batch_builder_add_mpi_process(struct batch_builder *b, const struct batch_lo
 	mp->last_seen_ns = proc->last_seen_ns;
 	mp->has_probe_cost_ns = proc->probe_cost_ns != 0;
 	mp->probe_cost_ns = proc->probe_cost_ns;
+	mp->has_probe_cost_in_window_ns = proc->probe_cost_ns != 0;
+	mp->probe_cost_in_window_ns = proc->probe_cost_in_window_ns;
 	mp->has_probed_calls = 1;
 	mp->probed_calls = proc->probed_calls;
 	if (!proc->probe_cost_ns && proc->probe_cost_reason) {

@@ -47,6 +47,7 @@ struct batch_mpi_site {
 struct batch_mpi_process {
 	uint64_t init_end_ns, finalize_start_ns, last_seen_ns;
 	uint64_t probe_cost_ns, probed_calls;
+	uint64_t probe_cost_in_window_ns; /* the part of probe_cost_ns inside the call */
 	const char *probe_cost_reason;
 	double probe_budget;
 	const char *probing;

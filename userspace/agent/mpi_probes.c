@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -61,6 +62,14 @@ const struct mpi_function_info *mpi_function_info(unsigned int function)
 	return function < MPI_FUNCTIONS ? &layouts[function].info : NULL;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int mpi_event_dispatch(void *ctx, void *data, size_t size)
 {
 	struct mpi_probes *mp = ctx;
@@ -114,6 +123,7 @@ struct mpi_probes *mpi_probes__new_attach(int targets_fd, int events_enabled,
 					  enum mpi_attach attach, char *err, size_t errlen)
 {
 	struct mpi_probes *mp = calloc(1, sizeof(*mp));
+	uint64_t t0;
 	int e;
 
 	if (!mp)
@@ -141,6 +151,15 @@ struct mpi_probes *mpi_probes__new_attach(int targets_fd, int events_enabled,
 		snprintf(err, errlen, "opening the MPI event ring buffer failed: %s", strerror(-e));
 		goto fail;
 	}
+	/* before any application runs: reported with every rank it costs */
+	t0 = now_ns();
+	if (mpi_probes_calibrate(mp))
+		pr_info("MPI probe cost not measured: %s", mp->cost_why);
+	else
+		pr_info("MPI probe cost: %llu ns per call, %llu ns of it inside the call's timed "
+			"window (calibrated in %.1f ms)",
+			(unsigned long long)mp->cost_ns, (unsigned long long)mp->cost_in_window_ns,
+			(double)(now_ns() - t0) / 1e6);
 	return mp;
 fail:
 	mpi_probes__free(mp);

@@ -143,6 +143,13 @@ typedef int (*mpi_event_fn)(const struct mpi_event *e, void *ctx);
 int mpi_probes_events_fd(const struct mpi_probes *mp);
 int mpi_probes_poll_events(struct mpi_probes *mp, mpi_event_fn fn, void *ctx);
 
+/* What one probed MPI call costs a rank on this node (trap, programs,
+ * return trampoline), calibrated when the probes loaded
+ * (mpi_probe_cost.c), and *in_window_ns the part of it the probes' own
+ * clock counts inside the call: 0, or -ENODATA and *why says why not. */
+int mpi_probes_cost(const struct mpi_probes *mp, uint64_t *ns, uint64_t *in_window_ns,
+		    const char **why);
+
 void mpi_probes_read_counters(const struct mpi_probes *mp, uint64_t out[MPI_COUNTERS]);
 
 #endif

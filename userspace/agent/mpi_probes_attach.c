@@ -119,7 +119,7 @@ static void *release_job_run(void *arg)
 }
 
 /* Releases sets (taken) in a detached thread; here when none starts */
-static void release_async(struct mpi_releaser *r, struct uprobe_set *sets, size_t n)
+void mpi_probes_release_async(struct mpi_releaser *r, struct uprobe_set *sets, size_t n)
 {
 	struct release_job *job = malloc(sizeof(*job));
 	pthread_attr_t attr;
@@ -215,7 +215,7 @@ static void process_drop(struct mpi_probes *mp, struct probed_process *p, int wa
 		release_sets(p->sets, p->n_sets);
 		free(p->sets);
 	} else {
-		release_async(mp->releaser, p->sets, p->n_sets);
+		mpi_probes_release_async(mp->releaser, p->sets, p->n_sets);
 	}
 	free(p);
 }

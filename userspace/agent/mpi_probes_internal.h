@@ -68,12 +68,20 @@ struct mpi_probes {
 	void *processes; /* tsearch tree of struct probed_process *, by tgid */
 	size_t n_processes;
 	struct mpi_releaser *releaser;
+	uint64_t cost_ns; /* one probed call, calibrated at load; 0: not measured */
+	uint64_t cost_in_window_ns; /* the part of it inside the call's timed window */
+	char cost_why[160]; /* why not */
 };
+
+/* mpi_probe_cost.c: cost_ns (0 and cost_why on failure). 0 or -errno. */
+int mpi_probes_calibrate(struct mpi_probes *mp);
 
 /* mpi_probes_attach.c */
 int mpi_probes_attach_new_library(struct mpi_probes *mp);
 int mpi_probes_attach_wide(struct mpi_probes *mp, struct probed_library *lib);
 struct mpi_releaser *mpi_releaser__new(void);
+/* releases sets[0..n) (taken: freed) in a thread of r: never waits */
+void mpi_probes_release_async(struct mpi_releaser *r, struct uprobe_set *sets, size_t n);
 void mpi_probes_release_all(struct mpi_probes *mp);
 
 #endif

@@ -205,8 +205,11 @@ static int report_process(struct mpi_probes *mp, struct batch_builder *b,
 		.probe_budget = NAN,
 	};
 
-	(void)mp;
-	bp.probe_cost_reason = "the probe cost is not measured by this nunatak";
+	if (mpi_probes_cost(mp, &bp.probe_cost_ns, &bp.probe_cost_in_window_ns,
+			    &bp.probe_cost_reason))
+		bp.probe_cost_ns = bp.probe_cost_in_window_ns = 0;
+	else
+		bp.probe_cost_reason = NULL;
 	return batch_builder_add_mpi_process(b, l, &bp);
 }
 

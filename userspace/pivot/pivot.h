@@ -316,6 +316,15 @@ struct pivot_mpi_locus {
 	int has_rank, rank, world_size;
 	struct pivot_locus_value app_time, mpi_time, cpu_time; /* ns */
 	struct pivot_locus_value sent_bytes;		       /* bytes */
+	/* what the probes cost it (mpi_processes): has_probe_cost 0 when not
+	 * calibrated (probe_cost_reason says why, NULL when not recorded);
+	 * has_probe_budget 0 when every call was probed; probing NULL */
+	int has_probe_cost, has_probed_calls, has_probe_budget;
+	uint64_t probe_cost_ns, probe_cost_in_window_ns, probed_calls;
+	const char *probe_cost_reason, *probing;
+	double probe_budget;
+	/* its outermost calls counted (mpi_calls), lifetime ones among them */
+	uint64_t calls, lifetime_calls;
 };
 
 /* Walks them by rank (Loci without a rank last), then node, tgid, tid.

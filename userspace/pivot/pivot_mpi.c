@@ -151,6 +151,17 @@ static int mpi_locus_row(sqlite3_stmt *stmt, void *arg)
 	locus_value(stmt, 7, &l.mpi_time);
 	locus_value(stmt, 10, &l.cpu_time);
 	locus_value(stmt, 13, &l.sent_bytes);
+	l.has_probe_cost = sqlite3_column_type(stmt, 16) != SQLITE_NULL;
+	l.probe_cost_ns = (uint64_t)sqlite3_column_int64(stmt, 16);
+	l.probe_cost_in_window_ns = (uint64_t)sqlite3_column_int64(stmt, 17);
+	l.has_probed_calls = sqlite3_column_type(stmt, 18) != SQLITE_NULL;
+	l.probed_calls = (uint64_t)sqlite3_column_int64(stmt, 18);
+	l.probe_cost_reason = pivot_column_text(stmt, 19);
+	l.has_probe_budget = sqlite3_column_type(stmt, 20) != SQLITE_NULL;
+	l.probe_budget = sqlite3_column_double(stmt, 20);
+	l.probing = pivot_column_text(stmt, 21);
+	l.calls = (uint64_t)sqlite3_column_int64(stmt, 22);
+	l.lifetime_calls = (uint64_t)sqlite3_column_int64(stmt, 23);
 	return w->cb(&l, w->ctx);
 }
 
@@ -170,7 +181,12 @@ int pivot_for_each_mpi_locus(struct pivot *p, int (*cb)(const struct pivot_mpi_l
 	    p,
 	    "SELECT l.id, l.node, l.rank, l.world_size, a.value, a.quality,"
 	    " a.reason, m.value, m.quality, m.reason, c.value, c.quality, c.reason,"
-	    " b.value, b.quality, b.reason FROM loci l"
+	    " b.value, b.quality, b.reason, mp.probe_cost_ns,"
+	    " coalesce(mp.probe_cost_in_window_ns, 0), mp.probed_calls, mp.probe_cost_reason,"
+	    " mp.probe_budget, mp.probing,"
+	    " coalesce((SELECT sum(c.calls) FROM mpi_calls c WHERE c.locus = l.id), 0),"
+	    " coalesce((SELECT sum(c.calls) FROM mpi_calls c WHERE c.locus = l.id"
+	    " AND c.function IN " MPI_LIFETIME_FUNCTIONS "), 0) FROM loci l"
 	    " JOIN mpi_processes mp ON mp.locus = l.id" LOCUS_MEASUREMENT("a", "app_time")
 		LOCUS_MEASUREMENT("m", "mpi_time") LOCUS_MEASUREMENT("c", "cpu_time")
 		    LOCUS_MEASUREMENT(

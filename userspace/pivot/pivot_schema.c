@@ -100,7 +100,7 @@ static const char pivot_schema[] =
     "CREATE TABLE mpi_processes(locus INTEGER PRIMARY KEY REFERENCES loci(id),"
     " init_end_ns INTEGER, finalize_start_ns INTEGER, last_seen_ns INTEGER,"
     " probe_cost_ns INTEGER, probed_calls INTEGER, probe_cost_reason TEXT,"
-    " probe_budget REAL, probing TEXT);\n" MODULE_SYMBOLS_TABLE
+    " probe_budget REAL, probing TEXT, probe_cost_in_window_ns INTEGER);\n" MODULE_SYMBOLS_TABLE
     /* what finalize and the readers look up */
     "CREATE INDEX addresses_hotspot ON addresses(hotspot);\n"
     "CREATE INDEX stack_frames_address ON stack_frames(address);\n"
@@ -150,6 +150,7 @@ static const char *const pivot_v6_columns[][3] = {
     {"mpi_processes", "probe_cost_reason", "TEXT"},
     {"mpi_processes", "probe_budget", "REAL"},
     {"mpi_processes", "probing", "TEXT"},
+    {"mpi_processes", "probe_cost_in_window_ns", "INTEGER"},
 };
 
 /* 1 when table has column, 0 when not, -errno */

@@ -129,9 +129,12 @@ static const char *const store_sql[ST_COUNT] = {
      * seen at the latest report */
     [ST_MPI_PROCESS] = "INSERT INTO mpi_processes(locus, init_end_ns, finalize_start_ns,"
 		       " last_seen_ns, probe_cost_ns, probed_calls, probe_cost_reason,"
-		       " probe_budget, probing) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		       " probe_budget, probing, probe_cost_in_window_ns)"
+		       " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		       " ON CONFLICT(locus) DO UPDATE SET"
 		       " probe_cost_ns = coalesce(excluded.probe_cost_ns, probe_cost_ns),"
+		       " probe_cost_in_window_ns = coalesce(excluded.probe_cost_in_window_ns,"
+		       " probe_cost_in_window_ns),"
 		       " probed_calls = max(coalesce(probed_calls, 0),"
 		       " coalesce(excluded.probed_calls, 0)),"
 		       " probe_cost_reason = CASE WHEN coalesce(excluded.probe_cost_ns,"

@@ -170,6 +170,8 @@ int store_mpi_processes_events(struct store *s)
 		pivot_bind_text(proc, 7, m->has_probe_cost_ns ? NULL : m->probe_cost_reason);
 		bind_double_or_null(proc, 8, m->has_probe_budget, m->probe_budget);
 		pivot_bind_text(proc, 9, m->probing);
+		bind_u64_or_null(proc, 10, m->has_probe_cost_in_window_ns,
+				 m->probe_cost_in_window_ns);
 		err = pivot_step_done(s->p, proc, "store an mpi process");
 		if (err)
 			return err;

@@ -1,0 +1,89 @@
+# The 100 %-MPI loop (tests/workloads/mpi/mpi_loop.c: nothing but MPI
+# calls between MPI_Init and MPI_Finalize) under nunatak, Open MPI and
+# MPICH, Allreduce and ping-pong: every rank reads >= 95 % MPI (the
+# probes' traps are taken out of the rank's times, not moved outside MPI:
+# docs/mpi-probe-cost.md), and the Run names its probe cost per rank and
+# for the Run, in summary --json and the text summary. The calibrated cost
+# per call is checked against an empty uprobe pair on the same MPI
+# function measured here (tests/bench/bare_uprobe.c, a 1-rank loop, bare
+# vs probed).
+. "$TESTS_LIB/common.sh"
+need_root_bpf
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+BARE_UPROBE=$(dirname "$WORKLOADS")/bench/bare-uprobe
+[ -x "$BARE_UPROBE" ] || fail "$BARE_UPROBE not built (make build)"
+ITER=10000
+cd "$T"
+
+# us_per_iteration of a 1-rank loop, bare then with the empty pair
+empty_pair_ns() {
+	local app=$1 lib=$2 bare probed
+	bare=$("$app" allreduce 20000 | sed -n 's/^us_per_iteration=//p')
+	probed=$("$BARE_UPROBE" "$lib" PMPI_Allreduce "$app" allreduce 20000 |
+		sed -n 's/^us_per_iteration=//p')
+	[ -n "$bare" ] && [ -n "$probed" ] || fail "the empty uprobe pair was not measured"
+	python3 -c "import sys; print(max((float(sys.argv[2]) - float(sys.argv[1])) * 1e3, 1))" \
+		"$bare" "$probed"
+}
+
+ran=0
+for fam in openmpi mpich; do
+	app="$WORKLOADS/mpi/mpi_loop.$fam"
+	command -v "mpiexec.$fam" >/dev/null || { echo "($fam not installed)"; continue; }
+	[ -x "$app" ] || fail "workload $app not built"
+	case $fam in
+	openmpi) launch="mpirun.openmpi --oversubscribe -n 2" lib=$(ldd "$app" | awk '/libmpi\.so/ {print $3}') ;;
+	mpich) launch="mpiexec.mpich -n 2" lib=$(ldd "$app" | awk '/libmpich\.so/ {print $3}') ;;
+	esac
+	[ -r "$lib" ] || fail "$fam: the MPI library of $app not found"
+	empty=$(empty_pair_ns "$app" "$lib")
+	for mode in allreduce pingpong; do
+		"$NUNATAK" run -- $launch "$app" "$mode" "$ITER" >app.out 2>err.txt ||
+			fail "$fam $mode: exit $?: $(cat err.txt)"
+		run=$(run_dir_of err.txt)
+		"$NUNATAK" summary --json "$run" >s.json 2>/dev/null || fail "$fam $mode: summary --json"
+		grep -q "^nunatak's MPI probes cost .* calibrated on node .*not counted as the application's time" err.txt ||
+			fail "$fam $mode: the summary does not name the probe cost: $(cat err.txt)"
+		grep -qE "^  rank 1: [0-9]+ probed calls × [0-9.]+ (µs|ns) = [0-9.]+ s, [0-9.]+% of its time" err.txt ||
+			fail "$fam $mode: no per-rank probe cost in the summary"
+		python3 - s.json "$empty" "$ITER" "$fam $mode" <<'PY' || fail "$fam $mode (see above)"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+empty, iters, what = float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+ok = True
+def check(cond, msg):
+    global ok
+    print(("ok   " if cond else "FAIL ") + what + ": " + msg)
+    ok = ok and bool(cond)
+ranks = d["ranks"]
+check(sorted(r["rank"] for r in ranks) == [0, 1], "ranks 0 and 1")
+total_calls = total_s = 0
+for r in ranks:
+    check(r["mpi_fraction"] is not None and r["mpi_fraction"] >= 0.95,
+          f"rank {r['rank']} MPI share {r['mpi_fraction']} >= 0.95"
+          f" (as the clocks read it: {r['wall_mpi_time']}/{r['wall_app_time']})")
+    c, n, s = r["probe_cost_per_call_ns"], r["probe_calls"], r["probe_cost_s"]
+    check(c is not None and r["probe_cost_reason"] is None, f"rank {r['rank']} probe cost {c} ns per call")
+    if c is None:
+        continue
+    # the real programs cost more than the empty pair, not by more than x4
+    check(0.5 * empty <= c <= 4 * empty, f"rank {r['rank']} {c} ns within [0.5, 4] x the empty pair's {empty:.0f} ns")
+    check(n >= iters, f"rank {r['rank']} {n} probed calls >= {iters}")
+    check(abs(s - n * c / 1e9) <= 1e-9 * n * c, f"rank {r['rank']} probe_cost_s {s} = calls x cost")
+    check(0 < r["probe_cost_share"] < 1 and abs(r["probe_cost_share"] - s / r["wall_app_time"]) < 1e-9,
+          f"rank {r['rank']} probe share {r['probe_cost_share']}")
+    check(r["app_time"] <= r["wall_app_time"] and r["mpi_time"] <= r["wall_mpi_time"],
+          f"rank {r['rank']} times without the probes below the clocks'")
+    total_calls += n
+    total_s += s
+pc = d["probe_cost"]
+check(pc["calls"] == total_calls and abs(pc["seconds"] - total_s) < 1e-9, f"Run probe cost {pc}")
+check(pc["per_call_ns_min"] <= pc["per_call_ns_max"] and pc["share"] > 0, "Run per-call range and share")
+check(d["balance"]["mpi_share"] >= 0.95, f"Run MPI share {d['balance']['mpi_share']}")
+sys.exit(0 if ok else 1)
+PY
+		ran=$((ran + 1))
+	done
+done
+[ "$ran" -gt 0 ] || skip "neither Open MPI nor MPICH is installed"
+echo "PASS"
