@@ -40,7 +40,8 @@
   function rankTable(ranks) {
     return NK.table('Per rank', ['rank', 'node', {text: 'application time', num: 1},
       {text: 'MPI time', num: 1}, {text: 'outside MPI', num: 1}, {text: 'CPU time', num: 1},
-      {text: 'MPI fraction', num: 1}, {text: 'imbalance', num: 1}], ranks.map(function (r) {
+      {text: 'MPI fraction', num: 1}, {text: 'imbalance', num: 1},
+      {text: 'nunatak probe cost', num: 1}], ranks.map(function (r) {
       return [String(r.rank), r.node, r.app_time === null ? NK.unavailable(r.app_time_reason)
         : NK.h('span', {}, [NK.seconds(r.app_time), r.app_time_quality === 'estimated' ?
           NK.badge('estimated') : null]),
@@ -48,8 +49,29 @@
         NK.maybe(r.outside_mpi_time, NK.seconds, 'not measured'),
         NK.maybe(r.cpu_time, NK.seconds, 'not measured'),
         NK.maybe(r.mpi_fraction, NK.pct, 'not measured'),
-        r.imbalance === undefined ? null : NK.maybe(r.imbalance, NK.num, 'not measured')];
+        r.imbalance === undefined ? null : NK.maybe(r.imbalance, NK.num, 'not measured'),
+        probeCell(r)];
     }), {rowHeads: 1});
+  }
+
+  /* what nunatak's MPI probes cost one rank: calls × calibrated cost, its
+   * share of the rank's time; not part of the application's times above */
+  function probeCell(r) {
+    if (r.probe_cost_s === null || r.probe_cost_s === undefined)
+      return NK.unavailable(r.probe_cost_reason || 'not measured');
+    return NK.h('span', {title: r.probe_calls + ' probed calls × ' +
+      NK.num(r.probe_cost_per_call_ns / 1000) + ' µs' + (r.probing ? '; probed: ' + r.probing : '')},
+      [NK.seconds(r.probe_cost_s) + ' (' + NK.pct(r.probe_cost_share) + ')']);
+  }
+
+  /* the Run-level statement of the probe cost */
+  function probeNote(pc) {
+    var per = pc.per_call_ns_min === pc.per_call_ns_max ? NK.num(pc.per_call_ns_min / 1000) :
+      NK.num(pc.per_call_ns_min / 1000) + '–' + NK.num(pc.per_call_ns_max / 1000);
+    return NK.note('nunatak\'s MPI probes cost ' + NK.seconds(pc.seconds) + ', ' +
+      NK.pct(pc.share) + ' of the ranks\' time (' + pc.calls + ' probed calls × ' + per +
+      ' µs, calibrated on each node at the start): nunatak\'s cost, taken out of the ' +
+      'application and MPI times shown here.', 'probe-cost');
   }
 
   function spread(site, key, fmt) {
@@ -104,6 +126,8 @@
       sec.appendChild(NK.h('figure', {}, [bars(S.ranks), NK.h('figcaption', {
         text: 'Per rank: MPI time, time outside MPI, CPU time.'})]));
       sec.appendChild(rankTable(S.ranks));
+      if (S.probe_cost && S.probe_cost.seconds !== null && S.probe_cost.seconds !== undefined)
+        sec.appendChild(probeNote(S.probe_cost));
       if ((S.mpi || []).length) sites(S.mpi).forEach(function (t) { sec.appendChild(t); });
       else sec.appendChild(NK.note('No MPI call site was recorded.'));
     }

@@ -95,9 +95,11 @@ if command -v mpirun.openmpi >/dev/null && [ -x "$WORKLOADS/mpi/pattern.openmpi"
 		"$WORKLOADS/mpi/busy_send.openmpi" 20 262144 50 20000 >busy.out 2>err.txt ||
 		fail "MPI run (busy_send): exit $?: $(cat err.txt)"
 	run=$(run_dir_of err.txt)
-	browse busy "$run/report.html" --views hotspots --no-print \
+	browse busy "$run/report.html" --views hotspots,ranks --no-print \
 		--expect "hotspots=MPI_Send ← send_blocks (busy_send.c:" \
-		--expect "hotspots=nunatak's MPI probes: "
+		--expect "hotspots=nunatak's MPI probes: " \
+		--expect "ranks=nunatak's MPI probes cost " \
+		--expect "ranks=nunatak probe cost"
 else
 	fail "Open MPI or the workload $WORKLOADS/mpi/pattern.openmpi is missing"
 fi
