@@ -145,7 +145,10 @@ int selftest_mpi(void *ctx)
 			args->ret = 0;
 			return 0;
 		}
-		if (mpi_call_nested(args->tid, args->tgid)) {
+		const struct mpi_gate *gate = mpi_gate_of(args->tgid);
+
+		if (mpi_call_nested(args->tid, args->tgid, gate, MPI_COOKIE_FN(args->cookie),
+				    args->now_ns)) {
 			args->ret = 2;
 			return 0;
 		}
@@ -153,6 +156,7 @@ int selftest_mpi(void *ctx)
 				    args->peer_arg);
 		st.call_site = args->call_site;
 		st.start_ns = args->now_ns;
+		st.gated = mpi_gate_class(gate, st.function, args->now_ns);
 		args->state = st;
 		args->ret = mpi_call_begin(args->tid, &st) ?: 1;
 		return 0;
