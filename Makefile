@@ -89,7 +89,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
 # MPI workloads, one build per MPI family (never sanitized)
 MPI_W := -O2 -g -fno-omit-frame-pointer
-MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $(BUILD)/workloads/mpi/pattern_f.$(f))
+MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $(BUILD)/workloads/mpi/pattern_f.$(f) $(BUILD)/workloads/mpi/budget.$(f))
 
 .SECONDARY:
 
@@ -269,6 +269,10 @@ $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 
 
 $(BUILD)/workloads/mpi/pattern.%: tests/workloads/mpi/pattern.c
+	@mkdir -p $(@D)
+	mpicc.$* -std=gnu11 $(MPI_W) -Wall -Wextra -Werror -o $@ $<
+
+$(BUILD)/workloads/mpi/budget.%: tests/workloads/mpi/budget.c
 	@mkdir -p $(@D)
 	mpicc.$* -std=gnu11 $(MPI_W) -Wall -Wextra -Werror -o $@ $<
 

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "userspace/agent/map_walk.h"
+#include "userspace/agent/mpi_budget.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_probes_internal.h"
@@ -163,6 +164,7 @@ void mpi_probes__free(struct mpi_probes *mp)
 		return;
 	mpi_probes_release_all(mp);
 	free(mp->libraries);
+	free(mp->budget);
 	ring_buffer__free(mp->events);
 	mpi_bpf__destroy(mp->skel);
 	free(mp);
@@ -206,7 +208,9 @@ static int library_locate(struct probed_library *lib, const struct module *m, ch
 				break;
 		if (other < fn)
 			continue;
-		pts = fn == MPI_FN_INIT || fn == MPI_FN_INIT_THREAD ? &lib->once : &lib->each;
+		pts = fn == MPI_FN_INIT || fn == MPI_FN_INIT_THREAD ? &lib->once
+		      : fn == MPI_FN_FINALIZE			  ? &lib->life
+								  : &lib->each;
 		e = elf_file__vaddr_to_offset(m->elf, vaddrs[fn], &pts->offsets[pts->n]);
 		if (e) {
 			snprintf(err, errlen, "locating %s in '%s' failed: %s", l->info.name,
@@ -247,7 +251,8 @@ int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err
 	mp->n_libraries++;
 	pr_info("MPI library '%s': MPI_Init probed in every process, %zu functions in each Target "
 		"process%s",
-		m->path, libs[mp->n_libraries - 1].each.n, mp->multi ? " (uprobe_multi)" : "");
+		m->path, libs[mp->n_libraries - 1].each.n + libs[mp->n_libraries - 1].life.n,
+		mp->multi ? " (uprobe_multi)" : "");
 	/* the processes probed already get this one too */
 	e = mpi_probes_attach_new_library(mp);
 	if (e) {
@@ -365,6 +370,7 @@ void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid)
 	for_each_key(bpf_map__fd(mp->skel->maps.mpi_calls), &tkey, &tnext, sweep_call, &sw,
 		     sizeof(tkey));
 	bpf_map_delete_elem(bpf_map__fd(mp->skel->maps.mpi_processes), &pkey);
+	mpi_budget_forget(mp, tgid);
 }
 
 int mpi_probes_set_events(struct mpi_probes *mp, uint32_t target_id, int on)
