@@ -229,8 +229,10 @@ static __always_inline int mpi_call_account(__u32 tgid, const struct mpi_call_st
 	}
 	if (done->gated == MPI_WINDOWED) {
 		proc = mpi_process_of(tgid);
-		if (proc)
+		if (proc) {
 			__sync_fetch_and_add(&proc->windowed_calls, 1);
+			__sync_fetch_and_add(&proc->windowed_ns, now_ns - done->start_ns);
+		}
 	}
 	key.tgid = tgid;
 	key.function = done->function;

@@ -128,6 +128,7 @@ struct mpi_process {
 	__u64 finalize_start_ns; /* 0: not yet */
 	__u64 probed_calls;      /* entries that trapped, nested ones included */
 	__u64 windowed_calls;    /* outermost calls counted as MPI_WINDOWED */
+	__u64 windowed_ns;       /* and their duration */
 };
 
 struct mpi_event {

@@ -703,6 +703,7 @@ static void test_mpi_gate(void **state)
 	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.mpi_processes), &tgid, &proc),
 			 0);
 	assert_int_equal(proc.windowed_calls, 2);
+	assert_int_equal(proc.windowed_ns, 300 + 200);
 }
 
 static void test_mpi_return_address(void **state)

@@ -20,7 +20,6 @@ enum budget_state {
 	B_OPEN,	     /* in a window */
 	B_DRAINING,  /* the gate closed, the calls entered before it return */
 	B_CLOSED,    /* between windows, windowed probes detached */
-	B_ENDED,     /* exited */
 };
 
 struct mpi_budget_proc {
@@ -32,12 +31,13 @@ struct mpi_budget_proc {
 	double switch_share;
 	uint64_t switch_ns, switch_traps; /* 0: every call still probed */
 	uint64_t open_ns, close_at, drain_until, next_open;
-	uint64_t traps_open, traps_close, others_open, others_close, calls_open;
+	uint64_t traps_open, traps_close, others_open, others_close, calls_open, ns_open;
 	int after_window; /* B_DRAINING a window (1) or the switch (0) */
 	uint64_t period_ns, attach_ns;
 	double duty;
 	struct mpi_windows w;
-	uint64_t end_ns, end_traps; /* B_ENDED */
+	int ended;		    /* exited: its windows are over */
+	uint64_t end_ns, end_traps; /* when, and its traps then */
 };
 
 static uint64_t now_ns(void)
@@ -106,8 +106,9 @@ static void gate_set(struct mpi_probes *mp, pid_t tgid, uint64_t open_ns, uint64
 		pr_warn("MPI budget: the gate of process %d: %s", (int)tgid, strerror(errno));
 }
 
-/* the calls of tgid that trapped and those counted in windows */
-static void counters(struct mpi_probes *mp, pid_t tgid, uint64_t *traps, uint64_t *windowed)
+/* the calls of tgid that trapped, those counted in windows and their ns */
+static void counters_ns(struct mpi_probes *mp, pid_t tgid, uint64_t *traps, uint64_t *windowed,
+			uint64_t *windowed_ns)
 {
 	struct mpi_process p;
 
@@ -116,6 +117,13 @@ static void counters(struct mpi_probes *mp, pid_t tgid, uint64_t *traps, uint64_
 	*traps = p.probed_calls;
 	if (windowed)
 		*windowed = p.windowed_calls;
+	if (windowed_ns)
+		*windowed_ns = p.windowed_ns;
+}
+
+static void counters(struct mpi_probes *mp, pid_t tgid, uint64_t *traps, uint64_t *windowed)
+{
+	counters_ns(mp, tgid, traps, windowed, NULL);
 }
 
 /* the traps of every other budgeted process */
@@ -133,9 +141,10 @@ static uint64_t others_traps(struct mpi_probes *mp, pid_t tgid)
 	return sum;
 }
 
-/* one window [open_ns, close_ns) of b with n calls into w */
+/* one window [open_ns, close_ns) of b with n calls of t ns into w */
 static void window_add(struct mpi_windows *w, double cost, const struct mpi_budget_proc *b,
-		       uint64_t close_ns, uint64_t traps_close, uint64_t others_close, double n)
+		       uint64_t close_ns, uint64_t traps_close, uint64_t others_close, double n,
+		       double t)
 {
 	double len = (double)(close_ns - b->open_ns);
 	double own = cost * (double)(traps_close - b->traps_open);
@@ -150,6 +159,9 @@ static void window_add(struct mpi_windows *w, double cost, const struct mpi_budg
 	w->nn += n * n;
 	w->nw += n * wo;
 	w->ww += wo * wo;
+	w->t += t;
+	w->tt += t * t;
+	w->tw += t * wo;
 	w->others_ns += others;
 }
 
@@ -183,9 +195,11 @@ static void duty_update(struct mpi_budget_proc *b, double cost, uint64_t len)
 static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64_t now)
 {
 	double cost = (double)mpi_probes_cost_ns(mp), share;
-	uint64_t traps, calls, t1;
+	uint64_t traps, calls, ns, t1;
 	int err;
 
+	if (b->ended)
+		return;
 	switch (b->state) {
 	case B_NEW:
 		b->budget = mp->budget_fn ? mp->budget_fn(mp->budget_ctx, b->tgid) : 0;
@@ -240,9 +254,9 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 			break;
 		mpi_probes_windowed(mp, b->tgid, 0);
 		if (b->after_window) {
-			counters(mp, b->tgid, &traps, &calls);
+			counters_ns(mp, b->tgid, &traps, &calls, &ns);
 			window_add(&b->w, cost, b, b->close_at, b->traps_close, b->others_close,
-				   (double)(calls - b->calls_open));
+				   (double)(calls - b->calls_open), (double)(ns - b->ns_open));
 			pr_debug("MPI budget: process %d: window of %.1f ms, %llu calls, %llu traps "
 				 "(+%llu draining), attach %.2f ms",
 				 (int)b->tgid, (double)(b->close_at - b->open_ns) / 1e6,
@@ -269,7 +283,7 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 			break;
 		}
 		b->open_ns = t1;
-		counters(mp, b->tgid, &b->traps_open, &b->calls_open);
+		counters_ns(mp, b->tgid, &b->traps_open, &b->calls_open, &b->ns_open);
 		b->others_open = others_traps(mp, b->tgid);
 		gate_set(mp, b->tgid, t1, ~0ull);
 		b->close_at = t1 + (uint64_t)(b->duty * (double)b->period_ns);
@@ -278,7 +292,6 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 		b->state = B_OPEN;
 		break;
 	case B_EXACT:
-	case B_ENDED:
 		break;
 	}
 }
@@ -300,6 +313,8 @@ long long mpi_probes_next_ms(const struct mpi_probes *mp)
 	for (i = 0; i < mp->n_budget; i++) {
 		const struct mpi_budget_proc *b = &mp->budget[i];
 
+		if (b->ended)
+			continue;
 		switch (b->state) {
 		case B_NEW: t = 1; break;
 		case B_MEASURING: t = b->t0 + MPI_BUDGET_MEASURE_NS; break;
@@ -317,11 +332,11 @@ long long mpi_probes_next_ms(const struct mpi_probes *mp)
 void mpi_budget_process_end(struct mpi_probes *mp, pid_t tgid)
 {
 	struct mpi_budget_proc *b = budget_find(mp, tgid);
-	uint64_t now = now_ns(), calls;
+	uint64_t now = now_ns(), calls, ns;
 
-	if (!b || b->state == B_ENDED)
+	if (!b || b->ended)
 		return;
-	counters(mp, tgid, &b->end_traps, &calls);
+	counters_ns(mp, tgid, &b->end_traps, &calls, &ns);
 	if (b->state == B_OPEN || (b->state == B_DRAINING && b->after_window)) {
 		if (b->state == B_OPEN) {
 			b->close_at = now;
@@ -329,10 +344,10 @@ void mpi_budget_process_end(struct mpi_probes *mp, pid_t tgid)
 			b->others_close = others_traps(mp, tgid);
 		}
 		window_add(&b->w, (double)mpi_probes_cost_ns(mp), b, b->close_at, b->traps_close,
-			   b->others_close, (double)(calls - b->calls_open));
+			   b->others_close, (double)(calls - b->calls_open), (double)(ns - b->ns_open));
 	}
 	b->end_ns = now;
-	b->state = B_ENDED;
+	b->ended = 1;
 }
 
 /* the windows of b so far; one still open counts up to now */
@@ -340,19 +355,19 @@ static void windows_now(struct mpi_probes *mp, const struct mpi_budget_proc *b, 
 			struct mpi_windows *w)
 {
 	double cost = (double)mpi_probes_cost_ns(mp);
-	uint64_t now = now_ns(), traps, calls, end;
+	uint64_t now = now_ns(), traps, calls, ns, end;
 
 	*w = b->w;
-	counters(mp, b->tgid, &traps, &calls);
-	if (b->state == B_OPEN || (b->state == B_DRAINING && b->after_window)) {
+	counters_ns(mp, b->tgid, &traps, &calls, &ns);
+	if (!b->ended && (b->state == B_OPEN || (b->state == B_DRAINING && b->after_window))) {
 		int open = b->state == B_OPEN;
 
 		window_add(w, cost, b, open ? now : b->close_at, open ? traps : b->traps_close,
 			   open ? others_traps(mp, b->tgid) : b->others_close,
-			   (double)(calls - b->calls_open));
+			   (double)(calls - b->calls_open), (double)(ns - b->ns_open));
 	}
-	end = b->state == B_ENDED ? b->end_ns : now;
-	if (b->state == B_ENDED)
+	end = b->ended ? b->end_ns : now;
+	if (b->ended)
 		traps = b->end_traps;
 	if (end_ns && end_ns < end && end_ns > b->switch_ns)
 		end = end_ns;

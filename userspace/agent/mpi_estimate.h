@@ -27,6 +27,7 @@ struct mpi_windows {
 	double w_own;		/* Σ their length minus the rank's own traps, ns */
 	double w_all;		/* Σ their length minus every probed rank's traps, ns */
 	double nn, nw, ww;	/* Σ n_i², n_i w_i, w_i² (own lengths): the spread */
+	double t, tt, tw;	/* Σ t_i, t_i², t_i w_i: the ns inside the calls counted */
 	double phase_ns;	/* the rank's wall time since every-call probing stopped */
 	double phase_traps_ns;	/* what its own traps cost it since then */
 	double others_ns;	/* Σ what other ranks' traps cost inside its windows */
@@ -36,6 +37,7 @@ struct mpi_scale {
 	double g;	 /* a windowed total times g estimates the phase's total */
 	double coverage; /* share of the rank's own time the windows covered (1 / g) */
 	double rel_rate; /* relative standard error of the rank's call rate */
+	double rel_time; /* the same of its rate of MPI time */
 	double rel_sys;	 /* relative systematic error (who waited on whose traps) */
 };
 
@@ -49,5 +51,8 @@ int mpi_estimate_scale(const struct mpi_windows *w, struct mpi_scale *s);
  * may still have had calls, about g of them. */
 void mpi_estimate_total(const struct mpi_scale *s, double exact, double windowed,
 			double windowed_calls, double unit, double *est, double *err);
+/* the same for a total of ns: the spread of the time rate */
+void mpi_estimate_time(const struct mpi_scale *s, double exact, double windowed,
+		       double windowed_calls, double unit, double *est, double *err);
 
 #endif

@@ -219,7 +219,7 @@ static void site_estimate(const struct site_total *s, const struct mpi_probing *
 			   (double)s->win_calls, 1, &est, &err);
 	site->calls = (uint64_t)llround(est);
 	site->calls_error = err;
-	mpi_estimate_total(&pr->scale, (double)(s->total_ns - s->win_total_ns),
+	mpi_estimate_time(&pr->scale, (double)(s->total_ns - s->win_total_ns),
 			   (double)s->win_total_ns, (double)s->win_calls,
 			   s->calls ? (double)s->total_ns / (double)s->calls : 0, &est, &err);
 	site->total_ns = (uint64_t)llround(est);
