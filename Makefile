@@ -267,6 +267,10 @@ $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 	@mkdir -p $(@D)
 	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
 
+$(BUILD)/bench/mpi_latency.%: tests/bench/mpi_latency.c
+	@mkdir -p $(@D)
+	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
+
 
 $(BUILD)/workloads/mpi/pattern.%: tests/workloads/mpi/pattern.c
 	@mkdir -p $(@D)
@@ -315,12 +319,13 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
-BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group component-loop report-pivot)
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich mpi_latency.openmpi mpi_latency.mpich llvm-load sample-group component-loop report-pivot)
 
 bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
 	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
+	tests/bench/mpi_latency.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
 	tests/bench/unwind.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	$(BUILD)/bench/sample-group 3 3

@@ -214,7 +214,8 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 		counters(mp, b->tgid, &b->traps0, NULL);
 		break;
 	case B_MEASURING:
-		if (now < b->t0 + MPI_BUDGET_MEASURE_NS)
+		if (now < b->t0 + (isnan(b->max_share) ? MPI_BUDGET_FIRST_MEASURE_NS
+						       : MPI_BUDGET_MEASURE_NS))
 			break;
 		counters(mp, b->tgid, &traps, NULL);
 		share = cost * (double)(traps - b->traps0) / (double)(now - b->t0);
@@ -317,7 +318,10 @@ long long mpi_probes_next_ms(const struct mpi_probes *mp)
 			continue;
 		switch (b->state) {
 		case B_NEW: t = 1; break;
-		case B_MEASURING: t = b->t0 + MPI_BUDGET_MEASURE_NS; break;
+		case B_MEASURING:
+			t = b->t0 + (isnan(b->max_share) ? MPI_BUDGET_FIRST_MEASURE_NS
+							 : MPI_BUDGET_MEASURE_NS);
+			break;
 		case B_OPEN: t = b->close_at; break;
 		case B_DRAINING: t = now_ns() + 1000000; break; /* asked again each ms */
 		case B_CLOSED: t = b->next_open; break;

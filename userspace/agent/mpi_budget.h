@@ -6,8 +6,8 @@
  * program does: only detaching the probes saves it. MPI_Init,
  * MPI_Init_thread and MPI_Finalize stay attached; the other functions'
  * probes of a process are its "windowed" ones. Every process starts with
- * every call probed, its trap cost measured over MPI_BUDGET_MEASURE_NS
- * intervals (calls that trapped × the cost of one probed call /
+ * every call probed, its trap cost measured over MPI_BUDGET_FIRST_MEASURE_NS, then
+ * MPI_BUDGET_MEASURE_NS intervals (calls that trapped × the cost of one probed call /
  * elapsed). While the share stays within the budget every call stays
  * probed: its totals are measured. Once an interval exceeds it, the
  * windowed probes are detached and re-attached for sampled windows: a
@@ -33,6 +33,8 @@
 #include "userspace/agent/mpi_estimate.h"
 
 #define MPI_BUDGET_DEFAULT 0.02
+#define MPI_BUDGET_FIRST_MEASURE_NS 20000000ull /* the first interval: a latency-bound
+							 * rank is seen over budget within it */
 #define MPI_BUDGET_MEASURE_NS 250000000ull
 #define MPI_BUDGET_PERIOD_NS 500000000ull
 #define MPI_BUDGET_MAX_PERIOD_NS 10000000000ull
