@@ -37,6 +37,7 @@ struct mpi_budget_proc {
 	double duty;
 	struct mpi_windows w;
 	int ended;		    /* exited: its windows are over */
+	uint64_t finalized;	    /* MPI_Finalize entered then: no more windows */
 	uint64_t end_ns, end_traps; /* when, and its traps then */
 };
 
@@ -126,6 +127,23 @@ static void counters(struct mpi_probes *mp, pid_t tgid, uint64_t *traps, uint64_
 	counters_ns(mp, tgid, traps, windowed, NULL);
 }
 
+/* when MPI_Finalize of tgid was entered, 0 not yet: no windowed call
+ * comes after it, a window ends there */
+static uint64_t mpi_finalized(struct mpi_probes *mp, pid_t tgid)
+{
+	struct mpi_process p;
+
+	return mpi_probes_process(mp, tgid, &p) ? 0 : p.finalize_start_ns;
+}
+
+/* 1 once MPI_Init (or MPI_Init_thread) of tgid returned */
+static int mpi_initialized(struct mpi_probes *mp, pid_t tgid)
+{
+	struct mpi_process p;
+
+	return !mpi_probes_process(mp, tgid, &p) && p.init_end_ns;
+}
+
 /* the traps of every other budgeted process */
 static uint64_t others_traps(struct mpi_probes *mp, pid_t tgid)
 {
@@ -195,7 +213,7 @@ static void duty_update(struct mpi_budget_proc *b, double cost, uint64_t len)
 static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64_t now)
 {
 	double cost = (double)mpi_probes_cost_ns(mp), share;
-	uint64_t traps, calls, ns, t1;
+	uint64_t traps, calls, ns, t1, fin;
 	int err;
 
 	if (b->ended)
@@ -218,6 +236,13 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 						       : MPI_BUDGET_MEASURE_NS))
 			break;
 		counters(mp, b->tgid, &traps, NULL);
+		if (!mpi_initialized(mp, b->tgid)) {
+			/* MPI_Init's own traps (the calls it makes inside) say
+			 * nothing of the application's rate: measured from its end */
+			b->t0 = now;
+			b->traps0 = traps;
+			break;
+		}
 		share = cost * (double)(traps - b->traps0) / (double)(now - b->t0);
 		if (isnan(b->max_share) || share > b->max_share)
 			b->max_share = share;
@@ -240,14 +265,17 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 			(int)b->tgid, 100 * share, 100 * b->budget);
 		break;
 	case B_OPEN:
-		if (now < b->close_at)
+		fin = mpi_finalized(mp, b->tgid);
+		if (now < b->close_at && !fin)
 			break;
 		gate_set(mp, b->tgid, b->open_ns, now);
+		b->finalized = fin;
 		counters(mp, b->tgid, &b->traps_close, NULL);
 		b->others_close = others_traps(mp, b->tgid);
 		b->after_window = 1;
 		b->drain_until = now + MPI_BUDGET_DRAIN_NS;
-		b->close_at = now; /* the window's end, for window_add */
+		/* the window's end, for window_add */
+		b->close_at = fin && fin > b->open_ns && fin < now ? fin : now;
 		b->state = B_DRAINING;
 		break;
 	case B_DRAINING:
@@ -274,7 +302,10 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 		b->state = B_CLOSED;
 		break;
 	case B_CLOSED:
-		if (now < b->next_open)
+		if (now < b->next_open || b->finalized)
+			break;
+		b->finalized = mpi_finalized(mp, b->tgid);
+		if (b->finalized)
 			break;
 		err = mpi_probes_windowed(mp, b->tgid, 1);
 		t1 = now_ns();
@@ -343,7 +374,9 @@ void mpi_budget_process_end(struct mpi_probes *mp, pid_t tgid)
 	counters_ns(mp, tgid, &b->end_traps, &calls, &ns);
 	if (b->state == B_OPEN || (b->state == B_DRAINING && b->after_window)) {
 		if (b->state == B_OPEN) {
-			b->close_at = now;
+			uint64_t fin = mpi_finalized(mp, tgid);
+
+			b->close_at = fin && fin > b->open_ns && fin < now ? fin : now;
 			b->traps_close = b->end_traps;
 			b->others_close = others_traps(mp, tgid);
 		}

@@ -6,7 +6,9 @@
  * program does: only detaching the probes saves it. MPI_Init,
  * MPI_Init_thread and MPI_Finalize stay attached; the other functions'
  * probes of a process are its "windowed" ones. Every process starts with
- * every call probed, its trap cost measured over MPI_BUDGET_FIRST_MEASURE_NS, then
+ * every call probed, its trap cost measured from the end of its MPI_Init (the
+ * calls MPI_Init makes inside trap too, and say nothing of the
+ * application's rate) over MPI_BUDGET_FIRST_MEASURE_NS, then
  * MPI_BUDGET_MEASURE_NS intervals (calls that trapped × the cost of one probed call /
  * elapsed). While the share stays within the budget every call stays
  * probed: its totals are measured. Once an interval exceeds it, the
