@@ -90,7 +90,8 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS
 # MPI workloads, one build per MPI family (never sanitized)
 MPI_W := -O2 -g -fno-omit-frame-pointer
 MPI_WORKLOADS := $(foreach f,openmpi mpich,$(BUILD)/workloads/mpi/pattern.$(f) $(BUILD)/workloads/mpi/pattern_f.$(f) \
-	$(BUILD)/workloads/mpi/sites_f.$(f) $(BUILD)/workloads/mpi/busy_send.$(f) $(BUILD)/workloads/mpi/mpi_loop.$(f))
+	$(BUILD)/workloads/mpi/sites_f.$(f) $(BUILD)/workloads/mpi/busy_send.$(f) $(BUILD)/workloads/mpi/mpi_loop.$(f) \
+	$(BUILD)/workloads/mpi/budget.$(f))
 
 .SECONDARY:
 
@@ -270,6 +271,10 @@ $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 	@mkdir -p $(@D)
 	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
 
+$(BUILD)/bench/mpi_latency.%: tests/bench/mpi_latency.c
+	@mkdir -p $(@D)
+	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
+
 
 # a C MPI workload, built per family
 define mpi_c
@@ -290,6 +295,9 @@ define mpi_fortran
 endef
 
 $(BUILD)/workloads/mpi/mpi_loop.%: tests/workloads/mpi/mpi_loop.c
+	$(mpi_c)
+
+$(BUILD)/workloads/mpi/budget.%: tests/workloads/mpi/budget.c
 	$(mpi_c)
 
 $(BUILD)/workloads/mpi/pattern_f.%: tests/workloads/mpi/pattern_f.f90
@@ -335,12 +343,13 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
-BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group component-loop report-pivot)
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich mpi_latency.openmpi mpi_latency.mpich llvm-load sample-group component-loop report-pivot)
 
 bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
 	tests/bench/overhead.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
+	tests/bench/mpi_latency.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
 	tests/bench/unwind.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	$(BUILD)/bench/sample-group 3 3

@@ -62,8 +62,9 @@ int BPF_KPROBE(mpi_entry)
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct mpi_call_state fresh;
+	const struct mpi_gate *gate;
 	struct mpi_process *proc;
-	__u64 count_arg, type_arg, peer_arg;
+	__u64 count_arg, type_arg, peer_arg, now;
 
 	if (!target_lookup(tgid) && tgid != mpi_calibration_tgid)
 		return 0;
@@ -74,13 +75,16 @@ int BPF_KPROBE(mpi_entry)
 	count_arg = mpi_arg(ctx, MPI_COOKIE_COUNT_ARG(cookie));
 	type_arg = mpi_arg(ctx, MPI_COOKIE_TYPE_ARG(cookie));
 	peer_arg = mpi_arg(ctx, MPI_COOKIE_PEER_ARG(cookie));
-	if (mpi_call_nested(tid, tgid, cookie, count_arg, type_arg, peer_arg))
+	gate = mpi_gate_of(tgid);
+	now = bpf_ktime_get_ns();
+	if (mpi_call_nested(tid, tgid, gate, now, cookie, count_arg, type_arg, peer_arg))
 		return 0;
 	mpi_call_state_init(&fresh, tgid, cookie, count_arg, type_arg, peer_arg);
 	fresh.call_site = mpi_return_address(ctx);
 	if (fresh.function == MPI_FN_FINALIZE && proc && !proc->finalize_start_ns)
 		proc->finalize_start_ns = bpf_ktime_get_ns();
 	fresh.start_ns = bpf_ktime_get_ns();
+	fresh.gated = mpi_gate_class(gate, fresh.function, now);
 	if (mpi_call_begin(tid, &fresh))
 		__sync_fetch_and_add(&mpi_counters[MPI_DROP_THREADS], 1);
 	return 0;
@@ -131,7 +135,7 @@ int BPF_KRETPROBE(mpi_return)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct mpi_call_state done;
 
-	if (!mpi_call_end(tid, tgid, &done))
+	if (!mpi_call_end(tid, tgid, &done) || done.gated == MPI_UNCOUNTED)
 		return 0;
 	__sync_fetch_and_add(&mpi_counters[MPI_CALLS_SEEN], 1);
 	if (mpi_call_account(tgid, &done, now))

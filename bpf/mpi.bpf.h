@@ -51,6 +51,54 @@ static __always_inline void mpi_call_state_args(struct mpi_call_state *st, __u64
 	st->peer = MPI_COOKIE_PEER_ARG(cookie) ? (__s32)peer_arg : -1;
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGET_PROCESSES);
+	__type(key, __u32); /* tgid */
+	__type(value, struct mpi_gate);
+} mpi_gates SEC(".maps");
+
+/* the gate of process tgid, NULL when every call of it is probed */
+static __always_inline const struct mpi_gate *mpi_gate_of(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&mpi_gates, &tgid);
+}
+
+/* MPI_Init, MPI_Init_thread and MPI_Finalize: probed on every call, never
+ * in windows (one call each in a process' life) */
+static __always_inline int mpi_lifetime_function(__u32 function)
+{
+	return function == MPI_FN_INIT || function == MPI_FN_INIT_THREAD ||
+	       function == MPI_FN_FINALIZE;
+}
+
+/* enum mpi_gated of a call of function entered at now_ns under gate g */
+static __always_inline __u32 mpi_gate_class(const struct mpi_gate *g, __u32 function,
+					    __u64 now_ns)
+{
+	if (!g || mpi_lifetime_function(function))
+		return MPI_COUNTED;
+	return now_ns >= g->open_ns && now_ns < g->close_ns ? MPI_WINDOWED : MPI_UNCOUNTED;
+}
+
+/* Whether the state st of a thread, found in flight at an entry of
+ * function at now_ns, is stale: the probes were detached while the call
+ * ran, its return was never seen, and it must be replaced rather than make
+ * every later call of the thread nested. Under gate g: a call entered
+ * before the current window opened (its window's probes were detached
+ * since); at MPI_Finalize (never called inside another MPI call), one
+ * entered before the last window closed. No gate: never detached. */
+static __always_inline int mpi_call_stale(const struct mpi_call_state *st,
+					  const struct mpi_gate *g, __u32 function, __u64 now_ns)
+{
+	if (!g)
+		return 0;
+	if (st->start_ns < g->open_ns)
+		return 1;
+	return mpi_lifetime_function(function) && g->close_ns <= now_ns &&
+	       st->start_ns < g->close_ns;
+}
+
 /* The state of an outermost call of process tgid to the function the
  * attach cookie names, its arguments as mpi_call_state_args reads them;
  * a Fortran binding's (MPI_COOKIE_FORTRAN) are left for its nested C
@@ -86,20 +134,22 @@ static __always_inline __u64 mpi_return_address(struct pt_regs *regs)
 	return ra;
 }
 
-/* An MPI entry of thread tid of tgid inside a call of that thread already
+/* An MPI entry of thread tid of tgid (at now_ns, under gate g, its attach
+ * cookie and raw argument registers) inside a call of that thread already
  * in flight: counted as nested (1), not as a call. 0: it is an outermost
- * call (a tid reused by another process does not inherit a depth). The
- * first nested C call (not MPI_COOKIE_FORTRAN) of the function of an
- * outermost Fortran binding gives that call its arguments, read as
- * mpi_call_state_init reads them (the binding's own C call: Open MPI's
- * mpi_send_ calls PMPI_Send, MPICH's MPI_Send; its f08 bindings reach them
- * through the mpif.h ones or directly). */
-static __always_inline int mpi_call_nested(__u32 tid, __u32 tgid, __u64 cookie, __u64 count_arg,
+ * call (a tid reused by another process does not inherit a depth, a stale
+ * state is replaced). The first nested C call (not MPI_COOKIE_FORTRAN) of
+ * the function of an outermost Fortran binding gives that call its
+ * arguments, read as mpi_call_state_init reads them (the binding's own C
+ * call: Open MPI's mpi_send_ calls PMPI_Send, MPICH's MPI_Send; its f08
+ * bindings reach them through the mpif.h ones or directly). */
+static __always_inline int mpi_call_nested(__u32 tid, __u32 tgid, const struct mpi_gate *g,
+					   __u64 now_ns, __u64 cookie, __u64 count_arg,
 					   __u64 type_arg, __u64 peer_arg)
 {
 	struct mpi_call_state *st = bpf_map_lookup_elem(&mpi_calls, &tid);
 
-	if (st && st->depth > 0 && st->tgid == tgid) {
+	if (st && st->depth > 0 && st->tgid == tgid && !mpi_call_stale(st, g, MPI_COOKIE_FN(cookie), now_ns)) {
 		st->depth++;
 		if (st->args_pending && !MPI_COOKIE_FORTRAN(cookie) &&
 		    MPI_COOKIE_FN(cookie) == st->function) {
@@ -134,10 +184,11 @@ static __always_inline int mpi_call_end(__u32 tid, __u32 tgid, struct mpi_call_s
 	return 1;
 }
 
-/* One call of duration_ns and count elements at site key. 0, or -errno
- * when the map refused a new site (the caller counts MPI_DROP_SITES). */
+/* One call of duration_ns and count elements at site key (windowed: it
+ * was counted inside a sampled window). 0, or -errno when the map refused
+ * a new site (the caller counts MPI_DROP_SITES). */
 static __always_inline int mpi_site_add(const struct mpi_site_key *key, __u64 duration_ns,
-					__u64 count)
+					__u64 count, int windowed)
 {
 	struct mpi_site_value *v, zero = {};
 	long err;
@@ -155,6 +206,11 @@ static __always_inline int mpi_site_add(const struct mpi_site_key *key, __u64 du
 	__sync_fetch_and_add(&v->calls, 1);
 	__sync_fetch_and_add(&v->total_ns, duration_ns);
 	__sync_fetch_and_add(&v->count_sum, count);
+	if (windowed) {
+		__sync_fetch_and_add(&v->win_calls, 1);
+		__sync_fetch_and_add(&v->win_total_ns, duration_ns);
+		__sync_fetch_and_add(&v->win_count_sum, count);
+	}
 	/* min/max: threads of one process rarely share a call site at the
 	 * same instant; a lost race costs an extreme, not a count */
 	if (duration_ns < v->min_ns)
@@ -178,23 +234,34 @@ static __always_inline struct mpi_process *mpi_process_of(__u32 tgid)
 }
 
 /* The outermost call done of process tgid ended at now_ns: its site's
- * totals, and when MPI_Init returned. 0 or what mpi_site_add said. */
+ * totals (none when it was MPI_UNCOUNTED), and when MPI_Init returned. 0
+ * or what mpi_site_add said. */
 static __always_inline int mpi_call_account(__u32 tgid, const struct mpi_call_state *done,
 					    __u64 now_ns)
 {
 	struct mpi_site_key key = {};
 	struct mpi_process *proc;
 
+	if (done->gated == MPI_UNCOUNTED)
+		return 0;
 	if (done->function == MPI_FN_INIT || done->function == MPI_FN_INIT_THREAD) {
 		proc = mpi_process_of(tgid);
 		if (proc && !proc->init_end_ns)
 			proc->init_end_ns = now_ns;
 	}
+	if (done->gated == MPI_WINDOWED) {
+		proc = mpi_process_of(tgid);
+		if (proc) {
+			__sync_fetch_and_add(&proc->windowed_calls, 1);
+			__sync_fetch_and_add(&proc->windowed_ns, now_ns - done->start_ns);
+		}
+	}
 	key.tgid = tgid;
 	key.function = done->function;
 	key.call_site = done->call_site;
 	key.datatype = done->datatype;
-	return mpi_site_add(&key, now_ns - done->start_ns, done->count);
+	return mpi_site_add(&key, now_ns - done->start_ns, done->count,
+			    done->gated == MPI_WINDOWED);
 }
 
 #endif

@@ -87,6 +87,11 @@ struct mpi_site_value {
 	__u64 min_ns;
 	__u64 max_ns;
 	__u64 count_sum; /* Σ count argument */
+	/* of those, the calls counted inside sampled windows (MPI_WINDOWED):
+	 * the rest were counted while every call was probed */
+	__u64 win_calls;
+	__u64 win_total_ns;
+	__u64 win_count_sum;
 };
 
 /* the call of one thread in flight (kernel-side, in mpi_calls by tid;
@@ -102,12 +107,38 @@ struct mpi_call_state {
 	__u32 tgid;  /* a tid reused by another process is a new thread */
 	__u32 args_pending; /* a Fortran binding's call: count, datatype and peer
 			     * not yet read from a nested C call */
+	__u32 gated; /* enum mpi_gated: how the call counts, decided at its entry */
+	__u32 pad;
+};
+
+/* How a call counts, by its process' gate at its entry (mpi_gate_class) */
+enum mpi_gated {
+	MPI_COUNTED = 0,   /* every call of the process is probed: measured */
+	MPI_WINDOWED = 1,  /* entered inside a sampled window: counted, weighed later */
+	MPI_UNCOUNTED = 2, /* entered outside every window (the probes were being
+			    * attached or detached): not counted */
+};
+
+/* A process probed in sampled windows (the Agent's cost budget,
+ * userspace/agent/mpi_budget.c) has a gate: the calls of its windowed
+ * functions (all but MPI_Init, MPI_Init_thread and MPI_Finalize) entered
+ * in [open_ns, close_ns) count as MPI_WINDOWED, those entered outside it as
+ * MPI_UNCOUNTED. The Agent writes it: {0, t} when it stops probing every
+ * call at t, {t, ~0} when a window opens at t, {t, t'} when it closes at
+ * t' (before the probes are detached: a window's bounds are exact even
+ * though attaching and detaching take time). No gate: every call counts.
+ * bpf_ktime_get_ns time (CLOCK_MONOTONIC). */
+struct mpi_gate {
+	__u64 open_ns;
+	__u64 close_ns;
 };
 
 struct mpi_process {
 	__u64 init_end_ns;       /* 0: not yet */
 	__u64 finalize_start_ns; /* 0: not yet */
 	__u64 probed_calls;      /* entries that trapped, nested ones included */
+	__u64 windowed_calls;    /* outermost calls counted as MPI_WINDOWED */
+	__u64 windowed_ns;       /* and their duration */
 };
 
 struct mpi_event {

@@ -145,8 +145,10 @@ int selftest_mpi(void *ctx)
 			args->ret = 0;
 			return 0;
 		}
-		if (mpi_call_nested(args->tid, args->tgid, args->cookie, args->count_arg,
-				    args->type_arg, args->peer_arg)) {
+		const struct mpi_gate *gate = mpi_gate_of(args->tgid);
+
+		if (mpi_call_nested(args->tid, args->tgid, gate, args->now_ns, args->cookie,
+				    args->count_arg, args->type_arg, args->peer_arg)) {
 			args->ret = 2;
 			return 0;
 		}
@@ -154,6 +156,7 @@ int selftest_mpi(void *ctx)
 				    args->peer_arg);
 		st.call_site = args->call_site;
 		st.start_ns = args->now_ns;
+		st.gated = mpi_gate_class(gate, st.function, args->now_ns);
 		args->state = st;
 		args->ret = mpi_call_begin(args->tid, &st) ?: 1;
 		return 0;

@@ -79,7 +79,7 @@ static int reset(void **state)
 	    skel ? skel->maps.targets : NULL,	       skel ? skel->maps.task_totals : NULL,
 	    skel ? skel->maps.selftest_samples : NULL, skel ? skel->maps.mpi_calls : NULL,
 	    skel ? skel->maps.mpi_sites : NULL,	       skel ? skel->maps.mpi_processes : NULL,
-	    skel ? skel->maps.task_threads : NULL};
+	    skel ? skel->maps.task_threads : NULL,     skel ? skel->maps.mpi_gates : NULL};
 	char key[64], next[64];
 	size_t i;
 
@@ -685,6 +685,74 @@ static void test_mpi_filter_reuse_and_layout(void **state)
 /* the call site by the architecture's convention, from registers laid
  * out as the kernel's pt_regs: x86-64 reads the return address the call
  * pushed at *sp (user memory: here, this test's), arm64 takes lr */
+static void set_gate(__u32 tgid, __u64 open_ns, __u64 close_ns)
+{
+	struct mpi_gate g = {.open_ns = open_ns, .close_ns = close_ns};
+
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.mpi_gates), &tgid, &g, BPF_ANY),
+			 0);
+}
+
+/* the cost budget's sampled windows: a call counts as windowed by its
+ * entry inside the gate, not at all outside it; Finalize always counts; a
+ * call whose return was lost to a detach is replaced, not nesting */
+static void test_mpi_gate(void **state)
+{
+	__u64 send = MPI_COOKIE(MPI_FN_SEND, 2, 3, 4), fin = MPI_COOKIE(MPI_FN_FINALIZE, 0, 0, 0);
+	struct mpi_site_key key = {
+	    .tgid = 1000, .function = MPI_FN_SEND, .call_site = 0x4011aa, .datatype = 0x4c00080b};
+	struct selftest_mpi_args a;
+	struct mpi_site_value v;
+	struct mpi_process proc;
+	__u32 tgid = 1000;
+
+	(void)state;
+	SKIP_UNLESS(!why_not, why_not);
+	add_target(1000, 1, 0);
+	/* every call probed: counted, not windowed */
+	assert_int_equal(mpi_op(SELFTEST_MPI_ENTRY, 1001, 1000, send, 100).state.gated, MPI_COUNTED);
+	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1001, 1000, 0, 200).ret, 1);
+	/* probing every call stops at 1000: a call entered after it is not counted */
+	set_gate(1000, 0, 1000);
+	a = mpi_op(SELFTEST_MPI_ENTRY, 1001, 1000, send, 1500);
+	assert_int_equal(a.state.gated, MPI_UNCOUNTED);
+	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1001, 1000, 0, 1600).ret, 1);
+	/* a window [2000, 3000): a call entered in it counts as windowed */
+	set_gate(1000, 2000, ~0ull);
+	assert_int_equal(mpi_op(SELFTEST_MPI_ENTRY, 1001, 1000, send, 2100).state.gated,
+			 MPI_WINDOWED);
+	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1001, 1000, 0, 2400).ret, 1);
+	/* entered in the window, its return lost to the detach */
+	assert_int_equal(mpi_op(SELFTEST_MPI_ENTRY, 1002, 1000, send, 2900).ret, 1);
+	set_gate(1000, 2000, 3000);
+	/* a call entered in the window still nests other calls until it closes */
+	assert_int_equal(mpi_op(SELFTEST_MPI_ENTRY, 1002, 1000, send, 2950).ret, 2);
+	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1002, 1000, 0, 2960).ret, 0);
+	/* Finalize after the window closed: the lost call is stale, Finalize counts */
+	a = mpi_op(SELFTEST_MPI_ENTRY, 1002, 1000, fin, 3500);
+	assert_int_equal(a.ret, 1);
+	assert_int_equal(a.state.gated, MPI_COUNTED);
+	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1002, 1000, 0, 3600).ret, 1);
+	/* the next window: a state from the last one is stale, replaced */
+	assert_int_equal(mpi_op(SELFTEST_MPI_ENTRY, 1003, 1000, send, 2990).ret, 1);
+	set_gate(1000, 4000, ~0ull);
+	a = mpi_op(SELFTEST_MPI_ENTRY, 1003, 1000, send, 4100);
+	assert_int_equal(a.ret, 1);
+	assert_int_equal(a.state.gated, MPI_WINDOWED);
+	assert_int_equal(mpi_op(SELFTEST_MPI_RETURN, 1003, 1000, 0, 4300).ret, 1);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.mpi_sites), &key, &v), 0);
+	/* 100-200 counted, 2100-2400 and 4100-4300 windowed; 1500 not */
+	assert_int_equal(v.calls, 3);
+	assert_int_equal(v.total_ns, 100 + 300 + 200);
+	assert_int_equal(v.win_calls, 2);
+	assert_int_equal(v.win_total_ns, 300 + 200);
+	assert_int_equal(v.win_count_sum, 32);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.mpi_processes), &tgid, &proc),
+			 0);
+	assert_int_equal(proc.windowed_calls, 2);
+	assert_int_equal(proc.windowed_ns, 300 + 200);
+}
+
 static void test_mpi_return_address(void **state)
 {
 	struct selftest_mpi_args a = {.op = SELFTEST_MPI_RETURN_ADDRESS, .ret = -99};
@@ -725,6 +793,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_mpi_outermost_call, reset),
 	    cmocka_unit_test_setup(test_mpi_fortran_binding, reset),
 	    cmocka_unit_test_setup(test_mpi_filter_reuse_and_layout, reset),
+	    cmocka_unit_test_setup(test_mpi_gate, reset),
 	    cmocka_unit_test_setup(test_mpi_return_address, reset),
 	};
 

@@ -20,6 +20,7 @@
 #include "userspace/agent/hardware_counters.h"
 #include "userspace/agent/kernel_symbols.h"
 #include "userspace/agent/modules.h"
+#include "userspace/agent/mpi_budget.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/sideband.h"
@@ -166,6 +167,14 @@ static void agent_on_new_module(struct module *m, void *ctx)
 					   "root on a kernel with BTF");
 }
 
+/* the cost budget of process tgid's MPI probes: its Target's */
+static double agent_mpi_budget(void *ctx, pid_t tgid)
+{
+	struct agent_target *t = agent_target_of_tgid(ctx, tgid);
+
+	return t ? t->mpi_budget : 0;
+}
+
 static void agent_start_mpi(struct agent *a)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -183,6 +192,7 @@ static void agent_start_mpi(struct agent *a)
 		return;
 	}
 	mpi_probes_set_events(a->mpi, 0, 0); /* from now on only the Targets turned on */
+	mpi_probes_set_budget_fn(a->mpi, agent_mpi_budget, a);
 	ev.data.fd = mpi_probes_events_fd(a->mpi);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 }

@@ -113,6 +113,9 @@ struct agent_target_opts {
 	uid_t uid;		/* owner; 0 = any (root Target) */
 	gid_t gid;
 	int mpi_events;		/* every MPI call as an Event */
+	/* the MPI probes' cost budget, a share of each rank's time (0 <
+	 * b < 1; 0: MPI_BUDGET_DEFAULT; NAN: every call, --mpi-exact) */
+	double mpi_budget;
 	const char *target_exe; /* the program behind any launcher (MPI probing); NULL */
 	/* Components (component_probes.h): patterns[0..n_components) and the
 	 * step function (NULL: none; the whole run is one Step); borrowed */

@@ -11,6 +11,7 @@
 
 #include "userspace/agent/agent.h"
 #include "userspace/agent/agent_internal.h"
+#include "userspace/agent/mpi_budget.h"
 #include "userspace/agent/publish_queue.h"
 #include "userspace/agent/sampler.h"
 #include "userspace/agent/spool.h"
@@ -290,6 +291,8 @@ int agent_dispatch(struct agent *a)
 	err = agent_process_events(a);
 	if (err == -ENOMEM)
 		return err;
+	if (a->mpi)
+		mpi_probes_tick(a->mpi);
 	err = agent_drain_due(a, clock_monotonic_ms());
 	for (round = 0; !err && round < AGENT_DISPATCH_ROUNDS; round++) {
 		n = agent_read_all(a);
@@ -360,6 +363,8 @@ int agent_timeout_ms(const struct agent *a)
 	for (t = a->targets; t; t = t->next)
 		timer_min(&next, agent_target_timer(t));
 	timer_min(&next, agent_requests_timer(a));
+	if (a->mpi)
+		timer_min(&next, mpi_probes_next_ms(a->mpi));
 	if (next < 0)
 		return -1;
 	return next <= now ? 0 : (int)(next - now > 60000 ? 60000 : next - now);

@@ -94,6 +94,7 @@ struct agent_target {
 	uid_t uid;
 	gid_t gid;
 	int mpi_events;
+	double mpi_budget; /* agent_target_opts.mpi_budget */
 	int components; /* registered with the Component probes */
 	char token[AGENT_TOKEN_LEN + 1]; /* "" none */
 	size_t conn;			 /* its Aggregator: a->conns[conn] */

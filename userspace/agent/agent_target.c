@@ -125,6 +125,7 @@ struct agent_target *agent_target_new(struct agent *a, const struct agent_target
 	t->uid = o->uid;
 	t->gid = o->gid;
 	t->mpi_events = o->mpi_events;
+	t->mpi_budget = o->mpi_budget;
 	t->job_id = o->job_id;
 	t->closed = o->closed;
 	t->closed_ctx = o->closed_ctx;

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "userspace/agent/map_walk.h"
+#include "userspace/agent/mpi_budget.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_probes_internal.h"
@@ -183,6 +184,7 @@ void mpi_probes__free(struct mpi_probes *mp)
 		return;
 	mpi_probes_release_all(mp);
 	free(mp->libraries);
+	free(mp->budget);
 	ring_buffer__free(mp->events);
 	mpi_bpf__destroy(mp->skel);
 	free(mp);
@@ -275,7 +277,9 @@ static int locate_symbol(const struct elf_symbol *sym, void *ctx)
 	for (i = 0; i < lc->n; i++)
 		if (lc->vaddrs[i] == sym->start)
 			return 0;
-	pts = fn == MPI_FN_INIT || fn == MPI_FN_INIT_THREAD ? &lib->once : &lib->each;
+	pts = fn == MPI_FN_INIT || fn == MPI_FN_INIT_THREAD ? &lib->once
+	      : fn == MPI_FN_FINALIZE			  ? &lib->life
+							  : &lib->each;
 	if (pts->n == MPI_PROBE_POINTS || lc->n == sizeof(lc->vaddrs) / sizeof(lc->vaddrs[0]))
 		return 0; /* more spellings at distinct addresses than any library has */
 	lc->err = elf_file__vaddr_to_offset(lib->module->elf, sym->start, &pts->offsets[pts->n]);
@@ -346,7 +350,8 @@ int mpi_probes_consider(struct mpi_probes *mp, const struct module *m, char *err
 	mp->n_libraries++;
 	pr_info("MPI %s '%s': MPI_Init probed in every process, %zu functions in each Target "
 		"process%s",
-		lib->kind & MPI_LIBRARY_C ? "library" : "Fortran bindings", m->path, lib->each.n,
+		lib->kind & MPI_LIBRARY_C ? "library" : "Fortran bindings", m->path,
+		lib->each.n + lib->life.n,
 		mp->multi ? " (uprobe_multi)" : "");
 	/* the processes probed already get this one too */
 	e = mpi_probes_attach_new_library(mp);
@@ -488,6 +493,7 @@ void mpi_probes_forget(struct mpi_probes *mp, pid_t tgid)
 	for_each_key(bpf_map__fd(mp->skel->maps.mpi_calls), &tkey, &tnext, sweep_call, &sw,
 		     sizeof(tkey));
 	bpf_map_delete_elem(bpf_map__fd(mp->skel->maps.mpi_processes), &pkey);
+	mpi_budget_forget(mp, tgid);
 }
 
 int mpi_probes_set_events(struct mpi_probes *mp, uint32_t target_id, int on)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <search.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -15,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "userspace/agent/modules.h"
+#include "userspace/agent/mpi_budget.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_probes_internal.h"
 #include "userspace/agent/uprobe_set.h"
@@ -126,6 +128,11 @@ void mpi_probes_release_async(struct mpi_releaser *r, struct uprobe_set *sets, s
 	pthread_t th;
 	int err = -1;
 
+	if (!n) {
+		free(sets);
+		free(job);
+		return;
+	}
 	if (job) {
 		*job = (struct release_job){r, sets, n};
 		pthread_mutex_lock(&r->mu);
@@ -182,28 +189,62 @@ static struct probed_process *process_find(struct mpi_probes *mp, pid_t tgid)
 	return node ? *(struct probed_process **)node : NULL;
 }
 
-/* the libraries p lacks, in order; a failure keeps what was attached */
-static int process_attach_missing(struct mpi_probes *mp, struct probed_process *p)
+/* the probes of `which` (offset of the points in struct probed_library)
+ * of the libraries *sets lacks, in order; a failure keeps what was
+ * attached */
+static int attach_missing(struct mpi_probes *mp, pid_t tgid, size_t which,
+			  struct uprobe_set **sets, size_t *n_sets)
 {
-	struct uprobe_set *sets;
+	struct uprobe_set *grown;
 	int err;
 
-	if (p->n_sets >= mp->n_libraries)
+	if (*n_sets >= mp->n_libraries)
 		return 0;
-	sets = realloc(p->sets, mp->n_libraries * sizeof(*sets));
-	if (!sets)
+	grown = realloc(*sets, mp->n_libraries * sizeof(*grown));
+	if (!grown)
 		return -ENOMEM;
-	p->sets = sets;
-	while (p->n_sets < mp->n_libraries) {
-		const struct probed_library *lib = &mp->libraries[p->n_sets];
+	*sets = grown;
+	while (*n_sets < mp->n_libraries) {
+		const struct probed_library *lib = &mp->libraries[*n_sets];
+		const struct probe_points *pts = (const void *)((const char *)lib + which);
 
-		err = attach_points(mp, lib->module->path, &lib->each, p->tgid, &sets[p->n_sets]);
+		err = attach_points(mp, lib->module->path, pts, tgid, &grown[*n_sets]);
 		if (err) {
-			uprobe_set_release(&sets[p->n_sets]);
+			uprobe_set_release(&grown[*n_sets]);
 			return err;
 		}
-		p->n_sets++;
+		(*n_sets)++;
 	}
+	return 0;
+}
+
+/* the libraries p lacks: MPI_Finalize always, the others while windowed */
+static int process_attach_missing(struct mpi_probes *mp, struct probed_process *p)
+{
+	int err = attach_missing(mp, p->tgid, offsetof(struct probed_library, life), &p->sets,
+				 &p->n_sets);
+
+	if (!err && p->windowed)
+		err = attach_missing(mp, p->tgid, offsetof(struct probed_library, each), &p->wsets,
+				     &p->n_wsets);
+	return err;
+}
+
+int mpi_probes_windowed(struct mpi_probes *mp, pid_t tgid, int on)
+{
+	struct probed_process *p = process_find(mp, tgid);
+
+	if (!p)
+		return -ENOENT;
+	p->windowed = on;
+	if (on)
+		return process_attach_missing(mp, p);
+	if (p->n_wsets)
+		mpi_probes_release_async(mp->releaser, p->wsets, p->n_wsets);
+	else
+		free(p->wsets);
+	p->wsets = NULL;
+	p->n_wsets = 0;
 	return 0;
 }
 
@@ -214,8 +255,11 @@ static void process_drop(struct mpi_probes *mp, struct probed_process *p, int wa
 	if (wait) {
 		release_sets(p->sets, p->n_sets);
 		free(p->sets);
+		release_sets(p->wsets, p->n_wsets);
+		free(p->wsets);
 	} else {
 		mpi_probes_release_async(mp->releaser, p->sets, p->n_sets);
+		mpi_probes_release_async(mp->releaser, p->wsets, p->n_wsets);
 	}
 	free(p);
 }
@@ -233,11 +277,13 @@ int mpi_probes_process_exec(struct mpi_probes *mp, pid_t tgid)
 		if (!p)
 			return -ENOMEM;
 		p->tgid = tgid;
+		p->windowed = 1;
 		if (!tsearch(p, &mp->processes, process_cmp)) {
 			free(p);
 			return -ENOMEM;
 		}
 		mp->n_processes++;
+		mpi_budget_process_new(mp, tgid);
 	}
 	err = process_attach_missing(mp, p);
 	if (err == -ESRCH) { /* gone already: no exit report will ask */
@@ -255,6 +301,7 @@ int mpi_probes_process_exit(struct mpi_probes *mp, pid_t tgid)
 
 	if (!p)
 		return -ENOENT;
+	mpi_budget_process_end(mp, tgid);
 	process_drop(mp, p, 0);
 	return 0;
 }

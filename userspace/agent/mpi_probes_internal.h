@@ -39,21 +39,28 @@ enum {
  * MPI_Init_thread are probed for every process that maps the library
  * (`once`: called once in a process' life, they cost a process outside
  * every Target one trap, and no Target process' MPI_Init is missed
- * however late its own probes come); every other function per Target
- * process (`each`). */
+ * however late its own probes come); MPI_Finalize per Target process,
+ * always (`life`); every other function per Target process, detached and
+ * re-attached by the cost budget (`each`, mpi_budget.h). */
 struct probed_library {
 	const struct module *module; /* owned by the module table */
 	int kind;		     /* MPI_LIBRARY_* */
-	struct probe_points once, each;
+	struct probe_points once, life, each;
 	struct uprobe_set wide; /* the probes of `once`, pid filter none */
 };
 
-/* a process probed: sets[i] are the probes of libraries[i] */
+/* a process probed: sets[i] are the `life` probes of libraries[i],
+ * wsets[i] their `each` probes while windowed is 1 (n_wsets 0 otherwise) */
 struct probed_process {
 	pid_t tgid;
 	struct uprobe_set *sets;
 	size_t n_sets;
+	struct uprobe_set *wsets;
+	size_t n_wsets;
+	int windowed;
 };
+
+struct mpi_budget_proc;
 
 struct mpi_releaser;
 
@@ -71,6 +78,11 @@ struct mpi_probes {
 	uint64_t cost_ns; /* one probed call, calibrated at load; 0: not measured */
 	uint64_t cost_in_window_ns; /* the part of it inside the call's timed window */
 	char cost_why[160]; /* why not */
+	/* the cost budget (mpi_budget.c) */
+	double (*budget_fn)(void *ctx, pid_t tgid);
+	void *budget_ctx;
+	struct mpi_budget_proc *budget;
+	size_t n_budget;
 };
 
 /* mpi_probe_cost.c: cost_ns (0 and cost_why on failure). 0 or -errno. */
@@ -83,5 +95,8 @@ struct mpi_releaser *mpi_releaser__new(void);
 /* releases sets[0..n) (taken: freed) in a thread of r: never waits */
 void mpi_probes_release_async(struct mpi_releaser *r, struct uprobe_set *sets, size_t n);
 void mpi_probes_release_all(struct mpi_probes *mp);
+/* the windowed (`each`) probes of tgid attached (on) or released (never
+ * waits): 0, -ENOENT not probed, or what the kernel said */
+int mpi_probes_windowed(struct mpi_probes *mp, pid_t tgid, int on);
 
 #endif

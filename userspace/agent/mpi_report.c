@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "userspace/agent/batch.h"
+#include "userspace/agent/mpi_budget.h"
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_datatypes.h"
 #include "userspace/agent/mpi_probes.h"
@@ -54,6 +55,8 @@ struct site_total {
 	unsigned int function;
 	uint64_t call_site;
 	uint64_t calls, total_ns, min_ns, max_ns, bytes;
+	/* of those, counted in sampled windows (the cost budget) */
+	uint64_t win_calls, win_total_ns, win_bytes;
 	const char *bytes_reason;
 };
 
@@ -159,6 +162,8 @@ static int collect_site(const struct mpi_site_key *key, const struct mpi_site_va
 		return -ENOMEM;
 	s->calls += v->calls;
 	s->total_ns += v->total_ns;
+	s->win_calls += v->win_calls;
+	s->win_total_ns += v->win_total_ns;
 	if (v->min_ns < s->min_ns)
 		s->min_ns = v->min_ns;
 	if (v->max_ns > s->max_ns)
@@ -169,8 +174,10 @@ static int collect_site(const struct mpi_site_key *key, const struct mpi_site_va
 		size = mpi_datatype_bytes(cc->mp, cc->table, key->tgid, key->datatype, &reason);
 	if (reason && !s->bytes_reason)
 		s->bytes_reason = reason;
-	else if (!reason)
+	else if (!reason) {
 		s->bytes += v->count_sum * (uint64_t)size;
+		s->win_bytes += v->win_count_sum * (uint64_t)size;
+	}
 	return 0;
 }
 
@@ -192,10 +199,42 @@ int mpi_report_sites(struct mpi_probes *mp, struct module_table *table, struct b
 	return mpi_report_sites_of(mp, table, b, locus, exit_ns, NULL, ctx);
 }
 
+/* A site of a rank probed in sampled windows: its totals extrapolated
+ * (MPI_Init and MPI_Finalize are probed on every call: measured) */
+static void site_estimate(const struct site_total *s, const struct mpi_probing *pr,
+			  struct batch_mpi_site *site)
+{
+	double est, err;
+
+	if (!pr->sampled || s->function == MPI_FN_INIT || s->function == MPI_FN_INIT_THREAD ||
+	    s->function == MPI_FN_FINALIZE)
+		return;
+	site->estimate = pr->estimate;
+	if (!pr->scale_valid) {
+		site->calls_error = NAN;
+		site->total_ns_error = NAN;
+		return;
+	}
+	mpi_estimate_total(&pr->scale, (double)(s->calls - s->win_calls), (double)s->win_calls,
+			   (double)s->win_calls, 1, &est, &err);
+	site->calls = (uint64_t)llround(est);
+	site->calls_error = err;
+	mpi_estimate_time(&pr->scale, (double)(s->total_ns - s->win_total_ns),
+			   (double)s->win_total_ns, (double)s->win_calls,
+			   s->calls ? (double)s->total_ns / (double)s->calls : 0, &est, &err);
+	site->total_ns = (uint64_t)llround(est);
+	site->total_ns_error = err;
+	if (!s->bytes_reason) {
+		mpi_estimate_total(&pr->scale, (double)(s->bytes - s->win_bytes),
+				   (double)s->win_bytes, (double)s->win_calls, 0, &est, &err);
+		site->bytes = (uint64_t)llround(est);
+	}
+}
+
 /* One rank process: its lifetime and what the probes cost it. */
 static int report_process(struct mpi_probes *mp, struct batch_builder *b,
 			  const struct batch_locus *l, const struct mpi_process *proc,
-			  uint64_t last_seen_ns)
+			  const struct mpi_probing *pr, uint64_t last_seen_ns)
 {
 	struct batch_mpi_process bp = {
 		.init_end_ns = proc->init_end_ns,
@@ -210,6 +249,10 @@ static int report_process(struct mpi_probes *mp, struct batch_builder *b,
 		bp.probe_cost_ns = bp.probe_cost_in_window_ns = 0;
 	else
 		bp.probe_cost_reason = NULL;
+	if (pr) {
+		bp.probe_budget = pr->budget;
+		bp.probing = pr->probing;
+	}
 	return batch_builder_add_mpi_process(b, l, &bp);
 }
 
@@ -221,6 +264,8 @@ int mpi_report_sites_of(struct mpi_probes *mp, struct module_table *table,
 	struct collect_ctx cc = {.mp = mp, .table = table, .want = want, .ctx = ctx};
 	struct batch_locus l;
 	struct mpi_process proc;
+	struct mpi_probing pr;
+	int have_proc = 0, have_pr = 0;
 	size_t i;
 	int err;
 
@@ -230,7 +275,15 @@ int mpi_report_sites_of(struct mpi_probes *mp, struct module_table *table,
 		qsort(cc.sites, cc.n, sizeof(*cc.sites), site_cmp);
 	for (i = 0; i < cc.n && !err; i++) {
 		const struct site_total *s = &cc.sites[i];
-		struct batch_mpi_site site = {
+		int first = i == 0 || cc.sites[i - 1].tgid != s->tgid;
+		struct batch_mpi_site site;
+
+		if (first) {
+			have_proc = !mpi_probes_process(mp, s->tgid, &proc);
+			have_pr = !mpi_probes_probing(mp, s->tgid,
+						      have_proc ? proc.finalize_start_ns : 0, &pr);
+		}
+		site = (struct batch_mpi_site){
 			.function = mpi_function_info(s->function)->name,
 			.calls = s->calls,
 			.total_ns = s->total_ns,
@@ -240,17 +293,17 @@ int mpi_report_sites_of(struct mpi_probes *mp, struct module_table *table,
 			.bytes_reason = s->bytes_reason,
 			.sends = mpi_function_info(s->function)->sends,
 		};
+		if (have_pr)
+			site_estimate(s, &pr, &site);
 
 		/* the call site is a return address: step back into the call */
 		module_table_resolve(table, s->tgid, module_table_exec_seq(table, s->tgid),
 				     s->call_site - 1, &site.module, &site.offset);
 		locus(ctx, s->tgid, &l);
 		err = batch_builder_add_mpi_site(b, &l, &site);
-		if (err || (i > 0 && cc.sites[i - 1].tgid == s->tgid))
+		if (err || !first || !have_proc)
 			continue;
-		if (mpi_probes_process(mp, s->tgid, &proc))
-			continue;
-		err = report_process(mp, b, &l, &proc, exit_ns(ctx, s->tgid));
+		err = report_process(mp, b, &l, &proc, have_pr ? &pr : NULL, exit_ns(ctx, s->tgid));
 	}
 	free(cc.sites);
 	return err;

@@ -2,6 +2,7 @@
  * (the linger, then the end), run-interrupt, and the Runs whose client
  * went away. See node_service.h for the requests. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,11 @@ static int check_start(const json_t *req, char *err, size_t errlen)
 		snprintf(err, errlen, "run-start needs \"symbolizer\", a path or \"\"");
 	else if (exe && !json_is_null(exe) && !json_is_string(exe))
 		snprintf(err, errlen, "run-start: \"target_exe\" is a path or null");
+	else if (json_object_get(req, "mpi_budget") &&
+		 (!json_is_number(json_object_get(req, "mpi_budget")) ||
+		  !(json_number_value(json_object_get(req, "mpi_budget")) > 0) ||
+		  json_number_value(json_object_get(req, "mpi_budget")) >= 1))
+		snprintf(err, errlen, "run-start: \"mpi_budget\" is a share, more than 0 and less than 1");
 	else if (agent_components_of_json(req, NULL, NULL))
 		snprintf(err, errlen, "run-start: \"components\" is an array of at most %d "
 				      "non-empty strings, \"step\" a non-empty string",
@@ -279,7 +285,10 @@ int ns_run_start(struct node_service *ns, struct ns_client *c, json_t *req)
 {
 	struct agent_target_opts o = { .mpi_events = json_is_true(json_object_get(req, "mpi_events")),
 				       .target_exe = json_string_value(json_object_get(req, "target_exe")),
-				       .token = json_string_value(json_object_get(req, "token")) };
+				       .token = json_string_value(json_object_get(req, "token")),
+				       .mpi_budget = json_is_true(json_object_get(req, "mpi_exact"))
+							 ? NAN
+							 : json_number_value(json_object_get(req, "mpi_budget")) };
 	const char *patterns[AGENT_MAX_COMPONENTS];
 	char err[1024], run_id[33];
 	struct ns_run *r;

@@ -282,6 +282,15 @@ static int run_send_start(struct run *r, json_t **reply, char *err, size_t errle
 		json_decref(req);
 		req = NULL;
 	}
+	if (req && run_env.mpi_budget > 0 &&
+	    json_object_set_new(req, "mpi_budget", json_real(run_env.mpi_budget))) {
+		json_decref(req);
+		req = NULL;
+	}
+	if (req && run_env.mpi_exact && json_object_set_new(req, "mpi_exact", json_true())) {
+		json_decref(req);
+		req = NULL;
+	}
 	if (req && run_env.step && json_object_set_new(req, "step", json_string(run_env.step))) {
 		json_decref(req);
 		req = NULL;

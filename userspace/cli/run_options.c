@@ -47,6 +47,7 @@ static const char doc[] =
 	"  nunatak run --json -- ./app > out.json the app's output, then its result\n"
 	"  nunatak run -- mpirun -n 8 ./solver    hotspots and MPI time of every rank\n"
 	"  nunatak run -e -- srun -n 4 ./app      each MPI call as an Event as well\n"
+	"  nunatak run --mpi-exact -- mpirun -n 2 ./pingpong  every MPI call probed\n"
 	"  nunatak run --linger 30 -- ./start.sh  observe what it leaves running, 30 s\n"
 	"  nunatak run --source-map /build=$HOME/src -- ./app  sources built elsewhere\n"
 	"  nunatak run --no-source -- ./app       no line of code in the Run\n"
@@ -65,6 +66,8 @@ enum {
 	OPT_SOURCE_MAP,
 	OPT_COMPONENT,
 	OPT_STEP,
+	OPT_MPI_BUDGET,
+	OPT_MPI_EXACT,
 };
 
 static const struct argp_option options[] = {
@@ -86,6 +89,15 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "Print the result as one JSON object on stdout", 0 },
 	{ "strict", 's', NULL, 0, "Exit 121 when a Degradation occurred", 0 },
 	{ "mpi-events", 'e', NULL, 0, "Also record every MPI call as an Event (bounded)", 0 },
+	{ "mpi-budget", OPT_MPI_BUDGET, "PCT", 0,
+	  "The MPI probes may cost each rank at most PCT % of its time (default 2); a rank whose "
+	  "every call would cost more is probed in sampled windows, its call counts, bytes and "
+	  "MPI time then estimates with their error",
+	  0 },
+	{ "mpi-exact", OPT_MPI_EXACT, NULL, 0,
+	  "Probe every MPI call, whatever it costs (each ~10-20 us on a VM; the Run says what it "
+	  "cost)",
+	  0 },
 	{ "no-source", OPT_NO_SOURCE, NULL, 0,
 	  "Embed no line of source code in the Run (config [source] embed = false)", 0 },
 	{ "source-map", OPT_SOURCE_MAP, "OLD=NEW", 0,
@@ -179,6 +191,26 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'e':
 		run_env.mpi_events = 1;
+		break;
+	case OPT_MPI_BUDGET: {
+		double pct;
+
+		errno = 0;
+		pct = strtod(arg, &end);
+		if (!errno && end != arg && *end == '%')
+			end++;
+		if (errno || end == arg || *end || !isfinite(pct) || !(pct > 0) || pct >= 100)
+			argp_error(state, "invalid --mpi-budget '%s': a percentage, more than 0 and "
+					  "less than 100 (e.g. 2%%)", arg);
+		if (run_env.mpi_exact)
+			argp_error(state, "--mpi-budget and --mpi-exact: give one");
+		run_env.mpi_budget = pct / 100;
+		break;
+	}
+	case OPT_MPI_EXACT:
+		if (run_env.mpi_budget > 0)
+			argp_error(state, "--mpi-budget and --mpi-exact: give one");
+		run_env.mpi_exact = 1;
 		break;
 	case OPT_COMPONENT:
 		if (!arg[0])

@@ -18,6 +18,8 @@ struct run_env {
 	int strict;
 	int verbose;
 	int mpi_events;
+	double mpi_budget; /* --mpi-budget as a share; 0: the default (2 %) */
+	int mpi_exact;	   /* --mpi-exact: every MPI call probed */
 	int unwinder; /* enum sample_unwinder: --unwinder */
 	int no_source;					/* --no-source */
 	const char *source_map[RUN_MAX_SOURCE_MAP];	/* --source-map OLD=NEW, in order */

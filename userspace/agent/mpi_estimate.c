@@ -1,0 +1,74 @@
+/* mpi_estimate — see mpi_estimate.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "userspace/agent/mpi_estimate.h"
+
+/* the relative standard error of the ratio estimator r = Σx / Σw over k
+ * windows: Var ≈ Σ(x_i - r w_i)² / (k (k-1) w̄²); 0 when it cannot be
+ * told (fewer than 2 windows, nothing counted) */
+static double ratio_rel_error(uint64_t k, double x, double xx, double xw, double ww, double w)
+{
+	double r, var;
+
+	if (k < 2 || x <= 0 || w <= 0)
+		return 0;
+	r = x / w;
+	var = (xx - 2 * r * xw + r * r * ww) / (double)(k - 1);
+	if (var <= 0)
+		return 0;
+	return sqrt(var / (double)k) / (w / (double)k) / r;
+}
+
+int mpi_estimate_scale(const struct mpi_windows *w, struct mpi_scale *s)
+{
+	double own_phase = w->phase_ns - w->phase_traps_ns, g_own, g_all;
+
+	if (!w->k || w->w_own <= 0 || own_phase <= 0)
+		return -EAGAIN;
+	/* the windows cannot cover more than the phase */
+	g_own = own_phase / w->w_own;
+	if (g_own < 1)
+		g_own = 1;
+	g_all = w->w_all > 0 ? (own_phase - w->others_ns) / w->w_all : g_own;
+	if (g_all < g_own)
+		g_all = g_own;
+	s->g = (g_own + g_all) / 2;
+	s->coverage = 1 / s->g;
+	s->rel_sys = (g_all - g_own) / 2 / s->g;
+	/* Poisson: the floor */
+	s->rel_rate = ratio_rel_error(w->k, w->n, w->nn, w->nw, w->ww, w->w_own);
+	if (s->rel_rate < 1 / sqrt(w->n > 1 ? w->n : 1))
+		s->rel_rate = 1 / sqrt(w->n > 1 ? w->n : 1);
+	s->rel_time = ratio_rel_error(w->k, w->t, w->tt, w->tw, w->ww, w->w_own);
+	if (s->rel_time < s->rel_rate)
+		s->rel_time = s->rel_rate;
+	return 0;
+}
+
+static void estimate(const struct mpi_scale *s, double rel_rate, double exact, double windowed,
+		     double windowed_calls, double unit, double *est, double *err)
+{
+	double rel;
+
+	*est = exact + s->g * windowed;
+	if (windowed_calls < 1) {
+		*err = s->g * unit;
+		return;
+	}
+	rel = sqrt(rel_rate * rel_rate + s->rel_sys * s->rel_sys + 1 / windowed_calls);
+	*err = s->g * windowed * rel;
+}
+
+void mpi_estimate_total(const struct mpi_scale *s, double exact, double windowed,
+			double windowed_calls, double unit, double *est, double *err)
+{
+	estimate(s, s->rel_rate, exact, windowed, windowed_calls, unit, est, err);
+}
+
+void mpi_estimate_time(const struct mpi_scale *s, double exact, double windowed,
+		       double windowed_calls, double unit, double *est, double *err)
+{
+	estimate(s, s->rel_time, exact, windowed, windowed_calls, unit, est, err);
+}
