@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmocka.h>
 #include <bpf/bpf.h>
+#include <cmocka.h>
 #include <linux/bpf.h>
 
 #include "tests/unit/test_helpers.h"

@@ -1,9 +1,9 @@
 /* bpf_extents — see bpf_extents.h. */
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 
 #include "userspace/agent/bpf_extents.h"
 
