@@ -22,6 +22,7 @@ SAN ?=
 CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
+READELF ?= readelf
 PROTOC_C ?= protoc-c
 PREFIX ?= /usr/local
 
@@ -66,13 +67,15 @@ CLI_SRCS := $(wildcard userspace/cli/*.c)
 DAEMON_SRCS := $(wildcard userspace/daemon/*.c)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
+# the names of every program and sub-program of bpf/ (own_code.c)
+OWN_PROGRAMS := $(BUILD)/bpf/own_programs.h
 PROTO := userspace/wire/nunatak.proto
 PROTO_C := $(BUILD)/userspace/wire/nunatak.pb-c.c
 # pprof's profile.proto, as Debian ships it (golang-github-google-pprof-dev):
 # `nunatak export --format pprof` writes it (report/export_pprof.c)
 PPROF_PROTO_DIR ?= /usr/share/gocode/src/github.com/google/pprof/proto
 PPROF_PROTO_C := $(BUILD)/report/pprof/profile.pb-c.c
-GENERATED := $(SKELS) $(PROTO_C) $(PPROF_PROTO_C)
+GENERATED := $(SKELS) $(OWN_PROGRAMS) $(PROTO_C) $(PPROF_PROTO_C)
 
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/wire/nunatak.pb-c.o \
 	$(BUILD)/obj/report/pprof/profile.pb-c.o $(BUILD)/obj/report_app_assets.o
@@ -119,6 +122,16 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .bpf.o,,$(notdir $<))_bpf > $@.tmp && mv $@.tmp $@
+
+# every function symbol of the BPF objects, as the kernel names them in
+# kallsyms (a program by its function's name, a sub-program by its own)
+$(OWN_PROGRAMS): $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+	@for o in $^; do $(READELF) -sW $$o || exit 1; done > $@.syms
+	@{ printf '/* generated from the functions of the objects of bpf/ by the Makefile: never edit */\n'; \
+	printf '#define OWN_PROGRAM_NAMES'; \
+	awk '$$4 == "FUNC" { print $$8 }' $@.syms | LC_ALL=C sort -u | \
+		while read -r f; do printf ' "%s",' "$$f"; done; \
+	printf '\n'; } > $@.tmp && rm $@.syms && mv $@.tmp $@
 
 $(PROTO_C): $(PROTO)
 	@mkdir -p $(@D)

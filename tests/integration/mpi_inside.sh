@@ -1,46 +1,59 @@
 # Samples inside MPI and nunatak's own probes (issue 21, item 3), on real
-# Open MPI: rank 0 of tests/workloads/mpi/busy_send.c sends 256 KiB
-# messages that rank 1 receives only after computing, so rank 0 spins in
-# the shared-memory transport (vader, libopen-pal) inside MPI_Send; then
-# both ranks call MPI_Iprobe 20000 times, each call two probe traps.
-# Checked: the spinning samples are shown as MPI_Send time called from
-# send_blocks (summary --json and text) and add up to the time the
-# workload measured itself inside MPI_Send; the probe traps (found in the
-# pivot by their kernel frames, independently of nunatak's classifier)
-# are counted as nunatak's and are in no Hotspot of the application.
+# Open MPI and MPICH: rank 0 of tests/workloads/mpi/busy_send.c sends 256
+# KiB messages that rank 1 receives only after computing, so rank 0 spins
+# in the shared-memory transport inside MPI_Send (Open MPI: vader,
+# mca_btl_vader and libopen-pal; MPICH here: UCX, libuct, libucp and
+# libucs, under libmpich's own progress loop); then both ranks call
+# MPI_Iprobe 20000 times, each call two probe traps.
+# Checked, per family: the spinning samples are shown as MPI_Send time
+# called from send_blocks (summary --json and text) and add up to the time
+# the workload measured itself inside MPI_Send; the transport's Hotspots
+# are inside MPI; the probe traps (found in the pivot by their kernel
+# frames, independently of nunatak's classifier) are counted as nunatak's
+# and are in no Hotspot of the application.
 . "$TESTS_LIB/common.sh"
 need_root_bpf
-command -v mpirun.openmpi >/dev/null || skip "Open MPI is not installed"
-app="$WORKLOADS/mpi/busy_send.openmpi"
-[ -x "$app" ] || fail "workload $app not built"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cd "$T"
 
-"$NUNATAK" run -- mpirun.openmpi --oversubscribe -n 2 "$app" 20 262144 50 20000 \
-	>app.out 2>err.txt || fail "exit $?: $(cat err.txt)"
-run=$(run_dir_of err.txt)
-[ -n "$run" ] || fail "no Run: $(cat err.txt)"
-"$NUNATAK" summary --json "$run" >s.json 2>/dev/null || fail "summary --json"
-"$NUNATAK" summary "$run" >s.txt 2>&1 || fail "summary"
+# check_family FAMILY "MPIRUN ARGS" TRANSPORT_MODULES (comma-separated
+# prefixes of the modules the sender spins in)
+check_family() {
+	fam=$1 launcher=$2 transport=$3
+	app="$WORKLOADS/mpi/busy_send.$fam"
+	[ -x "$app" ] || fail "workload $app not built"
+	mkdir -p "$T/$fam" && cd "$T/$fam" || fail "cd"
+	# shellcheck disable=SC2086 # the launcher's words
+	"$NUNATAK" run -- $launcher "$app" 20 262144 50 20000 \
+		>app.out 2>err.txt || fail "$fam: exit $?: $(cat err.txt)"
+	run=$(run_dir_of err.txt)
+	[ -n "$run" ] || fail "$fam: no Run: $(cat err.txt)"
+	"$NUNATAK" summary --json "$run" >s.json 2>/dev/null || fail "$fam: summary --json"
+	"$NUNATAK" summary "$run" >s.txt 2>&1 || fail "$fam: summary"
 
-grep -qE 'inside MPI_Send \([0-9.]+% of it\), called from send_blocks \(busy_send\.c:[0-9]+\)' s.txt ||
-	fail "no Hotspot read as MPI_Send time called from send_blocks: $(cat s.txt)"
-grep -q "^nunatak's MPI probes: [0-9]* samples" s.txt || fail "probe samples not counted apart: $(cat s.txt)"
-if grep -E '\[(kernel|uprobes|anon)\]' s.txt | grep -qiE 'JIT|as root'; then
-	fail "nunatak's frames explained as JIT or 'run as root': $(grep -E 'JIT|as root' s.txt)"
-fi
+	grep -qE 'inside MPI_Send \([0-9.]+% of it\), called from send_blocks \(busy_send\.c:[0-9]+\)' s.txt ||
+		fail "$fam: no Hotspot read as MPI_Send time called from send_blocks: $(cat s.txt)"
+	grep -q "^nunatak's MPI probes: [0-9]* samples" s.txt ||
+		fail "$fam: probe samples not counted apart: $(cat s.txt)"
+	if grep -E '\[(kernel|uprobes|anon)\]' s.txt | grep -qiE 'JIT|as root'; then
+		fail "$fam: nunatak's frames explained as JIT or 'run as root': $(grep -E 'JIT|as root' s.txt)"
+	fi
+	check_figures "$fam" "$transport" "$run" || fail "$fam: inside-MPI and probe figures (see above)"
+}
 
-python3 - "$T/s.json" "$T/app.out" "$run" <<'PY' || fail "inside-MPI and probe figures (see above)"
+# check_figures FAMILY TRANSPORT_MODULES RUN (in the family's directory)
+check_figures() {
+	python3 - "$1" "$2" "$3" <<'PY'
 import json, sqlite3, sys
-d = json.load(open(sys.argv[1]))
+fam, transport = sys.argv[1], tuple(sys.argv[2].split(","))
+d = json.load(open("s.json"))
 own = {}
-for line in open(sys.argv[2]):
+for line in open("app.out"):
     kv = dict(x.split("=") for x in line.split())
     own[int(kv["rank"])] = kv
 ok = True
 def check(cond, what):
     global ok
-    print(("ok   " if cond else "FAIL ") + what)
+    print(("ok   " if cond else "FAIL ") + fam + ": " + what)
     ok = ok and bool(cond)
 
 # the spinning sender: MPI_Send time at send_blocks, 1 sample = 1 ms of CPU
@@ -57,10 +70,11 @@ cpu = float(own[0]["send_cpu_s"])
 check(waited > 0.3, f"rank 0 waited {waited:.3f} s in MPI_Send (the workload's own clock)")
 check(0.7 * cpu <= send / 1e3 <= 1.2 * cpu + 0.02,
       f"{send} samples of MPI_Send at send_blocks vs {cpu:.3f} CPU s measured by the workload")
-for h in d["hotspots"]:
-    if h["module"].startswith(("mca_btl_vader", "libopen-pal")) and h["samples"] >= 30:
-        inside = (h["inside_mpi"] or {"samples": 0})["samples"]
-        check(inside >= 0.9 * h["samples"], f"{h['name']}: {inside} of {h['samples']} samples inside MPI")
+spinning = [h for h in d["hotspots"] if h["module"].startswith(transport) and h["samples"] >= 30]
+check(spinning, f"Hotspots of the transport {transport}: {len(spinning)}")
+for h in spinning:
+    inside = (h["inside_mpi"] or {"samples": 0})["samples"]
+    check(inside >= 0.9 * h["samples"], f"{h['name']}: {inside} of {h['samples']} samples inside MPI")
 check(d["inside_mpi"]["samples"] >= send and 0 < d["inside_mpi"]["share"] <= 1,
       f"Run inside MPI: {d['inside_mpi']}")
 
@@ -95,4 +109,22 @@ total = sum(h["samples"] for h in d["hotspots"])
 check(total == d["totals"]["samples"], f"Hotspot samples {total} = totals {d['totals']['samples']}")
 sys.exit(0 if ok else 1)
 PY
+}
+
+families=0
+if command -v mpirun.openmpi >/dev/null; then
+	check_family openmpi "mpirun.openmpi --oversubscribe -n 2" mca_btl_vader,libopen-pal
+	families=$((families + 1))
+else
+	echo "Open MPI is not installed: left out"
+fi
+# MPICH's intranode transport here is UCX (ch4:ucx): the sender spins in
+# UCX's progress (libuct, libucp, libucs) and libmpich's own loop
+if command -v mpirun.mpich >/dev/null; then
+	check_family mpich "mpirun.mpich -n 2" libuct,libucp,libucs,libmpich
+	families=$((families + 1))
+else
+	echo "MPICH is not installed: left out"
+fi
+[ "$families" -gt 0 ] || skip "neither Open MPI nor MPICH is installed"
 echo PASS

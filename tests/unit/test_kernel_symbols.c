@@ -2,7 +2,10 @@
  * base and the function holding each: on fixture files written here
  * (aliases, gaps, modules, a hidden table, no base) and on this machine's
  * /proc/kallsyms (the address of `schedule` and one inside it, as the file
- * itself lists them). */
+ * itself lists them), where a BPF program loaded here is named over its
+ * whole JIT image and no further, though kallsyms lists no size (and it
+ * may be the last program listed), and named as nunatak's when it has the
+ * name of one of nunatak's programs (own_code.h). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,10 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <cmocka.h>
+#include <linux/bpf.h>
 
 #include "tests/unit/test_helpers.h"
 #include "userspace/agent/kernel_symbols.h"
+#include "userspace/attribution/own_code.h"
 
 /* Every symbol sorted, disjoint, of positive size: the invariant of the
  * table, checked through the public lookups at each symbol's ends. */
@@ -258,6 +264,52 @@ static void test_real_kallsyms(void **state)
 	kernel_symbols__free(ks);
 }
 
+/* A program named as nunatak's mpi_return ("r0 = 0; exit"), loaded here:
+ * the newest program, so likely the last [bpf] symbol of kallsyms. */
+static void test_real_bpf_program(void **state)
+{
+	const struct bpf_insn insns[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	struct bpf_prog_info info = {0};
+	uint32_t info_len = sizeof(info), len = 0;
+	uint64_t addr = 0, off;
+	struct kernel_symbols *ks;
+	struct kernel_symbol s;
+	char own[64];
+	int fd;
+
+	(void)state;
+	SKIP_UNLESS(geteuid() == 0, "not root: cannot load a BPF program and read its info");
+	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "mpi_return", "GPL", insns, 2, NULL);
+	SKIP_UNLESS(fd >= 0, "cannot load a socket filter here");
+	info.nr_jited_ksyms = 1;
+	info.jited_ksyms = (uint64_t)(uintptr_t)&addr;
+	info.nr_jited_func_lens = 1;
+	info.jited_func_lens = (uint64_t)(uintptr_t)&len;
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &info_len), 0);
+	if (!addr || !len)
+		close(fd);
+	SKIP_UNLESS(addr && len, "the BPF JIT is off or its addresses are hidden");
+	ks = kernel_symbols__new(NULL);
+	assert_non_null(ks);
+	assert_false(kernel_symbols_hidden(ks));
+	/* its first and last byte: the program, whole */
+	assert_int_equal(kernel_symbols_resolve(ks, addr, &off, &s), 0);
+	assert_true(strstr(s.name, "_mpi_return [bpf]") != NULL);
+	assert_int_equal(s.size, len);
+	assert_int_equal(kernel_symbols_resolve(ks, addr + len - 1, &off, &s), 0);
+	assert_true(strstr(s.name, "_mpi_return [bpf]") != NULL);
+	assert_int_equal(own_code_bpf_program(s.name, own, sizeof(own)), 1);
+	assert_string_equal(own, "[nunatak BPF program mpi_return]");
+	/* past its image: nobody's, or a symbol starting right there */
+	if (kernel_symbols_resolve(ks, addr + len, &off, &s) == 0)
+		assert_int_equal(s.start, off);
+	kernel_symbols__free(ks);
+	close(fd);
+}
+
 /* As nobody: hidden exactly when the file, read as nobody, shows the
  * kernel image at 0. Exit status of the child: 0 agree, 1 disagree, 2
  * not run. */
@@ -299,6 +351,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_no_base_or_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stext_and_reload, setup, teardown),
 	    cmocka_unit_test(test_real_kallsyms),
+	    cmocka_unit_test(test_real_bpf_program),
 	    cmocka_unit_test(test_real_hidden_for_nobody),
 	};
 

@@ -205,6 +205,42 @@ static void test_names(void **state)
 	assert_string_equal(buf, "MPI_T_init_thread");
 	assert_int_equal(mpi_library_function_name("ompi_mpi_init", buf, sizeof(buf)), -EINVAL);
 	assert_int_equal(mpi_library_function_name("MPI_Send", buf, 5), -ENOSPC);
+	/* the binding each spelling enters */
+	{
+		static const struct {
+			const char *symbol, *name;
+			enum mpi_binding binding;
+		} spellings[] = {
+		    {"MPI_Send", "MPI_Send", MPI_BINDING_C},
+		    {"PMPI_Send_c", "MPI_Send_c", MPI_BINDING_C},
+		    {"MPI_T_init_thread", "MPI_T_init_thread", MPI_BINDING_C},
+		    {"MPI_SEND", "MPI_Send", MPI_BINDING_FORTRAN},
+		    {"PMPI_SEND", "MPI_Send", MPI_BINDING_FORTRAN},
+		    {"mpi_send", "MPI_Send", MPI_BINDING_FORTRAN},
+		    {"pmpi_send__", "MPI_Send", MPI_BINDING_FORTRAN},
+		    {"MPI_Send_f", "MPI_Send", MPI_BINDING_FORTRAN},
+		    {"PMPI_Send_f08", "MPI_Send", MPI_BINDING_FORTRAN},
+		    {"mpi_send_f08_", "MPI_Send", MPI_BINDING_FORTRAN},
+		    {"mpi_send_f08ts_", "MPI_Send", MPI_BINDING_FORTRAN},
+		    {"mpi_send_f08ts_large_", "MPI_Send_f08ts_large", MPI_BINDING_FORTRAN},
+		    {"MPI_T_INIT_THREAD", "MPI_T_init_thread", MPI_BINDING_FORTRAN},
+		};
+		enum mpi_binding binding;
+
+		for (size_t i = 0; i < sizeof(spellings) / sizeof(*spellings); i++) {
+			binding = 0;
+			assert_int_equal(mpi_library_function_spelled(spellings[i].symbol, buf,
+								      sizeof(buf), &binding),
+					 0);
+			assert_string_equal(buf, spellings[i].name);
+			assert_int_equal(binding, spellings[i].binding);
+		}
+		assert_int_equal(mpi_library_function_spelled("pMPI_Send", buf, sizeof(buf),
+							      &binding),
+				 -EINVAL);
+		assert_int_equal(mpi_library_function_spelled("mpi__", buf, sizeof(buf), &binding),
+				 -EINVAL);
+	}
 	assert_true(mpi_library_is_api("libmpich.so.12"));
 	assert_true(mpi_library_is_api("libmpifort.so.12"));
 	assert_true(mpi_library_is_api("libmpi_usempif08.so.40"));
@@ -225,6 +261,15 @@ static void test_names(void **state)
 			 0);
 	assert_int_equal(own_code_bpf_program("bpf_prog_0123456789abcdef_mpi_entry", buf, 8),
 			 -ENOSPC);
+	/* the list is every function of the objects of bpf/: a program of
+	 * each, and the sub-programs the kernel lists apart */
+	assert_true(own_code_is_own_bpf_program("bpf_prog_0123456789abcdef_sample_cpu [bpf]"));
+	assert_true(own_code_is_own_bpf_program("bpf_prog_0123456789abcdef_task_exec [bpf]"));
+	assert_true(own_code_is_own_bpf_program("bpf_prog_0123456789abcdef_empty_uprobe"));
+	assert_true(own_code_is_own_bpf_program("bpf_prog_0123456789abcdef_selftest_token"));
+	assert_true(own_code_is_own_bpf_program("bpf_prog_0123456789abcdef_unwind_frame_cb"));
+	assert_true(own_code_is_own_bpf_program("bpf_prog_0123456789abcdef_token_scan_chun"));
+	assert_false(own_code_is_own_bpf_program("bpf_prog_0123456789abcdef_hid_tail_call"));
 	assert_true(own_code_is_probe_kernel_function("uprobe_notify_resume"));
 	assert_false(own_code_is_probe_kernel_function("do_syscall_64"));
 }

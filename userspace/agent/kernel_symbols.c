@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "userspace/agent/bpf_extents.h"
 #include "userspace/agent/kernel_symbols.h"
 #include "userspace/log/log.h"
 
@@ -190,12 +191,17 @@ static int parse_all(char *text, struct raw_symbol **raw, size_t *n, uint64_t *b
 }
 
 /* The text symbols at or above the base, one per address, each bounded by
- * the next address of the same owner. */
+ * the next address of the same owner; a BPF program's function by its
+ * JIT image's length when ext (sorted, n_ext) has its address, and by the
+ * next address of any owner. */
 static int keep_symbols(const struct raw_symbol *raw, size_t n, uint64_t base,
-			struct kernel_symbol **out, size_t *n_out)
+			const struct bpf_extent *ext, size_t n_ext, struct kernel_symbol **out,
+			size_t *n_out)
 {
 	struct kernel_symbol *s = calloc(n ? n : 1, sizeof(*s));
+	const struct bpf_extent *x;
 	size_t i, next, k = 0;
+	uint64_t size;
 
 	if (!s)
 		return -ENOMEM;
@@ -203,12 +209,23 @@ static int keep_symbols(const struct raw_symbol *raw, size_t n, uint64_t base,
 		/* raw[i] is the preferred alias of its address */
 		for (next = i + 1; next < n && raw[next].addr == raw[i].addr; next++)
 			;
-		if (!raw[i].text || raw[i].addr < base || next == n ||
-		    !same_owner(raw[i].owner, raw[next].owner))
+		if (!raw[i].text || raw[i].addr < base)
 			continue;
+		x = raw[i].owner && !strcmp(raw[i].owner, "[bpf]")
+			? bpf_extents_find(ext, n_ext, raw[i].addr)
+			: NULL;
+		if (x) {
+			size = x->len;
+			if (next < n && raw[next].addr - raw[i].addr < size)
+				size = raw[next].addr - raw[i].addr;
+		} else if (next == n || !same_owner(raw[i].owner, raw[next].owner)) {
+			continue;
+		} else {
+			size = raw[next].addr - raw[i].addr;
+		}
 		s[k].name = raw[i].name;
 		s[k].start = raw[i].addr - base;
-		s[k].size = raw[next].addr - raw[i].addr;
+		s[k].size = size;
 		k++;
 	}
 	*out = s;
@@ -220,15 +237,21 @@ static int keep_symbols(const struct raw_symbol *raw, size_t n, uint64_t base,
 static int load(struct kernel_symbols *ks, const char *path)
 {
 	struct raw_symbol *raw = NULL;
-	size_t n_raw = 0;
+	struct bpf_extent *ext = NULL;
+	size_t n_raw = 0, n_ext = 0;
 	int err;
 
 	err = read_all(path, &ks->text);
 	if (err)
 		return err;
 	err = parse_all(ks->text, &raw, &n_raw, &ks->base, &ks->hidden);
-	if (!err && !ks->hidden)
-		err = keep_symbols(raw, n_raw, ks->base, &ks->symbols, &ks->n);
+	if (!err && !ks->hidden) {
+		/* without the programs' extents (not root): kallsyms' bounds */
+		if (bpf_extents_read(&ext, &n_ext))
+			n_ext = 0;
+		err = keep_symbols(raw, n_raw, ks->base, ext, n_ext, &ks->symbols, &ks->n);
+	}
+	free(ext);
 	free(raw);
 	if (err)
 		return err;

@@ -17,7 +17,11 @@
  * symbol of the same owner (the kernel image, or the same module) starts,
  * whatever its type; the last symbol of an owner has no known end (size 0)
  * and covers nothing, so its addresses stay unnamed ('[kernel]') rather
- * than be named after a neighbour. A module's symbol is named
+ * than be named after a neighbour. A BPF program's function ("bpf_prog_
+ * <tag>_<name> [bpf]") has its exact extent instead, the length of its JIT
+ * image as the kernel's program info gives it (bpf_extents.h; needs
+ * CAP_SYS_ADMIN, else the rule above), so the last program listed is
+ * named too, and the gap after an image is nobody's. A module's symbol is named
  * "name [module]", as perf and the kernel's own backtraces print it: two
  * modules may define the same static name, and the Hotspot says where it
  * lives.

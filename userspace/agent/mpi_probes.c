@@ -1,5 +1,4 @@
 /* mpi_probes — see mpi_probes.h. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "userspace/agent/modules.h"
 #include "userspace/agent/mpi_probes.h"
 #include "userspace/agent/mpi_probes_internal.h"
+#include "userspace/attribution/mpi_library.h"
 #include "userspace/elf/elf_file.h"
 #include "userspace/log/log.h"
 
@@ -190,58 +190,21 @@ void mpi_probes__free(struct mpi_probes *mp)
 	free(mp);
 }
 
-/* the enum mpi_function whose name is base after "MPI_" (case as given:
- * the C name's "Send", or its Fortran spelling's, all upper or all lower
- * case), or -1 */
-static int function_by_base(const char *base, size_t len, int (*conv)(int))
+/* Which function of the table the symbol name spells, into *fn, and its
+ * binding (mpi_library_function_spelled: MPI_Send, PMPI_Send a C function;
+ * mpi_send_, MPI_SEND, mpi_send_f08_, pmpi_send__... its Fortran binding),
+ * 0 none. MPICH's mpi_send_f08ts_large_ (MPI_Count arguments) reaches
+ * MPI_Send_c, not probed. */
+static enum mpi_binding function_spelled(const char *name, int *fn)
 {
-	int fn;
-	size_t i;
+	char std[64];
+	enum mpi_binding binding;
 
-	for (fn = 0; fn < MPI_FUNCTIONS; fn++) {
-		const char *want = layouts[fn].info.name + 4;
-
-		for (i = 0; i < len && want[i] && base[i] == (conv ? conv(want[i]) : want[i]); i++)
-			;
-		if (i == len && !want[i])
-			return fn;
-	}
-	return -1;
-}
-
-/* Which function of the table name spells, and how: 1 a C function
- * (MPI_Send, PMPI_Send), 2 a Fortran binding (mpi_send, mpi_send_,
- * mpi_send__, MPI_SEND, mpi_send_f08_ of Open MPI's mpi_f08, MPICH's
- * mpi_send_f08ts_, and each with the PMPI prefix: pmpi_send_, PMPI_SEND,
- * ...), 0 none. Not the other names of the Fortran bindings: MPI_Send_f
- * and MPI_Send_f08 are at mpi_send_'s address in Open MPI; MPICH's
- * mpi_send_f08ts_large_ (MPI_Count arguments) reaches MPI_Send_c, not
- * probed. */
-static int function_spelled(const char *name, int *fn)
-{
-	static const char *const suffixes[] = {"_f08ts_", "_f08_", "__", "_", ""};
-	const char *p = name + (name[0] == 'P' || name[0] == 'p');
-	size_t len, n, i;
-
-	if (!strncmp(p, "MPI_", 4)) {
-		*fn = function_by_base(p + 4, strlen(p + 4), NULL);
-		if (*fn >= 0)
-			return name[0] == 'p' ? 0 : 1;
-		*fn = function_by_base(p + 4, strlen(p + 4), toupper);
-		return *fn >= 0 && name[0] != 'p' ? 2 : 0;
-	}
-	if (strncmp(p, "mpi_", 4) || name[0] == 'P')
+	if (mpi_library_function_spelled(name, std, sizeof(std), &binding))
 		return 0;
-	p += 4;
-	len = strlen(p);
-	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		n = strlen(suffixes[i]);
-		if (len < n || strcmp(p + len - n, suffixes[i]))
-			continue;
-		*fn = function_by_base(p, len - n, tolower);
-		if (*fn >= 0)
-			return 2;
-	}
+	for (*fn = 0; *fn < MPI_FUNCTIONS; (*fn)++)
+		if (!strcmp(layouts[*fn].info.name, std))
+			return binding;
 	return 0;
 }
 
@@ -262,17 +225,18 @@ static int locate_symbol(const struct elf_symbol *sym, void *ctx)
 	struct locate *lc = ctx;
 	struct probed_library *lib = lc->lib;
 	struct probe_points *pts;
-	int fn, how;
+	enum mpi_binding how;
+	int fn;
 	size_t i;
 
 	how = function_spelled(sym->name, &fn);
 	if (!how)
 		return 0;
-	if (how == 1 && !strcmp(sym->name, "MPI_Init"))
+	if (how == MPI_BINDING_C && !strcmp(sym->name, "MPI_Init"))
 		lc->kind |= MPI_LIBRARY_C;
-	if (how == 1 && !strcmp(sym->name, "PMPI_Init"))
+	if (how == MPI_BINDING_C && !strcmp(sym->name, "PMPI_Init"))
 		lc->kind |= MPI_LIBRARY_IMPLEMENTATION;
-	if (how == 2 && fn == MPI_FN_INIT)
+	if (how == MPI_BINDING_FORTRAN && fn == MPI_FN_INIT)
 		lc->kind |= MPI_LIBRARY_FORTRAN;
 	for (i = 0; i < lc->n; i++)
 		if (lc->vaddrs[i] == sym->start)
@@ -289,7 +253,7 @@ static int locate_symbol(const struct elf_symbol *sym, void *ctx)
 		return lc->err;
 	}
 	pts->fns[pts->n] = fn;
-	pts->cookies[pts->n] = how == 2 ? MPI_COOKIE_FORTRAN_BINDING(fn)
+	pts->cookies[pts->n] = how == MPI_BINDING_FORTRAN ? MPI_COOKIE_FORTRAN_BINDING(fn)
 					: MPI_COOKIE(fn, layouts[fn].count_arg,
 						     layouts[fn].type_arg, layouts[fn].peer_arg);
 	pts->n++;

@@ -46,39 +46,75 @@ int mpi_library_is_api_function(const char *function)
 	return !strncmp(function, "MPI_", 4) && isupper((unsigned char)function[4]);
 }
 
-int mpi_library_function_name(const char *function, char *buf, size_t len)
+/* rest (after "MPI_", len n) has a lower-case letter */
+static int has_lower(const char *rest, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (islower((unsigned char)rest[i]))
+			return 1;
+	return 0;
+}
+
+/* the length of rest (len n) without a Fortran binding's suffix: trailing
+ * underscores (mpi_send_, mpi_send__), then _f08ts (MPICH's mpi_f08),
+ * _f08 (Open MPI's) or _f (Open MPI's MPI_Send_f) */
+static size_t strip_fortran_suffix(const char *rest, size_t n)
+{
+	static const char *const suffixes[] = {"_f08ts", "_f08", "_f"};
+	size_t i, k;
+
+	while (n && rest[n - 1] == '_')
+		n--;
+	for (i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+		k = strlen(suffixes[i]);
+		if (n > k && !strncasecmp(rest + n - k, suffixes[i], k))
+			return n - k;
+	}
+	return n;
+}
+
+int mpi_library_function_spelled(const char *function, char *buf, size_t len,
+				 enum mpi_binding *binding)
 {
 	const char *rest;
-	size_t n, i, k;
+	size_t n, stem, i, k;
+	int upper, c;
 
 	if (!function || !buf)
 		return -EINVAL;
-	rest = function;
-	if (rest[0] == 'P' || rest[0] == 'p')
-		rest++;
-	if (strncasecmp(rest, "MPI_", 4) || !isalpha((unsigned char)rest[4]))
+	upper = function[0] == 'P' || function[0] == 'M';
+	rest = function + (function[0] == (upper ? 'P' : 'p'));
+	if (strncmp(rest, upper ? "MPI_" : "mpi_", 4) || !isalpha((unsigned char)rest[4]))
 		return -EINVAL;
 	rest += 4;
 	n = strlen(rest);
-	while (n && rest[n - 1] == '_') /* Fortran: mpi_send_, mpi_send__ */
-		n--;
-	if (n > 4 && !strncasecmp(rest + n - 4, "_f08", 4)) /* mpi_f08: mpi_send_f08 */
-		n -= 4;
-	if (!n)
+	stem = strip_fortran_suffix(rest, n);
+	if (!stem)
 		return -EINVAL;
-	if (4 + n + 1 > len)
+	c = upper && stem == n && has_lower(rest, n); /* the C binding: as spelled */
+	if (binding)
+		*binding = c ? MPI_BINDING_C : MPI_BINDING_FORTRAN;
+	if (4 + stem + 1 > len)
 		return -ENOSPC;
 	memcpy(buf, "MPI_", 4);
 	k = 4;
 	i = 0;
-	if (n > 2 && (rest[0] == 'T' || rest[0] == 't') && rest[1] == '_') { /* MPI_T_ */
+	if (!c && stem > 2 && (rest[0] == 'T' || rest[0] == 't') && rest[1] == '_') { /* MPI_T_ */
 		buf[k++] = 'T';
 		buf[k++] = '_';
 		i = 2;
 	}
-	for (; i < n; i++)
-		buf[k++] = (char)(i == 0 ? toupper((unsigned char)rest[i])
-					 : tolower((unsigned char)rest[i]));
+	for (; i < stem; i++)
+		buf[k++] = c ? rest[i]
+			     : (char)(i == 0 ? toupper((unsigned char)rest[i])
+					     : tolower((unsigned char)rest[i]));
 	buf[k] = '\0';
 	return 0;
+}
+
+int mpi_library_function_name(const char *function, char *buf, size_t len)
+{
+	return mpi_library_function_spelled(function, buf, len, NULL);
 }

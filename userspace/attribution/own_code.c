@@ -4,20 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bpf/own_programs.h"
 #include "userspace/attribution/own_code.h"
 
 #define BPF_NAME_KEPT 15 /* BPF_OBJ_NAME_LEN - 1 */
 #define BPF_TAG_DIGITS 16
 
-/* the programs and sub-programs of the sources under bpf/ */
-static const char *const own_programs[] = {
-    "mpi_entry",      "mpi_return",	  "component_entry", "component_return",
-    "component_switch", "sample_cpu",	  "task_exec",	     "task_exit",
-    "task_fork",      "unwind_step",	  "unwind_frame_cb", "token_scan_chunk",
-    "token_env_match", "empty_sample",	  "empty_uprobe",    "empty_uretprobe",
-    "selftest_mpi",   "selftest_sample", "selftest_target", "selftest_token",
-    "selftest_totals", "selftest_unwind",
-};
+/* the programs and sub-programs of the sources under bpf/: every function
+ * symbol of their objects, listed by the Makefile */
+static const char *const own_programs[] = {OWN_PROGRAM_NAMES};
 
 static const char *const probe_functions[] = {
     "asm_exc_int3",	     "exc_int3",		"do_int3_user",

@@ -16,9 +16,10 @@
  *    displaced instruction (arch_uprobe_*, uprobe_*_xol*).
  *  - own_code_bpf_program(): a kallsyms name "bpf_prog_<tag>_<name> [bpf]"
  *    (/proc/sys/net/core/bpf_jit_kallsyms 1, the default for root) whose
- *    <name> is one of nunatak's programs (those of bpf/ as listed in
- *    own_code.c, compared on the 15 characters the kernel
- *    keeps of a program's name) becomes "[nunatak BPF program <name>]".
+ *    <name> is one of nunatak's programs (every function, program or
+ *    sub-program, of the objects of the bpf/ sources, as the Makefile
+ *    lists them in $(BUILD)/bpf/own_programs.h; compared on the 15
+ *    characters the kernel keeps of a program's name) becomes "[nunatak BPF program <name>]".
  *    Another tool's program keeps its kallsyms name.
  *  - OWN_CODE_UPROBES_PATH: the name the kernel gives the page holding the
  *    uretprobe trampoline and the out-of-line single-step slots; the
