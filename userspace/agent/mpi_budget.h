@@ -36,8 +36,10 @@
 #include <sys/types.h>
 
 #include "userspace/agent/mpi_estimate.h"
+#include "userspace/config/config.h"
 
-#define MPI_BUDGET_DEFAULT 0.02
+/* the configuration's [mpi] budget unless set */
+#define MPI_BUDGET_DEFAULT (CONFIG_DEFAULT_MPI_BUDGET_PCT / 100)
 #define MPI_BUDGET_FIRST_MEASURE_NS 20000000ull /* the first interval: a latency-bound
 							 * rank is seen over budget within it */
 #define MPI_BUDGET_MEASURE_NS 250000000ull
