@@ -284,10 +284,6 @@ $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 	@mkdir -p $(@D)
 	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
 
-$(BUILD)/bench/mpi_latency.%: tests/bench/mpi_latency.c
-	@mkdir -p $(@D)
-	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
-
 
 # a C MPI workload, built per family
 define mpi_c
@@ -356,7 +352,7 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
-BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich mpi_latency.openmpi mpi_latency.mpich llvm-load sample-group component-loop report-pivot)
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group component-loop report-pivot)
 
 bench: deps
 	$(MAKE) build $(BENCH_TOOLS)

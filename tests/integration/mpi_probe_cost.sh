@@ -1,19 +1,36 @@
 # The 100 %-MPI loop (tests/workloads/mpi/mpi_loop.c: nothing but MPI
 # calls between MPI_Init and MPI_Finalize) under nunatak, Open MPI and
-# MPICH, Allreduce and ping-pong: every rank reads >= 95 % MPI (the
-# probes' traps are taken out of the rank's times, not moved outside MPI:
-# docs/mpi-probe-cost.md), and the Run names its probe cost per rank and
-# for the Run, in summary --json and the text summary. The calibrated cost
-# per call is checked against an empty uprobe pair on the same MPI
-# function measured here (tests/bench/bare_uprobe.c, a 1-rank loop, bare
-# vs probed).
+# MPICH, Allreduce and ping-pong, in two modes:
+# - the default (budgeted: the probes may cost each rank 2 % of its time,
+#   a latency-bound rank is probed in sampled windows), the loop long
+#   enough (~1.5 s bare, measured first) for the windows to start: every
+#   rank reads >= 95 % MPI (the issue's goal), and the Run names its probe
+#   cost;
+# - --mpi-exact (every call probed, ~10 000 calls): the Run names its probe
+#   cost per rank and for the Run, in summary --json and the text summary;
+#   the calibrated cost per call is checked against an empty uprobe pair on
+#   the same MPI function measured here (tests/bench/bare_uprobe.c, a
+#   1-rank loop, bare vs probed); every rank reads >= 50 % MPI only: there
+#   each call (0.3-6 us bare) costs 2-4 us of traps calibrated but 5-40 us
+#   when the rank's CPU is contended (2 ranks on 2 shared cores), and the
+#   excess over the calibration lands outside MPI (docs/mpi-probe-cost.md
+#   "Error": 67-92 % measured on Open MPI's loops); >= 95 % there is the
+#   budget's job, not the correction's.
 . "$TESTS_LIB/common.sh"
 need_root_bpf
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 BARE_UPROBE=$(dirname "$WORKLOADS")/bench/bare-uprobe
 [ -x "$BARE_UPROBE" ] || fail "$BARE_UPROBE not built (make build)"
-ITER=10000
+ITER=10000 # --mpi-exact
 cd "$T"
+
+# iterations of mode that take ~0.75 s bare (2 ranks; 2-4 times more under nunatak)
+iterations_for() {
+	local launch=$1 app=$2 mode=$3 us
+	us=$($launch "$app" "$mode" 20000 | sed -n 's/^us_per_iteration=//p')
+	[ -n "$us" ] || fail "$app $mode: the bare loop did not run"
+	python3 -c "import sys; print(max(int(0.75e6 / max(float(sys.argv[1]), 0.05)), 20000))" "$us"
+}
 
 # us_per_iteration of a 1-rank loop, bare then with the empty pair
 empty_pair_ns() {
@@ -38,7 +55,38 @@ for fam in openmpi mpich; do
 	[ -r "$lib" ] || fail "$fam: the MPI library of $app not found"
 	empty=$(empty_pair_ns "$app" "$lib")
 	for mode in allreduce pingpong; do
-		"$NUNATAK" run -- $launch "$app" "$mode" "$ITER" >app.out 2>err.txt ||
+		# the default: budgeted
+		iters=$(iterations_for "$launch" "$app" "$mode")
+		"$NUNATAK" run -- $launch "$app" "$mode" "$iters" >app.out 2>err.txt ||
+			fail "$fam $mode (budgeted): exit $?: $(cat err.txt)"
+		run=$(run_dir_of err.txt)
+		"$NUNATAK" summary --json "$run" >s.json 2>/dev/null ||
+			fail "$fam $mode (budgeted): summary --json"
+		grep -q "^nunatak's MPI probes cost .* calibrated on node .*not counted as the application's time" err.txt ||
+			fail "$fam $mode (budgeted): the summary does not name the probe cost: $(cat err.txt)"
+		python3 - s.json "$iters" "$fam $mode (budgeted, $iters iterations)" <<'PY' || fail "$fam $mode budgeted (see above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+iters, what = int(sys.argv[2]), sys.argv[3]
+ok = True
+def check(cond, msg):
+    global ok
+    print(("ok   " if cond else "FAIL ") + what + ": " + msg)
+    ok = ok and bool(cond)
+ranks = d["ranks"]
+check(sorted(r["rank"] for r in ranks) == [0, 1], "ranks 0 and 1")
+for r in ranks:
+    check(r["mpi_fraction"] is not None and r["mpi_fraction"] >= 0.95,
+          f"rank {r['rank']} MPI share {r['mpi_fraction']} >= 0.95"
+          f" (as the clocks read it: {r['wall_mpi_time']}/{r['wall_app_time']};"
+          f" probes cost {r['probe_cost_share']}, {r.get('probing')})")
+    check(r["probe_cost_s"] is not None and r["probe_cost_reason"] is None,
+          f"rank {r['rank']} names its probe cost: {r['probe_cost_s']} s")
+check(d["probe_cost"]["seconds"] is not None, f"Run probe cost {d['probe_cost']}")
+sys.exit(0 if ok else 1)
+PY
+		# --mpi-exact: every call probed
+		"$NUNATAK" run --mpi-exact -- $launch "$app" "$mode" "$ITER" >app.out 2>err.txt ||
 			fail "$fam $mode: exit $?: $(cat err.txt)"
 		run=$(run_dir_of err.txt)
 		"$NUNATAK" summary --json "$run" >s.json 2>/dev/null || fail "$fam $mode: summary --json"
@@ -59,8 +107,8 @@ ranks = d["ranks"]
 check(sorted(r["rank"] for r in ranks) == [0, 1], "ranks 0 and 1")
 total_calls = total_s = 0
 for r in ranks:
-    check(r["mpi_fraction"] is not None and r["mpi_fraction"] >= 0.95,
-          f"rank {r['rank']} MPI share {r['mpi_fraction']} >= 0.95"
+    check(r["mpi_fraction"] is not None and r["mpi_fraction"] >= 0.5,
+          f"rank {r['rank']} MPI share {r['mpi_fraction']} >= 0.5 (--mpi-exact)"
           f" (as the clocks read it: {r['wall_mpi_time']}/{r['wall_app_time']})")
     c, n, s = r["probe_cost_per_call_ns"], r["probe_calls"], r["probe_cost_s"]
     check(c is not None and r["probe_cost_reason"] is None, f"rank {r['rank']} probe cost {c} ns per call")
@@ -79,7 +127,7 @@ for r in ranks:
 pc = d["probe_cost"]
 check(pc["calls"] == total_calls and abs(pc["seconds"] - total_s) < 1e-9, f"Run probe cost {pc}")
 check(pc["per_call_ns_min"] <= pc["per_call_ns_max"] and pc["share"] > 0, "Run per-call range and share")
-check(d["balance"]["mpi_share"] >= 0.95, f"Run MPI share {d['balance']['mpi_share']}")
+check(d["balance"]["mpi_share"] >= 0.5, f"Run MPI share {d['balance']['mpi_share']} (--mpi-exact)")
 sys.exit(0 if ok else 1)
 PY
 		ran=$((ran + 1))

@@ -167,7 +167,9 @@ static void test_cascade(void **state)
 		   "[sampling]\n"
 		   "frequency = 499\n"
 		   "[tools]\n"
-		   "llvm-symbolizer = \"/opt/llvm/bin/llvm-symbolizer\"\n");
+		   "llvm-symbolizer = \"/opt/llvm/bin/llvm-symbolizer\"\n"
+		   "[mpi]\n"
+		   "budget = 5\n");
 	tree_write(t, "proj/nunatak.toml",
 		   "name = \"cavity\"\n"
 		   "sampling.frequency = 1999\n");
@@ -186,6 +188,16 @@ static void test_cascade(void **state)
 	assert_string_equal(config_source(&cfg, CONFIG_RUNS_DIR), site);
 	assert_string_equal(cfg.llvm_symbolizer, "/opt/llvm/bin/llvm-symbolizer");
 	assert_string_equal(config_source(&cfg, CONFIG_LLVM_SYMBOLIZER), site);
+	/* an integer is a number too */
+	assert_true(cfg.mpi_budget_pct == 5);
+	assert_string_equal(config_source(&cfg, CONFIG_MPI_BUDGET), site);
+	json = config_effective_json(&cfg);
+	assert_true(json_number_value(json_object_get(json_object_get(json, "mpi.budget"),
+						      "value")) == 5);
+	json_decref(json);
+	assert_int_equal(config_set_mpi_budget(&cfg, 0.5), 0);
+	assert_true(cfg.mpi_budget_pct == 0.5);
+	assert_string_equal(config_source(&cfg, CONFIG_MPI_BUDGET), "command line");
 
 	/* flags come last */
 	assert_int_equal(config_set_sampling_frequency(&cfg, 4000), 0);
@@ -304,6 +316,12 @@ static const struct refusal refusals[] = {
     {"sampling.frequency = -5\n", 1, 22, "value out of range"},
     {"[sampling]\nfrequency = 99.5\n", 2, 13,
      "wrong type for 'sampling.frequency': expected an integer, got a float"},
+    {"[mpi]\nbudget = 0\n", 2, 10,
+     "value out of range for 'mpi.budget': 0 is not a percentage more than 0 and less than 100"},
+    {"[mpi]\nbudget = 100.0\n", 2, 10, "value out of range for 'mpi.budget'"},
+    {"[mpi]\nbudget = \"exact\"\n", 2, 10,
+     "wrong type for 'mpi.budget': expected a float, got a string"},
+    {"[mpi]\nbuget = 2\n", 2, 1, "unknown key 'mpi.buget'"},
     {"name = 5\n", 1, 8, "wrong type for 'name': expected a string, got an integer"},
     {"runs_dir = [\"a\"]\n", 1, 12, "wrong type for 'runs_dir': expected a string, got an array"},
     {"sampling = 3\n", 1, 12, "wrong type for 'sampling': expected a table, got an integer"},
@@ -515,6 +533,9 @@ static void test_setters(void **state)
 	assert_int_equal(config_set_name(&cfg, ""), -EINVAL);
 	assert_int_equal(config_set_runs_dir(&cfg, ""), -EINVAL);
 	assert_int_equal(config_set_llvm_symbolizer(&cfg, NULL), -EINVAL);
+	assert_int_equal(config_set_mpi_budget(&cfg, 0), -ERANGE);
+	assert_int_equal(config_set_mpi_budget(&cfg, 100), -ERANGE);
+	assert_true(cfg.mpi_budget_pct == CONFIG_DEFAULT_MPI_BUDGET_PCT);
 	assert_int_equal(config_set_sampling_frequency(&cfg, 0), -ERANGE);
 	assert_int_equal(config_set_sampling_frequency(&cfg, 100001), -ERANGE);
 	assert_int_equal(cfg.sampling_frequency, 997);

@@ -37,6 +37,7 @@
 #include "tests/unit/bpf_fixture.h"
 #include "tests/unit/test_helpers.h"
 #include "tests/unit/mpi_probes_fixture.h"
+#include "userspace/agent/mpi_probes_internal.h"
 
 static void check_which_modules(struct family *f)
 {
@@ -214,6 +215,59 @@ static void check_killed_inside_mpi(struct family *f)
 	fixture_release(&fx);
 }
 
+/* the budget's windowed probes attached off the caller's thread
+ * (mpi_probes_window.c): asked for, they are under way or attached, then
+ * attached within a bound; an attach still under way when its process
+ * exits is abandoned (its thread releases what it attached; the probes'
+ * release waits for it: ASan sees the rest) */
+static void check_windowed_attach_async(struct family *f)
+{
+	struct fixture fx;
+	uint64_t deadline;
+	int r;
+	pid_t pid;
+
+	SKIP_UNLESS(!why_not, why_not);
+	SKIP_UNLESS(f->available, "this MPI family is not installed");
+	fixture_init(&fx, 0);
+	assert_int_equal(consider(&fx, f->lib), 1);
+	pid = launch(&fx, f, 1);
+	wait_blocked(&fx, pid);
+	assert_int_equal(mpi_probes_windowed(fx.mp, pid, 0), 0);
+	assert_int_equal(mpi_probes_windowed_attached(fx.mp, pid), -ENOENT);
+	r = mpi_probes_windowed_attach(fx.mp, pid);
+	assert_true(r == 0);
+	/* asked again while under way: still under way, or done */
+	r = mpi_probes_windowed_attach(fx.mp, pid);
+	assert_true(r == 0 || r == 1);
+	deadline = now_ns() + 10ull * 1000000000ull;
+	while ((r = mpi_probes_windowed_attached(fx.mp, pid)) == 0 && now_ns() < deadline)
+		usleep(1000);
+	assert_int_equal(r, 1);
+	assert_int_equal(mpi_probes_windowed_attach(fx.mp, pid), 1);
+	/* detached, asked for again, and the process gone before it is done */
+	assert_int_equal(mpi_probes_windowed(fx.mp, pid, 0), 0);
+	assert_int_equal(mpi_probes_windowed_attach(fx.mp, pid), 0);
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_bounded(pid) & 0x7f, SIGKILL);
+	assert_int_equal(mpi_probes_process_exit(fx.mp, pid), 0);
+	assert_int_equal(mpi_probes_windowed_attached(fx.mp, pid), -ENOENT);
+	mpi_probes_forget(fx.mp, pid);
+	fixture_release(&fx);
+}
+
+static void test_windowed_attach_async_openmpi(void **state)
+{
+	(void)state;
+	check_windowed_attach_async(&openmpi);
+}
+
+static void test_windowed_attach_async_mpich(void **state)
+{
+	(void)state;
+	check_windowed_attach_async(&mpich);
+}
+
 static void test_killed_inside_mpi_openmpi(void **state)
 {
 	(void)state;
@@ -286,6 +340,8 @@ int main(void)
 	    cmocka_unit_test(test_auto_selects_multi_when_available),
 	    cmocka_unit_test(test_killed_inside_mpi_openmpi),
 	    cmocka_unit_test(test_killed_inside_mpi_mpich),
+	    cmocka_unit_test(test_windowed_attach_async_openmpi),
+	    cmocka_unit_test(test_windowed_attach_async_mpich),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

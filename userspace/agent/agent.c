@@ -167,12 +167,16 @@ static void agent_on_new_module(struct module *m, void *ctx)
 					   "root on a kernel with BTF");
 }
 
-/* the cost budget of process tgid's MPI probes: its Target's */
+/* the cost budget of process tgid's MPI probes: its Target's, else the
+ * configuration's */
 static double agent_mpi_budget(void *ctx, pid_t tgid)
 {
 	struct agent_target *t = agent_target_of_tgid(ctx, tgid);
+	struct agent *a = ctx;
 
-	return t ? t->mpi_budget : 0;
+	if (t && t->mpi_budget != 0)
+		return t->mpi_budget;
+	return a->opts.mpi_budget;
 }
 
 static void agent_start_mpi(struct agent *a)

@@ -80,6 +80,9 @@ struct agent_opts {
 	 * by its processor (/proc/cpuinfo). Borrowed; tests give software
 	 * events standing in for the PMU's. */
 	const struct pmu_event_set *pmu;
+	/* the MPI probes' budget of a Target that gives none (a share, 0 <
+	 * b < 1; 0: MPI_BUDGET_DEFAULT): the configuration's [mpi] budget */
+	double mpi_budget;
 };
 
 /* Loads BPF once; no perf event is enabled until a Target exists. NULL +

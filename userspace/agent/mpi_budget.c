@@ -20,6 +20,7 @@ enum budget_state {
 	B_OPEN,	     /* in a window */
 	B_DRAINING,  /* the gate closed, the calls entered before it return */
 	B_CLOSED,    /* between windows, windowed probes detached */
+	B_ATTACHING, /* its windowed probes being attached, off the Agent's loop */
 };
 
 struct mpi_budget_proc {
@@ -33,7 +34,7 @@ struct mpi_budget_proc {
 	uint64_t open_ns, close_at, drain_until, next_open;
 	uint64_t traps_open, traps_close, others_open, others_close, calls_open, ns_open;
 	int after_window; /* B_DRAINING a window (1) or the switch (0) */
-	uint64_t period_ns, attach_ns;
+	uint64_t period_ns, attach_start, attach_ns;
 	double duty;
 	struct mpi_windows w;
 	int ended;		    /* exited: its windows are over */
@@ -307,11 +308,32 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 		b->finalized = mpi_finalized(mp, b->tgid);
 		if (b->finalized)
 			break;
-		err = mpi_probes_windowed(mp, b->tgid, 1);
+		err = mpi_probes_windowed_attach(mp, b->tgid);
+		if (err < 0) {
+			b->next_open = now + b->period_ns;
+			break;
+		}
+		b->attach_start = now;
+		b->state = B_ATTACHING;
+		if (!err)
+			break;
+		/* attached already */
+		/* fall through */
+	case B_ATTACHING:
+		err = mpi_probes_windowed_attached(mp, b->tgid);
+		if (!err)
+			break;
 		t1 = now_ns();
-		b->attach_ns = t1 - now;
-		if (err) {
+		b->attach_ns = t1 - b->attach_start;
+		if (err < 0) {
 			b->next_open = t1 + b->period_ns;
+			b->state = B_CLOSED;
+			break;
+		}
+		b->finalized = mpi_finalized(mp, b->tgid);
+		if (b->finalized) { /* no window after MPI_Finalize */
+			mpi_probes_windowed(mp, b->tgid, 0);
+			b->state = B_CLOSED;
 			break;
 		}
 		b->open_ns = t1;
@@ -354,7 +376,8 @@ long long mpi_probes_next_ms(const struct mpi_probes *mp)
 							 : MPI_BUDGET_MEASURE_NS);
 			break;
 		case B_OPEN: t = b->close_at; break;
-		case B_DRAINING: t = now_ns() + 1000000; break; /* asked again each ms */
+		case B_DRAINING:
+		case B_ATTACHING: t = now_ns() + 1000000; break; /* asked again each ms */
 		case B_CLOSED: t = b->next_open; break;
 		default: t = 0;
 		}

@@ -21,7 +21,10 @@
  * attached before it opens and detached after it closed and the calls
  * entered in it returned (at most MPI_BUDGET_DRAIN_NS). The Agent's loop
  * drives it (mpi_probes_tick at mpi_probes_next_ms) and never waits:
- * detaching happens on the releaser's threads; attaching takes ~1 ms.
+ * detaching happens on the releaser's threads, attaching (0.2-19 ms here,
+ * a grace period of the kernel's) on a thread of its own
+ * (mpi_probes_window.c), the gate opened at the first tick after it is
+ * done (asked each ms): the window's bounds stay the gate's.
  *
  * What the windows saw is extrapolated (mpi_estimate.h) by
  * mpi_probes_probing; the totals counted before the switch stay exact.
@@ -33,8 +36,10 @@
 #include <sys/types.h>
 
 #include "userspace/agent/mpi_estimate.h"
+#include "userspace/config/config.h"
 
-#define MPI_BUDGET_DEFAULT 0.02
+/* the configuration's [mpi] budget unless set */
+#define MPI_BUDGET_DEFAULT (CONFIG_DEFAULT_MPI_BUDGET_PCT / 100)
 #define MPI_BUDGET_FIRST_MEASURE_NS 20000000ull /* the first interval: a latency-bound
 							 * rank is seen over budget within it */
 #define MPI_BUDGET_MEASURE_NS 250000000ull

@@ -104,6 +104,23 @@ struct release_job {
 	size_t n;
 };
 
+void mpi_releaser_job_start(struct mpi_releaser *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->pending++;
+	r->refs++;
+	pthread_mutex_unlock(&r->mu);
+}
+
+void mpi_releaser_job_done(struct mpi_releaser *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->pending--;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	releaser_put(r);
+}
+
 static void *release_job_run(void *arg)
 {
 	struct release_job *job = arg;
@@ -112,11 +129,7 @@ static void *release_job_run(void *arg)
 	release_sets(job->sets, job->n);
 	free(job->sets);
 	free(job);
-	pthread_mutex_lock(&r->mu);
-	r->pending--;
-	pthread_cond_broadcast(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-	releaser_put(r);
+	mpi_releaser_job_done(r);
 	return NULL;
 }
 
@@ -135,20 +148,14 @@ void mpi_probes_release_async(struct mpi_releaser *r, struct uprobe_set *sets, s
 	}
 	if (job) {
 		*job = (struct release_job){r, sets, n};
-		pthread_mutex_lock(&r->mu);
-		r->pending++;
-		r->refs++;
-		pthread_mutex_unlock(&r->mu);
+		mpi_releaser_job_start(r);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		err = pthread_create(&th, &attr, release_job_run, job);
 		pthread_attr_destroy(&attr);
 		if (!err)
 			return;
-		pthread_mutex_lock(&r->mu);
-		r->pending--;
-		r->refs--;
-		pthread_mutex_unlock(&r->mu);
+		mpi_releaser_job_done(r);
 		free(job);
 	}
 	release_sets(sets, n);
@@ -230,12 +237,41 @@ static int process_attach_missing(struct mpi_probes *mp, struct probed_process *
 	return err;
 }
 
+int mpi_probes_attach_missing_windowed(struct mpi_probes *mp, struct probed_process *p)
+{
+	return attach_missing(mp, p->tgid, offsetof(struct probed_library, each), &p->wsets,
+			      &p->n_wsets);
+}
+
+int mpi_probes_windowed_attach(struct mpi_probes *mp, pid_t tgid)
+{
+	struct probed_process *p = process_find(mp, tgid);
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	if (p->windowed)
+		return 1;
+	if (p->attaching)
+		return 0;
+	err = mpi_probes_windowed_start(mp, p);
+	return err;
+}
+
+int mpi_probes_windowed_attached(struct mpi_probes *mp, pid_t tgid)
+{
+	struct probed_process *p = process_find(mp, tgid);
+
+	return p ? mpi_probes_windowed_ready(mp, p) : -ENOENT;
+}
+
 int mpi_probes_windowed(struct mpi_probes *mp, pid_t tgid, int on)
 {
 	struct probed_process *p = process_find(mp, tgid);
 
 	if (!p)
 		return -ENOENT;
+	mpi_probes_windowed_abandon(mp, p);
 	p->windowed = on;
 	if (on)
 		return process_attach_missing(mp, p);
@@ -252,6 +288,7 @@ static void process_drop(struct mpi_probes *mp, struct probed_process *p, int wa
 {
 	tdelete(p, &mp->processes, process_cmp);
 	mp->n_processes--;
+	mpi_probes_windowed_abandon(mp, p);
 	if (wait) {
 		release_sets(p->sets, p->n_sets);
 		free(p->sets);

@@ -58,9 +58,12 @@ struct probed_process {
 	struct uprobe_set *wsets;
 	size_t n_wsets;
 	int windowed;
+	struct mpi_attach_job *attaching; /* its `each` probes being attached
+					   * (mpi_probes_window.c), NULL none */
 };
 
 struct mpi_budget_proc;
+struct mpi_attach_job;
 
 struct mpi_releaser;
 
@@ -95,8 +98,28 @@ struct mpi_releaser *mpi_releaser__new(void);
 /* releases sets[0..n) (taken: freed) in a thread of r: never waits */
 void mpi_probes_release_async(struct mpi_releaser *r, struct uprobe_set *sets, size_t n);
 void mpi_probes_release_all(struct mpi_probes *mp);
-/* the windowed (`each`) probes of tgid attached (on) or released (never
- * waits): 0, -ENOENT not probed, or what the kernel said */
+/* a job of r's (a thread that releases or attaches probes): counted
+ * as under way until done; mpi_probes_release_all waits for it */
+void mpi_releaser_job_start(struct mpi_releaser *r);
+void mpi_releaser_job_done(struct mpi_releaser *r);
+/* the windowed (`each`) probes of tgid attached synchronously (on: the
+ * Agent waits for the kernel's grace period) or released (never waits):
+ * 0, -ENOENT not probed, or what the kernel said */
 int mpi_probes_windowed(struct mpi_probes *mp, pid_t tgid, int on);
+/* the windowed probes of tgid asked for, attached by a thread of their
+ * own (never waits): 1 attached already, 0 under way, -errno */
+int mpi_probes_windowed_attach(struct mpi_probes *mp, pid_t tgid);
+/* whether they are attached: 1 yes (p->wsets hold them), 0 still under
+ * way, -errno the attach failed (what it attached is released) or none
+ * was asked for (-ENOENT) */
+int mpi_probes_windowed_attached(struct mpi_probes *mp, pid_t tgid);
+/* the `each` probes of the libraries p->wsets lacks, synchronously */
+int mpi_probes_attach_missing_windowed(struct mpi_probes *mp, struct probed_process *p);
+
+/* mpi_probes_window.c: the attach thread of p's windowed probes (started,
+ * asked whether done and taken, abandoned with its process: never waits) */
+int mpi_probes_windowed_start(struct mpi_probes *mp, struct probed_process *p);
+int mpi_probes_windowed_ready(struct mpi_probes *mp, struct probed_process *p);
+void mpi_probes_windowed_abandon(struct mpi_probes *mp, struct probed_process *p);
 
 #endif

@@ -32,7 +32,8 @@ static int start_agent(struct node_service *ns, const struct service_config *sc,
 				 .endpoints = (const char *const *)ns->endpoints,
 				 .n_endpoints = ns->n_endpoints, .frequency = ns->frequency,
 				 .unwinder = ns->unwinder, .pmu = ns->pmu,
-				 .drain_interval_ms = ns->drain_interval_ms };
+				 .drain_interval_ms = ns->drain_interval_ms,
+				 .mpi_budget = ns->cfg ? ns->cfg->mpi_budget_pct / 100 : 0 };
 	char why[1024] = "";
 
 	if (ns->curve) {

@@ -137,6 +137,7 @@ static int run_configure(struct run *r)
 	    (run_env.output && config_set_runs_dir(&r->cfg, run_env.output)) ||
 	    (run_env.frequency && config_set_sampling_frequency(&r->cfg, run_env.frequency)) ||
 	    (run_env.no_source && config_set_source_embed(&r->cfg, 0)) ||
+	    (run_env.mpi_budget > 0 && config_set_mpi_budget(&r->cfg, 100 * run_env.mpi_budget)) ||
 	    (run_env.n_source_map &&
 	     config_add_source_map(&r->cfg, run_env.source_map, (size_t)run_env.n_source_map)) ||
 	    config_use_ceilings(&r->cfg)) {
@@ -282,8 +283,10 @@ static int run_send_start(struct run *r, json_t **reply, char *err, size_t errle
 		json_decref(req);
 		req = NULL;
 	}
-	if (req && run_env.mpi_budget > 0 &&
-	    json_object_set_new(req, "mpi_budget", json_real(run_env.mpi_budget))) {
+	/* --mpi-budget, else the configuration's when a file set it (else
+	 * the node service's own configuration decides) */
+	if (req && !run_env.mpi_exact && r->cfg.source[CONFIG_MPI_BUDGET] &&
+	    json_object_set_new(req, "mpi_budget", json_real(r->cfg.mpi_budget_pct / 100))) {
 		json_decref(req);
 		req = NULL;
 	}

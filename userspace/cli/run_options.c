@@ -90,7 +90,8 @@ static const struct argp_option options[] = {
 	{ "strict", 's', NULL, 0, "Exit 121 when a Degradation occurred", 0 },
 	{ "mpi-events", 'e', NULL, 0, "Also record every MPI call as an Event (bounded)", 0 },
 	{ "mpi-budget", OPT_MPI_BUDGET, "PCT", 0,
-	  "The MPI probes may cost each rank at most PCT % of its time (default 2); a rank whose "
+	  "The MPI probes may cost each rank at most PCT % of its time (default: config [mpi] "
+	  "budget, else 2); a rank whose "
 	  "every call would cost more is probed in sampled windows, its call counts, bytes and "
 	  "MPI time then estimates with their error",
 	  0 },

@@ -30,9 +30,10 @@ static const struct {
     [CONFIG_DEBUG_DIRS] = {"tools.debug_dirs", TOML_ARRAY},
     [CONFIG_SOURCE_EMBED] = {"source.embed", TOML_BOOL},
     [CONFIG_SOURCE_MAP] = {"source_map", TOML_TABLE},
+    [CONFIG_MPI_BUDGET] = {"mpi.budget", TOML_FLOAT}, /* an integer too */
 };
 
-static const char *const config_tables[] = {"sampling", "tools", "source"};
+static const char *const config_tables[] = {"sampling", "tools", "source", "mpi"};
 
 /* One file, parsed and checked, waiting to be applied: the cascade applies
  * nothing until every file of it is known to be valid. */
@@ -59,6 +60,7 @@ void config_init(struct config *cfg)
 	cfg->sampling_frequency = CONFIG_DEFAULT_SAMPLING_FREQUENCY;
 	cfg->llvm_symbolizer = (char *)CONFIG_DEFAULT_LLVM_SYMBOLIZER;
 	cfg->source_embed = 1;
+	cfg->mpi_budget_pct = CONFIG_DEFAULT_MPI_BUDGET_PCT;
 	service_init(&cfg->service);
 	ceilings_init(&cfg->ceilings);
 }
@@ -158,6 +160,31 @@ static int set_frequency(struct config *cfg, long frequency, const char *source)
 	return 0;
 }
 
+static int set_mpi_budget(struct config *cfg, double pct, const char *source)
+{
+	char *source_copy = strdup(source);
+
+	if (!source_copy)
+		return -ENOMEM;
+	free(cfg->source[CONFIG_MPI_BUDGET]);
+	cfg->mpi_budget_pct = pct;
+	cfg->source[CONFIG_MPI_BUDGET] = source_copy;
+	return 0;
+}
+
+/* a number of entry's (an integer or a float): 0 and *out, -EINVAL */
+static int number_value(const struct toml_value *v, double *out)
+{
+	long long ll;
+
+	if (!toml_value_float(v, out))
+		return 0;
+	if (toml_value_int(v, &ll))
+		return -EINVAL;
+	*out = (double)ll;
+	return 0;
+}
+
 static int set_debug_dirs(struct config *cfg, const struct toml_value *array, const char *source)
 {
 	char *source_copy = strdup(source);
@@ -190,6 +217,13 @@ int config_set_llvm_symbolizer(struct config *cfg, const char *path)
 	if (!path || !*path)
 		return -EINVAL;
 	return set_string(cfg, CONFIG_LLVM_SYMBOLIZER, path, CONFIG_SOURCE_COMMAND_LINE);
+}
+
+int config_set_mpi_budget(struct config *cfg, double pct)
+{
+	if (!(pct > 0 && pct < 100))
+		return -ERANGE;
+	return set_mpi_budget(cfg, pct, CONFIG_SOURCE_COMMAND_LINE);
 }
 
 int config_set_sampling_frequency(struct config *cfg, long frequency)
@@ -317,6 +351,8 @@ static int check_entry(const struct toml_entry *entry, void *data)
 				   "unknown key '%s'", entry->path);
 
 	want = config_keys[key].type;
+	if (want == TOML_FLOAT && entry->type == TOML_INT)
+		want = TOML_INT; /* a number */
 	if (entry->type != want)
 		return check_error(ctx, line, col, -EINVAL,
 				   "wrong type for '%s': expected %s, got %s", entry->path,
@@ -331,6 +367,16 @@ static int check_entry(const struct toml_entry *entry, void *data)
 		ret = tools_check_debug_dirs(entry, ctx->file->path, ctx->err, ctx->errlen);
 		if (ret)
 			return ret;
+	}
+	if (key == CONFIG_MPI_BUDGET) {
+		double pct = 0;
+
+		number_value(entry->value, &pct);
+		if (!(pct > 0 && pct < 100))
+			return check_error(ctx, line, col, -EINVAL,
+					   "value out of range for '%s': %g is not a percentage "
+					   "more than 0 and less than 100",
+					   entry->path, pct);
 	}
 	if (key == CONFIG_SAMPLING_FREQUENCY) {
 		toml_value_int(entry->value, &ll);
@@ -391,6 +437,11 @@ static int config_file_apply(struct config *cfg, const struct config_file *file)
 		if (key == CONFIG_SAMPLING_FREQUENCY) {
 			toml_value_int(file->value[key], &frequency);
 			ret = set_frequency(cfg, (long)frequency, file->path);
+		} else if (key == CONFIG_MPI_BUDGET) {
+			double pct = 0;
+
+			number_value(file->value[key], &pct);
+			ret = set_mpi_budget(cfg, pct, file->path);
 		} else if (key == CONFIG_DEBUG_DIRS) {
 			ret = set_debug_dirs(cfg, file->value[key], file->path);
 		} else if (key == CONFIG_SOURCE_MAP) {
@@ -575,6 +626,9 @@ json_t *config_effective_json(const struct config *cfg)
 		if (key == CONFIG_SAMPLING_FREQUENCY)
 			entry = json_pack("{s:I,s:s}", "value", (json_int_t)cfg->sampling_frequency,
 					  "source", config_source(cfg, key));
+		else if (key == CONFIG_MPI_BUDGET)
+			entry = json_pack("{s:f,s:s}", "value", cfg->mpi_budget_pct, "source",
+					  config_source(cfg, key));
 		else if (key == CONFIG_DEBUG_DIRS)
 			entry = json_pack("{s:o,s:s}", "value", tools_debug_dirs_json(cfg), "source",
 					  config_source(cfg, key));

@@ -20,6 +20,13 @@
  *	                                   # where llvm-symbolizer also looks for split
  *	                                   # debug files (DIR/.build-id/xx/rest.debug),
  *	                                   # after /usr/lib/debug (always searched)
+ *	[mpi]
+ *	budget = 2                         # number, more than 0 and less than 100: the
+ *	                                   # share (%) of each rank's time the MPI probes
+ *	                                   # may cost (mpi_budget.h); --mpi-budget
+ *	                                   # overrides it, --mpi-exact ignores it. Read by
+ *	                                   # nunatak run and by nunatakd for the Runs it
+ *	                                   # starts itself (Slurm jobs, nunatak attach)
  *	[source]
  *	embed = true                       # false: no line of code in a Run (--no-source)
  *	[source_map]                       # where the source of a binary built elsewhere
@@ -58,6 +65,7 @@
 #define CONFIG_MIN_SAMPLING_FREQUENCY 1
 #define CONFIG_MAX_SAMPLING_FREQUENCY 100000
 #define CONFIG_DEFAULT_LLVM_SYMBOLIZER "llvm-symbolizer"
+#define CONFIG_DEFAULT_MPI_BUDGET_PCT 2.0
 #define CONFIG_MAX_DEBUG_DIRS 16
 #define CONFIG_MAX_SOURCE_MAP 64
 #define CONFIG_SITE_PATH "/etc/nunatak.toml"
@@ -150,6 +158,7 @@ enum config_key {
 	CONFIG_DEBUG_DIRS,
 	CONFIG_SOURCE_EMBED,
 	CONFIG_SOURCE_MAP,
+	CONFIG_MPI_BUDGET,
 	CONFIG_KEY_COUNT,
 };
 
@@ -163,6 +172,7 @@ struct config {
 	int source_embed; /* 1 by default */
 	char **source_map_old, **source_map_new; /* n_source_map prefix pairs, in order */
 	size_t n_source_map;
+	double mpi_budget_pct; /* [mpi] budget: 0 < pct < 100 */
 	/* who set each value: NULL for the default, else a file path or
 	 * CONFIG_SOURCE_COMMAND_LINE; owned */
 	char *source[CONFIG_KEY_COUNT];
@@ -220,6 +230,8 @@ int config_set_sampling_frequency(struct config *cfg, long frequency);
 int config_set_llvm_symbolizer(struct config *cfg, const char *path);
 /* --no-source (embed 0) */
 int config_set_source_embed(struct config *cfg, int embed);
+/* --mpi-budget PCT: -ERANGE unless 0 < pct < 100 */
+int config_set_mpi_budget(struct config *cfg, double pct);
 /* --source-map OLD=NEW: the pairs[0..n) ("OLD=NEW", split at the first
  * '='; -EINVAL when either side is empty) tried before the files' ones. */
 int config_add_source_map(struct config *cfg, const char *const *pairs, size_t n);

@@ -2,7 +2,8 @@
  * MPI_Finalize, nothing but a tight loop of cheap MPI calls (no work; the
  * clock read once before and once after the loop), as an IMB latency loop. Every rank's time is MPI
  * time, so a profiler that reads less than ~100 % MPI has moved time out
- * of MPI (tests/integration/mpi_probe_cost.sh).
+ * of MPI (tests/integration/mpi_probe_cost.sh). Also the latency loops of
+ * tests/bench/mpi_latency.sh.
  *
  * usage: mpi_loop allreduce|pingpong ITERATIONS
  *   allreduce: MPI_Allreduce of one double on MPI_COMM_WORLD, every rank
