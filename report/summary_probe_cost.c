@@ -22,14 +22,14 @@ static const char *per_call(char *buf, size_t len, double ns)
 
 /* how its calls were probed, said once: the Agent's text names the budget
  * when there was one ("probed in 2 sampled windows covering 0.45 % of the
- * rank's time: every call would have cost 54 % (budget 2 %)", "every call
- * (--mpi-exact)"); the budget alone when no text was recorded */
+ * rank's time: every call would have cost 54 % (budget 2 %)"; "probing:
+ * every call (--mpi-exact)"); the budget alone when no text was recorded */
 static void print_probing(FILE *out, const struct balance_rank *r)
 {
 	char budget[32];
 
 	if (r->probing) {
-		fputs(strncmp(r->probing, "probed ", 7) ? "; probed " : "; ", out);
+		fputs(strncmp(r->probing, "probed ", 7) ? "; probing: " : "; ", out);
 		summary_print_text(out, r->probing);
 	} else if (!isnan(r->probe_budget)) {
 		fprintf(out, "; probe budget %s",
