@@ -167,6 +167,7 @@ static void call_site_release(struct balance_call_site *cs)
 	free(cs->module);
 	free(cs->bytes_reason);
 	free(cs->per_rank);
+	free(cs->estimate);
 }
 
 static int call_site_open(struct collect *c, const struct pivot_mpi_call *m)
@@ -230,14 +231,51 @@ static int collect_call(const struct pivot_mpi_call *m, void *ctx)
 		if (!cs->bytes_reason)
 			return -ENOMEM;
 	}
+	if (m->estimate && !cs->estimate) {
+		if (!(cs->estimate = strdup(m->estimate)))
+			return -ENOMEM;
+		cs->estimate_rank = m->has_rank ? m->rank : -1;
+	}
+	/* variances until finish_call_site; NAN (not stated) propagates */
+	if (m->estimate) {
+		cs->calls_error += m->calls_error * m->calls_error;
+		cs->total_ns_error += m->total_ns_error * m->total_ns_error;
+	}
 	if (!m->has_rank)
 		return 0;
 	hit = bsearch(&key, c->index, c->b->n_ranks, sizeof(*c->index), by_locus);
 	if (hit) {
+		struct balance_rank *r = &c->b->ranks[hit->idx];
+
 		cs->per_rank[hit->idx].calls += m->calls;
 		cs->per_rank[hit->idx].total_ns += m->total_ns;
+		/* a variance in ns² until finish_rank_errors */
+		if (m->estimate && !pivot_mpi_is_lifetime(m->function)) {
+			r->mpi_time_estimated = 1;
+			r->mpi_time_error += m->total_ns_error * m->total_ns_error;
+		}
 	}
 	return 0;
+}
+
+/* the ranks' MPI time errors from the variances collect_call summed, and
+ * the Run's MPI share's */
+static void finish_rank_errors(struct balance *b)
+{
+	double var = 0, app = 0;
+	size_t i;
+
+	for (i = 0; i < b->n_ranks; i++) {
+		struct balance_rank *r = &b->ranks[i];
+
+		r->mpi_time_error = sqrt(r->mpi_time_error) / NS_PER_S;
+		r->mpi_fraction_error = r->app_time > 0 ? r->mpi_time_error / r->app_time : NAN;
+		if (isnan(r->app_time) || isnan(r->mpi_time))
+			continue; /* as mpi_share */
+		app += r->app_time;
+		var += r->mpi_time_error * r->mpi_time_error;
+	}
+	b->mpi_share_error = isnan(b->mpi_share) ? NAN : app > 0 ? sqrt(var) / app : NAN;
 }
 
 /* Square root of a small non-negative x by Newton's method: the program
@@ -264,6 +302,8 @@ static void finish_call_site(struct balance_call_site *cs, size_t n_ranks)
 	double mean = 0, var = 0, d;
 	size_t i, callers = 0;
 
+	cs->calls_error = sqrt(cs->calls_error);
+	cs->total_ns_error = sqrt(cs->total_ns_error);
 	if (cs->min_ns == UINT64_MAX)
 		cs->min_ns = 0;
 	if (!cs->has_bytes)
@@ -353,6 +393,7 @@ struct balance *balance__new(struct pivot *p)
 		goto cleanup;
 	for (i = 0; i < b->n_call_sites; i++)
 		finish_call_site(&b->call_sites[i], b->n_ranks);
+	finish_rank_errors(b);
 	balance_sort_call_sites(b, BALANCE_BY_TIME);
 	free(c.index);
 	return b;

@@ -30,6 +30,18 @@
  *    ranks calling it, it is not applicable (not a measurement):
  *    cov_not_applicable says why, cov is NAN. per_rank[] is parallel to
  *    ranks[]. Sorted by total time.
+ *    A site is estimated when any rank's row is (a rank probed in sampled
+ *    windows, the cost budget: docs/mpi-probe-cost.md): estimate is the
+ *    first such row's text (why and how), calls_error and total_ns_error
+ *    one standard error, the estimated rows' combined in quadrature over
+ *    the ranks (NAN when a row states none); NULL and 0 when measured.
+ *  - a rank's mpi_time_error: its estimated sites' total_ns_error in
+ *    quadrature (s; 0 when every site was measured, NAN when an estimated
+ *    one states no error), mpi_fraction_error = mpi_time_error / app_time;
+ *    the Run's mpi_share_error the ranks' in quadrature over Σ app_time.
+ *    Quadrature treats the sites as independent: the part of their error
+ *    their common window scale gives them is not (the extrapolation of
+ *    one rank scales all its windowed sites alike).
  * A Run without MPI data gives n_ranks = 0 and n_call_sites = 0.
  */
 #ifndef NUNATAK_ANALYSIS_BALANCE_H
@@ -67,6 +79,10 @@ struct balance_rank {
 	char *probe_cost_reason;	/* why not calibrated; NULL when it is */
 	double probe_budget;		/* NAN: every call probed, or not recorded */
 	char *probing;			/* how its calls were probed; NULL unknown */
+	/* a site of it estimated (probed in sampled windows) */
+	int mpi_time_estimated;
+	double mpi_time_error;		/* s; 0 measured; NAN: not stated */
+	double mpi_fraction_error;	/* mpi_time_error / app_time; NAN */
 };
 
 /* the Run's probe cost, over the ranks calibrated (ranks 0: none) */
@@ -101,12 +117,16 @@ struct balance_call_site {
 	double cov;			     /* NAN when unavailable or not applicable */
 	const char *cov_not_applicable;	     /* static BALANCE_NA_*; NULL: applicable */
 	struct balance_rank_calls *per_rank; /* n_ranks entries, parallel to ranks[] */
+	char *estimate;			     /* NULL: measured on every rank */
+	int estimate_rank;		     /* the rank whose text it is; -1 */
+	double calls_error, total_ns_error;  /* one standard error; 0 measured, NAN */
 };
 
 struct balance {
 	size_t n_ranks;
 	struct balance_rank *ranks;
 	double imbalance, efficiency, busiest_factor, mpi_share;
+	double mpi_share_error; /* 0 when every rank's MPI time is measured; NAN */
 	int busiest_rank;		      /* -1: none */
 	const char *imbalance_not_applicable; /* static BALANCE_NA_ONE_RANK; NULL: applicable */
 	size_t n_call_sites;

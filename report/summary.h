@@ -52,11 +52,16 @@ int summary_print(FILE *out, const struct run_model *m);
  * (report/summary_processes.h), counter (null: nothing sampled), floor,
  * degradations[{name, node, message, remedy}],
  * ranks[{rank, node, app_time|null, app_time_quality, app_time_reason|null,
- * mpi_time|null, mpi_fraction|null, cpu_time|null, outside_mpi_time|null}]
+ * mpi_time|null, mpi_fraction|null, cpu_time|null, outside_mpi_time|null,
+ * mpi_time_estimated, mpi_time_error|null, mpi_fraction_error|null (0 when
+ * measured), the probe cost's fields (report/summary_probe_cost.h)}]
  * by rank, balance{ranks, imbalance, efficiency, busiest_rank, busiest_factor,
- * mpi_share} (null when unavailable), mpi[{function, call_site{file, line,
- * function, module, offset}, calls, total_time, mean_time, min_time,
- * max_time, bytes|null, bytes_reason|null, cov|null (absent when
+ * mpi_share, mpi_share_error} (null when unavailable), mpi[{function,
+ * call_site{file, line, function, module, offset}, calls, total_time,
+ * mean_time, min_time, max_time, estimate|null (a rank probed in sampled
+ * windows: why and how; null when measured), calls_error|null,
+ * total_time_error|null (one standard error, 0 when measured),
+ * bytes|null, bytes_reason|null, cov|null (absent when
  * cov_not_applicable: why, else null), lifetime (MPI_Init,
  * MPI_Init_thread, MPI_Finalize: not MPI time), per_rank[{rank, calls,
  * total_time}]}] by decreasing total time. Times in seconds.

@@ -27,6 +27,34 @@ const char *summary_fmt_share(char *buf, size_t len, double share)
 	return summary_fmt_double(buf, len, "%.1f%%", 100.0 * share);
 }
 
+const char *summary_fmt_estimate(char *buf, size_t len, const char *fmt, double v,
+				 int estimated, double err)
+{
+	char value[48], error[48];
+
+	if (!estimated || isnan(v))
+		return summary_fmt_double(buf, len, fmt, v);
+	snprintf(buf, len, "≈%s ± %s", summary_fmt_double(value, sizeof(value), fmt, v),
+		 summary_fmt_double(error, sizeof(error), fmt, err));
+	return buf;
+}
+
+int summary_text_width(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80; /* not a continuation byte */
+	return n;
+}
+
+void summary_print_right(FILE *out, int width, const char *s)
+{
+	int pad = width - summary_text_width(s);
+
+	fprintf(out, "%*s%s", pad > 0 ? pad : 0, "", s);
+}
+
 void summary_print_text(FILE *out, const char *text)
 {
 	const unsigned char *c;

@@ -19,6 +19,18 @@ const char *summary_fmt_share(char *buf, size_t len, double share);
 const char *summary_fmt_double(char *buf, size_t len, const char *fmt, double v)
     __attribute__((format(printf, 3, 0)));
 
+/* an estimate and its error: "≈" fmt(v) " ± " fmt(err) ("± unavailable"
+ * when err is NAN); fmt(v) alone when not estimated; "unavailable" when v
+ * is NAN */
+const char *summary_fmt_estimate(char *buf, size_t len, const char *fmt, double v,
+				 int estimated, double err) __attribute__((format(printf, 3, 0)));
+
+/* the columns s takes on a terminal: its UTF-8 characters ("≈" is one) */
+int summary_text_width(const char *s);
+
+/* s right-aligned in width columns (nunatak's own text: not sanitized) */
+void summary_print_right(FILE *out, int width, const char *s);
+
 /* text from outside (a source line, an executable's path) for a
  * terminal: every control character but tab written '?', so that it cannot
  * move the cursor or change colours */

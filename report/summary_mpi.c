@@ -37,10 +37,25 @@ static void print_ranks_headline(FILE *out, const struct balance *b)
 		summary_fmt_share(share, sizeof(share), b->mpi_share));
 }
 
+/* a rank's MPI time and share, "≈0.412 ± 0.051" when a site of it was
+ * estimated */
+static void rank_mpi_text(const struct balance_rank *r, char *mpi, char *frac, size_t len)
+{
+	const char *m = summary_fmt_estimate(mpi, len, "%.3f", r->mpi_time, r->mpi_time_estimated,
+					     r->mpi_time_error);
+	const char *f = summary_fmt_estimate(frac, len, "%.1f%%", 100 * r->mpi_fraction,
+					     r->mpi_time_estimated, 100 * r->mpi_fraction_error);
+
+	if (m != mpi) /* the static "unavailable" */
+		snprintf(mpi, len, "%s", m);
+	if (f != frac)
+		snprintf(frac, len, "%s", f);
+}
+
 static void print_ranks(FILE *out, const struct balance *b)
 {
-	char app[32], mpi[32], frac[32], cpu[32];
-	int node_w = (int)strlen("node");
+	char app[32], mpi[64], frac[64], cpu[32];
+	int node_w = (int)strlen("node"), mpi_w = NUM_WIDTH, frac_w = NUM_WIDTH;
 	size_t i;
 
 	for (i = 0; i < b->n_ranks; i++) {
@@ -48,10 +63,15 @@ static void print_ranks(FILE *out, const struct balance *b)
 
 		if (len > node_w)
 			node_w = len < NAME_WIDTH_MAX ? len : NAME_WIDTH_MAX;
+		rank_mpi_text(&b->ranks[i], mpi, frac, sizeof(mpi));
+		if (summary_text_width(mpi) > mpi_w)
+			mpi_w = summary_text_width(mpi);
+		if (summary_text_width(frac) > frac_w)
+			frac_w = summary_text_width(frac);
 	}
 	print_ranks_headline(out, b);
 	fprintf(out, "\n  %6s  %-*s  %*s  %*s  %*s  %*s\n", "rank", node_w, "node", NUM_WIDTH,
-		"app s", NUM_WIDTH, "MPI s", NUM_WIDTH, "MPI %", NUM_WIDTH, "CPU s");
+		"app s", mpi_w, "MPI s", frac_w, "MPI %", NUM_WIDTH, "CPU s");
 	for (i = 0; i < b->n_ranks; i++) {
 		const struct balance_rank *r = &b->ranks[i];
 		const char *a = summary_fmt_seconds(app, sizeof(app), r->app_time);
@@ -59,11 +79,13 @@ static void print_ranks(FILE *out, const struct balance *b)
 		/* estimated: marked here, explained in what is not said */
 		if (!strcmp(r->app_time_quality, "estimated") && a == app)
 			strcat(app, "*");
+		rank_mpi_text(r, mpi, frac, sizeof(mpi));
 		/* a longer node name moves the columns: never cut (names alike) */
-		fprintf(out, "  %6d  %-*s  %*s  %*s  %*s  %*s\n", r->rank, node_w, r->node,
-			NUM_WIDTH, a, NUM_WIDTH, summary_fmt_seconds(mpi, sizeof(mpi), r->mpi_time),
-			NUM_WIDTH, summary_fmt_share(frac, sizeof(frac), r->mpi_fraction),
-			NUM_WIDTH, summary_fmt_seconds(cpu, sizeof(cpu), r->cpu_time));
+		fprintf(out, "  %6d  %-*s  %*s  ", r->rank, node_w, r->node, NUM_WIDTH, a);
+		summary_print_right(out, mpi_w, mpi);
+		fputs("  ", out);
+		summary_print_right(out, frac_w, frac);
+		fprintf(out, "  %*s\n", NUM_WIDTH, summary_fmt_seconds(cpu, sizeof(cpu), r->cpu_time));
 	}
 }
 
@@ -130,50 +152,103 @@ static void print_cov_not_applicable(FILE *out, unsigned mask)
 				cov_not_applicable[k]);
 }
 
+/* a site's calls and total time, "≈9871 ± 1328" when estimated */
+static void call_site_text(const struct balance_call_site *cs, char *calls, char *total,
+			   size_t len)
+{
+	const char *t;
+
+	summary_fmt_estimate(calls, len, "%.0f", (double)cs->calls, !!cs->estimate,
+			     cs->calls_error);
+	t = summary_fmt_estimate(total, len, "%.3f", (double)cs->total_ns / 1e9, !!cs->estimate,
+				 cs->total_ns_error / 1e9);
+	if (t != total)
+		snprintf(total, len, "%s", t);
+}
+
 /* the call site comes last, whole, so a long one moves no column; the
  * reasons of the n/a COVs shown, as a mask */
 static unsigned print_call_sites(FILE *out, const struct balance *b, const char *by)
 {
 	unsigned mask = 0;
-	char total[32], mean[32], bytes[32], cov[32], *label;
-	int fn_w = (int)strlen("function");
+	char calls[64], total[64], mean[32], bytes[32], cov[32], *label;
+	int fn_w = (int)strlen("function"), calls_w = 10, total_w = NUM_WIDTH;
 	size_t shown[SUMMARY_MPI_TOP], n, n_timed, i;
 
 	n = pick_call_sites(b, shown, &n_timed);
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++) {
-		int len = (int)strlen(b->call_sites[shown[i]].function);
+		const struct balance_call_site *cs = &b->call_sites[shown[i]];
+		int len = (int)strlen(cs->function);
 
 		if (len > fn_w)
 			fn_w = len;
+		call_site_text(cs, calls, total, sizeof(calls));
+		if (summary_text_width(calls) > calls_w)
+			calls_w = summary_text_width(calls);
+		if (summary_text_width(total) > total_w)
+			total_w = summary_text_width(total);
 	}
 	fprintf(out, "\nMPI call sites by %s (top %zu of %zu)\n", by, n, n_timed);
-	fprintf(out, "  %-*s  %10s  %*s  %*s  %*s  %*s  %s\n", fn_w, "function", "calls", NUM_WIDTH,
-		"total s", NUM_WIDTH + 1, "mean µs", NUM_WIDTH, "bytes", NUM_WIDTH, "COV",
+	fprintf(out, "  %-*s  %*s  %*s  %*s  %*s  %*s  %s\n", fn_w, "function", calls_w, "calls",
+		total_w, "total s", NUM_WIDTH + 1, "mean µs", NUM_WIDTH, "bytes", NUM_WIDTH, "COV",
 		"call site");
 	for (i = 0; i < n; i++) {
 		const struct balance_call_site *cs = &b->call_sites[shown[i]];
 
 		if (cs->has_bytes)
-			snprintf(bytes, sizeof(bytes), "%" PRIu64, cs->bytes);
+			snprintf(bytes, sizeof(bytes), "%s%" PRIu64, cs->estimate ? "≈" : "",
+				 cs->bytes);
 		else
 			snprintf(bytes, sizeof(bytes), SUMMARY_UNAVAILABLE);
+		call_site_text(cs, calls, total, sizeof(calls));
 		label = call_site_label(cs);
-		fprintf(out, "  %-*s  %10" PRIu64 "  %*s  %*s  %*s  %*s  %s\n", fn_w, cs->function,
-			cs->calls, NUM_WIDTH,
-			summary_fmt_seconds(total, sizeof(total), (double)cs->total_ns / 1e9),
-			NUM_WIDTH,
-			summary_fmt_double(mean, sizeof(mean), "%.1f", cs->mean_ns / 1e3),
-			NUM_WIDTH, bytes, NUM_WIDTH,
+		fputs("  ", out);
+		summary_print_text(out, cs->function);
+		fprintf(out, "%*s  ", fn_w - (int)strlen(cs->function), "");
+		summary_print_right(out, calls_w, calls);
+		fputs("  ", out);
+		summary_print_right(out, total_w, total);
+		fputs("  ", out);
+		summary_print_right(out, NUM_WIDTH, summary_fmt_double(mean, sizeof(mean), "%.1f",
+								      cs->mean_ns / 1e3));
+		fputs("  ", out);
+		summary_print_right(out, NUM_WIDTH, bytes);
+		fprintf(out, "  %*s  ", NUM_WIDTH,
 			cs->cov_not_applicable
 			    ? COV_NOT_APPLICABLE
-			    : summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov),
-			label ? label : cs->location);
+			    : summary_fmt_double(cov, sizeof(cov), "%.2f", cs->cov));
+		summary_print_text(out, label ? label : cs->location);
+		fputc('\n', out);
 		free(label);
 		mask |= cov_not_applicable_bit(cs);
 	}
 	return mask;
+}
+
+/* which call sites are estimated and why, once under both tables: the
+ * first estimated site's text (its lowest rank's; each rank's own is
+ * under nunatak's MPI probes) */
+static void print_estimated(FILE *out, const struct balance *b)
+{
+	const struct balance_call_site *first = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < b->n_call_sites; i++) {
+		if (!b->call_sites[i].estimate || pivot_mpi_is_lifetime(b->call_sites[i].function))
+			continue;
+		first = first ? first : &b->call_sites[i];
+		n++;
+	}
+	if (!first)
+		return;
+	fprintf(out, "  ≈ estimated, ± one standard error: %zu call site%s (marked ≈), ", n,
+		n == 1 ? "" : "s");
+	if (first->estimate_rank >= 0)
+		fprintf(out, "rank %d: ", first->estimate_rank);
+	summary_print_text(out, first->estimate);
+	fputc('\n', out);
 }
 
 /* what MPI time is, and MPI_Init / MPI_Finalize apart: summed over their
@@ -225,6 +300,7 @@ void summary_print_mpi(FILE *out, struct balance *b)
 	balance_sort_call_sites(b, BALANCE_BY_BYTES);
 	mask |= print_call_sites(out, b, "bytes");
 	balance_sort_call_sites(b, BALANCE_BY_TIME);
+	print_estimated(out, b);
 	print_cov_not_applicable(out, mask);
 }
 
@@ -264,7 +340,11 @@ static json_t *rank_json(const struct balance_rank *r, double mean_outside, int 
 	    summary_json_number(r->cpu_time), "outside_mpi_time",
 	    summary_json_number(r->outside_mpi_time));
 
-	if (o && summary_probe_cost_rank_json(o, r))
+	if (o && (summary_probe_cost_rank_json(o, r) ||
+		  json_object_set_new(o, "mpi_time_estimated", json_boolean(r->mpi_time_estimated)) ||
+		  json_object_set_new(o, "mpi_time_error", summary_json_number(r->mpi_time_error)) ||
+		  json_object_set_new(o, "mpi_fraction_error",
+				      summary_json_number(r->mpi_fraction_error))))
 		o = (json_decref(o), NULL);
 	if (o && applicable &&
 	    json_object_set_new(o, "imbalance",
@@ -280,10 +360,11 @@ static json_t *rank_json(const struct balance_rank *r, double mean_outside, int 
 static json_t *balance_json(const struct balance *b)
 {
 	const char *na = b ? b->imbalance_not_applicable : NULL;
-	json_t *o = json_pack("{s:I, s:o, s:o, s:o}", "ranks", (json_int_t)(b ? b->n_ranks : 0),
+	json_t *o = json_pack("{s:I, s:o, s:o, s:o, s:o}", "ranks", (json_int_t)(b ? b->n_ranks : 0),
 			      "busiest_rank",
 			      b && b->busiest_rank >= 0 ? json_integer(b->busiest_rank) : json_null(),
 			      "mpi_share", summary_json_number(b ? b->mpi_share : NAN),
+			      "mpi_share_error", summary_json_number(b ? b->mpi_share_error : NAN),
 			      "imbalance_not_applicable", na ? json_string(na) : json_null());
 
 	if (o && !na &&
@@ -316,6 +397,14 @@ static json_t *call_site_json(const struct balance_call_site *cs, size_t n_ranks
 	    "per_rank");
 	if (!o)
 		return NULL;
+	/* estimated: why, and one standard error (0 when measured) */
+	if (json_object_set_new(o, "estimate", json_text(cs->estimate)) ||
+	    json_object_set_new(o, "calls_error", summary_json_number(cs->calls_error)) ||
+	    json_object_set_new(o, "total_time_error",
+				summary_json_number(cs->total_ns_error / 1e9))) {
+		json_decref(o);
+		return NULL;
+	}
 	/* not applicable is no value at all: the key is absent */
 	if (!cs->cov_not_applicable && json_object_set_new(o, "cov", summary_json_number(cs->cov))) {
 		json_decref(o);

@@ -100,6 +100,18 @@
   };
 
   /* a plain number that may be null with a reason next to it */
+  /* an extrapolated value (a rank probed in sampled windows): "≈v ± err",
+   * an "estimated" badge whose title says why; plain fmt(v) when not
+   * estimated (why null) */
+  NK.estimate = function (v, err, fmt, why) {
+    if (v === null || v === undefined) return NK.unavailable('not measured');
+    if (!why) return document.createTextNode(fmt(v));
+    return NK.h('span', {class: 'est'}, [
+      NK.h('span', {class: 'v', text: '≈' + fmt(v) + ' ± ' +
+        (err === null || err === undefined ? 'unavailable' : fmt(err))}),
+      NK.h('span', {class: 'q q-estimated', text: 'estimated', title: why})]);
+  };
+
   NK.maybe = function (x, fmt, reason) {
     if (x === null || x === undefined) return NK.unavailable(reason);
     return document.createTextNode(fmt(x));

@@ -1,7 +1,11 @@
 /* view_ranks.js — ranks and MPI: per-rank bars (MPI time, time outside MPI,
  * CPU time) with the balance figures (imbalance, efficiency, busiest rank)
  * from summary.balance, the per-rank table, and the MPI call sites by time
- * and by bytes with their per-rank spread (summary.mpi[].per_rank). */
+ * and by bytes with their per-rank spread (summary.mpi[].per_rank).
+ * A rank probed in sampled windows (the probes' cost budget) has estimated
+ * sites and MPI time: "≈v ± one standard error" and an "estimated" badge
+ * whose title says why (summary.mpi[].estimate), said once under the
+ * tables. */
 (function (NK) {
   'use strict';
   NK.views = NK.views || {};
@@ -45,13 +49,28 @@
       return [String(r.rank), r.node, r.app_time === null ? NK.unavailable(r.app_time_reason)
         : NK.h('span', {}, [NK.seconds(r.app_time), r.app_time_quality === 'estimated' ?
           NK.badge('estimated') : null]),
-        NK.maybe(r.mpi_time, NK.seconds, 'not measured'),
+        NK.estimate(r.mpi_time, r.mpi_time_error, NK.seconds, rankWhy(r)),
         NK.maybe(r.outside_mpi_time, NK.seconds, 'not measured'),
         NK.maybe(r.cpu_time, NK.seconds, 'not measured'),
-        NK.maybe(r.mpi_fraction, NK.pct, 'not measured'),
+        NK.estimate(r.mpi_fraction, r.mpi_fraction_error, NK.pct, rankWhy(r)),
         r.imbalance === undefined ? null : NK.maybe(r.imbalance, NK.num, 'not measured'),
         probeCell(r)];
     }), {rowHeads: 1});
+  }
+
+  /* why a rank's MPI time is estimated (its probing text), null: measured */
+  function rankWhy(r) {
+    return r.mpi_time_estimated ? (r.probing || 'probed in sampled windows') : null;
+  }
+
+  /* which call sites are estimated and why, once under the tables */
+  function estimateNote(mpi) {
+    var est = mpi.filter(function (s) { return s.estimate && !s.lifetime; });
+    if (!est.length) return null;
+    return NK.note('≈ estimated, ± one standard error: ' + est.length + ' call site' +
+      (est.length === 1 ? '' : 's') + ' (marked estimated): ' + est[0].estimate +
+      '. Their totals are extrapolated from the windows in which their ranks\' calls were ' +
+      'probed, so that nunatak\'s probes stay within their cost budget.', 'estimate-note');
   }
 
   /* what nunatak's MPI probes cost one rank: calls × calibrated cost, its
@@ -60,7 +79,7 @@
     if (r.probe_cost_s === null || r.probe_cost_s === undefined)
       return NK.unavailable(r.probe_cost_reason || 'not measured');
     return NK.h('span', {title: r.probe_calls + ' probed calls × ' +
-      NK.num(r.probe_cost_per_call_ns / 1000) + ' µs' + (r.probing ? '; probed: ' + r.probing : '')},
+      NK.num(r.probe_cost_per_call_ns / 1000) + ' µs' + (r.probing ? '; ' + r.probing : '')},
       [NK.seconds(r.probe_cost_s) + ' (' + NK.pct(r.probe_cost_share) + ')']);
   }
 
@@ -92,6 +111,8 @@
       s.lifetime ? NK.h('span', {class: 'q q-none', text: 'lifetime'}) : null]);
   }
 
+  function count(n) { return String(Math.round(n)); }
+
   function sites(mpi) {
     var byTime = mpi.slice().sort(function (a, b) { return b.total_time - a.total_time; });
     var byBytes = mpi.filter(function (s) { return s.bytes || s.bytes_reason; })
@@ -100,17 +121,22 @@
       NK.table('MPI call sites by time', ['call site', {text: 'calls', num: 1},
         {text: 'total', num: 1}, {text: 'mean', num: 1}, {text: 'min', num: 1},
         {text: 'max', num: 1}, {text: 'CoV', num: 1}, 'time per rank'], byTime.map(function (s) {
-        return [where(s), String(s.calls), NK.seconds(s.total_time), NK.seconds(s.mean_time),
+        return [where(s), NK.estimate(s.calls, s.calls_error, count, s.estimate),
+                NK.estimate(s.total_time, s.total_time_error, NK.seconds, s.estimate),
+                NK.seconds(s.mean_time),
                 NK.seconds(s.min_time), NK.seconds(s.max_time), s.cov_not_applicable ? NK.h('span', {class: 'muted cov-na',
                   text: 'not applicable: ' + s.cov_not_applicable}) : NK.maybe(s.cov, NK.num, 'one call'),
                 spread(s, 'total_time', NK.seconds)];
       }), {rowHeads: 1}),
       NK.table('MPI call sites by bytes', ['call site', {text: 'calls', num: 1},
         {text: 'bytes', num: 1}, 'time per rank'], byBytes.map(function (s) {
-        return [where(s), String(s.calls), NK.maybe(s.bytes, NK.bytes, s.bytes_reason),
+        return [where(s), NK.estimate(s.calls, s.calls_error, count, s.estimate),
+                NK.maybe(s.bytes, function (b) { return (s.estimate ? '≈' : '') + NK.bytes(b); },
+                         s.bytes_reason),
                 spread(s, 'total_time', NK.seconds)];
-      }), {rowHeads: 1})
-    ];
+      }), {rowHeads: 1}),
+      estimateNote(mpi)
+    ].filter(function (x) { return x; });
   }
 
   NK.views.ranks = {

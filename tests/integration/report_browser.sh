@@ -10,7 +10,9 @@
 # draws no roofline chart, saying why;
 # names made of markup stay text (assemble_dev.py --hostile); a sender
 # spinning in MPI_Send reads as MPI_Send time at its call site in the
-# Hotspot inventory, which counts nunatak's probe samples apart.
+# Hotspot inventory, which counts nunatak's probe samples apart; a
+# default MPI Run over the probes' budget shows its estimated call sites
+# (≈, ±, an "estimated" badge whose title says why).
 # One Chromium per report (tests/report/browser.js).
 . "$TESTS_LIB/common.sh"
 need_root_bpf
@@ -100,6 +102,23 @@ if command -v mpirun.openmpi >/dev/null && [ -x "$WORKLOADS/mpi/pattern.openmpi"
 		--expect "hotspots=nunatak's MPI probes: " \
 		--expect "ranks=nunatak's MPI probes cost " \
 		--expect "ranks=nunatak probe cost"
+	# a default Run whose every call probed would exceed the probes' budget:
+	# its sites are estimated from sampled windows (2 000 000 calls: ~8 s, a
+	# window closes; 300 000 ended before one did), shown ≈ and ± with an
+	# "estimated" badge, and why is said once
+	[ -x "$WORKLOADS/mpi/mpi_loop.openmpi" ] || fail "workload mpi_loop.openmpi not built"
+	"$NUNATAK" run -o runs --name est -- mpirun.openmpi --oversubscribe -n 2 \
+		"$WORKLOADS/mpi/mpi_loop.openmpi" allreduce 2000000 >est.out 2>err.txt ||
+		fail "MPI run (mpi_loop): exit $?: $(cat err.txt)"
+	run=$(run_dir_of err.txt)
+	"$NUNATAK" summary --json "$run" >est.json 2>/dev/null || fail "summary --json (mpi_loop)"
+	why=$(json est.json '[m["estimate"] for m in d["mpi"] if m["function"] == "MPI_Allreduce"][0]')
+	case $why in "probed in "*" sampled windows"*) ;;
+	*) fail "mpi_loop's Allreduce is not estimated from sampled windows: $why" ;; esac
+	browse est "$run/report.html" --views ranks --no-print \
+		--expect "ranks=≈ estimated, ± one standard error: 1 call site (marked estimated): $why" \
+		--expect "ranks=estimated" --expect "ranks= ± " \
+		--expect-no "ranks=.est .q-estimated:not([title^='probed in '])"
 else
 	fail "Open MPI or the workload $WORKLOADS/mpi/pattern.openmpi is missing"
 fi

@@ -3,8 +3,9 @@
  * and MPI share, call sites across ranks (sums, min, max, COV with ranks
  * that never called counting as 0, not applicable with one rank calling),
  * unavailable bytes, the sort helpers,
- * a Run without MPI data, and nunatak's probe cost taken out of the
- * ranks' times (analysis/balance_probe.c). */
+ * a Run without MPI data, nunatak's probe cost taken out of the
+ * ranks' times (analysis/balance_probe.c), and the estimates of ranks
+ * probed in sampled windows (errors in quadrature over ranks and sites). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -295,6 +296,72 @@ static void test_probe_cost(void **state)
 	free(t);
 }
 
+/* Two ranks of 1 s each, probed in sampled windows: rank 0's Allreduce
+ * estimated (1000 ± 30 calls, 0.4 ± 0.004 s), rank 1's (1100 ± 40, 0.3 ±
+ * 0.003 s); a Barrier measured on both (0.1 s each), MPI_Init measured.
+ * The site: 2100 ± √(30² + 40²) = 50 calls, 0.7 ± 0.005 s, the text of
+ * rank 0; the Barrier and MPI_Init measured (errors 0, no text). Rank 0's
+ * MPI time 0.5 ± 0.004 s (the Barrier adds none), share 50 ± 0.4 %; the
+ * Run's share 45 ± √(0.004² + 0.003²) / 2 s = 0.25 %. */
+static void test_estimates(void **state)
+{
+	static const char *const why[2] = {"probed in 2 sampled windows (rank 0)",
+					   "probed in 3 sampled windows (rank 1)"};
+	static const double calls_err[2] = {30, 40}, ns_err[2] = {4e6, 3e6};
+	struct fx_batch *t = calloc(1, sizeof(*t));
+	const struct balance_call_site *cs;
+	char path[PATH_MAX + 32];
+	struct balance *b;
+	struct pivot *p;
+	uint32_t r;
+	size_t i;
+
+	(void)state;
+	assert_non_null(t);
+	snprintf(path, sizeof(path), "%s/estimates.sqlite", tmpdir);
+	p = pivot__create(path);
+	assert_non_null(p);
+	fx_init(t, 1);
+	for (r = 0; r < 2; r++) {
+		fx_process(t, r, 1 * FX_S, 2 * FX_S, 0);
+		fx_call(t, r, "MPI_Init", 0x1000, 1, 300000000, 300000000, 300000000, 0, NULL, 0);
+		fx_call(t, r, "MPI_Barrier", 0x1200, 10, FX_S / 10, 1000, 1000000, 0, NULL, 0);
+		fx_call(t, r, "MPI_Allreduce", 0x1100, 1000 + 100 * r, (4 - r) * FX_S / 10, 1000,
+			1000000, 800, NULL, 1);
+		i = t->b.n_mpi_call_sites - 1;
+		t->calls[i].estimate = (char *)why[r];
+		t->calls[i].has_calls_error = t->calls[i].has_total_ns_error = 1;
+		t->calls[i].calls_error = calls_err[r];
+		t->calls[i].total_ns_error = ns_err[r];
+	}
+	assert_int_equal(pivot_store_batch(p, &t->b), 0);
+	assert_int_equal(pivot_derive_measurements(p), 0);
+	b = balance__new(p);
+	assert_non_null(b);
+	cs = find_site(b, "MPI_Allreduce");
+	assert_int_equal(cs->calls, 2100);
+	assert_string_equal(cs->estimate, why[0]);
+	assert_int_equal(cs->estimate_rank, 0);
+	assert_near(cs->calls_error, 50, 1e-9);
+	assert_near(cs->total_ns_error, 5e6, 1e-6);
+	cs = find_site(b, "MPI_Barrier");
+	assert_null(cs->estimate);
+	assert_near(cs->calls_error, 0, EPS);
+	assert_near(cs->total_ns_error, 0, EPS);
+	assert_null(find_site(b, "MPI_Init")->estimate);
+	for (r = 0; r < 2; r++) {
+		assert_true(b->ranks[r].mpi_time_estimated);
+		assert_near(b->ranks[r].mpi_time, 0.5 - 0.1 * r, 1e-9);
+		assert_near(b->ranks[r].mpi_time_error, ns_err[r] / 1e9, 1e-12);
+		assert_near(b->ranks[r].mpi_fraction_error, ns_err[r] / 1e9 / 1.0, 1e-12);
+	}
+	assert_near(b->mpi_share, 0.9 / 2, 1e-9);
+	assert_near(b->mpi_share_error, 5e-3 / 2, 1e-12);
+	balance__free(b);
+	pivot__free(p);
+	free(t);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -315,6 +382,7 @@ int main(void)
 	    cmocka_unit_test(test_idempotent),
 	    cmocka_unit_test(test_no_mpi),
 	    cmocka_unit_test(test_probe_cost),
+	    cmocka_unit_test(test_estimates),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -44,11 +44,17 @@ int mpi_estimate_scale(const struct mpi_windows *w, struct mpi_scale *s)
 	s->rel_time = ratio_rel_error(w->k, w->t, w->tt, w->tw, w->ww, w->w_own);
 	if (s->rel_time < s->rel_rate)
 		s->rel_time = s->rel_rate;
+	/* waited on the peers' traps: at most what they cost in the windows,
+	 * at most the windows' MPI time */
+	s->rel_wait = w->t > 0 ? (w->others_ns < w->t ? w->others_ns : w->t) / w->t : 0;
+	if (s->rel_wait < 0)
+		s->rel_wait = 0;
 	return 0;
 }
 
-static void estimate(const struct mpi_scale *s, double rel_rate, double exact, double windowed,
-		     double windowed_calls, double unit, double *est, double *err)
+static void estimate(const struct mpi_scale *s, double rel_rate, double rel_wait, double exact,
+		     double windowed, double windowed_calls, double unit, double *est,
+		     double *err)
 {
 	double rel;
 
@@ -57,18 +63,19 @@ static void estimate(const struct mpi_scale *s, double rel_rate, double exact, d
 		*err = s->g * unit;
 		return;
 	}
-	rel = sqrt(rel_rate * rel_rate + s->rel_sys * s->rel_sys + 1 / windowed_calls);
+	rel = sqrt(rel_rate * rel_rate + s->rel_sys * s->rel_sys + rel_wait * rel_wait +
+		   1 / windowed_calls);
 	*err = s->g * windowed * rel;
 }
 
 void mpi_estimate_total(const struct mpi_scale *s, double exact, double windowed,
 			double windowed_calls, double unit, double *est, double *err)
 {
-	estimate(s, s->rel_rate, exact, windowed, windowed_calls, unit, est, err);
+	estimate(s, s->rel_rate, 0, exact, windowed, windowed_calls, unit, est, err);
 }
 
 void mpi_estimate_time(const struct mpi_scale *s, double exact, double windowed,
 		       double windowed_calls, double unit, double *est, double *err)
 {
-	estimate(s, s->rel_time, exact, windowed, windowed_calls, unit, est, err);
+	estimate(s, s->rel_time, s->rel_wait, exact, windowed, windowed_calls, unit, est, err);
 }

@@ -14,6 +14,16 @@
  * are few windows or calls). Ranks on other nodes are not seen: a
  * ping-pong between nodes is underestimated beyond its stated error
  * (docs/mpi-probe-cost.md).
+ *
+ * MPI time has one more systematic error: inside a window the rank waits
+ * in MPI for its peers' traps, so the windows' MPI time is inflated by at
+ * most what the other probed ranks' traps cost during them (others_ns),
+ * and by no more than the windows' MPI time itself. rel_wait is that
+ * bound relative to the windows' MPI time; an extrapolated MPI time states
+ * it (± g × windowed ns × rel_wait, in quadrature with the rest). The
+ * estimate is not moved: an --mpi-exact Run's MPI time holds the same
+ * waits, so the two stay comparable; the bound says how much of it may be
+ * nunatak's.
  */
 #ifndef NUNATAK_AGENT_MPI_ESTIMATE_H
 #define NUNATAK_AGENT_MPI_ESTIMATE_H
@@ -39,6 +49,8 @@ struct mpi_scale {
 	double rel_rate; /* relative standard error of the rank's call rate */
 	double rel_time; /* the same of its rate of MPI time */
 	double rel_sys;	 /* relative systematic error (who waited on whose traps) */
+	double rel_wait; /* MPI time only: the bound of the windows' MPI time spent
+			  * waiting on other ranks' traps, relative to it (0..1) */
 };
 
 /* 0 and *s, or -EAGAIN when no window has closed with any length */
@@ -51,7 +63,8 @@ int mpi_estimate_scale(const struct mpi_windows *w, struct mpi_scale *s);
  * may still have had calls, about g of them. */
 void mpi_estimate_total(const struct mpi_scale *s, double exact, double windowed,
 			double windowed_calls, double unit, double *est, double *err);
-/* the same for a total of ns: the spread of the time rate */
+/* the same for a total of ns: the spread of the time rate, and the wait
+ * on other ranks' traps (rel_wait) */
 void mpi_estimate_time(const struct mpi_scale *s, double exact, double windowed,
 		       double windowed_calls, double unit, double *est, double *err);
 

@@ -351,6 +351,11 @@ struct pivot_mpi_call {
 	uint64_t bytes;
 	const char *bytes_reason;
 	int sends;
+	/* a rank probed in sampled windows: calls, total_ns and bytes are
+	 * extrapolated, estimate says why and how (NULL: measured), with one
+	 * standard error each (NAN: not stated) */
+	const char *estimate;
+	double calls_error, total_ns_error;
 };
 
 /* Walks them by function, call site, then rank (Loci without a rank

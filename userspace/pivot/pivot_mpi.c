@@ -45,11 +45,16 @@ static const char derive_app_time_sql[] =
     " WHEN last_seen_ns IS NOT NULL AND last_seen_ns >= init_end_ns THEN 'estimated'"
     " ELSE 'unseen' END AS kind FROM mpi_processes) ORDER BY locus";
 
+/* estimated when a call site of it is (a rank probed in sampled windows:
+ * the estimate's text is the reason) */
 static const char derive_mpi_time_sql[] =
-    "INSERT INTO measurements(hotspot, locus, counter, value, unit, quality)"
+    "INSERT INTO measurements(hotspot, locus, counter, value, unit, quality, reason)"
     " SELECT NULL, mp.locus, 'mpi_time', coalesce((SELECT sum(c.total_ns) FROM mpi_calls c"
     " WHERE c.locus = mp.locus AND c.function NOT IN " MPI_LIFETIME_FUNCTIONS "), 0),"
-    " 'ns', 'measured' FROM mpi_processes mp ORDER BY mp.locus";
+    " 'ns', CASE WHEN est IS NULL THEN 'measured' ELSE 'estimated' END, est"
+    " FROM (SELECT locus, (SELECT c.estimate FROM mpi_calls c WHERE c.locus = mp.locus"
+    " AND c.estimate IS NOT NULL AND c.function NOT IN " MPI_LIFETIME_FUNCTIONS
+    " ORDER BY c.call_site LIMIT 1) AS est FROM mpi_processes mp) mp ORDER BY mp.locus";
 
 /* one send whose bytes are unknown makes the sum unavailable: a partial
  * sum is never called measured */
@@ -198,6 +203,12 @@ int pivot_for_each_mpi_locus(struct pivot *p, int (*cb)(const struct pivot_mpi_l
 	return pivot_walk(p, stmt, mpi_locus_row, &w, "read mpi loci");
 }
 
+static double column_double_or_nan(sqlite3_stmt *stmt, int col)
+{
+	return sqlite3_column_type(stmt, col) == SQLITE_NULL ? NAN
+							     : sqlite3_column_double(stmt, col);
+}
+
 struct mpi_call_walk {
 	int (*cb)(const struct pivot_mpi_call *c, void *ctx);
 	void *ctx;
@@ -225,6 +236,9 @@ static int mpi_call_row(sqlite3_stmt *stmt, void *arg)
 	    .bytes = (uint64_t)sqlite3_column_int64(stmt, 13),
 	    .bytes_reason = pivot_column_text(stmt, 14),
 	    .sends = sqlite3_column_int(stmt, 15),
+	    .estimate = pivot_column_text(stmt, 16),
+	    .calls_error = column_double_or_nan(stmt, 17),
+	    .total_ns_error = column_double_or_nan(stmt, 18),
 	};
 
 	return w->cb(&c, w->ctx);
@@ -245,7 +259,8 @@ int pivot_for_each_mpi_call(struct pivot *p, int (*cb)(const struct pivot_mpi_ca
 	err = pivot_prepare(p,
 			    "SELECT c.locus, l.rank, c.function, c.call_site, m.display_name,"
 			    " a.offset, a.source_file, a.line, h.name, c.calls, c.total_ns,"
-			    " c.min_ns, c.max_ns, c.bytes, c.bytes_reason, c.sends FROM mpi_calls c"
+			    " c.min_ns, c.max_ns, c.bytes, c.bytes_reason, c.sends, c.estimate,"
+			    " c.calls_error, c.total_ns_error FROM mpi_calls c"
 			    " JOIN loci l ON l.id = c.locus JOIN addresses a ON a.id = c.call_site"
 			    " JOIN modules m ON m.id = a.module"
 			    " LEFT JOIN hotspots h ON h.id = a.hotspot"
