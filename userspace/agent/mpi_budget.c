@@ -211,6 +211,28 @@ static void duty_update(struct mpi_budget_proc *b, double cost, uint64_t len)
 	}
 }
 
+/* 1 when another process of this node has a window open or opening.
+ * Windows are never simultaneous: inside a window a rank's calls wait on
+ * its peers' traps too when the peers are probed at the same time (a
+ * ping-pong in two windows runs at the traps' pace, so its in-window rate
+ * says nothing of its rate outside); with one window at a time, a rank's
+ * peers on this node run unprobed while it is sampled. */
+static int window_elsewhere(const struct mpi_probes *mp, const struct mpi_budget_proc *b)
+{
+	size_t i;
+
+	for (i = 0; i < mp->n_budget; i++) {
+		const struct mpi_budget_proc *o = &mp->budget[i];
+
+		if (o == b || o->ended)
+			continue;
+		if (o->state == B_ATTACHING || o->state == B_OPEN ||
+		    (o->state == B_DRAINING && o->after_window))
+			return 1;
+	}
+	return 0;
+}
+
 static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64_t now)
 {
 	double cost = (double)mpi_probes_cost_ns(mp), share;
@@ -308,6 +330,10 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 		b->finalized = mpi_finalized(mp, b->tgid);
 		if (b->finalized)
 			break;
+		if (window_elsewhere(mp, b)) { /* one window at a time on this node */
+			b->next_open = now + 1000000;
+			break;
+		}
 		err = mpi_probes_windowed_attach(mp, b->tgid);
 		if (err < 0) {
 			b->next_open = now + b->period_ns;

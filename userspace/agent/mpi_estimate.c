@@ -31,12 +31,21 @@ int mpi_estimate_scale(const struct mpi_windows *w, struct mpi_scale *s)
 	g_own = own_phase / w->w_own;
 	if (g_own < 1)
 		g_own = 1;
-	g_all = w->w_all > 0 ? (own_phase - w->others_ns) / w->w_all : g_own;
-	if (g_all < g_own)
-		g_all = g_own;
-	s->g = (g_own + g_all) / 2;
-	s->coverage = 1 / s->g;
-	s->rel_sys = (g_all - g_own) / 2 / s->g;
+	s->g_own = g_own;
+	if (w->w_all <= 0) {
+		/* the windows held nothing but traps, the rank's and its
+		 * peers': how fast it calls unprobed is not known */
+		s->g = g_own;
+		s->coverage = 1 / s->g;
+		s->rel_sys = 1;
+	} else {
+		g_all = (own_phase - w->others_ns) / w->w_all;
+		if (g_all < g_own)
+			g_all = g_own;
+		s->g = (g_own + g_all) / 2;
+		s->coverage = 1 / s->g;
+		s->rel_sys = (g_all - g_own) / 2 / s->g;
+	}
 	/* Poisson: the floor */
 	s->rel_rate = ratio_rel_error(w->k, w->n, w->nn, w->nw, w->ww, w->w_own);
 	if (s->rel_rate < 1 / sqrt(w->n > 1 ? w->n : 1))
@@ -52,30 +61,35 @@ int mpi_estimate_scale(const struct mpi_windows *w, struct mpi_scale *s)
 	return 0;
 }
 
-static void estimate(const struct mpi_scale *s, double rel_rate, double rel_wait, double exact,
+static void estimate(double g, double rel_rate, double rel_sys, double rel_wait, double exact,
 		     double windowed, double windowed_calls, double unit, double *est,
 		     double *err)
 {
 	double rel;
 
-	*est = exact + s->g * windowed;
+	*est = exact + g * windowed;
 	if (windowed_calls < 1) {
-		*err = s->g * unit;
+		*err = g * unit;
 		return;
 	}
-	rel = sqrt(rel_rate * rel_rate + s->rel_sys * s->rel_sys + rel_wait * rel_wait +
+	rel = sqrt(rel_rate * rel_rate + rel_sys * rel_sys + rel_wait * rel_wait +
 		   1 / windowed_calls);
-	*err = s->g * windowed * rel;
+	*err = g * windowed * rel;
 }
 
 void mpi_estimate_total(const struct mpi_scale *s, double exact, double windowed,
 			double windowed_calls, double unit, double *est, double *err)
 {
-	estimate(s, s->rel_rate, 0, exact, windowed, windowed_calls, unit, est, err);
+	estimate(s->g, s->rel_rate, s->rel_sys, 0, exact, windowed, windowed_calls, unit, est,
+		 err);
 }
 
+/* MPI time: the windows' MPI time over their own time, scaled to the
+ * phase's own time (g_own): a ratio of two times measured in the same
+ * windows, so the systematic term of the call rate does not apply */
 void mpi_estimate_time(const struct mpi_scale *s, double exact, double windowed,
 		       double windowed_calls, double unit, double *est, double *err)
 {
-	estimate(s, s->rel_time, s->rel_wait, exact, windowed, windowed_calls, unit, est, err);
+	estimate(s->g_own ? s->g_own : s->g, s->rel_time, 0, s->rel_wait, exact, windowed,
+		 windowed_calls, unit, est, err);
 }

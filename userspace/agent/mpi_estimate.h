@@ -44,7 +44,11 @@ struct mpi_windows {
 };
 
 struct mpi_scale {
-	double g;	 /* a windowed total times g estimates the phase's total */
+	double g;	 /* a windowed count times g estimates the phase's count */
+	double g_own;	 /* a windowed MPI time times g_own estimates the phase's:
+			  * the windows' share of MPI in the rank's own time (its
+			  * traps removed), which its peers' traps do not bias
+			  * the way they bias its call rate */
 	double coverage; /* share of the rank's own time the windows covered (1 / g) */
 	double rel_rate; /* relative standard error of the rank's call rate */
 	double rel_time; /* the same of its rate of MPI time */
