@@ -36,6 +36,7 @@
 #include "userspace/agent/agent.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_backend.h"
+#include "userspace/aggregator/provenance.h"
 #include "userspace/aggregator/run_dir.h"
 #include "userspace/cli/run_facts.h"
 #include "userspace/aggregator/run_manifest.h" /* run_iso_time */
@@ -415,6 +416,10 @@ static int run_prepare(struct run *r)
 	}
 	run_iso_time(r->start, sizeof(r->start));
 	daemon = !run_backend_daemon(&r->b, r->cfg.service.agent_socket);
+	/* in-process, the Run's START asks the symbolizer's version: asked
+	 * now, while the BPF programs load, not while the application waits */
+	if (!daemon)
+		provenance_prefetch(r->symbolizer);
 	if (daemon && run_env.unwinder)
 		fprintf(stderr, "nunatak: --unwinder is not for the node service (nunatakd): it walks "
 				"Stacks with unwind tables\n");
