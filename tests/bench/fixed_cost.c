@@ -16,11 +16,11 @@
  *       the application of a CPU-share measure: burns SECONDS of its own
  *       CPU, then "start_ns exit_ns cpu_ns busy_ns..." with cpu_ns its own
  *       CPU (CLOCK_PROCESS_CPUTIME_ID) and, per PID, the CPU time that
- *       process's threads ran from the spin's start to its end (the sum of
- *       /proc/PID/task/TID/schedstat's first field, in ns; -1 when it
- *       cannot be read). PID 0 stands for the parent (nunatak run).
+ *       process used from the spin's start to its end (/proc/PID/stat's
+ *       utime + stime, threads that ended included: to a clock tick; -1
+ *       when it cannot be read). PID 0 stands for the parent (nunatak
+ *       run).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -54,32 +54,28 @@ static int write_result(const char *path, const char *line)
 	return 0;
 }
 
-/* the CPU time every thread of pid ran so far, in ns; -1 when unreadable */
+/* the CPU time of process pid so far, its ended threads' included, in
+ * ns (/proc/PID/stat's utime + stime: clock ticks, 10 ms here); -1 when
+ * unreadable */
 static long long process_busy_ns(pid_t pid)
 {
-	char path[64], line[128];
-	long long sum = 0, ns;
-	struct dirent *d;
-	DIR *dir;
+	char path[64], buf[1024], *p;
+	unsigned long long utime, stime;
+	size_t n;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (!dir)
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
 		return -1;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/schedstat", (int)pid, d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue; /* a thread that ended meanwhile */
-		if (fgets(line, sizeof(line), f) && sscanf(line, "%lld", &ns) == 1)
-			sum += ns;
-		fclose(f);
-	}
-	closedir(dir);
-	return sum;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* after the command, which may hold spaces */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+			 &stime) != 2)
+		return -1;
+	return (long long)((utime + stime) * (1000000000.0 / sysconf(_SC_CLK_TCK)));
 }
 
 static int cmd_launch(const char *out, char **cmd)

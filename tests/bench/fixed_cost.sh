@@ -14,10 +14,10 @@
 #   total        the wall time of the small program under nunatak and alone
 #   cpu          nunatak's CPU for the small program's Run, its children's
 #                (llvm-symbolizer, ...) included
-#   share        nunatak's own CPU (its threads' run time) while a compute
-#                application burns SPIN seconds of CPU, against that CPU:
-#                in-process (nunatak run) and through nunatakd (the daemon's
-#                and the client's)
+#   share        nunatak's own CPU (/proc/PID/stat, to a clock tick: 10 ms,
+#                0.5 % of 2 s) while a compute application burns SPIN
+#                seconds of CPU, against that CPU: in-process (nunatak run)
+#                and through nunatakd (the daemon's and the client's)
 #
 # usage: tests/bench/fixed_cost.sh NUNATAK BENCH_DIR [RUNS] [SPIN_SECONDS]
 #   NUNATAKD defaults to the nunatakd beside NUNATAK.
@@ -170,7 +170,7 @@ def share(name, label, n_pids):
     cpu = s[2]
     parts = s[3:3 + n_pids]
     if any(x < 0 for x in parts):
-        print(f"{label:34} unavailable (a /proc schedstat could not be read)")
+        print(f"{label:34} unavailable (a /proc/PID/stat could not be read)")
         return
     pct = 100.0 * sum(parts) / cpu
     verdict = "  ok" if pct <= 2.0 else f"  OVER the goal by {pct - 2.0:.2f} points"
