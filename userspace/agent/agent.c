@@ -166,19 +166,56 @@ static void agent_on_new_module(struct module *m, void *ctx)
 					   "root on a kernel with BTF");
 }
 
+/* the MPI probes' load (0.02-0.05 s: BTF, the verifier), beside the
+ * sampling program's: it needs the Target set's map only */
+static void *load_mpi(void *arg)
+{
+	struct agent *a = arg;
+
+	/* loaded with Events; each Target that asks turns its own on */
+	a->mpi_loaded = mpi_probes__new(a->mpi_targets_fd, 1, a->mpi_err, sizeof(a->mpi_err));
+	return NULL;
+}
+
+/* the loading thread ended: its result, or NULL with a->mpi_err */
+static struct mpi_probes *agent_join_mpi(struct agent *a)
+{
+	struct mpi_probes *mp;
+
+	if (a->mpi_loading)
+		pthread_join(a->mpi_thread, NULL);
+	a->mpi_loading = 0;
+	mp = a->mpi_loaded;
+	a->mpi_loaded = NULL;
+	return mp;
+}
+
+/* sampler_opts.targets_ready: the MPI probes load from now on (here
+ * without a thread); a second call (the sampler made again) starts over */
+static void agent_targets_ready(int targets_fd, void *ctx)
+{
+	struct agent *a = ctx;
+
+	mpi_probes__free(agent_join_mpi(a));
+	a->mpi_targets_fd = targets_fd;
+	a->mpi_err[0] = '\0';
+	if (pthread_create(&a->mpi_thread, NULL, load_mpi, a))
+		load_mpi(a);
+	else
+		a->mpi_loading = 1;
+}
+
 static void agent_start_mpi(struct agent *a)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
-	char err[256] = "";
 
 	/* the MPI libraries and the Components, when they are mapped */
 	module_table_on_new_module(a->modules, agent_on_new_module, a);
 	module_table_on_mapping(a->modules, agent_components_mapped, a);
-	/* loaded with Events; each Target that asks turns its own on */
-	a->mpi = mpi_probes__new(sampler_targets_fd(a->sampler), 1, err, sizeof(err));
+	a->mpi = agent_join_mpi(a);
 	if (!a->mpi) {
 		agent_add_node_degradation(
-		    a, "mpi-probes-unavailable", err,
+		    a, "mpi-probes-unavailable", a->mpi_err[0] ? a->mpi_err : strerror(ENOMEM),
 		    "MPI calls will not be counted; use a kernel with uprobes and BTF");
 		return;
 	}
@@ -310,7 +347,8 @@ struct kernel_symbols *agent_kernel_symbols(struct agent *a)
 static void agent_start_sampling(struct agent *a)
 {
 	struct sampler_opts so = {.frequency = a->opts.frequency, .netns_only = a->opts.netns_only,
-				  .unwinder = a->opts.unwinder, .pmu = agent_pmu_choose(a)};
+				  .unwinder = a->opts.unwinder, .pmu = agent_pmu_choose(a),
+				  .targets_ready = agent_targets_ready, .targets_ready_ctx = a};
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
@@ -320,6 +358,7 @@ static void agent_start_sampling(struct agent *a)
 		a->sampler = sampler__new(&so, err, sizeof(err));
 	}
 	if (!a->sampler) {
+		mpi_probes__free(agent_join_mpi(a)); /* its map is gone with the sampler */
 		agent_sampler_refused(a, err);
 		return;
 	}
@@ -331,6 +370,7 @@ static void agent_start_sampling(struct agent *a)
 		agent_add_node_degradation(
 		    a, "mappings-unavailable", err,
 		    "run as root (perf_event_paranoid allows no system-wide events)");
+		mpi_probes__free(agent_join_mpi(a));
 		sampler__free(a->sampler);
 		a->sampler = NULL;
 		return;
@@ -433,6 +473,7 @@ void agent__free(struct agent *a)
 	agent_conns_close(a);
 	if (a->epoll_fd >= 0)
 		close(a->epoll_fd);
+	mpi_probes__free(agent_join_mpi(a));
 	mpi_probes__free(a->mpi);
 	component_probes__free(a->components);
 	hardware_counters__free(a->hw);
