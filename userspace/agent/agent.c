@@ -4,6 +4,7 @@
  * agent_send.c. */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <search.h>
@@ -174,6 +175,8 @@ static void *load_mpi(void *arg)
 
 	/* loaded with Events; each Target that asks turns its own on */
 	a->mpi_loaded = mpi_probes__new(a->mpi_targets_fd, 1, a->mpi_err, sizeof(a->mpi_err));
+	close(a->mpi_targets_fd); /* the probes hold their own */
+	a->mpi_targets_fd = -1;
 	return NULL;
 }
 
@@ -190,15 +193,22 @@ static struct mpi_probes *agent_join_mpi(struct agent *a)
 	return mp;
 }
 
-/* sampler_opts.targets_ready: the MPI probes load from now on (here
- * without a thread); a second call (the sampler made again) starts over */
+/* sampler_opts.targets_ready: the MPI probes load from now on, on a
+ * descriptor of their own (the sampler may fail and close its own
+ * meanwhile); here without a thread; a second call (the sampler made
+ * again) starts over */
 static void agent_targets_ready(int targets_fd, void *ctx)
 {
 	struct agent *a = ctx;
 
 	mpi_probes__free(agent_join_mpi(a));
-	a->mpi_targets_fd = targets_fd;
 	a->mpi_err[0] = '\0';
+	a->mpi_targets_fd = fcntl(targets_fd, F_DUPFD_CLOEXEC, 0);
+	if (a->mpi_targets_fd < 0) {
+		snprintf(a->mpi_err, sizeof(a->mpi_err), "cannot share the target map with the "
+			 "MPI probes: %s", strerror(errno));
+		return;
+	}
 	if (pthread_create(&a->mpi_thread, NULL, load_mpi, a))
 		load_mpi(a);
 	else
