@@ -92,8 +92,9 @@ for i in $(seq 1 "$runs"); do
 			"$cc1plus" -fpreprocessed -quiet -O1 "$out/big.ii" -o /dev/null
 	fi
 done
-measure spinbare "$probe" spin "$spin" "$out/r/spinbare.app"
-run_nunatak spin "$probe" spin "$spin" "$out/r/spin.app" 0
+for i in $(seq 1 "$runs"); do
+	run_nunatak "spin$i" "$probe" spin "$spin" "$out/r/spin$i.app" 0
+done
 
 # through nunatakd, when built: a service of its own, for this bench only
 if [ -x "$nunatakd" ]; then
@@ -118,7 +119,9 @@ EOF
 	for i in $(seq 1 "$runs"); do
 		run_nunatak "d$i" "$probe" start "$out/r/d$i.app"
 	done
-	run_nunatak dspin "$probe" spin "$spin" "$out/r/dspin.app" 0 "$nd"
+	for i in $(seq 1 "$runs"); do
+		run_nunatak "dspin$i" "$probe" spin "$spin" "$out/r/dspin$i.app" 0 "$nd"
+	done
 	unset NUNATAK_AGENT_SOCKET
 	if grep -l 'observing in-process instead' "$out"/d*.log; then
 		echo "a Run meant for nunatakd was observed in-process (above): not a daemon figure"
@@ -163,26 +166,33 @@ tot = [(nums(f"run{i}.launch")[1] - nums(f"run{i}.launch")[0]) / 1e9 for i in ra
 line("total wall, small program alone", bare, None)
 line("total wall, under nunatak", tot, None)
 line("nunatak CPU for the small Run", [nums(f"run{i}.launch")[2] / 1e9 for i in range(1, runs + 1)], None, "CPU-s")
-def share(name, label, n_pids):
-    s = nums(name)
-    if not s:
+def share(prefix, label, n_pids):
+    pcts, own, cpu, wall = [], [], [], []
+    for i in range(1, runs + 1):
+        s = nums(f"{prefix}{i}.app")
+        if not s:
+            continue
+        parts = s[3:3 + n_pids]
+        if any(x < 0 for x in parts):
+            print(f"{label:34} unavailable (a /proc/PID/stat could not be read)")
+            return
+        pcts.append(100.0 * sum(parts) / s[2])
+        own.append(sum(parts) / 1e9)
+        cpu.append(s[2] / 1e9)
+        wall.append((s[1] - s[0]) / 1e9)
+    if not pcts:
         return
-    cpu = s[2]
-    parts = s[3:3 + n_pids]
-    if any(x < 0 for x in parts):
-        print(f"{label:34} unavailable (a /proc/PID/stat could not be read)")
-        return
-    pct = 100.0 * sum(parts) / cpu
+    pct = med(pcts)
     verdict = "  ok" if pct <= 2.0 else f"  OVER the goal by {pct - 2.0:.2f} points"
-    print(f"{label:34} {pct:8.2f} % of the application's {cpu/1e9:.2f} CPU-s (goal <= 2 %){verdict}"
-          f"   [nunatak {sum(parts)/1e9:.3f} CPU-s; wall {(s[1]-s[0])/1e9:.2f} s]")
-sb = nums("spinbare.app")
-share("spin.app", "own CPU while the app runs", 1)
+    print(f"{label:34} {pct:8.2f} % of the application's {med(cpu):.2f} CPU-s (goal <= 2 %){verdict}"
+          f"   [{runs} runs: {' '.join(f'{p:.2f}' for p in pcts)} %; nunatak "
+          f"{' '.join(f'{x:.3f}' for x in own)} CPU-s; wall {' '.join(f'{x:.2f}' for x in wall)} s]")
+share("spin", "own CPU while the app runs", 1)
 if nums("d1.app"):
     line("start, through nunatakd", start_costs("d"), 0.1)
     dend = [(nums(f"d{i}.launch")[1] - nums(f"d{i}.app")[1]) / 1e9 for i in range(1, runs + 1)]
     line("end, through nunatakd", dend, 0.5)
-    share("dspin.app", "own CPU through nunatakd", 2)
+    share("dspin", "own CPU through nunatakd", 2)
 else:
     print("through nunatakd: SKIPPED (nunatakd not built)")
 PY

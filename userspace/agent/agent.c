@@ -311,7 +311,8 @@ static void agent_start_stacks(struct agent *a)
 }
 
 /* the kernel's symbols, read beside the Agent's start (~100 ms: neither
- * in the Run's start nor in the middle of the application's work) */
+ * in the Run's start nor in the middle of the application's work), from
+ * before the BPF programs load */
 static void *read_kernel_symbols(void *arg)
 {
 	struct agent *a = arg;
@@ -362,6 +363,9 @@ static void agent_start_sampling(struct agent *a)
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
+	/* first: done while the BPF programs load, not in the application's
+	 * first second (its Run starts 0.2 s after this now) */
+	agent_start_kernel_symbols(a);
 	a->sampler = sampler__new(&so, err, sizeof(err));
 	if (!a->sampler && so.pmu && agent_pmu_refused(a, err, errno)) {
 		so.pmu = NULL; /* time only rather than nothing */
@@ -391,7 +395,6 @@ static void agent_start_sampling(struct agent *a)
 	ev.data.fd = sampler_task_events_fd(a->sampler);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	agent_start_stacks(a);
-	agent_start_kernel_symbols(a);
 	agent_start_mpi(a);
 	a->hw = hardware_counters__new();
 	a->active = 0; /* sampler__new opens them disabled: on with the first Target */
