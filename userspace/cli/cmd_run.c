@@ -416,14 +416,16 @@ static int run_prepare(struct run *r)
 	}
 	run_iso_time(r->start, sizeof(r->start));
 	daemon = !run_backend_daemon(&r->b, r->cfg.service.agent_socket);
-	/* in-process, the Run's START asks the symbolizer's version: asked
-	 * now, while the BPF programs load, not while the application waits */
-	if (!daemon)
-		provenance_prefetch(r->symbolizer);
 	if (daemon && run_env.unwinder)
 		fprintf(stderr, "nunatak: --unwinder is not for the node service (nunatakd): it walks "
 				"Stacks with unwind tables\n");
 	e = run_fork_application(r);
+	/* in-process, the Run's START asks the symbolizer's version: asked
+	 * now, while the BPF programs load, not while the application waits;
+	 * after the fork, so that the gated child holds no end of its pipe
+	 * (its EOF would wait for the release, which waits for START) */
+	if (!e && !daemon)
+		provenance_prefetch(r->symbolizer);
 	if (!e)
 		e = run_start(r, daemon);
 	if (!e)
