@@ -280,6 +280,11 @@ $(BUILD)/bench/component-loop: tests/bench/component_loop.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -o $@ $<
 
+# the probes of tests/bench/fixed_cost.sh: a launcher, a start/exit clock, a CPU burner
+$(BUILD)/bench/fixed-cost: tests/bench/fixed_cost.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $<
+
 $(BUILD)/bench/mpi_loop.%: tests/bench/mpi_loop.c
 	@mkdir -p $(@D)
 	mpicc.$* -O2 -g -Wall -Wextra -Werror -o $@ $<
@@ -352,7 +357,7 @@ demo: deps
 	$(MAKE) build
 	$(NUNATAK) run --name demo -- $(BUILD)/workloads/hotspots 3
 
-BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group component-loop report-pivot)
+BENCH_TOOLS := $(addprefix $(BUILD)/bench/,bare-interrupt bare-uprobe mpi_loop.openmpi mpi_loop.mpich llvm-load sample-group component-loop report-pivot fixed-cost)
 
 bench: deps
 	$(MAKE) build $(BENCH_TOOLS)
@@ -360,6 +365,7 @@ bench: deps
 	tests/bench/mpi_call.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/mpi_latency.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	tests/bench/service.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/workloads)
+	tests/bench/fixed_cost.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench)
 	tests/bench/unwind.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench) $(abspath $(BUILD)/workloads)
 	$(BUILD)/bench/sample-group 3 3
 	tests/bench/component_probe.sh $(abspath $(NUNATAK)) $(abspath $(BUILD)/bench)

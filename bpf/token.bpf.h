@@ -85,32 +85,42 @@ static __always_inline int job_env_key(const char *buf, long n, struct job_key *
 	return 1;
 }
 
-/* environment string str: what it is of what sc wants. Its first 8
- * bytes first (all but a few strings end there); a string shorter than 8
- * is followed by more of the stack's strings, readable */
-static __always_inline void token_env_match(struct token_scan *sc, __u64 str)
+/* Environment string str: what it is of what sc wants; 1 when sc has
+ * met all it wants (the scan stops), else 0. Its first 8 bytes first (all
+ * but a few strings end there); a string shorter than 8 is followed by
+ * more of the stack's strings, readable.
+ * A global function: the verifier checks it once, on its own, instead of
+ * in every state of the scan's unrolled chunk (311 000 instructions and
+ * 1.1 s of every start before). The caller reads only what it returns:
+ * sc is the scan's, written here. */
+__noinline int token_env_match(struct token_scan *sc, __u64 str)
 {
 	const char *eight = "NUNATAK_", *job_eight = "SLURM_JO";
 	char buf[TOKEN_ENV_READ_BYTES];
-	__u32 open = sc->want & ~sc->seen;
 	__u64 head = 0;
+	__u32 open;
 	long n;
 
+	if (!sc)
+		return 1;
+	open = sc->want & ~sc->seen;
 	if (bpf_probe_read_user(&head, sizeof(head), (const void *)str))
-		return;
+		return 0;
 	if ((open & ENV_WANT_TOKEN) && head == *(const __u64 *)eight) {
 		n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)str);
-		if (n != TOKEN_ENV_PREFIX_BYTES + TOKEN_HEX_BYTES + 1 || !token_env_prefix(buf))
-			return;
-		__builtin_memcpy(sc->key.hex, buf + TOKEN_ENV_PREFIX_BYTES, TOKEN_HEX_BYTES);
-		sc->found = 1;
-		sc->seen |= ENV_WANT_TOKEN;
+		if (n == TOKEN_ENV_PREFIX_BYTES + TOKEN_HEX_BYTES + 1 && token_env_prefix(buf)) {
+			__builtin_memcpy(sc->key.hex, buf + TOKEN_ENV_PREFIX_BYTES,
+					 TOKEN_HEX_BYTES);
+			sc->found = 1;
+			sc->seen |= ENV_WANT_TOKEN;
+		}
 	} else if ((open & ENV_WANT_JOB) && head == *(const __u64 *)job_eight) {
 		n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)str);
 		/* not SLURM_JOB_NAME= and the like; the first occurrence counts */
 		if (job_env_key(buf, n, &sc->job))
 			sc->seen |= ENV_WANT_JOB;
 	}
+	return (sc->seen & sc->want) == sc->want;
 }
 
 /* bpf_loop callback: environment strings [i * CHUNK, (i + 1) * CHUNK);
@@ -128,10 +138,7 @@ static long token_scan_chunk(__u64 i, void *ctx)
 		return 1;
 #pragma unroll
 	for (k = 0; k < TOKEN_ENV_CHUNK; k++) {
-		if (!str[k])
-			return 1;
-		token_env_match(sc, str[k]);
-		if ((sc->seen & sc->want) == sc->want)
+		if (!str[k] || token_env_match(sc, str[k]))
 			return 1;
 	}
 	return 0;

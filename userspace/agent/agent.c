@@ -4,6 +4,7 @@
  * agent_send.c. */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <search.h>
@@ -179,19 +180,65 @@ static double agent_mpi_budget(void *ctx, pid_t tgid)
 	return a->opts.mpi_budget;
 }
 
+/* the MPI probes' load (0.02-0.05 s: BTF, the verifier), beside the
+ * sampling program's: it needs the Target set's map only */
+static void *load_mpi(void *arg)
+{
+	struct agent *a = arg;
+
+	/* loaded with Events; each Target that asks turns its own on */
+	a->mpi_loaded = mpi_probes__new(a->mpi_targets_fd, 1, a->mpi_err, sizeof(a->mpi_err));
+	close(a->mpi_targets_fd); /* the probes hold their own */
+	a->mpi_targets_fd = -1;
+	return NULL;
+}
+
+/* the loading thread ended: its result, or NULL with a->mpi_err */
+static struct mpi_probes *agent_join_mpi(struct agent *a)
+{
+	struct mpi_probes *mp;
+
+	if (a->mpi_loading)
+		pthread_join(a->mpi_thread, NULL);
+	a->mpi_loading = 0;
+	mp = a->mpi_loaded;
+	a->mpi_loaded = NULL;
+	return mp;
+}
+
+/* sampler_opts.targets_ready: the MPI probes load from now on, on a
+ * descriptor of their own (the sampler may fail and close its own
+ * meanwhile); here without a thread; a second call (the sampler made
+ * again) starts over */
+static void agent_targets_ready(int targets_fd, void *ctx)
+{
+	struct agent *a = ctx;
+
+	mpi_probes__free(agent_join_mpi(a));
+	a->mpi_err[0] = '\0';
+	a->mpi_targets_fd = fcntl(targets_fd, F_DUPFD_CLOEXEC, 0);
+	if (a->mpi_targets_fd < 0) {
+		snprintf(a->mpi_err, sizeof(a->mpi_err), "cannot share the target map with the "
+			 "MPI probes: %s", strerror(errno));
+		return;
+	}
+	if (pthread_create(&a->mpi_thread, NULL, load_mpi, a))
+		load_mpi(a);
+	else
+		a->mpi_loading = 1;
+}
+
 static void agent_start_mpi(struct agent *a)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
-	char err[256] = "";
 
 	/* the MPI libraries and the Components, when they are mapped */
 	module_table_on_new_module(a->modules, agent_on_new_module, a);
 	module_table_on_mapping(a->modules, agent_components_mapped, a);
-	/* loaded with Events; each Target that asks turns its own on */
-	a->mpi = mpi_probes__new(sampler_targets_fd(a->sampler), 1, err, sizeof(err));
+	a->mpi = agent_join_mpi(a);
 	if (!a->mpi) {
 		agent_add_node_degradation(
-		    a, "mpi-probes-unavailable", err,
+		    a, "mpi-probes-unavailable", a->mpi_err[0] ? a->mpi_err : strerror(ENOMEM),
 		    "MPI calls will not be counted; use a kernel with uprobes and BTF");
 		return;
 	}
@@ -278,7 +325,8 @@ static void agent_start_stacks(struct agent *a)
 }
 
 /* the kernel's symbols, read beside the Agent's start (~100 ms: neither
- * in the Run's start nor in the middle of the application's work) */
+ * in the Run's start nor in the middle of the application's work), from
+ * before the BPF programs load */
 static void *read_kernel_symbols(void *arg)
 {
 	struct agent *a = arg;
@@ -324,16 +372,21 @@ struct kernel_symbols *agent_kernel_symbols(struct agent *a)
 static void agent_start_sampling(struct agent *a)
 {
 	struct sampler_opts so = {.frequency = a->opts.frequency, .netns_only = a->opts.netns_only,
-				  .unwinder = a->opts.unwinder, .pmu = agent_pmu_choose(a)};
+				  .unwinder = a->opts.unwinder, .pmu = agent_pmu_choose(a),
+				  .targets_ready = agent_targets_ready, .targets_ready_ctx = a};
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 
+	/* first: done while the BPF programs load, not in the application's
+	 * first second (its Run starts 0.2 s after this now) */
+	agent_start_kernel_symbols(a);
 	a->sampler = sampler__new(&so, err, sizeof(err));
 	if (!a->sampler && so.pmu && agent_pmu_refused(a, err, errno)) {
 		so.pmu = NULL; /* time only rather than nothing */
 		a->sampler = sampler__new(&so, err, sizeof(err));
 	}
 	if (!a->sampler) {
+		mpi_probes__free(agent_join_mpi(a)); /* its map is gone with the sampler */
 		agent_sampler_refused(a, err);
 		return;
 	}
@@ -345,6 +398,7 @@ static void agent_start_sampling(struct agent *a)
 		agent_add_node_degradation(
 		    a, "mappings-unavailable", err,
 		    "run as root (perf_event_paranoid allows no system-wide events)");
+		mpi_probes__free(agent_join_mpi(a));
 		sampler__free(a->sampler);
 		a->sampler = NULL;
 		return;
@@ -355,7 +409,6 @@ static void agent_start_sampling(struct agent *a)
 	ev.data.fd = sampler_task_events_fd(a->sampler);
 	epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	agent_start_stacks(a);
-	agent_start_kernel_symbols(a);
 	agent_start_mpi(a);
 	a->hw = hardware_counters__new();
 	a->active = 0; /* sampler__new opens them disabled: on with the first Target */
@@ -447,6 +500,7 @@ void agent__free(struct agent *a)
 	agent_conns_close(a);
 	if (a->epoll_fd >= 0)
 		close(a->epoll_fd);
+	mpi_probes__free(agent_join_mpi(a));
 	mpi_probes__free(a->mpi);
 	component_probes__free(a->components);
 	hardware_counters__free(a->hw);

@@ -193,6 +193,12 @@ struct agent {
 	size_t n_conns;
 	struct spool *spool;
 	struct mpi_probes *mpi;
+	/* the MPI probes' load, in a thread beside the sampling program's */
+	pthread_t mpi_thread;
+	int mpi_loading;       /* mpi_thread runs (or ran, not joined) */
+	struct mpi_probes *mpi_loaded; /* its result, NULL with mpi_err */
+	int mpi_targets_fd;            /* the sampler's Target set, for it */
+	char mpi_err[256];
 	struct component_probes *components; /* loaded by the first Target with Components */
 	struct hardware_counters *hw;
 	void *processes; /* tsearch tree of struct process_info, by tgid */

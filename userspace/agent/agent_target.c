@@ -40,35 +40,65 @@ static void agent_open_library(const char *path, void *ctx)
 	module_table_open_file(a->modules, path); /* the hook probes an MPI one */
 }
 
+/* the modules of the program about to start: its start waits for their
+ * tables (more than the list holds: for every table queued) */
+#define TARGET_MODULES_WAITED 128
+struct target_modules {
+	struct agent *a;
+	struct module *m[TARGET_MODULES_WAITED];
+	size_t n;
+	int overflow;
+};
+
 /* a library of the program about to start: probed, and its unwind table
  * compiled before it starts, not while its ranks work (libmpich: 0.5 s) */
 static void agent_prepare_library(const char *path, void *ctx)
 {
-	struct agent *a = ctx;
-	struct module *m = module_table_open_file(a->modules, path);
+	struct target_modules *tm = ctx;
+	struct module *m = module_table_open_file(tm->a->modules, path);
 
-	if (m && a->unwinder)
-		unwinder_prepare(a->unwinder, m);
+	if (!m || !tm->a->unwinder)
+		return;
+	unwinder_prepare(tm->a->unwinder, m);
+	if (tm->n < TARGET_MODULES_WAITED)
+		tm->m[tm->n++] = m;
+	else
+		tm->overflow = 1;
 }
 
 /* Probe the MPI libraries the application can load before it starts:
  * probing a library when a rank maps it would miss MPI_Init and the first
  * calls. The libraries of the target program when it can be read (an
- * ELF program: its DT_NEEDED closure); else, once per Agent, every MPI
- * library installed (those ldconfig knows and those in LD_LIBRARY_PATH). */
-static void agent_probe_mpi(struct agent *a, const char *target_exe)
+ * ELF program: its DT_NEEDED closure, into tm); else, once per Agent,
+ * every MPI library installed (those ldconfig knows and those in
+ * LD_LIBRARY_PATH). */
+static void agent_probe_mpi(struct agent *a, const char *target_exe, struct target_modules *tm)
 {
 	if (!a->mpi && !a->unwinder)
 		return;
 	if (target_exe) {
-		agent_prepare_library(target_exe, a);
-		if (!library_closure(target_exe, agent_prepare_library, a))
+		agent_prepare_library(target_exe, tm);
+		if (!library_closure(target_exe, agent_prepare_library, tm))
 			return;
 	}
 	if (!a->mpi || a->mpi_installed_probed)
 		return;
 	a->mpi_installed_probed = 1;
 	library_installed("mpi", agent_open_library, a);
+}
+
+/* the tables of tm's modules, bounded: 0 or -ETIMEDOUT */
+static int agent_wait_tables(struct agent *a, const struct target_modules *tm, int timeout_ms)
+{
+	long long deadline = clock_monotonic_ms() + timeout_ms;
+	size_t i;
+	int err = 0;
+
+	if (tm->overflow)
+		return unwinder_wait_idle(a->unwinder, timeout_ms);
+	for (i = 0; i < tm->n && !err; i++)
+		err = unwinder_wait_module(a->unwinder, tm->m[i], deadline);
+	return err;
 }
 
 static void agent_target_base(struct agent_target *t)
@@ -242,6 +272,7 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 		       void *ctx)
 {
 	const char *key = o->route_key ? o->route_key : o->run_id;
+	struct target_modules tm = { .a = a };
 	struct agent_target *t;
 	int err;
 
@@ -264,7 +295,7 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 				     "MPI Events cannot be recorded for this Run (the Agent's "
 				     "per-Run Event table is full)",
 				     "fewer Runs with --mpi-events at once");
-	agent_probe_mpi(a, o->target_exe);
+	agent_probe_mpi(a, o->target_exe, &tm);
 	if (agent_components_start(a, t, o)) {
 		agent_target_discard(t);
 		return -ENOMEM;
@@ -272,8 +303,7 @@ int agent_target_start(struct agent *a, const struct agent_target_opts *o, agent
 	/* the program's tables before it starts (it waits for this answer):
 	 * compiled while it runs, a large one (libmpich: 0.5 s of CPU) took a
 	 * core from its ranks; bounded, a Degradation-free wait */
-	if (a->unwinder && o->target_exe &&
-	    unwinder_wait_idle(a->unwinder, AGENT_TABLES_WAIT_MS))
+	if (a->unwinder && o->target_exe && agent_wait_tables(a, &tm, AGENT_TABLES_WAIT_MS))
 		pr_info("run %s: unwind tables still compiling after %d ms: the first samples' "
 			"call paths may end early", o->run_id, AGENT_TABLES_WAIT_MS);
 	agent_update_active(a);

@@ -165,6 +165,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts, char *err, size_t 
 		snprintf(err, errlen, "sharing the target map failed: %s", strerror(-e));
 		goto fail;
 	}
+	if (opts->targets_ready)
+		opts->targets_ready(bpf_map__fd(s->task->maps.targets), opts->targets_ready_ctx);
 	e = sample_bpf__load(s->sample);
 	if (e) {
 		snprintf(err, errlen, "loading bpf/sample.bpf.c failed: %s", strerror(-e));

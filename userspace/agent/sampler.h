@@ -44,6 +44,11 @@ struct sampler_opts {
 	 * opened (no PMU, ...) the sampler samples time only and
 	 * sampler_pmu_unavailable() says why. */
 	const struct pmu_event_set *pmu;
+	/* called once the Target set's map exists, before the sampling
+	 * program loads: other BPF units that share the map may load beside
+	 * it (NULL: none). The fd is the sampler's: valid while it lives. */
+	void (*targets_ready)(int targets_fd, void *ctx);
+	void *targets_ready_ctx;
 };
 
 /* Kernel-side counters, running totals since the sampler started. */

@@ -13,6 +13,7 @@
 #include "userspace/agent/modules.h"
 #include "userspace/agent/unwinder.h"
 #include "userspace/agent/unwinder_internal.h"
+#include "userspace/log/clock.h"
 #include "userspace/log/log.h"
 
 /* written in place through the maps' mmap: an array's stride is its value
@@ -312,21 +313,51 @@ void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out)
 	out->procs_refused = u->procs_refused;
 }
 
+/* the CLOCK_REALTIME time (the condition variables') ms from now */
+static void deadline_in(struct timespec *deadline, long long ms)
+{
+	clock_gettime(CLOCK_REALTIME, deadline);
+	if (ms < 0)
+		ms = 0;
+	deadline->tv_sec += ms / 1000;
+	deadline->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (deadline->tv_nsec >= 1000000000) {
+		deadline->tv_sec++;
+		deadline->tv_nsec -= 1000000000;
+	}
+}
+
 int unwinder_wait_idle(struct unwinder *u, int timeout_ms)
 {
 	struct timespec deadline;
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
+	deadline_in(&deadline, timeout_ms);
 	pthread_mutex_lock(&u->lock);
 	while ((u->jobs || u->working) && !err)
 		err = pthread_cond_timedwait(&u->idle, &u->lock, &deadline);
+	pthread_mutex_unlock(&u->lock);
+	return err ? -ETIMEDOUT : 0;
+}
+
+int unwinder_wait_module(struct unwinder *u, const struct module *m, long long deadline_ms)
+{
+	struct loaded_table key = { .identity = m->identity }, *l;
+	struct timespec deadline;
+	void **node;
+	int err = 0;
+
+	if (!m->identity)
+		return 0;
+	deadline_in(&deadline, deadline_ms - clock_monotonic_ms());
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		node = tfind(&key, &u->by_identity, loaded_cmp);
+		l = node ? *(struct loaded_table **)node : NULL;
+		if (!l || l->state == TABLE_DONE || err)
+			break;
+		err = pthread_cond_timedwait(&u->idle, &u->lock, &deadline);
+	}
 	pthread_mutex_unlock(&u->lock);
 	return err ? -ETIMEDOUT : 0;
 }

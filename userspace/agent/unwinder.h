@@ -66,4 +66,11 @@ int unwinder_fd(const struct unwinder *u);
  * first Batch of a Run): 0, or -ETIMEDOUT after timeout_ms. */
 int unwinder_wait_idle(struct unwinder *u, int timeout_ms);
 
+/* Waits until m's table is compiled, or m has none (never asked, or
+ * failed): the program about to start waits for its own modules' tables
+ * only, not for others queued before (tables the node service prepares
+ * for the C runtime, another Run's). 0, or -ETIMEDOUT at deadline_ms
+ * (clock_monotonic_ms()). */
+int unwinder_wait_module(struct unwinder *u, const struct module *m, long long deadline_ms);
+
 #endif

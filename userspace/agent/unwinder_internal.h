@@ -34,7 +34,7 @@ struct unwinder {
 	struct sampler_unwind_maps maps;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	pthread_cond_t idle; /* broadcast when the worker finished a job and has none left */
+	pthread_cond_t idle; /* broadcast when the worker finished a job (idle: none left) */
 	pthread_t worker;
 	int worker_started, stopping;
 	int working;   /* the worker is compiling a job */

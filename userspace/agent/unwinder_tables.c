@@ -124,8 +124,7 @@ void *unwinder_worker(void *arg)
 		job->err = err;
 		job->state = TABLE_DONE;
 		u->working = 0;
-		if (!u->jobs)
-			pthread_cond_broadcast(&u->idle);
+		pthread_cond_broadcast(&u->idle); /* a table done; idle when no job is left */
 		free(job->path);
 		job->path = NULL;
 		count_result(&u->stats, err, ns);

@@ -7,6 +7,7 @@
 #include <protobuf-c/protobuf-c.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
 
@@ -20,15 +21,19 @@
 #define TOOL_VERSION_TIMEOUT_MS 2000
 
 /* The last version asked, by file (the service Aggregator starts many
- * Runs with one symbolizer: ~0.1 s each on its serving thread otherwise) */
+ * Runs with one symbolizer: ~0.1 s each on its serving thread otherwise),
+ * and the file being asked now: a second asker of that file waits for its
+ * answer rather than running it again (provenance_prefetch()). */
 static struct {
 	pthread_mutex_t lock;
+	pthread_cond_t asked;
 	char path[PATH_MAX];
 	dev_t dev;
 	ino_t ino;
 	struct timespec mtime;
 	json_t *version;
-} version_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	char asking[PATH_MAX]; /* "" when none */
+} version_cache = {.lock = PTHREAD_MUTEX_INITIALIZER, .asked = PTHREAD_COND_INITIALIZER};
 
 static int cache_matches(const char *path, const struct stat *st)
 {
@@ -38,15 +43,33 @@ static int cache_matches(const char *path, const struct stat *st)
 	       version_cache.mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
+/* The cached version of path, else NULL and path is this thread's to ask
+ * (end_asking() once done); waits while another thread asks it, bounded
+ * by that thread's own bound. */
 static json_t *cached_version(const char *path, const struct stat *st)
 {
 	json_t *v = NULL;
 
 	pthread_mutex_lock(&version_cache.lock);
+	while (!strcmp(version_cache.asking, path))
+		pthread_cond_wait(&version_cache.asked, &version_cache.lock);
 	if (cache_matches(path, st))
 		v = json_deep_copy(version_cache.version);
+	else if (!version_cache.asking[0])
+		snprintf(version_cache.asking, sizeof(version_cache.asking), "%s", path);
 	pthread_mutex_unlock(&version_cache.lock);
 	return v;
+}
+
+/* path asked (cached or not): its waiters go on */
+static void end_asking(const char *path)
+{
+	pthread_mutex_lock(&version_cache.lock);
+	if (!strcmp(version_cache.asking, path)) {
+		version_cache.asking[0] = '\0';
+		pthread_cond_broadcast(&version_cache.asked);
+	}
+	pthread_mutex_unlock(&version_cache.lock);
 }
 
 static void cache_version(const char *path, const struct stat *st, const json_t *v)
@@ -87,16 +110,49 @@ static json_t *tool_version(const char *tool, char *why, size_t whylen)
 		else
 			snprintf(why, whylen, "cannot run '%s': %s", path, strerror(-ret));
 		pr_warn("%s", why);
-		return NULL;
+	} else {
+		for (line = strtok_r(out, "\n", &save); line && !v;
+		     line = strtok_r(NULL, "\n", &save))
+			if (strstr(line, "version"))
+				v = json_text(line);
+		if (!v)
+			snprintf(why, whylen, "'%s --version' named no version", path);
+		else if (known)
+			cache_version(path, &st, v);
 	}
-	for (line = strtok_r(out, "\n", &save); line && !v; line = strtok_r(NULL, "\n", &save))
-		if (strstr(line, "version"))
-			v = json_text(line);
-	if (!v)
-		snprintf(why, whylen, "'%s --version' named no version", path);
-	else if (known)
-		cache_version(path, &st, v);
+	if (known)
+		end_asking(path);
 	return v;
+}
+
+static void *prefetch_thread(void *arg)
+{
+	char why[1024];
+
+	json_decref(tool_version(arg, why, sizeof(why)));
+	free(arg);
+	return NULL;
+}
+
+int provenance_prefetch(const char *symbolizer_path)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	char *path;
+	int e;
+
+	if (!symbolizer_path || !symbolizer_path[0])
+		return 0;
+	path = strdup(symbolizer_path);
+	if (!path)
+		return -ENOMEM;
+	e = pthread_attr_init(&attr);
+	e = e ?: pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	e = e ?: pthread_create(&thread, &attr, prefetch_thread, path);
+	pthread_attr_destroy(&attr);
+	if (e)
+		free(path);
+	return -e;
 }
 
 json_t *provenance_json(const char *symbolizer_path, const json_t *effective_configuration)

@@ -12,4 +12,12 @@
  * effective_configuration copied (NULL: {}). NULL + errno (ENOMEM) */
 json_t *provenance_json(const char *symbolizer_path, const json_t *effective_configuration);
 
+/* Asks symbolizer_path's --version now, in a thread of its own, as the
+ * caller's user, so that the provenance_json() of a Run to come (in this
+ * process) finds it known rather than asking it while the application
+ * waits for its Run (~0.1 s); a provenance_json() meanwhile waits for
+ * that answer. "" or NULL: nothing. 0, or -errno (no thread: then it is
+ * asked as before). */
+int provenance_prefetch(const char *symbolizer_path);
+
 #endif

@@ -36,6 +36,7 @@
 #include "userspace/agent/agent.h"
 #include "userspace/cli/cli.h"
 #include "userspace/cli/run_backend.h"
+#include "userspace/aggregator/provenance.h"
 #include "userspace/aggregator/run_dir.h"
 #include "userspace/cli/run_facts.h"
 #include "userspace/aggregator/run_manifest.h" /* run_iso_time */
@@ -431,6 +432,12 @@ static int run_prepare(struct run *r)
 		fprintf(stderr, "nunatak: --unwinder is not for the node service (nunatakd): it walks "
 				"Stacks with unwind tables\n");
 	e = run_fork_application(r);
+	/* in-process, the Run's START asks the symbolizer's version: asked
+	 * now, while the BPF programs load, not while the application waits;
+	 * after the fork, so that the gated child holds no end of its pipe
+	 * (its EOF would wait for the release, which waits for START) */
+	if (!e && !daemon)
+		provenance_prefetch(r->symbolizer);
 	if (!e)
 		e = run_start(r, daemon);
 	if (!e)
