@@ -115,6 +115,30 @@ static void test_wait_bound(void **state)
 
 /* no window closed: nothing to scale by; one window: no spread to
  * measure, Poisson alone; windows longer than the phase: g = 1 */
+/* the calibrated trap cost's error: the windows' own traps over their own
+ * time (1 ms of 4 ms: 0.25), in both the count's and the time's error;
+ * windows that were nearly all traps: capped at 1 (unknown) */
+static void test_calibration_error(void **state)
+{
+	struct mpi_windows w = two;
+	struct mpi_scale s;
+	double est, err;
+
+	(void)state;
+	w.own_traps_ns = 1e6;
+	assert_int_equal(mpi_estimate_scale(&w, &s), 0);
+	assert_rel(s.rel_cal, 0.25);
+	mpi_estimate_total(&s, 10, 200, 200, 1, &est, &err);
+	assert_rel(est, 10 + 77.0 / 15 * 200);
+	assert_rel(err, 77.0 / 15 * 200 *
+			    sqrt(0.05 * 0.05 + (2.0 / 77) * (2.0 / 77) + 0.25 * 0.25 + 1.0 / 200));
+	mpi_estimate_time(&s, 1e5, 5e5, 200, 2500, &est, &err);
+	assert_rel(err, 5 * 5e5 * sqrt(0.1 * 0.1 + 0.25 * 0.25 + 0.25 * 0.25 + 1.0 / 200));
+	w.own_traps_ns = 9e6;
+	assert_int_equal(mpi_estimate_scale(&w, &s), 0);
+	assert_rel(s.rel_cal, 1);
+}
+
 static void test_edges(void **state)
 {
 	struct mpi_windows w = {0};
@@ -145,6 +169,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_two_windows),
 	    cmocka_unit_test(test_wait_bound),
+	    cmocka_unit_test(test_calibration_error),
 	    cmocka_unit_test(test_edges),
 	};
 

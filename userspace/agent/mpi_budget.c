@@ -182,6 +182,7 @@ static void window_add(struct mpi_windows *w, double cost, const struct mpi_budg
 	w->tt += t * t;
 	w->tw += t * wo;
 	w->others_ns += others;
+	w->own_traps_ns += own;
 }
 
 /* the duty and period for the next windows, from the trap rate of the last */

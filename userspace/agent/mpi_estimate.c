@@ -32,6 +32,12 @@ int mpi_estimate_scale(const struct mpi_windows *w, struct mpi_scale *s)
 	if (g_own < 1)
 		g_own = 1;
 	s->g_own = g_own;
+	/* a trap costing the rank twice its calibrated cost leaves the
+	 * windows w_own - own_traps of own time: g (and the rates) off by
+	 * that much; at most 1 (the windows were all traps: unknown) */
+	s->rel_cal = w->own_traps_ns > 0 ? w->own_traps_ns / w->w_own : 0;
+	if (s->rel_cal > 1)
+		s->rel_cal = 1;
 	if (w->w_all <= 0) {
 		/* the windows held nothing but traps, the rank's and its
 		 * peers': how fast it calls unprobed is not known */
@@ -61,7 +67,8 @@ int mpi_estimate_scale(const struct mpi_windows *w, struct mpi_scale *s)
 	return 0;
 }
 
-static void estimate(double g, double rel_rate, double rel_sys, double rel_wait, double exact,
+static void estimate(double g, double rel_rate, double rel_sys, double rel_cal, double rel_wait,
+		     double exact,
 		     double windowed, double windowed_calls, double unit, double *est,
 		     double *err)
 {
@@ -72,16 +79,16 @@ static void estimate(double g, double rel_rate, double rel_sys, double rel_wait,
 		*err = g * unit;
 		return;
 	}
-	rel = sqrt(rel_rate * rel_rate + rel_sys * rel_sys + rel_wait * rel_wait +
-		   1 / windowed_calls);
+	rel = sqrt(rel_rate * rel_rate + rel_sys * rel_sys + rel_cal * rel_cal +
+		   rel_wait * rel_wait + 1 / windowed_calls);
 	*err = g * windowed * rel;
 }
 
 void mpi_estimate_total(const struct mpi_scale *s, double exact, double windowed,
 			double windowed_calls, double unit, double *est, double *err)
 {
-	estimate(s->g, s->rel_rate, s->rel_sys, 0, exact, windowed, windowed_calls, unit, est,
-		 err);
+	estimate(s->g, s->rel_rate, s->rel_sys, s->rel_cal, 0, exact, windowed, windowed_calls,
+		 unit, est, err);
 }
 
 /* MPI time: the windows' MPI time over their own time, scaled to the
@@ -90,6 +97,6 @@ void mpi_estimate_total(const struct mpi_scale *s, double exact, double windowed
 void mpi_estimate_time(const struct mpi_scale *s, double exact, double windowed,
 		       double windowed_calls, double unit, double *est, double *err)
 {
-	estimate(s->g_own ? s->g_own : s->g, s->rel_time, 0, s->rel_wait, exact, windowed,
-		 windowed_calls, unit, est, err);
+	estimate(s->g_own ? s->g_own : s->g, s->rel_time, 0, s->rel_cal, s->rel_wait, exact,
+		 windowed, windowed_calls, unit, est, err);
 }

@@ -41,6 +41,7 @@ struct mpi_windows {
 	double phase_ns;	/* the rank's wall time since every-call probing stopped */
 	double phase_traps_ns;	/* what its own traps cost it since then */
 	double others_ns;	/* Σ what other ranks' traps cost inside its windows */
+	double own_traps_ns;	/* Σ what its own traps cost inside its windows */
 };
 
 struct mpi_scale {
@@ -53,6 +54,10 @@ struct mpi_scale {
 	double rel_rate; /* relative standard error of the rank's call rate */
 	double rel_time; /* the same of its rate of MPI time */
 	double rel_sys;	 /* relative systematic error (who waited on whose traps) */
+	double rel_cal;	 /* relative error from the calibrated cost of a trap: the
+			  * windows' own time is their length less their traps at
+			  * that cost; a trap that costs the rank twice it (a
+			  * contended CPU) shrinks it by the traps' cost again */
 	double rel_wait; /* MPI time only: the bound of the windows' MPI time spent
 			  * waiting on other ranks' traps, relative to it (0..1) */
 };
