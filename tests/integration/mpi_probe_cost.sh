@@ -7,7 +7,8 @@
 #   rank's MPI time comes from its samples ("from N samples", method
 #   "samples": docs/mpi-probe-cost.md "MPI time of a sampled rank") and
 #   reads >= 95 % MPI (the issue's goal), and the Run names its probe
-#   cost;
+#   cost; a rank given < 90 % of a CPU by an oversubscribed machine keeps
+#   its windows' estimate (checked >= 0.5, said as a skipped check);
 # - --mpi-exact (every call probed, ~10 000 calls): the Run names its probe
 #   cost per rank and for the Run, in summary --json and the text summary;
 #   the calibrated cost per call is checked against an empty uprobe pair on
@@ -66,8 +67,8 @@ for fam in openmpi mpich; do
 			fail "$fam $mode (budgeted): summary --json"
 		grep -q "^nunatak's MPI probes cost .* calibrated on node .*not counted as the application's time" err.txt ||
 			fail "$fam $mode (budgeted): the summary does not name the probe cost: $(cat err.txt)"
-		grep -qE "^  rank 1: MPI time from [0-9]+ samples, [0-9.]+% of them inside MPI calls" err.txt ||
-			fail "$fam $mode (budgeted): the summary does not say rank 1's MPI time is from its samples: $(cat err.txt)"
+		grep -qE "^  rank 1: MPI time (from [0-9]+ samples, [0-9.]+% of them inside MPI calls|extrapolated from its sampled windows, not from its samples \(its CPU time is)" err.txt ||
+			fail "$fam $mode (budgeted): the summary does not say where rank 1's MPI time is from: $(cat err.txt)"
 		python3 - s.json "$iters" "$fam $mode (budgeted, $iters iterations)" <<'PY' || fail "$fam $mode budgeted (see above)"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -86,7 +87,21 @@ check(sorted(r["rank"] for r in ranks) == [0, 1], "ranks 0 and 1")
 inside = d["inside_mpi"]
 check(inside is not None and inside["share"] >= 0.95,
       f"inside-MPI share of the application's samples {inside and inside['share']} >= 0.95")
+# A rank whose CPU time is below 90 % of its app time keeps its windows'
+# estimate (on-CPU samples cannot see a rank that sleeps in MPI): on a
+# machine whose other jobs leave the 2 ranks less than 90 % of a core each
+# (runnable but preempted: nothing recorded tells that from sleeping) the
+# samples cannot be used, and only the windows' >= 0.5 is checked, said.
 for r in ranks:
+    cpu_ok = (r["cpu_time"] is not None and r["wall_app_time"]
+              and r["cpu_time"] >= 0.9 * r["wall_app_time"])
+    if not cpu_ok and r["mpi_time_method"] == "probes, sampled windows":
+        print(f"SKIPPED (check) {what}: rank {r['rank']} had {r['cpu_time']} s of CPU in"
+              f" {r['wall_app_time']} s: the machine is oversubscribed, its MPI time is the"
+              f" windows' ({r['mpi_time_method_reason']})")
+        check(r["mpi_fraction"] is not None and r["mpi_fraction"] >= 0.5,
+              f"rank {r['rank']} windows' MPI share {r['mpi_fraction']} >= 0.5")
+        continue
     check(r["mpi_time_method"] == "samples" and r["samples"]["application"] > 0,
           f"rank {r['rank']} MPI time from its samples: {r['mpi_time_method']}"
           f" ({r['mpi_time_method_reason']}; {r['samples']}; cpu {r['cpu_time']} s,"
