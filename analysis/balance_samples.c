@@ -127,8 +127,9 @@ int balance_samples_rank(struct balance_rank *r)
 				       "not see the time it blocks in MPI");
 	if (r->cpu_time < BALANCE_SAMPLES_MIN_CPU * r->wall_app_time) {
 		snprintf(why, sizeof(why),
-			 "its CPU time is %.0f%% of its app time: it blocks (sleeps) in MPI, "
-			 "time the samples (on-CPU) do not see",
+			 "its CPU time is %.0f%% of its app time: off a CPU the rest, asleep in "
+			 "MPI (which on-CPU samples do not see) or waiting for a CPU (nothing "
+			 "recorded tells which)",
 			 100 * r->cpu_time / r->wall_app_time);
 		return keep_windows(r, why);
 	}
