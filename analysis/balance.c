@@ -9,6 +9,7 @@
 
 #include "analysis/balance.h"
 #include "analysis/balance_probe.h"
+#include "analysis/balance_samples.h"
 #include "userspace/pivot/pivot.h"
 
 #define NS_PER_S 1e9
@@ -82,9 +83,10 @@ static int collect_rank(const struct pivot_mpi_locus *l, void *ctx)
 	return 0;
 }
 
+/* after every rank's MPI time and error are final (balance_samples) */
 static void compute_run_level(struct balance *b)
 {
-	double sum = 0, max = -1, mpi = 0, app = 0;
+	double sum = 0, max = -1, mpi = 0, app = 0, var = 0;
 	size_t i, n = 0, n_app = 0;
 	int busiest = -1;
 
@@ -94,6 +96,7 @@ static void compute_run_level(struct balance *b)
 		if (!isnan(r->app_time) && !isnan(r->mpi_time)) {
 			app += r->app_time;
 			mpi += r->mpi_time;
+			var += r->mpi_time_error * r->mpi_time_error;
 			n_app++;
 		}
 		if (isnan(r->outside_mpi_time))
@@ -106,10 +109,13 @@ static void compute_run_level(struct balance *b)
 		}
 	}
 	b->imbalance = b->efficiency = b->busiest_factor = b->mpi_share = NAN;
+	b->mpi_share_error = NAN;
 	b->busiest_rank = -1;
 	b->imbalance_not_applicable = NULL;
-	if (n_app && app > 0)
+	if (n_app && app > 0) {
 		b->mpi_share = mpi / app;
+		b->mpi_share_error = sqrt(var) / app;
+	}
 	if (n == 1) {
 		b->imbalance_not_applicable = BALANCE_NA_ONE_RANK;
 		return;
@@ -258,11 +264,10 @@ static int collect_call(const struct pivot_mpi_call *m, void *ctx)
 	return 0;
 }
 
-/* the ranks' MPI time errors from the variances collect_call summed, and
- * the Run's MPI share's */
+/* the ranks' MPI time errors from the variances collect_call summed (the
+ * Run's MPI share's: compute_run_level) */
 static void finish_rank_errors(struct balance *b)
 {
-	double var = 0, app = 0;
 	size_t i;
 
 	for (i = 0; i < b->n_ranks; i++) {
@@ -270,12 +275,7 @@ static void finish_rank_errors(struct balance *b)
 
 		r->mpi_time_error = sqrt(r->mpi_time_error) / NS_PER_S;
 		r->mpi_fraction_error = r->app_time > 0 ? r->mpi_time_error / r->app_time : NAN;
-		if (isnan(r->app_time) || isnan(r->mpi_time))
-			continue; /* as mpi_share */
-		app += r->app_time;
-		var += r->mpi_time_error * r->mpi_time_error;
 	}
-	b->mpi_share_error = isnan(b->mpi_share) ? NAN : app > 0 ? sqrt(var) / app : NAN;
 }
 
 /* Square root of a small non-negative x by Newton's method: the program
@@ -382,7 +382,6 @@ struct balance *balance__new(struct pivot *p)
 	err = pivot_for_each_mpi_locus(p, collect_rank, &c);
 	if (err)
 		goto cleanup;
-	compute_run_level(b);
 	err = balance_probe_run(b);
 	if (!err)
 		err = build_index(&c);
@@ -394,6 +393,10 @@ struct balance *balance__new(struct pivot *p)
 	for (i = 0; i < b->n_call_sites; i++)
 		finish_call_site(&b->call_sites[i], b->n_ranks);
 	finish_rank_errors(b);
+	err = balance_samples(p, b);
+	if (err)
+		goto cleanup;
+	compute_run_level(b);
 	balance_sort_call_sites(b, BALANCE_BY_TIME);
 	free(c.index);
 	return b;
@@ -414,6 +417,7 @@ void balance__free(struct balance *b)
 		free(b->ranks[i].node);
 		free(b->ranks[i].app_time_reason);
 		balance_probe_rank_free(&b->ranks[i]);
+		balance_samples_rank_free(&b->ranks[i]);
 	}
 	balance_probe_run_free(b);
 	free(b->ranks);

@@ -42,6 +42,11 @@
  *    Quadrature treats the sites as independent: the part of their error
  *    their common window scale gives them is not (the extrapolation of
  *    one rank scales all its windowed sites alike).
+ *  - a rank whose sites were estimated takes its MPI time from its
+ *    samples when they can tell it (analysis/balance_samples.h, MAP's
+ *    method): mpi_time, its error, mpi_fraction, outside_mpi_time and the
+ *    run level then use that figure; the sites keep the windows'.
+ *    mpi_time_method says which method gave each rank's MPI time.
  * A Run without MPI data gives n_ranks = 0 and n_call_sites = 0.
  */
 #ifndef NUNATAK_ANALYSIS_BALANCE_H
@@ -83,6 +88,16 @@ struct balance_rank {
 	int mpi_time_estimated;
 	double mpi_time_error;		/* s; 0 measured; NAN: not stated */
 	double mpi_fraction_error;	/* mpi_time_error / app_time; NAN */
+	/* where mpi_time comes from (analysis/balance_samples.h): static
+	 * BALANCE_METHOD_*; the rank process' samples (the application's,
+	 * and those inside MPI calls; has_samples 0: not read); the
+	 * windows' estimate when the samples replaced it (NAN otherwise);
+	 * why the samples were not used for an estimated rank (NULL) */
+	const char *mpi_time_method;
+	int has_samples;
+	uint64_t app_samples, mpi_samples;
+	double windows_mpi_time, windows_mpi_time_error;
+	char *mpi_time_method_reason;
 };
 
 /* the Run's probe cost, over the ranks calibrated (ranks 0: none) */

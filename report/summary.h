@@ -54,7 +54,13 @@ int summary_print(FILE *out, const struct run_model *m);
  * ranks[{rank, node, app_time|null, app_time_quality, app_time_reason|null,
  * mpi_time|null, mpi_fraction|null, cpu_time|null, outside_mpi_time|null,
  * mpi_time_estimated, mpi_time_error|null, mpi_fraction_error|null (0 when
- * measured), the probe cost's fields (report/summary_probe_cost.h)}]
+ * measured), mpi_time_method ("probes", "probes, sampled windows",
+ * "samples": analysis/balance_samples.h), mpi_time_method_reason|null (why
+ * a sampled rank's windows were kept), samples{application, inside_mpi}|null
+ * (the rank process' cpu-clock samples, nunatak's probes' and MPI_Init's
+ * out), windows_mpi_time|null, windows_mpi_time_error|null (the windows'
+ * estimate the samples replaced), the probe cost's fields
+ * (report/summary_probe_cost.h)}]
  * by rank, balance{ranks, imbalance, efficiency, busiest_rank, busiest_factor,
  * mpi_share, mpi_share_error} (null when unavailable), mpi[{function,
  * call_site{file, line, function, module, offset}, calls, total_time,

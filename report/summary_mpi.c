@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/balance.h"
+#include "analysis/balance_samples.h"
 #include "report/summary_format.h"
 #include "report/summary_mpi.h"
 #include "report/summary_probe_cost.h"
@@ -52,6 +53,38 @@ static void rank_mpi_text(const struct balance_rank *r, char *mpi, char *frac, s
 		snprintf(frac, len, "%s", f);
 }
 
+/* where an estimated rank's MPI time came from, one line per such rank:
+ * its samples (how many, the share inside MPI calls, the windows' figure
+ * it replaced) or its windows (and why not the samples) */
+static void print_rank_methods(FILE *out, const struct balance *b)
+{
+	char win[64], share[32];
+	size_t i;
+
+	for (i = 0; i < b->n_ranks; i++) {
+		const struct balance_rank *r = &b->ranks[i];
+		const char *w;
+
+		if (!r->mpi_time_method || !strcmp(r->mpi_time_method, BALANCE_METHOD_PROBES))
+			continue;
+		fprintf(out, "  rank %d: MPI time ", r->rank);
+		if (!strcmp(r->mpi_time_method, BALANCE_METHOD_SAMPLES)) {
+			w = summary_fmt_estimate(win, sizeof(win), "%.3f", r->windows_mpi_time, 1,
+						 r->windows_mpi_time_error);
+			fprintf(out,
+				"from %" PRIu64 " samples, %s of them inside MPI calls, × its app "
+				"time (its calls probed in sampled windows; the windows' estimate: "
+				"%s s)\n",
+				r->app_samples,
+				summary_fmt_share(share, sizeof(share), r->mpi_fraction), w);
+			continue;
+		}
+		fprintf(out, "extrapolated from its sampled windows, not from its samples (");
+		summary_print_text(out, r->mpi_time_method_reason ? r->mpi_time_method_reason : "");
+		fprintf(out, ")\n");
+	}
+}
+
 static void print_ranks(FILE *out, const struct balance *b)
 {
 	char app[32], mpi[64], frac[64], cpu[32];
@@ -87,6 +120,7 @@ static void print_ranks(FILE *out, const struct balance *b)
 		summary_print_right(out, frac_w, frac);
 		fprintf(out, "  %*s\n", NUM_WIDTH, summary_fmt_seconds(cpu, sizeof(cpu), r->cpu_time));
 	}
+	print_rank_methods(out, b);
 }
 
 /* "location (containing function)", whole: two call sites never look the
@@ -328,6 +362,30 @@ void summary_print_mpi_not_said(FILE *out, const struct balance *b)
 	}
 }
 
+/* mpi_time_method, mpi_time_method_reason, samples, windows_mpi_time,
+ * windows_mpi_time_error: 0 or -ENOMEM */
+static int rank_method_json(json_t *o, const struct balance_rank *r)
+{
+	json_t *samples = r->has_samples
+			      ? json_pack("{s:I, s:I}", "application", (json_int_t)r->app_samples,
+					  "inside_mpi", (json_int_t)r->mpi_samples)
+			      : json_null();
+
+	if (!samples || json_object_set_new(o, "samples", samples))
+		return -ENOMEM;
+	if (json_object_set_new(o, "mpi_time_method",
+				r->mpi_time_method ? json_string(r->mpi_time_method)
+						   : json_null()) ||
+	    json_object_set_new(o, "mpi_time_method_reason",
+				r->mpi_time_method_reason ? json_string(r->mpi_time_method_reason)
+							  : json_null()) ||
+	    json_object_set_new(o, "windows_mpi_time", summary_json_number(r->windows_mpi_time)) ||
+	    json_object_set_new(o, "windows_mpi_time_error",
+				summary_json_number(r->windows_mpi_time_error)))
+		return -ENOMEM;
+	return 0;
+}
+
 /* imbalance: this rank's time outside MPI over the mean of the ranks';
  * absent when the balance is not applicable (one rank) */
 static json_t *rank_json(const struct balance_rank *r, double mean_outside, int applicable)
@@ -344,7 +402,8 @@ static json_t *rank_json(const struct balance_rank *r, double mean_outside, int 
 		  json_object_set_new(o, "mpi_time_estimated", json_boolean(r->mpi_time_estimated)) ||
 		  json_object_set_new(o, "mpi_time_error", summary_json_number(r->mpi_time_error)) ||
 		  json_object_set_new(o, "mpi_fraction_error",
-				      summary_json_number(r->mpi_fraction_error))))
+				      summary_json_number(r->mpi_fraction_error)) ||
+		  rank_method_json(o, r)))
 		o = (json_decref(o), NULL);
 	if (o && applicable &&
 	    json_object_set_new(o, "imbalance",

@@ -5,7 +5,8 @@
  * A rank probed in sampled windows (the probes' cost budget) has estimated
  * sites and MPI time: "≈v ± one standard error" and an "estimated" badge
  * whose title says why (summary.mpi[].estimate), said once under the
- * tables. */
+ * tables; a rank's MPI time says whether it came from its samples ("from N
+ * samples") or its windows (summary.ranks[].mpi_time_method). */
 (function (NK) {
   'use strict';
   NK.views = NK.views || {};
@@ -58,9 +59,18 @@
     }), {rowHeads: 1});
   }
 
-  /* why a rank's MPI time is estimated (its probing text), null: measured */
+  /* why a rank's MPI time is estimated and how (its samples, or its
+   * windows: the probing text), null: measured */
   function rankWhy(r) {
-    return r.mpi_time_estimated ? (r.probing || 'probed in sampled windows') : null;
+    if (!r.mpi_time_estimated) return null;
+    var probing = r.probing || 'probed in sampled windows';
+    if (r.mpi_time_method === 'samples' && r.samples)
+      return 'from ' + r.samples.application + ' samples, ' + NK.pct(r.mpi_fraction) +
+        ' of them inside MPI calls, × the app time (its calls ' + probing +
+        '; the windows\' estimate: ' + NK.seconds(r.windows_mpi_time) + ' ± ' +
+        NK.seconds(r.windows_mpi_time_error) + ')';
+    return 'extrapolated from its windows: ' + probing + (r.mpi_time_method_reason ?
+      ' (not from its samples: ' + r.mpi_time_method_reason + ')' : '');
   }
 
   /* which call sites are estimated and why, once under the tables */

@@ -4,8 +4,11 @@
 # - the default (budgeted: the probes may cost each rank 2 % of its time,
 #   a latency-bound rank is probed in sampled windows), the loop long
 #   enough (~1.5 s bare, measured first) for the windows to start: every
-#   rank reads >= 95 % MPI (the issue's goal), and the Run names its probe
-#   cost;
+#   rank's MPI time comes from its samples ("from N samples", method
+#   "samples": docs/mpi-probe-cost.md "MPI time of a sampled rank") and
+#   reads >= 95 % MPI (the issue's goal), and the Run names its probe
+#   cost; a rank given < 90 % of a CPU by an oversubscribed machine keeps
+#   its windows' estimate (checked >= 0.5, said as a skipped check);
 # - --mpi-exact (every call probed, ~10 000 calls): the Run names its probe
 #   cost per rank and for the Run, in summary --json and the text summary;
 #   the calibrated cost per call is checked against an empty uprobe pair on
@@ -64,6 +67,8 @@ for fam in openmpi mpich; do
 			fail "$fam $mode (budgeted): summary --json"
 		grep -q "^nunatak's MPI probes cost .* calibrated on node .*not counted as the application's time" err.txt ||
 			fail "$fam $mode (budgeted): the summary does not name the probe cost: $(cat err.txt)"
+		grep -qE "^  rank 1: MPI time (from [0-9]+ samples, [0-9.]+% of them inside MPI calls|extrapolated from its sampled windows, not from its samples \(its CPU time is)" err.txt ||
+			fail "$fam $mode (budgeted): the summary does not say where rank 1's MPI time is from: $(cat err.txt)"
 		python3 - s.json "$iters" "$fam $mode (budgeted, $iters iterations)" <<'PY' || fail "$fam $mode budgeted (see above)"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -75,20 +80,36 @@ def check(cond, msg):
     ok = ok and bool(cond)
 ranks = d["ranks"]
 check(sorted(r["rank"] for r in ranks) == [0, 1], "ranks 0 and 1")
-# The 100 %-MPI loop reads >= 95 % MPI in the samples: the Run's "inside
-# MPI calls" share (MPI time from the Stacks, nunatak's traps apart).
-# The probes' own estimate of the ranks' MPI share (sampled windows,
-# extrapolated) is not yet that close on loops of sub-microsecond calls on
-# a shared 2-core machine (70-100 % measured, its stated error smaller than
-# its bias): it is held to >= 0.5 here and printed, not to the issue's 0.95.
+# The 100 %-MPI loop reads >= 95 % MPI: a rank probed in sampled windows
+# takes its MPI time from its samples (the windows' extrapolation, 70-100 %
+# on these loops of sub-microsecond calls, is printed for comparison);
+# the Run's "inside MPI calls" share agrees.
 inside = d["inside_mpi"]
 check(inside is not None and inside["share"] >= 0.95,
       f"inside-MPI share of the application's samples {inside and inside['share']} >= 0.95")
+# A rank whose CPU time is below 90 % of its app time keeps its windows'
+# estimate (on-CPU samples cannot see a rank that sleeps in MPI): on a
+# machine whose other jobs leave the 2 ranks less than 90 % of a core each
+# (runnable but preempted: nothing recorded tells that from sleeping) the
+# samples cannot be used, and only the windows' >= 0.5 is checked, said.
 for r in ranks:
-    check(r["mpi_fraction"] is not None and r["mpi_fraction"] >= 0.5,
-          f"rank {r['rank']} probes' MPI share {r['mpi_fraction']} ± {r.get('mpi_fraction_error')} >= 0.5"
-          f" (as the clocks read it: {r['wall_mpi_time']}/{r['wall_app_time']};"
-          f" probes cost {r['probe_cost_share']}, {r.get('probing')})")
+    cpu_ok = (r["cpu_time"] is not None and r["wall_app_time"]
+              and r["cpu_time"] >= 0.9 * r["wall_app_time"])
+    if not cpu_ok and r["mpi_time_method"] == "probes, sampled windows":
+        print(f"SKIPPED (check) {what}: rank {r['rank']} had {r['cpu_time']} s of CPU in"
+              f" {r['wall_app_time']} s: the machine is oversubscribed, its MPI time is the"
+              f" windows' ({r['mpi_time_method_reason']})")
+        check(r["mpi_fraction"] is not None and r["mpi_fraction"] >= 0.5,
+              f"rank {r['rank']} windows' MPI share {r['mpi_fraction']} >= 0.5")
+        continue
+    check(r["mpi_time_method"] == "samples" and r["samples"]["application"] > 0,
+          f"rank {r['rank']} MPI time from its samples: {r['mpi_time_method']}"
+          f" ({r['mpi_time_method_reason']}; {r['samples']}; cpu {r['cpu_time']} s,"
+          f" app {r['wall_app_time']} s)")
+    check(r["mpi_fraction"] is not None and r["mpi_fraction"] >= 0.95,
+          f"rank {r['rank']} MPI share {r['mpi_fraction']} ± {r.get('mpi_fraction_error')} >= 0.95"
+          f" (the windows': {r['windows_mpi_time']} ± {r['windows_mpi_time_error']} s of"
+          f" {r['app_time']} s; probes cost {r['probe_cost_share']}, {r.get('probing')})")
     check(r["probe_cost_s"] is not None and r["probe_cost_reason"] is None,
           f"rank {r['rank']} names its probe cost: {r['probe_cost_s']} s")
 check(d["probe_cost"]["seconds"] is not None, f"Run probe cost {d['probe_cost']}")

@@ -5,7 +5,8 @@
  * unavailable bytes, the sort helpers,
  * a Run without MPI data, nunatak's probe cost taken out of the
  * ranks' times (analysis/balance_probe.c), and the estimates of ranks
- * probed in sampled windows (errors in quadrature over ranks and sites). */
+ * probed in sampled windows (errors in quadrature over ranks and sites),
+ * and the MPI time of such a rank from its samples (balance_samples). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include "analysis/balance.h"
+#include "analysis/balance_samples.h"
 #include "tests/unit/mpi_fixture.h"
 #include "tests/unit/test_helpers.h"
 
@@ -357,9 +359,98 @@ static void test_estimates(void **state)
 	}
 	assert_near(b->mpi_share, 0.9 / 2, 1e-9);
 	assert_near(b->mpi_share_error, 5e-3 / 2, 1e-12);
+	/* no sample in this pivot: the windows' estimate stays, and says so */
+	for (r = 0; r < 2; r++) {
+		assert_string_equal(b->ranks[r].mpi_time_method, BALANCE_METHOD_WINDOWS);
+		assert_false(b->ranks[r].has_samples);
+		assert_non_null(strstr(b->ranks[r].mpi_time_method_reason, "no sample"));
+		assert_true(isnan(b->ranks[r].windows_mpi_time));
+	}
 	balance__free(b);
 	pivot__free(p);
 	free(t);
+}
+
+/* a rank of 2 s of app time (2.1 s as the clocks read it), its windows'
+ * MPI time 1.5 ± 0.1 s */
+static struct balance_rank sampled_rank(uint64_t app, uint64_t mpi, double cpu)
+{
+	struct balance_rank r = {0};
+
+	r.app_time = 2.0;
+	r.wall_app_time = 2.1;
+	r.mpi_time = 1.5;
+	r.mpi_time_error = 0.1;
+	r.mpi_fraction = 0.75;
+	r.mpi_fraction_error = 0.05;
+	r.outside_mpi_time = 0.5;
+	r.cpu_time = cpu;
+	r.mpi_time_estimated = 1;
+	r.has_samples = app > 0;
+	r.app_samples = app;
+	r.mpi_samples = mpi;
+	return r;
+}
+
+/* The arithmetic of a sampled rank's MPI time (balance_samples.h):
+ * 996 of 1000 samples inside MPI on a busy rank (CPU 2.0 of 2.1 s):
+ * MPI time 0.996 x 2 s, error sqrt(0.996 x 0.004 / 1000) x 2 s; 1000 of
+ * 1000: the error floor of one sample (2 s / 1000); CPU 1.5 s of 2.1 s
+ * (71 %: below 90 %), no samples, CPU unavailable: the windows' estimate
+ * stays with the reason; a rank measured on every call: unchanged. */
+static void test_samples_rank(void **state)
+{
+	struct balance_rank r;
+
+	(void)state;
+	r = sampled_rank(1000, 996, 2.0);
+	assert_int_equal(balance_samples_rank(&r), 0);
+	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_SAMPLES);
+	assert_near(r.mpi_time, 0.996 * 2.0, EPS);
+	assert_near(r.mpi_time_error, sqrt(0.996 * 0.004 / 1000) * 2.0, EPS);
+	assert_near(r.mpi_fraction, 0.996, EPS);
+	assert_near(r.mpi_fraction_error, sqrt(0.996 * 0.004 / 1000), EPS);
+	assert_near(r.outside_mpi_time, 2.0 - 0.996 * 2.0, EPS);
+	assert_near(r.windows_mpi_time, 1.5, EPS);
+	assert_near(r.windows_mpi_time_error, 0.1, EPS);
+	assert_null(r.mpi_time_method_reason);
+
+	r = sampled_rank(1000, 1000, 2.0);
+	assert_int_equal(balance_samples_rank(&r), 0);
+	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_SAMPLES);
+	assert_near(r.mpi_time, 2.0, EPS);
+	assert_near(r.mpi_time_error, 2.0 / 1000, EPS);
+	assert_near(r.outside_mpi_time, 0, EPS);
+
+	r = sampled_rank(1000, 996, 1.5);
+	assert_int_equal(balance_samples_rank(&r), 0);
+	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_WINDOWS);
+	assert_near(r.mpi_time, 1.5, EPS);
+	assert_near(r.mpi_time_error, 0.1, EPS);
+	assert_near(r.outside_mpi_time, 0.5, EPS);
+	assert_true(isnan(r.windows_mpi_time));
+	assert_non_null(strstr(r.mpi_time_method_reason, "CPU time is 71% of its app time"));
+	balance_samples_rank_free(&r);
+
+	r = sampled_rank(0, 0, 2.0);
+	assert_int_equal(balance_samples_rank(&r), 0);
+	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_WINDOWS);
+	assert_near(r.mpi_time, 1.5, EPS);
+	assert_non_null(strstr(r.mpi_time_method_reason, "no sample"));
+	balance_samples_rank_free(&r);
+
+	r = sampled_rank(1000, 996, NAN);
+	assert_int_equal(balance_samples_rank(&r), 0);
+	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_WINDOWS);
+	assert_non_null(strstr(r.mpi_time_method_reason, "CPU time is unavailable"));
+	balance_samples_rank_free(&r);
+
+	r = sampled_rank(1000, 10, 2.0);
+	r.mpi_time_estimated = 0;
+	assert_int_equal(balance_samples_rank(&r), 0);
+	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_PROBES);
+	assert_near(r.mpi_time, 1.5, EPS);
+	assert_null(r.mpi_time_method_reason);
 }
 
 static int setup(void **state)
@@ -383,6 +474,7 @@ int main(void)
 	    cmocka_unit_test(test_no_mpi),
 	    cmocka_unit_test(test_probe_cost),
 	    cmocka_unit_test(test_estimates),
+	    cmocka_unit_test(test_samples_rank),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -309,6 +309,15 @@ int pivot_for_each_stack_comm(struct pivot *p, const char *counter,
 					double value, void *ctx),
 			      void *ctx);
 
+/* The samples of counter of each rank process, per Stack: every Locus of
+ * the process (the mpi_processes row's node and tgid: all its threads),
+ * by rank Locus (mpi_processes.locus) then Stack id. A pivot without the
+ * MPI tables has none. -ENOMEM, -EIO, or cb's non-zero return. */
+int pivot_for_each_rank_stack(struct pivot *p, const char *counter,
+			      int (*cb)(int64_t rank_locus, int64_t stack, uint64_t sample_count,
+					void *ctx),
+			      void *ctx);
+
 /* A Locus with an mpi_processes row and its derived MPI Measurements. */
 struct pivot_mpi_locus {
 	int64_t locus;

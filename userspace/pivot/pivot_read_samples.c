@@ -1,6 +1,7 @@
 /* pivot_read_samples — the readers of the samples themselves rather than of
  * their Hotspots: per Locus (the processes and threads view, the kernel's
- * share) and per Stack (the folded export). */
+ * share), per Stack (the folded export) and per rank process and Stack (a
+ * sampled rank's MPI time, analysis/balance_samples.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -238,4 +239,49 @@ int pivot_for_each_stack_comm(struct pivot *p, const char *counter,
 		return err;
 	pivot_bind_text(stmt, 1, counter);
 	return pivot_walk(p, stmt, stack_comm_row, &w, "read stacks by command");
+}
+
+/* ?1 the counter */
+static const char rank_stack_sql[] =
+    "SELECT mp.locus, s.stack, sum(s.sample_count) FROM mpi_processes mp"
+    " JOIN loci r ON r.id = mp.locus JOIN loci l ON l.node = r.node AND l.tgid = r.tgid"
+    " JOIN samples s ON s.locus = l.id AND s.counter = ?1"
+    " GROUP BY mp.locus, s.stack ORDER BY mp.locus, s.stack";
+
+struct rank_stack_walk {
+	int (*cb)(int64_t rank_locus, int64_t stack, uint64_t sample_count, void *ctx);
+	void *ctx;
+};
+
+static int rank_stack_row(sqlite3_stmt *stmt, void *arg)
+{
+	struct rank_stack_walk *w = arg;
+
+	return w->cb(sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1),
+		     (uint64_t)sqlite3_column_int64(stmt, 2), w->ctx);
+}
+
+int pivot_for_each_rank_stack(struct pivot *p, const char *counter,
+			      int (*cb)(int64_t rank_locus, int64_t stack, uint64_t sample_count,
+					void *ctx),
+			      void *ctx)
+{
+	struct rank_stack_walk w = {cb, ctx};
+	sqlite3_stmt *stmt;
+	int64_t tables;
+	int err;
+
+	if (!p || !counter || !cb)
+		return -EINVAL;
+	err = pivot_query_int64(p,
+				"SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+				" AND name = 'mpi_processes'",
+				"read the schema", &tables);
+	if (err || !tables)
+		return err;
+	err = pivot_prepare(p, rank_stack_sql, &stmt);
+	if (err)
+		return err;
+	pivot_bind_text(stmt, 1, counter);
+	return pivot_walk(p, stmt, rank_stack_row, &w, "read the ranks' stacks");
 }

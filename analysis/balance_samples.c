@@ -1,0 +1,171 @@
+/* balance_samples — see balance_samples.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/balance_samples.h"
+#include "analysis/stack_class.h"
+#include "userspace/pivot/pivot.h"
+
+/* what a sample on a Stack counts for: the application's and inside MPI,
+ * the application's only, or neither (a probe's, MPI_Init's) */
+enum sample_kind {
+	SAMPLE_APP,
+	SAMPLE_MPI,
+	SAMPLE_NONE,
+};
+
+struct stack_kind {
+	int64_t id;
+	enum sample_kind kind;
+};
+
+struct walk {
+	struct stack_kind *k;
+	size_t n, cap;
+	struct balance *b;
+	size_t last; /* the rank of the previous row: rows come by rank Locus */
+};
+
+static enum sample_kind kind_of_class(const struct stack_classification *sc)
+{
+	if (sc->class == STACK_PROBE)
+		return SAMPLE_NONE;
+	if (sc->class != STACK_INSIDE_MPI)
+		return SAMPLE_APP;
+	return pivot_mpi_is_lifetime(sc->mpi_function) ? SAMPLE_NONE : SAMPLE_MPI;
+}
+
+static int classify(const struct pivot_stack_total *s, void *ctx)
+{
+	struct walk *w = ctx;
+	struct stack_classification sc;
+	int err;
+
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 256;
+		struct stack_kind *k = reallocarray(w->k, cap, sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		w->k = k;
+		w->cap = cap;
+	}
+	err = stack_classify(s->frames, s->n_frames, &sc);
+	if (err)
+		return err;
+	w->k[w->n].id = s->id;
+	w->k[w->n++].kind = kind_of_class(&sc);
+	return 0;
+}
+
+/* walked by id: sorted; a Stack not classified counts as the application's */
+static enum sample_kind find_kind(const struct walk *w, int64_t id)
+{
+	size_t lo = 0, hi = w->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (w->k[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->n && w->k[lo].id == id ? w->k[lo].kind : SAMPLE_APP;
+}
+
+static int count(int64_t rank_locus, int64_t stack, uint64_t n, void *ctx)
+{
+	struct walk *w = ctx;
+	enum sample_kind k = find_kind(w, stack);
+	size_t i;
+
+	for (i = 0; i < w->b->n_ranks; i++) {
+		size_t at = (w->last + i) % w->b->n_ranks;
+		struct balance_rank *r = &w->b->ranks[at];
+
+		if (r->locus != rank_locus)
+			continue;
+		w->last = at;
+		r->has_samples = 1;
+		if (k == SAMPLE_NONE)
+			return 0;
+		r->app_samples += n;
+		if (k == SAMPLE_MPI)
+			r->mpi_samples += n;
+		return 0;
+	}
+	return 0; /* a Locus with no rank */
+}
+
+static int keep_windows(struct balance_rank *r, const char *why)
+{
+	r->mpi_time_method = BALANCE_METHOD_WINDOWS;
+	free(r->mpi_time_method_reason);
+	r->mpi_time_method_reason = strdup(why);
+	return r->mpi_time_method_reason ? 0 : -ENOMEM;
+}
+
+int balance_samples_rank(struct balance_rank *r)
+{
+	double f, n, err;
+	char why[256];
+
+	r->windows_mpi_time = r->windows_mpi_time_error = NAN;
+	if (!r->mpi_time_estimated) {
+		r->mpi_time_method = BALANCE_METHOD_PROBES;
+		return 0;
+	}
+	if (!r->app_samples)
+		return keep_windows(r, "no sample of the application in the rank's process");
+	if (isnan(r->app_time) || isnan(r->wall_app_time) || !(r->app_time > 0))
+		return keep_windows(r, "its app time is unavailable");
+	if (isnan(r->cpu_time))
+		return keep_windows(r, "its CPU time is unavailable: the samples (on-CPU) would "
+				       "not see the time it blocks in MPI");
+	if (r->cpu_time < BALANCE_SAMPLES_MIN_CPU * r->wall_app_time) {
+		snprintf(why, sizeof(why),
+			 "its CPU time is %.0f%% of its app time: off a CPU the rest, asleep in "
+			 "MPI (which on-CPU samples do not see) or waiting for a CPU (nothing "
+			 "recorded tells which)",
+			 100 * r->cpu_time / r->wall_app_time);
+		return keep_windows(r, why);
+	}
+	n = (double)r->app_samples;
+	f = (double)r->mpi_samples / n;
+	err = sqrt(f * (1 - f) / n);
+	if (err < 1 / n)
+		err = 1 / n;
+	r->windows_mpi_time = r->mpi_time;
+	r->windows_mpi_time_error = r->mpi_time_error;
+	r->mpi_time_method = BALANCE_METHOD_SAMPLES;
+	r->mpi_time = f * r->app_time;
+	r->mpi_time_error = err * r->app_time;
+	r->mpi_fraction = f;
+	r->mpi_fraction_error = err;
+	r->outside_mpi_time = r->app_time - r->mpi_time;
+	return 0;
+}
+
+int balance_samples(struct pivot *p, struct balance *b)
+{
+	struct walk w = {.b = b};
+	size_t i;
+	int err;
+
+	if (!b->n_ranks)
+		return 0;
+	err = pivot_for_each_stack_total(p, BALANCE_SAMPLES_COUNTER, classify, &w);
+	err = err ?: pivot_for_each_rank_stack(p, BALANCE_SAMPLES_COUNTER, count, &w);
+	free(w.k);
+	for (i = 0; !err && i < b->n_ranks; i++)
+		err = balance_samples_rank(&b->ranks[i]);
+	return err;
+}
+
+void balance_samples_rank_free(struct balance_rank *r)
+{
+	free(r->mpi_time_method_reason);
+}
