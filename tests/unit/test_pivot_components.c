@@ -145,7 +145,14 @@ static void test_schema_4_migrated(void **state)
 	sqlite3_close(db);
 	p = pivot__open(path, 0);
 	assert_non_null(p);
-	assert_int_equal(sql_int(p, "PRAGMA user_version"), 5);
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), PIVOT_SCHEMA_VERSION);
+	/* and on to schema 6: the MPI estimates and probe costs */
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM pragma_table_info('mpi_processes')"
+				    " WHERE name IN ('probe_cost_ns', 'probed_calls', 'probe_budget')"),
+			 3);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM pragma_table_info('mpi_calls')"
+				    " WHERE name IN ('estimate', 'calls_error', 'total_ns_error')"),
+			 3);
 	assert_int_equal(sql_int(p, "SELECT count(*) FROM pragma_table_info('component_costs')"),
 			 15);
 	assert_int_equal(sql_int(p, "SELECT count(*) FROM pragma_table_info('steps')"), 4);
