@@ -10,7 +10,7 @@
 #include "userspace/log/json_text.h"
 
 #define PROBES_WHAT                                                                          \
-	"the uprobe traps, BPF programs and trampoline of nunatak's MPI probes: nunatak's "  \
+	"the uprobe traps, BPF programs and trampoline of nunatak's probes: nunatak's "  \
 	"cost, not the application's, left out of every Hotspot's share"
 
 static const char *base_name(const char *path)
@@ -73,7 +73,7 @@ void summary_print_inside(FILE *out, const struct diagnosis *d)
 			summary_fmt_share(share, sizeof(share), d->inside_mpi.share));
 	if (d->probes.samples)
 		fprintf(out,
-			"%snunatak's MPI probes: %" PRIu64 " samples (%s s), %s of the samples — "
+			"%snunatak's probes: %" PRIu64 " samples (%s s), %s of the samples — "
 			"nunatak's cost, not the application's: left out of the Hotspots above\n",
 			d->inside_mpi.samples ? "" : "\n", d->probes.samples,
 			summary_fmt_seconds(seconds, sizeof(seconds), d->probes.seconds),

@@ -129,7 +129,7 @@
       sec.appendChild(NK.h('h2', {text: 'Hotspot inventory'}));
       var pr = P.summary.nunatak_probes;
       if (pr && pr.samples)
-        sec.appendChild(NK.h('p', {class: 'note probes', text: "nunatak's MPI probes: " +
+        sec.appendChild(NK.h('p', {class: 'note probes', text: "nunatak's probes: " +
           pr.samples + ' samples, ' + NK.pct(pr.share) + " of the samples \u2014 nunatak's cost, " +
           "not the application's: in no Hotspot below, in no share."}));
       sec.appendChild(filters);

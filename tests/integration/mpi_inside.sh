@@ -32,7 +32,7 @@ check_family() {
 
 	grep -qE 'inside MPI_Send \([0-9.]+% of it\), called from send_blocks \(busy_send\.c:[0-9]+\)' s.txt ||
 		fail "$fam: no Hotspot read as MPI_Send time called from send_blocks: $(cat s.txt)"
-	grep -q "^nunatak's MPI probes: [0-9]* samples" s.txt ||
+	grep -q "^nunatak's probes: [0-9]* samples" s.txt ||
 		fail "$fam: probe samples not counted apart: $(cat s.txt)"
 	if grep -E '\[(kernel|uprobes|anon)\]' s.txt | grep -qiE 'JIT|as root'; then
 		fail "$fam: nunatak's frames explained as JIT or 'run as root': $(grep -E 'JIT|as root' s.txt)"

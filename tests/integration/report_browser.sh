@@ -99,7 +99,7 @@ if command -v mpirun.openmpi >/dev/null && [ -x "$WORKLOADS/mpi/pattern.openmpi"
 	run=$(run_dir_of err.txt)
 	browse busy "$run/report.html" --views hotspots,ranks --no-print \
 		--expect "hotspots=MPI_Send ← send_blocks (busy_send.c:" \
-		--expect "hotspots=nunatak's MPI probes: " \
+		--expect "hotspots=nunatak's probes: " \
 		--expect "ranks=nunatak's MPI probes cost " \
 		--expect "ranks=nunatak probe cost"
 	# a default Run whose every call probed would exceed the probes' budget:

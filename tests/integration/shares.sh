@@ -36,7 +36,7 @@ assert_near "$samples" "$expected" "$(python3 -c "print(0.1 * $expected + 20)")"
 # the pivot holds the same, with nothing absolute in it
 total=$(sql "$run" "select sum(sample_count) from measurements where hotspot is not null")
 [ "$total" = "$samples" ] || fail "pivot measurements ($total) disagree with the summary ($samples)"
-[ "$(sql "$run" "pragma user_version")" = 5 ] || fail "pivot schema version is not 5"
+[ "$(sql "$run" "pragma user_version")" = 6 ] || fail "pivot schema version is not 6"
 [ "$(json "$run/manifest.json" 'd["format"]["name"]')" = nunatak-run ] || fail "manifest format"
 [ "$(json "$run/manifest.json" 'd["run"]["exit_code"]')" = 0 ] || fail "manifest exit_code"
 [ "$(json "$run/manifest.json" 'd["run"]["command"][-1]')" = 3 ] || fail "manifest command"
