@@ -133,8 +133,7 @@ static const char *samples_refused(const struct balance_rank *r, char *why, size
 			 "its process was asleep (neither on a CPU nor waiting for one) %.0f%% of "
 			 "its lifetime (%.3f s of wall time, %.3f s on a CPU, %.3f s waiting for "
 			 "one): in MPI, which on-CPU samples do not see, or elsewhere",
-			 100 * r->asleep_fraction, r->process_wall_time, r->cpu_time,
-			 r->run_delay);
+			 100 * r->asleep_fraction, r->process_wall_time, r->cpu_time, r->run_delay);
 		return why;
 	}
 	if (r->cpu_time >= BALANCE_SAMPLES_MIN_CPU * r->wall_app_time)

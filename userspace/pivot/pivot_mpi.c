@@ -196,9 +196,10 @@ int pivot_for_each_mpi_locus(struct pivot *p, int (*cb)(const struct pivot_mpi_l
 	    " AND c.function IN " MPI_LIFETIME_FUNCTIONS "), 0), w.value, w.quality, w.reason,"
 	    " r.value, r.quality, r.reason FROM loci l"
 	    " JOIN mpi_processes mp ON mp.locus = l.id" LOCUS_MEASUREMENT("a", "app_time")
-		LOCUS_MEASUREMENT("m", "mpi_time") LOCUS_MEASUREMENT("c", "cpu_time")
-		    LOCUS_MEASUREMENT("b", "mpi_sent_bytes") LOCUS_MEASUREMENT(
-			"w", "wall_time") LOCUS_MEASUREMENT("r", "run_delay") " ORDER BY l.rank IS NULL, l.rank, l.node, l.tgid, l.tid",
+		LOCUS_MEASUREMENT("m", "mpi_time") LOCUS_MEASUREMENT(
+		    "c", "cpu_time") LOCUS_MEASUREMENT("b", "mpi_sent_bytes")
+		    LOCUS_MEASUREMENT("w", "wall_time") LOCUS_MEASUREMENT(
+			"r", "run_delay") " ORDER BY l.rank IS NULL, l.rank, l.node, l.tgid, l.tid",
 	    &stmt);
 	if (err)
 		return err;
