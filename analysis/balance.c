@@ -74,6 +74,8 @@ static int collect_rank(const struct pivot_mpi_locus *l, void *ctx)
 		return -ENOMEM;
 	r->mpi_time = seconds_of(&l->mpi_time);
 	r->cpu_time = seconds_of(&l->cpu_time);
+	r->process_wall_time = seconds_of(&l->wall_time);
+	r->run_delay = seconds_of(&l->run_delay);
 	if (balance_probe_rank(r, l))
 		return -ENOMEM;
 	r->outside_mpi_time = r->app_time - r->mpi_time; /* NAN propagates */

@@ -108,31 +108,59 @@ static int keep_windows(struct balance_rank *r, const char *why)
 	return r->mpi_time_method_reason ? 0 : -ENOMEM;
 }
 
+static double asleep_fraction(const struct balance_rank *r)
+{
+	if (isnan(r->process_wall_time) || isnan(r->cpu_time) || isnan(r->run_delay) ||
+	    !(r->process_wall_time > 0))
+		return NAN;
+	return (r->process_wall_time - r->cpu_time - r->run_delay) / r->process_wall_time;
+}
+
+/* NULL when its samples can tell its MPI time, else why not (in why) */
+static const char *samples_refused(const struct balance_rank *r, char *why, size_t len)
+{
+	if (!r->app_samples)
+		return "no sample of the application in the rank's process";
+	if (isnan(r->app_time) || isnan(r->wall_app_time) || !(r->app_time > 0))
+		return "its app time is unavailable";
+	if (isnan(r->cpu_time))
+		return "its CPU time is unavailable: the samples (on-CPU) would not see the time "
+		       "it blocks in MPI";
+	if (!isnan(r->asleep_fraction)) {
+		if (r->asleep_fraction <= BALANCE_SAMPLES_MAX_ASLEEP)
+			return NULL;
+		snprintf(why, len,
+			 "its process was asleep (neither on a CPU nor waiting for one) %.0f%% of "
+			 "its lifetime (%.3f s of wall time, %.3f s on a CPU, %.3f s waiting for "
+			 "one): in MPI, which on-CPU samples do not see, or elsewhere",
+			 100 * r->asleep_fraction, r->process_wall_time, r->cpu_time, r->run_delay);
+		return why;
+	}
+	if (r->cpu_time >= BALANCE_SAMPLES_MIN_CPU * r->wall_app_time)
+		return NULL;
+	snprintf(why, len,
+		 "its CPU time is %.0f%% of its app time and its run-queue delay is unavailable: "
+		 "off a CPU the rest, asleep in MPI (which on-CPU samples do not see) or waiting "
+		 "for a CPU (nothing recorded tells which)",
+		 100 * r->cpu_time / r->wall_app_time);
+	return why;
+}
+
 int balance_samples_rank(struct balance_rank *r)
 {
 	double f, n, err;
-	char why[256];
+	const char *refused;
+	char why[320];
 
 	r->windows_mpi_time = r->windows_mpi_time_error = NAN;
+	r->asleep_fraction = asleep_fraction(r);
 	if (!r->mpi_time_estimated) {
 		r->mpi_time_method = BALANCE_METHOD_PROBES;
 		return 0;
 	}
-	if (!r->app_samples)
-		return keep_windows(r, "no sample of the application in the rank's process");
-	if (isnan(r->app_time) || isnan(r->wall_app_time) || !(r->app_time > 0))
-		return keep_windows(r, "its app time is unavailable");
-	if (isnan(r->cpu_time))
-		return keep_windows(r, "its CPU time is unavailable: the samples (on-CPU) would "
-				       "not see the time it blocks in MPI");
-	if (r->cpu_time < BALANCE_SAMPLES_MIN_CPU * r->wall_app_time) {
-		snprintf(why, sizeof(why),
-			 "its CPU time is %.0f%% of its app time: off a CPU the rest, asleep in "
-			 "MPI (which on-CPU samples do not see) or waiting for a CPU (nothing "
-			 "recorded tells which)",
-			 100 * r->cpu_time / r->wall_app_time);
-		return keep_windows(r, why);
-	}
+	refused = samples_refused(r, why, sizeof(why));
+	if (refused)
+		return keep_windows(r, refused);
 	n = (double)r->app_samples;
 	f = (double)r->mpi_samples / n;
 	err = sqrt(f * (1 - f) / n);

@@ -256,6 +256,8 @@ int BPF_PROG(task_exit, struct task_struct *task)
 		e->min_flt = totals.min_flt;
 		e->maj_flt = totals.maj_flt;
 		e->runtime_ns = totals.runtime_ns;
+		e->run_delay_ns = totals.run_delay_ns;
+		e->has_run_delay = task_has_run_delay();
 	}
 	e->maxrss_pages = BPF_CORE_READ(signal, maxrss);
 	bpf_ringbuf_submit(e, 0);

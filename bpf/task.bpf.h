@@ -39,6 +39,12 @@ static __always_inline void task_totals_key_of(struct task_struct *task,
 	key->start_time_ns = BPF_CORE_READ(task, group_leader, start_time);
 }
 
+/* 1 when the kernel keeps the run-queue delay of a task (CONFIG_SCHED_INFO) */
+static __always_inline int task_has_run_delay(void)
+{
+	return bpf_core_field_exists(((struct task_struct *)0)->sched_info.run_delay);
+}
+
 /* what task itself used: its share of its process' totals */
 static __always_inline void task_share_read(struct task_struct *task, struct task_totals *share)
 {
@@ -49,6 +55,9 @@ static __always_inline void task_share_read(struct task_struct *task, struct tas
 	share->min_flt = BPF_CORE_READ(task, min_flt);
 	share->maj_flt = BPF_CORE_READ(task, maj_flt);
 	share->runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
+	share->run_delay_ns = 0;
+	if (task_has_run_delay())
+		share->run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
 }
 
 /* Adds share to the totals of key, creating them. 0, or -errno when the
@@ -76,6 +85,7 @@ static __always_inline int task_totals_add(const struct task_totals_key *key,
 	__sync_fetch_and_add(&t->min_flt, share->min_flt);
 	__sync_fetch_and_add(&t->maj_flt, share->maj_flt);
 	__sync_fetch_and_add(&t->runtime_ns, share->runtime_ns);
+	__sync_fetch_and_add(&t->run_delay_ns, share->run_delay_ns);
 	return 0;
 }
 

@@ -51,6 +51,12 @@ struct task_event {
 			      * (biased low when the CPU is shared); the sampler
 			      * scales them to it before handing the report on,
 			      * as the kernel does for getrusage (cputime_adjust) */
+	__u64 run_delay_ns;  /* whole thread group, Σ sched_info.run_delay: the
+			      * time runnable but waiting for a CPU (the second
+			      * field of /proc/PID/task/TID/schedstat) */
+	__u32 has_run_delay; /* 0: unavailable (a kernel without CONFIG_SCHED_INFO,
+			      * or the process' totals lost) */
+	__u32 pad;
 };
 
 /* what the threads of one process used, added up as each thread exits:
@@ -78,6 +84,7 @@ struct task_totals {
 	__u64 min_flt;
 	__u64 maj_flt;
 	__u64 runtime_ns;
+	__u64 run_delay_ns;
 };
 
 /* how many threads of a process have not passed their exit yet, as the

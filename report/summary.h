@@ -59,7 +59,10 @@ int summary_print(FILE *out, const struct run_model *m);
  * a sampled rank's windows were kept), samples{application, inside_mpi}|null
  * (the rank process' cpu-clock samples, nunatak's probes' and MPI_Init's
  * out), windows_mpi_time|null, windows_mpi_time_error|null (the windows'
- * estimate the samples replaced), the probe cost's fields
+ * estimate the samples replaced), process_wall_time|null, run_delay|null
+ * (s: its process from start to exit, and the time its threads waited for
+ * a CPU), asleep_fraction|null ((process_wall_time - cpu_time -
+ * run_delay) / process_wall_time), the probe cost's fields
  * (report/summary_probe_cost.h)}]
  * by rank, balance{ranks, imbalance, efficiency, busiest_rank, busiest_factor,
  * mpi_share, mpi_share_error} (null when unavailable), mpi[{function,

@@ -363,7 +363,8 @@ void summary_print_mpi_not_said(FILE *out, const struct balance *b)
 }
 
 /* mpi_time_method, mpi_time_method_reason, samples, windows_mpi_time,
- * windows_mpi_time_error: 0 or -ENOMEM */
+ * windows_mpi_time_error, process_wall_time, run_delay, asleep_fraction:
+ * 0 or -ENOMEM */
 static int rank_method_json(json_t *o, const struct balance_rank *r)
 {
 	json_t *samples = r->has_samples
@@ -381,7 +382,11 @@ static int rank_method_json(json_t *o, const struct balance_rank *r)
 							  : json_null()) ||
 	    json_object_set_new(o, "windows_mpi_time", summary_json_number(r->windows_mpi_time)) ||
 	    json_object_set_new(o, "windows_mpi_time_error",
-				summary_json_number(r->windows_mpi_time_error)))
+				summary_json_number(r->windows_mpi_time_error)) ||
+	    json_object_set_new(o, "process_wall_time",
+				summary_json_number(r->process_wall_time)) ||
+	    json_object_set_new(o, "run_delay", summary_json_number(r->run_delay)) ||
+	    json_object_set_new(o, "asleep_fraction", summary_json_number(r->asleep_fraction)))
 		return -ENOMEM;
 	return 0;
 }

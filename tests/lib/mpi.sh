@@ -117,6 +117,12 @@ for r in (0, 1):
               "context_switches_involuntary", "page_faults_minor", "page_faults_major", "peak_rss"):
         check(layer.get((r, c), (None, None, None))[1] == "measured", f"rank {r} {c} measured")
     check(layer[(r, "peak_rss")][0] > 1e6, f"rank {r} peak RSS {layer[(r, 'peak_rss')][0]} bytes")
+    # the run-queue delay of its threads (sched_info.run_delay): within its
+    # lifetime, or unavailable with why (a kernel without CONFIG_SCHED_INFO)
+    v, q, why = layer.get((r, "run_delay"), (None, None, None))
+    check((q == "measured" and 0 <= v <= layer[(r, "wall_time")][0])
+          or (q == "unavailable" and v is None and why),
+          f"rank {r} run_delay: {q} {v} ns of {layer[(r, 'wall_time')][0]} ({why})")
     v, q, why = layer.get((r, "cycles"), (None, None, None))
     check((q == "measured" and v > 0) or (q == "unavailable" and v is None and why),
           f"rank {r} cycles: {q} {v} ({why})")

@@ -146,6 +146,10 @@ static void fx_exit(struct fx_batch *t, uint32_t locus)
 	e.utime_ns = 1500000000;
 	e.stime_ns = 250000000;
 	e.wall_ns = 5 * FX_S;
+	if (locus != 1) { /* rank 1: a kernel that keeps no run-queue delay */
+		e.has_run_delay_ns = 1;
+		e.run_delay_ns = 250000000;
+	}
 	t->exits[i] = e;
 	t->exit_ptrs[i] = &t->exits[i];
 }

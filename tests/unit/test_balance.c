@@ -71,12 +71,22 @@ static void test_ranks(void **state)
 			assert_string_equal(x->app_time_quality, "measured");
 			assert_null(x->app_time_reason);
 			assert_near(x->cpu_time, 1.75, EPS);
+			assert_near(x->process_wall_time, 5.0, EPS);
+			if (r == 1) { /* its exit has no run-queue delay */
+				assert_true(isnan(x->run_delay));
+				assert_true(isnan(x->asleep_fraction));
+			} else {
+				assert_near(x->run_delay, 0.25, EPS);
+				assert_near(x->asleep_fraction, (5.0 - 1.75 - 0.25) / 5.0, EPS);
+			}
 		} else {
 			/* no MPI_Finalize: estimated from the last time seen */
 			assert_string_equal(x->app_time_quality, "estimated");
 			assert_string_equal(x->app_time_reason, "MPI_Finalize not reached");
 			/* no ProcessExit: unavailable, never 0 */
 			assert_true(isnan(x->cpu_time));
+			assert_true(isnan(x->run_delay));
+			assert_true(isnan(x->asleep_fraction));
 		}
 	}
 	/* outside MPI: 1, 2, 3, 4 s → mean 2.5, max 4 */
@@ -385,6 +395,7 @@ static struct balance_rank sampled_rank(uint64_t app, uint64_t mpi, double cpu)
 	r.mpi_fraction_error = 0.05;
 	r.outside_mpi_time = 0.5;
 	r.cpu_time = cpu;
+	r.process_wall_time = r.run_delay = NAN; /* the old rule unless a test sets them */
 	r.mpi_time_estimated = 1;
 	r.has_samples = app > 0;
 	r.app_samples = app;
@@ -396,8 +407,13 @@ static struct balance_rank sampled_rank(uint64_t app, uint64_t mpi, double cpu)
  * 996 of 1000 samples inside MPI on a busy rank (CPU 2.0 of 2.1 s):
  * MPI time 0.996 x 2 s, error sqrt(0.996 x 0.004 / 1000) x 2 s; 1000 of
  * 1000: the error floor of one sample (2 s / 1000); CPU 1.5 s of 2.1 s
- * (71 %: below 90 %), no samples, CPU unavailable: the windows' estimate
- * stays with the reason; a rank measured on every call: unchanged. */
+ * (71 %: below 90 %) with no run-queue delay, no samples, CPU
+ * unavailable: the windows' estimate stays with the reason; a rank
+ * measured on every call: unchanged. With its run-queue delay, the rule
+ * asks how long its process slept over its lifetime: 2.5 s of wall, 1.5 s
+ * on a CPU, 0.9 s waiting for one: asleep 4 %, its samples used (CPU 71 %
+ * of its app time would have refused them); 0.5 s waiting: asleep 20 %,
+ * the windows stay. */
 static void test_samples_rank(void **state)
 {
 	struct balance_rank r;
@@ -447,10 +463,47 @@ static void test_samples_rank(void **state)
 
 	r = sampled_rank(1000, 10, 2.0);
 	r.mpi_time_estimated = 0;
+	r.process_wall_time = 2.5;
+	r.run_delay = 0.9;
 	assert_int_equal(balance_samples_rank(&r), 0);
 	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_PROBES);
 	assert_near(r.mpi_time, 1.5, EPS);
 	assert_null(r.mpi_time_method_reason);
+	assert_near(r.asleep_fraction, (2.5 - 2.0 - 0.9) / 2.5, EPS); /* every rank's */
+
+	/* runnable, waiting for a CPU: not asleep */
+	r = sampled_rank(1000, 996, 1.5);
+	r.process_wall_time = 2.5;
+	r.run_delay = 0.9;
+	assert_int_equal(balance_samples_rank(&r), 0);
+	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_SAMPLES);
+	assert_near(r.asleep_fraction, 0.04, EPS);
+	assert_near(r.mpi_time, 0.996 * 2.0, EPS);
+	assert_near(r.windows_mpi_time, 1.5, EPS);
+	assert_null(r.mpi_time_method_reason);
+
+	/* asleep 20 % of its lifetime: maybe in MPI */
+	r = sampled_rank(1000, 996, 1.5);
+	r.process_wall_time = 2.5;
+	r.run_delay = 0.5;
+	assert_int_equal(balance_samples_rank(&r), 0);
+	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_WINDOWS);
+	assert_near(r.asleep_fraction, 0.2, EPS);
+	assert_near(r.mpi_time, 1.5, EPS);
+	assert_true(isnan(r.windows_mpi_time));
+	assert_non_null(strstr(r.mpi_time_method_reason, "asleep (neither on a CPU nor waiting "
+							 "for one) 20% of its lifetime"));
+	assert_non_null(strstr(r.mpi_time_method_reason, "0.500 s waiting"));
+	balance_samples_rank_free(&r);
+
+	/* no run-queue delay: the CPU rule, and the reason says so */
+	r = sampled_rank(1000, 996, 1.5);
+	r.process_wall_time = 2.5;
+	assert_int_equal(balance_samples_rank(&r), 0);
+	assert_true(isnan(r.asleep_fraction));
+	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_WINDOWS);
+	assert_non_null(strstr(r.mpi_time_method_reason, "run-queue delay is unavailable"));
+	balance_samples_rank_free(&r);
 }
 
 static int setup(void **state)

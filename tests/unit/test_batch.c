@@ -162,6 +162,8 @@ static struct batch_builder *build(uint64_t seq)
 	assert_int_equal(batch_builder_add_mpi_event(b, &rank0, "MPI_Send", 2000, 30, 1, 64, 1), 0);
 
 	pe.exit_status = 3 << 8;
+	pe.has_run_delay_ns = 1;
+	pe.run_delay_ns = 7000;
 	pe.utime_ns = 5000;
 	pe.maxrss_bytes = 1 << 20;
 	pe.has_cycles = 0;
@@ -289,6 +291,8 @@ static void check_values(const Nunatak__Wire__Batch *b, uint64_t seq)
 	assert_int_equal(b->exits[0]->exit_status, 3 << 8);
 	assert_int_equal(b->exits[0]->utime_ns, 5000);
 	assert_int_equal(b->exits[0]->maxrss_bytes, 1 << 20);
+	assert_true(b->exits[0]->has_run_delay_ns);
+	assert_int_equal(b->exits[0]->run_delay_ns, 7000);
 	assert_int_equal(b->exits[0]->has_cycles, 0);
 	assert_string_equal(b->exits[0]->hardware_counters_reason, "perf_event_paranoid is 3");
 

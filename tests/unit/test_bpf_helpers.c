@@ -402,7 +402,7 @@ static int totals_op(__u32 op, struct task_totals_key *key, struct task_totals *
 
 static struct task_totals share_of(uint64_t n)
 {
-	return (struct task_totals){n, 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n};
+	return (struct task_totals){n, 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n, 8 * n};
 }
 
 static void assert_totals(const struct task_totals *t, uint64_t n)

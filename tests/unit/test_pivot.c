@@ -205,6 +205,8 @@ static void tb_exit(struct test_batch *t, uint32_t locus)
 	e.maj_flt = 2;
 	e.maxrss_bytes = 64 << 20;
 	e.wall_ns = 2000000000;
+	e.has_run_delay_ns = 1;
+	e.run_delay_ns = 125000000;
 	t->exits[i] = e;
 	t->exit_ptrs[i] = &t->exits[i];
 }
@@ -298,7 +300,7 @@ static void test_store_batch_once(void **state)
 	assert_int_equal(c.degradations, 1);
 	assert_int_equal(c.counters, 1);
 	assert_int_equal(c.measurements,
-			 10); /* one ProcessExit: 8 counters + cycles, instructions */
+			 11); /* one ProcessExit: 9 counters + cycles, instructions */
 	/* no counts sent for the hardware counters: unavailable, with no value, never 0 */
 	assert_int_equal(sql_int(p,
 				 "SELECT count(*) FROM measurements WHERE counter = 'cycles'"
@@ -319,6 +321,9 @@ static void test_store_batch_once(void **state)
 	assert_int_equal(sql_int(p, "SELECT value FROM measurements WHERE counter ="
 				    " 'context_switches_involuntary' AND unit = 'count'"),
 			 3);
+	assert_int_equal(sql_int(p, "SELECT value FROM measurements WHERE counter = 'run_delay'"
+				    " AND unit = 'ns' AND quality = 'measured'"),
+			 125000000);
 	/* the leaf of every stack is frames[0] */
 	assert_int_equal(sql_int(p, "SELECT a.offset FROM stack_frames f JOIN addresses a ON"
 				    " a.id = f.address JOIN stacks s ON s.id = f.stack"
@@ -563,7 +568,7 @@ static void test_attribution_and_measurements(void **state)
 	/* derive: compute gets S0 and S1 leaves, libx.so+0x400 gets S2 */
 	assert_int_equal(pivot_derive_measurements(p), 0);
 	before = sql_int(p, "SELECT count(*) FROM measurements");
-	assert_int_equal(before, 10 + 3);
+	assert_int_equal(before, 11 + 3);
 	assert_int_equal(sql_int(p, "SELECT sample_count FROM measurements x JOIN hotspots h ON"
 				    " h.id = x.hotspot JOIN loci l ON l.id = x.locus WHERE"
 				    " h.name = 'compute' AND l.tgid = 100"),
@@ -825,6 +830,12 @@ static void test_mpi_store(void **state)
 	free(s);
 	assert_int_equal(sql_int(p, RANK_MEASUREMENT("value", "cpu_time", 1)), 1750000000ll);
 	assert_int_equal(sql_int(p, RANK_MEASUREMENT("count(*)", "cpu_time", 3)), 0);
+	/* the exit's run-queue delay: stored, or unavailable with why, never 0 */
+	assert_int_equal(sql_int(p, RANK_MEASUREMENT("value", "run_delay", 0)), 250000000);
+	s = sql_text(p, "SELECT quality || '|' || unit || '|' || typeof(value) FROM measurements x"
+			" JOIN loci l ON l.id = x.locus WHERE x.counter = 'run_delay' AND l.tgid = 101");
+	assert_string_equal(s, "unavailable|ns|null");
+	free(s);
 	assert_int_equal(sql_int(p, "SELECT count(*) FROM measurements x JOIN loci l ON l.id ="
 				    " x.locus WHERE x.hotspot IS NULL AND l.tgid = 50"),
 			 0);

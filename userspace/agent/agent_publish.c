@@ -216,6 +216,8 @@ static int agent_add_exits(struct agent_target *t, struct batch_builder *b)
 		pe.maj_flt = e->maj_flt;
 		pe.maxrss_bytes = e->maxrss_pages * (uint64_t)sysconf(_SC_PAGESIZE);
 		pe.wall_ns = e->time_ns > e->start_time_ns ? e->time_ns - e->start_time_ns : 0;
+		pe.has_run_delay_ns = e->has_run_delay;
+		pe.run_delay_ns = e->run_delay_ns;
 		if (a->hw && !hardware_counters_finish(a->hw, e->tgid, &pe.cycles, &pe.instructions,
 						       &hw_reason))
 			pe.has_cycles = pe.has_instructions = 1;

@@ -96,7 +96,10 @@ sqlite3 *pivot_sqlite(struct pivot *p);
  * measured) replacing earlier ones of the same counter on that Locus:
  * cpu_time_user, cpu_time_system, wall_time (ns), context_switches_voluntary,
  * context_switches_involuntary, page_faults_minor, page_faults_major
- * (count), peak_rss (bytes).
+ * (count), peak_rss (bytes), run_delay (ns: Σ over its threads of the
+ * time runnable but waiting for a CPU; unavailable with the reason when
+ * the ProcessExit has none), cycles and instructions (count; unavailable
+ * with hardware_counters_reason when absent).
  * MPI: an MpiCallSite is a running total per (Locus, function, call site):
  * its call site enters `addresses` like a sampled address, and the row with
  * the larger `calls` is kept (a repeated or older report never lowers it;
@@ -334,6 +337,10 @@ struct pivot_mpi_locus {
 	double probe_budget;
 	/* its outermost calls counted (mpi_calls), lifetime ones among them */
 	uint64_t calls, lifetime_calls;
+	/* its process' exit (ns; quality NULL: no exit stored): wall_time
+	 * from start to exit, run_delay the time its threads were runnable
+	 * but waiting for a CPU (cpu_time above is its threads' CPU time) */
+	struct pivot_locus_value wall_time, run_delay;
 };
 
 /* Walks them by rank (Loci without a rank last), then node, tgid, tid.

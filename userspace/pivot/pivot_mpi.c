@@ -167,6 +167,8 @@ static int mpi_locus_row(sqlite3_stmt *stmt, void *arg)
 	l.probing = pivot_column_text(stmt, 21);
 	l.calls = (uint64_t)sqlite3_column_int64(stmt, 22);
 	l.lifetime_calls = (uint64_t)sqlite3_column_int64(stmt, 23);
+	locus_value(stmt, 24, &l.wall_time);
+	locus_value(stmt, 27, &l.run_delay);
 	return w->cb(&l, w->ctx);
 }
 
@@ -191,12 +193,13 @@ int pivot_for_each_mpi_locus(struct pivot *p, int (*cb)(const struct pivot_mpi_l
 	    " mp.probe_budget, mp.probing,"
 	    " coalesce((SELECT sum(c.calls) FROM mpi_calls c WHERE c.locus = l.id), 0),"
 	    " coalesce((SELECT sum(c.calls) FROM mpi_calls c WHERE c.locus = l.id"
-	    " AND c.function IN " MPI_LIFETIME_FUNCTIONS "), 0) FROM loci l"
+	    " AND c.function IN " MPI_LIFETIME_FUNCTIONS "), 0), w.value, w.quality, w.reason,"
+	    " r.value, r.quality, r.reason FROM loci l"
 	    " JOIN mpi_processes mp ON mp.locus = l.id" LOCUS_MEASUREMENT("a", "app_time")
-		LOCUS_MEASUREMENT("m", "mpi_time") LOCUS_MEASUREMENT("c", "cpu_time")
-		    LOCUS_MEASUREMENT(
-			"b",
-			"mpi_sent_bytes") " ORDER BY l.rank IS NULL, l.rank, l.node, l.tgid, l.tid",
+		LOCUS_MEASUREMENT("m", "mpi_time") LOCUS_MEASUREMENT(
+		    "c", "cpu_time") LOCUS_MEASUREMENT("b", "mpi_sent_bytes")
+		    LOCUS_MEASUREMENT("w", "wall_time") LOCUS_MEASUREMENT(
+			"r", "run_delay") " ORDER BY l.rank IS NULL, l.rank, l.node, l.tgid, l.tid",
 	    &stmt);
 	if (err)
 		return err;

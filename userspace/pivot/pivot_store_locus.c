@@ -92,6 +92,13 @@ int store_exits(struct store *s)
 			    store_exit_measurement(s, locus, "peak_rss", e->maxrss_bytes, "bytes");
 		if (!err)
 			err = store_exit_measurement(s, locus, "wall_time", e->wall_ns, "ns");
+		if (!err && e->has_run_delay_ns)
+			err = store_exit_measurement(s, locus, "run_delay", e->run_delay_ns, "ns");
+		else if (!err)
+			err = store_exit_unavailable(
+			    s, locus, "run_delay", "ns",
+			    "not recorded: the kernel keeps no run-queue delay "
+			    "(CONFIG_SCHED_INFO), or the Agent predates it");
 		if (!err)
 			err = store_hardware_counter(s, locus, "cycles", e->has_cycles, e->cycles,
 						     e->hardware_counters_reason);

@@ -14,11 +14,11 @@
 #include "userspace/wire/nunatak.pb-c.h"
 
 #define WIRE_PROTOCOL_MAJOR 1
-#define WIRE_PROTOCOL_MINOR 5 /* 1.1: Error.code, Error.seq, Batch.last; 1.2: incarnation
+#define WIRE_PROTOCOL_MINOR 6 /* 1.1: Error.code, Error.seq, Batch.last; 1.2: incarnation
 			       * (Hello, Batch, Ack, Error), Hello.status_json,
 			       * Ack.json, Control OPEN/CLOSE/STATUS, Control.node;
 			       * 1.3: Control ATTACH; 1.4: Module.symbols; 1.5: Batch.components,
-			       * component_costs, steps */
+			       * component_costs, steps; 1.6: ProcessExit.run_delay_ns */
 
 typedef Nunatak__Wire__Envelope wire_envelope;
 
