@@ -33,12 +33,13 @@ BARE_UPROBE=$(dirname "$WORKLOADS")/bench/bare-uprobe
 ITER=10000 # --mpi-exact
 cd "$T"
 
-# iterations of mode that take ~0.75 s bare (2 ranks; 2-4 times more under nunatak)
+# iterations of mode that take ~2.5 s bare (2 ranks; more under nunatak): long
+# enough that MPI_Init's wait on its launcher is a small part of a rank's life
 iterations_for() {
 	local launch=$1 app=$2 mode=$3 us
 	us=$($launch "$app" "$mode" 20000 | sed -n 's/^us_per_iteration=//p')
 	[ -n "$us" ] || fail "$app $mode: the bare loop did not run"
-	python3 -c "import sys; print(max(int(0.75e6 / max(float(sys.argv[1]), 0.05)), 20000))" "$us"
+	python3 -c "import sys; print(max(int(2.5e6 / max(float(sys.argv[1]), 0.05)), 50000))" "$us"
 }
 
 # us_per_iteration of a 1-rank loop, bare then with the empty pair
