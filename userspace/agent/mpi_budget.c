@@ -36,6 +36,9 @@ struct mpi_budget_proc {
 	int after_window; /* B_DRAINING a window (1) or the switch (0) */
 	uint64_t period_ns, attach_start, attach_ns;
 	double duty;
+	double leak; /* the last period's traps over its windows' own: the traps a
+		      * window costs beyond itself (draining, a detach that waits
+		      * for the kernel's grace period, an attach not yet gated) */
 	struct mpi_windows w;
 	int ended;		    /* exited: its windows are over */
 	uint64_t finalized;	    /* MPI_Finalize entered then: no more windows */
@@ -199,6 +202,8 @@ static void duty_update(struct mpi_budget_proc *b, double cost, uint64_t len)
 		duty = (MPI_BUDGET_SAFETY * b->budget -
 			(double)MPI_BUDGET_DRAIN_NS * cost * rho / period) / (cost * rho);
 	}
+	if (b->leak > 1)
+		duty /= b->leak;
 	if (duty > 0.5)
 		duty = 0.5;
 	if (duty < 1e-4)
@@ -363,8 +368,19 @@ static void budget_step(struct mpi_probes *mp, struct mpi_budget_proc *b, uint64
 			b->state = B_CLOSED;
 			break;
 		}
+		{
+			/* every trap since the last window opened, over those of
+			 * the window itself: > 1 when its closing or this opening
+			 * trapped too (all counted in the rank's probe cost) */
+			uint64_t prev_open_traps = b->traps_open, prev_window_traps =
+				b->traps_close > b->traps_open ? b->traps_close - b->traps_open : 0;
+
+			counters_ns(mp, b->tgid, &b->traps_open, &b->calls_open, &b->ns_open);
+			if (prev_window_traps && b->traps_open > prev_open_traps)
+				b->leak = (double)(b->traps_open - prev_open_traps) /
+					  (double)prev_window_traps;
+		}
 		b->open_ns = t1;
-		counters_ns(mp, b->tgid, &b->traps_open, &b->calls_open, &b->ns_open);
 		b->others_open = others_traps(mp, b->tgid);
 		gate_set(mp, b->tgid, t1, ~0ull);
 		b->close_at = t1 + (uint64_t)(b->duty * (double)b->period_ns);
