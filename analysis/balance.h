@@ -74,8 +74,10 @@ struct balance_rank {
 	double outside_mpi_time;      /* s; NAN when unavailable */
 	/* its process over its lifetime (the exit's, s; NAN when
 	 * unavailable): wall time, run-queue delay (runnable, waiting for a
-	 * CPU), and the share of the wall time it was neither on a CPU nor
-	 * waiting for one, (wall - cpu_time - run_delay) / wall: asleep */
+	 * CPU), and the least share of its app window it was neither on a
+	 * CPU nor waiting for one, max(wall_app_time - cpu_time - run_delay,
+	 * 0) / wall_app_time (its life outside the window counted as asleep
+	 * first): asleep */
 	double process_wall_time, run_delay, asleep_fraction;
 	/* nunatak's MPI probes (balance_probe.c, docs/mpi-probe-cost.md):
 	 * app_time and mpi_time above are without them; wall_* as the clocks

@@ -108,12 +108,18 @@ static int keep_windows(struct balance_rank *r, const char *why)
 	return r->mpi_time_method_reason ? 0 : -ENOMEM;
 }
 
+/* The least share of its app window (MPI_Init's end to MPI_Finalize's
+ * start, wall) the process can have slept in: its CPU time and run-queue
+ * delay are its whole life's, so every second of its life outside the
+ * window (its start, MPI_Init's wait on its launcher, its end) is counted
+ * as asleep first. A short Run is not refused for the launcher's wait;
+ * what it may hide is at most the life outside the window. */
 static double asleep_fraction(const struct balance_rank *r)
 {
 	if (isnan(r->process_wall_time) || isnan(r->cpu_time) || isnan(r->run_delay) ||
-	    !(r->process_wall_time > 0))
+	    isnan(r->wall_app_time) || !(r->wall_app_time > 0))
 		return NAN;
-	return (r->process_wall_time - r->cpu_time - r->run_delay) / r->process_wall_time;
+	return fmax(r->wall_app_time - r->cpu_time - r->run_delay, 0) / r->wall_app_time;
 }
 
 /* NULL when its samples can tell its MPI time, else why not (in why) */
@@ -130,10 +136,12 @@ static const char *samples_refused(const struct balance_rank *r, char *why, size
 		if (r->asleep_fraction <= BALANCE_SAMPLES_MAX_ASLEEP)
 			return NULL;
 		snprintf(why, len,
-			 "its process was asleep (neither on a CPU nor waiting for one) %.0f%% of "
-			 "its lifetime (%.3f s of wall time, %.3f s on a CPU, %.3f s waiting for "
-			 "one): in MPI, which on-CPU samples do not see, or elsewhere",
-			 100 * r->asleep_fraction, r->process_wall_time, r->cpu_time, r->run_delay);
+			 "its process was asleep (neither on a CPU nor waiting for one) at least "
+			 "%.0f%% of its app time (%.3f s of app time, %.3f s on a CPU and %.3f s "
+			 "waiting for one in its whole life of %.3f s): in MPI, which on-CPU "
+			 "samples do not see, or elsewhere",
+			 100 * r->asleep_fraction, r->wall_app_time, r->cpu_time, r->run_delay,
+			 r->process_wall_time);
 		return why;
 	}
 	if (r->cpu_time >= BALANCE_SAMPLES_MIN_CPU * r->wall_app_time)

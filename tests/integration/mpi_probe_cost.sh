@@ -8,8 +8,8 @@
 #   "samples": docs/mpi-probe-cost.md "MPI time of a sampled rank") and
 #   reads >= 95 % MPI (the issue's goal), and the Run names its probe
 #   cost. The samples are used when the rank process was asleep (neither
-#   on a CPU nor waiting for one: its exit's wall - CPU - run-queue delay)
-#   at most 10 % of its lifetime; the loop never sleeps (a busy-polling
+#   on a CPU nor waiting for one: its app time - its life's CPU and
+#   run-queue delay) at most 10 % of its app time; the loop never sleeps (a busy-polling
 #   MPI), so a rank judged asleep fails, whatever the machine's load (a
 #   rank runnable but preempted waits for a CPU: not asleep). Only a
 #   kernel that keeps no run-queue delay falls back to the CPU rule: a
@@ -95,8 +95,8 @@ inside = d["inside_mpi"]
 check(inside is not None and inside["share"] >= 0.95,
       f"inside-MPI share of the application's samples {inside and inside['share']} >= 0.95")
 # The loop never sleeps: its ranks spin in MPI, on a CPU or waiting for
-# one. Over its process' lifetime, wall - CPU - run-queue delay (asleep)
-# is at most 10 %, and its samples give its MPI time. Without the run-queue
+# one. Its app time less its life's CPU and run-queue delay (asleep) is
+# at most 10 % of its app time, and its samples give its MPI time. Without the run-queue
 # delay (a kernel without CONFIG_SCHED_INFO) the CPU rule stands: a rank
 # below 90 % of its app time on a CPU keeps its windows' estimate, and only
 # the windows' >= 0.5 is checked, said.
@@ -117,7 +117,7 @@ for r in ranks:
             continue
     else:
         check(r["asleep_fraction"] is not None and r["asleep_fraction"] <= 0.1,
-              f"rank {r['rank']} asleep {r['asleep_fraction']} <= 0.1 of its lifetime (a"
+              f"rank {r['rank']} asleep {r['asleep_fraction']} <= 0.1 of its app time (a"
               f" busy-polling loop)")
     check(r["mpi_time_method"] == "samples" and r["samples"]["application"] > 0,
           f"rank {r['rank']} MPI time from its samples: {r['mpi_time_method']}"

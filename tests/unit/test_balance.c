@@ -77,7 +77,10 @@ static void test_ranks(void **state)
 				assert_true(isnan(x->asleep_fraction));
 			} else {
 				assert_near(x->run_delay, 0.25, EPS);
-				assert_near(x->asleep_fraction, (5.0 - 1.75 - 0.25) / 5.0, EPS);
+				/* the least share of its app window asleep */
+				assert_near(x->asleep_fraction,
+					    fmax(x->wall_app_time - 1.75 - 0.25, 0) / x->wall_app_time,
+					    EPS);
 			}
 		} else {
 			/* no MPI_Finalize: estimated from the last time seen */
@@ -410,9 +413,10 @@ static struct balance_rank sampled_rank(uint64_t app, uint64_t mpi, double cpu)
  * (71 %: below 90 %) with no run-queue delay, no samples, CPU
  * unavailable: the windows' estimate stays with the reason; a rank
  * measured on every call: unchanged. With its run-queue delay, the rule
- * asks how long its process slept over its lifetime: 2.5 s of wall, 1.5 s
- * on a CPU, 0.9 s waiting for one: asleep 4 %, its samples used (CPU 71 %
- * of its app time would have refused them); 0.5 s waiting: asleep 20 %,
+ * asks how much of its app window (2.1 s) its process slept at least (its
+ * whole life's CPU and wait counted against the window): 1.5 s on a CPU,
+ * 0.9 s waiting for one: not asleep, its samples used (CPU 71 % of its
+ * app time would have refused them); 0.1 s waiting: asleep at least 24 %,
  * the windows stay. */
 static void test_samples_rank(void **state)
 {
@@ -469,7 +473,7 @@ static void test_samples_rank(void **state)
 	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_PROBES);
 	assert_near(r.mpi_time, 1.5, EPS);
 	assert_null(r.mpi_time_method_reason);
-	assert_near(r.asleep_fraction, (2.5 - 2.0 - 0.9) / 2.5, EPS); /* every rank's */
+	assert_near(r.asleep_fraction, 0, EPS); /* every rank's: 2.1 - 2.0 - 0.9 < 0 */
 
 	/* runnable, waiting for a CPU: not asleep */
 	r = sampled_rank(1000, 996, 1.5);
@@ -477,23 +481,24 @@ static void test_samples_rank(void **state)
 	r.run_delay = 0.9;
 	assert_int_equal(balance_samples_rank(&r), 0);
 	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_SAMPLES);
-	assert_near(r.asleep_fraction, 0.04, EPS);
+	assert_near(r.asleep_fraction, 0, EPS); /* 2.1 - 1.5 - 0.9 < 0 */
 	assert_near(r.mpi_time, 0.996 * 2.0, EPS);
 	assert_near(r.windows_mpi_time, 1.5, EPS);
 	assert_null(r.mpi_time_method_reason);
 
-	/* asleep 20 % of its lifetime: maybe in MPI */
+	/* asleep at least (2.1 - 1.5 - 0.1) / 2.1 = 24 % of its app window:
+	 * maybe in MPI */
 	r = sampled_rank(1000, 996, 1.5);
 	r.process_wall_time = 2.5;
-	r.run_delay = 0.5;
+	r.run_delay = 0.1;
 	assert_int_equal(balance_samples_rank(&r), 0);
 	assert_string_equal(r.mpi_time_method, BALANCE_METHOD_WINDOWS);
-	assert_near(r.asleep_fraction, 0.2, EPS);
+	assert_near(r.asleep_fraction, 0.5 / 2.1, EPS);
 	assert_near(r.mpi_time, 1.5, EPS);
 	assert_true(isnan(r.windows_mpi_time));
 	assert_non_null(strstr(r.mpi_time_method_reason, "asleep (neither on a CPU nor waiting "
-							 "for one) 20% of its lifetime"));
-	assert_non_null(strstr(r.mpi_time_method_reason, "0.500 s waiting"));
+							 "for one) at least 24% of its app time"));
+	assert_non_null(strstr(r.mpi_time_method_reason, "0.100 s waiting"));
 	balance_samples_rank_free(&r);
 
 	/* no run-queue delay: the CPU rule, and the reason says so */
