@@ -193,7 +193,11 @@ static void *load_mpi(void *arg)
 	return NULL;
 }
 
-/* the loading thread ended: its result, or NULL with a->mpi_err */
+/* the loading thread ended: its result, or NULL with a->mpi_err. The join
+ * waits on nothing a user holds: the thread loads BPF objects (the
+ * verifier's time, bounded by the programs' size) and calibrates the
+ * probe cost on a function of this process (3 x 150 calls); the
+ * calibration's probes are released by a thread of their own. */
 static struct mpi_probes *agent_join_mpi(struct agent *a)
 {
 	struct mpi_probes *mp;
